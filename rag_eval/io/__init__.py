@@ -1,0 +1,1 @@
+"""Reading and writing rows of evaluation data (JSONL, JSON, CSV, Parquet)."""

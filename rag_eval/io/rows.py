@@ -1,0 +1,175 @@
+"""Row files: ``.jsonl``, ``.json``, ``.csv``, ``.parquet``.
+
+Reading never stops at a bad row: each row comes back either as a dict or as a
+:class:`RowError` naming the file, the 1-based line/row and the field, so the good
+rows still go through and the bad ones are reported.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+import numpy as np
+
+SUPPORTED_SUFFIXES = (".jsonl", ".json", ".csv", ".parquet")
+
+
+@dataclass(frozen=True, slots=True)
+class RowError:
+    """A problem with one row (``row`` is 1-based: the line of a JSONL/CSV data row, the
+    index+1 of a JSON array element or Parquet row; 0 for the whole file)."""
+
+    file: str
+    row: int
+    field: str | None
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}: row {self.row}" if self.row else self.file
+        if self.field:
+            where += f", field '{self.field}'"
+        return f"{where}: {self.message}"
+
+
+class FileFormatError(ValueError):
+    """The file as a whole cannot be read (unknown type, not UTF-8, not a table)."""
+
+
+def _plain(value: Any) -> Any:
+    """Parquet/numpy values as plain Python (lists, floats, None for NaN)."""
+    if isinstance(value, np.ndarray):
+        return [_plain(v) for v in value.tolist()]
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def _decode(path: Path) -> str:
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise FileFormatError(f"{path}: line {line}: not valid UTF-8 (byte {err.start}); save the file as UTF-8") from err
+
+
+# CSV cells that hold lists or objects (documents, keys...) are JSON-encoded.
+def _csv_cell(value: str) -> Any:
+    text = value.strip()
+    if text[:1] in "[{":
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            return value
+    return value
+
+
+def iter_rows(path: str | Path) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
+    """Yield ``(row_number, row_or_error)`` for every row of ``path``.
+
+    Raises :class:`FileFormatError` only when nothing in the file can be read.
+    """
+    path = Path(path)
+    name = str(path)
+    suffix = path.suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES:
+        raise FileFormatError(f"{name}: unsupported file type '{suffix}' (use {', '.join(SUPPORTED_SUFFIXES)})")
+    if not path.exists():
+        raise FileFormatError(f"{name}: no such file")
+    if suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            table = pq.read_table(path)
+        except Exception as err:  # pyarrow raises several types for corrupt files
+            raise FileFormatError(f"{name}: not a readable Parquet file ({err})") from err
+        for i, row in enumerate(table.to_pylist(), start=1):
+            yield i, _plain(row)
+        return
+    text = _decode(path)
+    if suffix == ".jsonl":
+        for lineno, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as err:
+                yield lineno, RowError(name, lineno, None, f"invalid JSON ({err.msg} at column {err.colno})")
+                continue
+            if not isinstance(value, dict):
+                yield lineno, RowError(name, lineno, None, f"expected a JSON object, got {type(value).__name__}")
+            else:
+                yield lineno, value
+    elif suffix == ".json":
+        try:
+            value = json.loads(text) if text.strip() else []
+        except json.JSONDecodeError as err:
+            raise FileFormatError(f"{name}: line {err.lineno}: invalid JSON ({err.msg})") from err
+        if isinstance(value, dict):
+            value = value.get("rows", value.get("data", [value]))
+        if not isinstance(value, list):
+            raise FileFormatError(f"{name}: expected a JSON array of objects")
+        for i, item in enumerate(value, start=1):
+            if isinstance(item, dict):
+                yield i, item
+            else:
+                yield i, RowError(name, i, None, f"expected a JSON object, got {type(item).__name__}")
+    else:  # .csv
+        reader = csv.DictReader(io.StringIO(text))
+        for row in reader:
+            lineno = reader.line_num
+            if None in row:  # more cells than header columns
+                yield lineno, RowError(name, lineno, None, "more cells than header columns")
+                continue
+            yield lineno, {k: _csv_cell(v) if isinstance(v, str) else v for k, v in row.items() if k}
+
+
+def read_rows(path: str | Path) -> tuple[list[tuple[int, dict[str, Any]]], list[RowError]]:
+    """All rows of ``path``: ``([(row_number, row), ...], [errors])``."""
+    rows, errors = [], []
+    for number, value in iter_rows(path):
+        (errors if isinstance(value, RowError) else rows).append(value if isinstance(value, RowError) else (number, value))
+    return rows, errors
+
+
+def write_rows(rows: Iterable[dict[str, Any]], path: str | Path) -> Path:
+    """Write rows as ``.jsonl``, ``.json``, ``.csv`` (nested values JSON-encoded) or ``.parquet``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows = list(rows)
+    suffix = path.suffix.lower()
+    if suffix == ".jsonl":
+        with path.open("w", encoding="utf-8") as fh:
+            for row in rows:
+                fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+    elif suffix == ".json":
+        path.write_text(json.dumps(rows, ensure_ascii=False, indent=1, default=str), encoding="utf-8")
+    elif suffix == ".csv":
+        columns = list(dict.fromkeys(k for row in rows for k in row))
+        with path.open("w", encoding="utf-8", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=columns)
+            writer.writeheader()
+            for row in rows:
+                writer.writerow({
+                    k: json.dumps(v, ensure_ascii=False, default=str) if isinstance(v, (list, dict)) else v
+                    for k, v in row.items()
+                })
+    elif suffix == ".parquet":
+        import pandas as pd
+
+        pd.DataFrame(rows).to_parquet(path, index=False)
+    else:
+        raise FileFormatError(f"{path}: unsupported file type '{suffix}' (use {', '.join(SUPPORTED_SUFFIXES)})")
+    return path

@@ -1,0 +1,1 @@
+"""Judges label sentences in RAGBench's schema: an LLM judge and a local learned judge."""

@@ -1,0 +1,1 @@
+"""Pure metric functions over plain data: TRACe, agreement, retrieval, text."""

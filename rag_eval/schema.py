@@ -1,0 +1,219 @@
+"""The plain data that flows through the workbench.
+
+Every stage (sentencizer, judge, scorer, run store, CLI, dashboard) exchanges these
+objects and nothing richer, so each stage can be tested and replaced on its own.
+Field names follow RAGBench's annotation schema wherever RAGBench has a name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Sentence:
+    """One keyed sentence. ``start``/``end`` are character offsets into the source
+    text when known (new text split by us), or -1 when the row arrived pre-split."""
+
+    key: str
+    text: str
+    start: int = -1
+    end: int = -1
+
+
+@dataclass(slots=True)
+class EvalItem:
+    """What a judge looks at: a question, keyed document sentences and keyed
+    response sentences. ``documents[i]`` holds the sentences of document ``i``."""
+
+    id: str
+    question: str
+    documents: list[list[Sentence]]
+    response_sentences: list[Sentence]
+    response: str = ""
+    document_texts: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def document_keys(self) -> list[str]:
+        return [s.key for doc in self.documents for s in doc]
+
+    @property
+    def response_keys(self) -> list[str]:
+        return [s.key for s in self.response_sentences]
+
+    def sentence_text(self) -> dict[str, str]:
+        """Key -> text for every document and response sentence."""
+        out = {s.key: s.text for doc in self.documents for s in doc}
+        out.update({s.key: s.text for s in self.response_sentences})
+        return out
+
+
+SPECIAL_SUPPORT_TOKENS = frozenset(
+    {"supported_without_sentence", "general", "well_known_fact", "numerical_reasoning"}
+)
+
+
+@dataclass(slots=True)
+class SentenceSupport:
+    """RAGBench's ``sentence_support_information`` entry for one response sentence."""
+
+    response_sentence_key: str
+    supporting_sentence_keys: list[str] = field(default_factory=list)
+    fully_supported: bool | None = None
+    explanation: str = ""
+    probability: float | None = None  # P(fully supported), from judges that have one
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "SentenceSupport":
+        return cls(
+            response_sentence_key=str(d.get("response_sentence_key", "")),
+            supporting_sentence_keys=_str_list(d.get("supporting_sentence_keys")),
+            fully_supported=d.get("fully_supported"),
+            explanation=str(d.get("explanation") or ""),
+            probability=d.get("probability"),
+        )
+
+
+@dataclass(slots=True)
+class Labels:
+    """Judge labels in RAGBench's schema, plus optional per-key probabilities."""
+
+    all_relevant_sentence_keys: list[str] = field(default_factory=list)
+    all_utilized_sentence_keys: list[str] = field(default_factory=list)
+    sentence_support_information: list[SentenceSupport] = field(default_factory=list)
+    unsupported_response_sentence_keys: list[str] = field(default_factory=list)
+    overall_supported: bool | None = None
+    relevance_explanation: str = ""
+    overall_supported_explanation: str = ""
+    relevance_probabilities: dict[str, float] | None = None
+    utilization_probabilities: dict[str, float] | None = None
+    support_probabilities: dict[str, float] | None = None
+    # P(the whole response is grounded), from judges that estimate it; when set, the
+    # scorer uses it as the continuous adherence score (better ranking than a fraction).
+    adherence_probability: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Labels":
+        """Build from a RAGBench row or a judge output dict. RAGBench stores
+        ``overall_supported`` as ``adherence_score`` (bool); both are accepted."""
+        overall = d.get("overall_supported")
+        if overall is None and isinstance(d.get("adherence_score"), bool):
+            overall = d["adherence_score"]
+        return cls(
+            all_relevant_sentence_keys=_str_list(d.get("all_relevant_sentence_keys")),
+            all_utilized_sentence_keys=_str_list(d.get("all_utilized_sentence_keys")),
+            sentence_support_information=[
+                SentenceSupport.from_dict(x) for x in (_as_list(d.get("sentence_support_information")))
+                if isinstance(x, dict)
+            ],
+            unsupported_response_sentence_keys=_str_list(d.get("unsupported_response_sentence_keys")),
+            overall_supported=overall,
+            relevance_explanation=str(d.get("relevance_explanation") or ""),
+            overall_supported_explanation=str(d.get("overall_supported_explanation") or ""),
+            relevance_probabilities=d.get("relevance_probabilities"),
+            utilization_probabilities=d.get("utilization_probabilities"),
+            support_probabilities=d.get("support_probabilities"),
+            adherence_probability=d.get("adherence_probability"),
+        )
+
+
+class JudgeStatus(str, Enum):
+    """How a judgement ended. Only ``ok`` and ``repaired`` carry usable labels."""
+
+    OK = "ok"
+    REPAIRED = "repaired"
+    PARSE_ERROR = "parse_error"
+    TRUNCATED = "truncated"
+    REFUSED = "refused"
+    PROVIDER_ERROR = "provider_error"
+    TIMEOUT = "timeout"
+    INVALID_INPUT = "invalid_input"
+    CANCELLED = "cancelled"
+
+    @property
+    def usable(self) -> bool:
+        return self in (JudgeStatus.OK, JudgeStatus.REPAIRED)
+
+
+@dataclass(slots=True)
+class JudgeResult:
+    item_id: str
+    status: JudgeStatus
+    labels: Labels | None = None
+    error: str | None = None
+    raw: str | None = None
+    tokens: dict[str, int] = field(default_factory=dict)  # prompt / completion / total
+    cost_usd: float | None = None
+    latency_s: float | None = None
+    judge: str = ""  # e.g. "llm:gpt-4o-mini" or "local:1.0.0"
+    prompt_id: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # samples, agreement rate, retries...
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["status"] = self.status.value
+        return d
+
+
+class ScoringMode(str, Enum):
+    RAGBENCH = "ragbench"
+    CLEAN = "clean"
+    LEGACY = "legacy"
+
+
+@dataclass(slots=True)
+class TraceScores:
+    """The four TRACe metrics of one row. ``None`` means undefined for this row
+    (e.g. no document sentences), never a silent zero."""
+
+    context_relevance: float | None
+    context_utilization: float | None
+    completeness: float | None
+    adherence: bool | None
+    adherence_score: float | None
+    mode: str
+    per_document: list[dict[str, Any]] = field(default_factory=list)
+    diagnostics: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def metric_values(self) -> dict[str, float | None]:
+        """The four metrics as floats (adherence as 0/1) for aggregation."""
+        return {
+            "context_relevance": self.context_relevance,
+            "context_utilization": self.context_utilization,
+            "completeness": self.completeness,
+            "adherence": None if self.adherence is None else float(self.adherence),
+        }
+
+
+METRIC_NAMES = ("context_relevance", "context_utilization", "completeness", "adherence")
+
+# Ground-truth score columns in RAGBench rows, by metric name.
+RAGBENCH_TRUTH_COLUMNS = {
+    "context_relevance": "relevance_score",
+    "context_utilization": "utilization_score",
+    "completeness": "completeness_score",
+    "adherence": "adherence_score",
+}
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    if hasattr(value, "tolist"):  # numpy arrays from parquet
+        return list(value.tolist())
+    return [value]
+
+
+def _str_list(value: Any) -> list[str]:
+    return [str(v) for v in _as_list(value)]

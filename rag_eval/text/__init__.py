@@ -1,0 +1,1 @@
+"""Sentence splitting and the sentence-key scheme shared by every judge and metric."""

@@ -1,0 +1,56 @@
+"""Fixtures shared by the whole suite.
+
+- Every test gets its own ``RAG_EVAL_HOME`` (data directory: qdrant/, runs.sqlite,
+  cache/) under ``tmp_path``, except that the extracted embedding model is shared
+  through a session directory so it is unpacked once.
+- ``shared_data`` is the shared dataset folder (``RAG_EVAL_SHARED_DATA``, default
+  ``../shared/data``); tests that need it skip with a reason when it is absent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+TESTS_DIR = Path(__file__).parent
+DATA_DIR = TESTS_DIR / "data"
+PROJECT_ROOT = TESTS_DIR.parent
+
+
+@pytest.fixture(scope="session")
+def _session_models_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("models-home")
+
+
+@pytest.fixture(autouse=True)
+def rag_eval_home(tmp_path, monkeypatch, _session_models_dir) -> Path:
+    home = tmp_path / "rag-eval-home"
+    home.mkdir()
+    (home / "models").symlink_to(_session_models_dir, target_is_directory=True)
+    monkeypatch.setenv("RAG_EVAL_HOME", str(home))
+    monkeypatch.delenv("QDRANT_URL", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    return home
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    from rag_eval.config import shared_data_dir
+
+    path = shared_data_dir()
+    if not (path / "ragbench").is_dir():
+        pytest.skip(f"shared data not found at {path} (set RAG_EVAL_SHARED_DATA)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def ragbench_rows() -> list[dict]:
+    """The committed RAGBench fixture rows (CC-BY-4.0, see tests/data/ATTRIBUTION.md)."""
+    with open(DATA_DIR / "ragbench_sample.jsonl", encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
