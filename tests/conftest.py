@@ -15,6 +15,10 @@ from pathlib import Path
 
 import pytest
 
+# The local OpenAI-compatible HTTP server (real sockets on loopback) used by judge,
+# generation and synthetic-data tests.
+pytest_plugins = ["tests.openai_server"]
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
