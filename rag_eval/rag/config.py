@@ -1,0 +1,180 @@
+"""A RAG configuration: everything that decides what a RAG run does, as one named,
+hashable, YAML-serialisable value.
+
+Two runs with the same ``config_hash`` ran the same system, so the hash is what the
+run store groups and compares by. The ``name`` is a label for people and is left out
+of the hash: renaming a configuration does not make it a different system. No secret
+is ever part of a configuration: API keys come from the environment (``*_api_key_env``
+names the variable), so a saved YAML file or a stored run never holds one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from rag_eval.schema import ScoringMode
+
+DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ChunkingConfig(_Frozen):
+    """How documents are cut into chunks.
+
+    ``sentence``: whole sentences (pysbd) packed up to ``size`` characters, the next chunk
+    repeating trailing sentences worth at most ``overlap`` characters. ``tokens``: windows
+    of ``size`` whitespace tokens advancing by ``size - overlap``. ``document``: one chunk
+    per document (``size``/``overlap`` unused)."""
+
+    strategy: Literal["sentence", "tokens", "document"] = "sentence"
+    size: int = Field(1000, gt=0)
+    overlap: int = Field(200, ge=0)
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> "ChunkingConfig":
+        if self.strategy != "document" and self.overlap >= self.size:
+            raise ValueError(f"chunking overlap ({self.overlap}) must be smaller than size ({self.size})")
+        return self
+
+
+class EmbedderConfig(_Frozen):
+    """``sentence-transformers`` (default; the packaged all-MiniLM-L6-v2 works offline) or
+    ``openai`` (any OpenAI-compatible ``/embeddings`` endpoint)."""
+
+    kind: Literal["sentence-transformers", "openai"] = "sentence-transformers"
+    model: str = DEFAULT_EMBEDDER
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+
+    @property
+    def label(self) -> str:
+        """What a collection records as its embedder, e.g. ``sentence-transformers:all-MiniLM-L6-v2``."""
+        return f"{self.kind}:{self.model}"
+
+
+class RetrievalConfig(_Frozen):
+    """``dense`` (embeddings), ``bm25`` (sparse term frequencies, Qdrant's IDF modifier) or
+    ``hybrid`` (both, fused by reciprocal rank). ``score_threshold`` drops weaker chunks
+    (for hybrid it applies to the dense candidates, as fused RRF scores have no scale)."""
+
+    mode: Literal["dense", "bm25", "hybrid"] = "dense"
+    k: int = Field(5, gt=0, le=1000)
+    score_threshold: float | None = None
+
+
+class GeneratorConfig(_Frozen):
+    """``extractive`` (offline: the retrieved sentences closest to the question) or
+    ``openai`` (any OpenAI-compatible chat endpoint; same settings as the LLM judge)."""
+
+    kind: Literal["extractive", "openai"] = "extractive"
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    prompt_template: str = "ragbench_basic"
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    max_tokens: int = Field(512, gt=0)
+    max_sentences: int = Field(3, gt=0)  # extractive only
+
+
+class JudgeConfig(_Frozen):
+    """Which judge labels the answers: ``local`` (offline learned judge) or ``llm``."""
+
+    kind: Literal["local", "llm"] = "local"
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    prompt_id: str | None = None
+    concurrency: int = Field(4, gt=0)
+
+
+class RagConfig(_Frozen):
+    """A named RAG system. See the module docstring for what the hash covers."""
+
+    name: str = "default"
+    chunking: ChunkingConfig = ChunkingConfig()
+    embedder: EmbedderConfig = EmbedderConfig()
+    retrieval: RetrievalConfig = RetrievalConfig()
+    generator: GeneratorConfig = GeneratorConfig()
+    judge: JudgeConfig = JudgeConfig()
+    scoring_mode: ScoringMode = ScoringMode.CLEAN
+
+    @field_validator("name")
+    @classmethod
+    def _name_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("name must not be blank")
+        return value.strip()
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+    @property
+    def config_hash(self) -> str:
+        """12 hex digits of sha256 over the canonical JSON of everything but ``name``."""
+        payload = {k: v for k, v in self.to_dict().items() if k != "name"}
+        canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:12]
+
+    def __hash__(self) -> int:
+        return hash(self.config_hash)
+
+    def with_changes(self, **changes: Any) -> "RagConfig":
+        """A copy with dotted-path changes, e.g. ``with_changes(**{"retrieval.k": 2})``."""
+        data = self.to_dict()
+        for path, value in changes.items():
+            node = data
+            parts = path.split(".")
+            for part in parts[:-1]:
+                node = node[part]
+            node[parts[-1]] = value
+        return RagConfig.model_validate(data)
+
+    def to_yaml(self, path: str | Path | None = None) -> str:
+        """The YAML text; also written to ``path`` when given."""
+        text = yaml.safe_dump(self.to_dict(), sort_keys=False)
+        if path is not None:
+            Path(path).write_text(text, encoding="utf-8")
+        return text
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], source: str = "configuration") -> "RagConfig":
+        """Validate a plain dict; errors name the offending field (``retrieval.k: ...``)."""
+        if not isinstance(data, dict):
+            raise ValueError(f"{source}: expected a mapping at the top level, got {type(data).__name__}")
+        try:
+            return cls.model_validate(data)
+        except ValidationError as err:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}" for e in err.errors()
+            )
+            raise ValueError(f"{source}: {problems}") from None
+
+    @classmethod
+    def from_yaml(cls, source: str | Path) -> "RagConfig":
+        """Load from a YAML file path (or YAML text when ``source`` is not an existing file)."""
+        label = "configuration"
+        text = source
+        if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source and source.endswith((".yaml", ".yml"))):
+            path = Path(source)
+            if not path.is_file():
+                raise ValueError(f"{path}: no such configuration file")
+            label, text = str(path), path.read_text(encoding="utf-8")
+        try:
+            data = yaml.safe_load(text) or {}
+        except yaml.YAMLError as err:
+            raise ValueError(f"{label}: not valid YAML ({err})") from None
+        return cls.from_dict(data, source=label)
+
+
+def default_config(name: str = "default") -> RagConfig:
+    """The offline configuration: MiniLM, dense top-5, extractive generator, local judge."""
+    return RagConfig(name=name)

@@ -1,0 +1,45 @@
+"""RagConfig: YAML round trip, a hash that ignores the name, clear validation errors."""
+
+import pytest
+
+from rag_eval.rag.config import RagConfig, default_config
+
+
+def test_yaml_round_trip(tmp_path):
+    config = default_config().with_changes(**{"retrieval.k": 2, "retrieval.mode": "hybrid"})
+    path = tmp_path / "c.yaml"
+    config.to_yaml(path)
+    loaded = RagConfig.from_yaml(path)
+    assert loaded == config
+    assert loaded.config_hash == config.config_hash
+
+
+def test_hash_ignores_name_but_not_settings():
+    a = default_config("a")
+    assert a.config_hash == default_config("b").config_hash
+    assert a.config_hash != a.with_changes(**{"retrieval.k": 2}).config_hash
+    assert hash(a) == hash(default_config("b"))
+    assert a in {a}
+
+@pytest.mark.parametrize(
+    "data, field",
+    [
+        ({"retrieval": {"k": 0}}, "retrieval.k"),
+        ({"retrieval": {"mode": "magic"}}, "retrieval.mode"),
+        ({"chunking": {"size": 100, "overlap": 100}}, "chunking"),
+        ({"generator": {"kind": "extractive", "temperature": 5}}, "generator.temperature"),
+        ({"unknown": 1}, "unknown"),
+    ],
+)
+def test_bad_config_names_the_field(data, field):
+    with pytest.raises(ValueError, match=field):
+        RagConfig.from_dict(data, source="x.yaml")
+
+
+def test_missing_file_and_bad_yaml(tmp_path):
+    with pytest.raises(ValueError, match="no such configuration file"):
+        RagConfig.from_yaml(tmp_path / "nope.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("retrieval: [k: 2\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="not valid YAML"):
+        RagConfig.from_yaml(bad)
