@@ -1,0 +1,32 @@
+"""rag-eval dashboard entry point: page config and navigation only.
+
+Every page lives in ``pages/`` and draws numbers computed by the library
+(``rag_eval``); see docs/dashboard.md. Run with ``streamlit run app.py``.
+"""
+
+import streamlit as st
+
+from rag_eval.ui.constants import APP_ICON, APP_TITLE
+
+st.set_page_config(page_title=APP_TITLE, page_icon=APP_ICON, layout="wide")
+
+navigation = st.navigation(
+    {
+        "Explore": [
+            st.Page("pages/overview.py", title="Overview", icon="🏠", default=True),
+            st.Page("pages/ask.py", title="Ask", icon="💬"),
+            st.Page("pages/support_map.py", title="Support map", icon="🧭"),
+        ],
+        "Evaluate": [
+            st.Page("pages/batch.py", title="Batch evaluation", icon="📦"),
+            st.Page("pages/runs.py", title="Runs and trends", icon="📈"),
+            st.Page("pages/compare.py", title="Compare", icon="⚖️"),
+        ],
+        "Data": [
+            st.Page("pages/datasets.py", title="Datasets", icon="🗂️"),
+            st.Page("pages/corpus.py", title="Corpus", icon="📚"),
+            st.Page("pages/settings.py", title="Settings", icon="⚙️"),
+        ],
+    }
+)
+navigation.run()

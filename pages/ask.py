@@ -1,0 +1,5 @@
+"""Placeholder: ask page (being written)."""
+
+import streamlit as st
+
+st.title("ask")

@@ -1,0 +1,5 @@
+"""Placeholder: batch page (being written)."""
+
+import streamlit as st
+
+st.title("batch")

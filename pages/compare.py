@@ -1,0 +1,5 @@
+"""Placeholder: compare page (being written)."""
+
+import streamlit as st
+
+st.title("compare")

@@ -1,0 +1,5 @@
+"""Placeholder: corpus page (being written)."""
+
+import streamlit as st
+
+st.title("corpus")

@@ -1,0 +1,5 @@
+"""Placeholder: datasets page (being written)."""
+
+import streamlit as st
+
+st.title("datasets")

@@ -1,0 +1,69 @@
+"""Landing page: what the workbench does, where to start, and the state of this install."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from rag_eval.ui import components, data, state
+from rag_eval.ui.constants import (
+    APP_TITLE,
+    PAGE_ASK,
+    PAGE_BATCH,
+    PAGE_COMPARE,
+    PAGE_RUNS,
+    PAGE_SETTINGS,
+    PAGE_SUPPORT_MAP,
+)
+from rag_eval.ui.views import view_from_ragbench_row
+
+PAGE = "overview"
+
+
+def init_page_state() -> None:
+    state.init_defaults({})
+
+
+def render_intro() -> None:
+    st.title(APP_TITLE)
+    st.markdown(
+        "Sentence by sentence: did the retriever find the right context, did the generator use it, "
+        "is the answer grounded? **TRACe** metrics (RAGBench, arXiv 2407.11005) from sentence-level "
+        "judge labels, with an LLM judge over any OpenAI-compatible endpoint or a local judge that needs no key."
+    )
+    cols = st.columns(3)
+    cols[0].page_link(PAGE_ASK, label="Ask the demo collection", icon="💬")
+    cols[1].page_link(PAGE_SUPPORT_MAP, label="See a support map", icon="🧭")
+    cols[2].page_link(PAGE_BATCH, label="Evaluate a dataset", icon="📦")
+    cols[0].page_link(PAGE_RUNS, label="Runs and trends", icon="📈")
+    cols[1].page_link(PAGE_COMPARE, label="Compare configurations", icon="⚖️")
+    cols[2].page_link(PAGE_SETTINGS, label="Settings", icon="⚙️")
+
+
+def render_status() -> None:
+    st.subheader("This install")
+    status = data.install_status()
+    cols = st.columns(4)
+    cols[0].metric("Judge", status["judge"])
+    cols[1].metric("Generator", status["generator"])
+    cols[2].metric("Stored runs", status["runs"])
+    cols[3].metric("Collections", status["collections"])
+    st.caption(status["note"])
+
+
+def render_sample() -> None:
+    st.subheader("A labelled example")
+    row = data.labelled_sample()[0]
+    view = view_from_ragbench_row(row)
+    st.markdown(f"**Q:** {row['question']}")
+    components.draw_scores(view.scores, view.judge, view.status)
+    st.caption("From the pre-loaded RAGBench sample (CC-BY-4.0); open the support map to see every sentence.")
+
+
+def main() -> None:
+    init_page_state()
+    render_intro()
+    render_status()
+    render_sample()
+
+
+state.guarded(main)

@@ -1,0 +1,5 @@
+"""Placeholder: runs page (being written)."""
+
+import streamlit as st
+
+st.title("runs")

@@ -1,0 +1,84 @@
+"""Names the dashboard shares: page paths, widget keys, colours and the legend.
+
+Kept in one place so a page, the components and the tests agree on a key or a
+colour without importing each other (pages never import pages).
+"""
+
+from __future__ import annotations
+
+APP_TITLE = "RAG Eval Workbench"
+APP_ICON = "🔎"
+
+# Page scripts, relative to app.py (st.navigation, st.switch_page and AppTest use these).
+PAGE_OVERVIEW = "pages/overview.py"
+PAGE_ASK = "pages/ask.py"
+PAGE_SUPPORT_MAP = "pages/support_map.py"
+PAGE_BATCH = "pages/batch.py"
+PAGE_RUNS = "pages/runs.py"
+PAGE_COMPARE = "pages/compare.py"
+PAGE_DATASETS = "pages/datasets.py"
+PAGE_CORPUS = "pages/corpus.py"
+PAGE_SETTINGS = "pages/settings.py"
+
+ALL_PAGES = (
+    PAGE_OVERVIEW,
+    PAGE_ASK,
+    PAGE_SUPPORT_MAP,
+    PAGE_BATCH,
+    PAGE_RUNS,
+    PAGE_COMPARE,
+    PAGE_DATASETS,
+    PAGE_CORPUS,
+    PAGE_SETTINGS,
+)
+
+# Session-state keys shared across pages (set by one page, read by another).
+STATE_SUPPORT_SOURCE = "shared.support_source"  # what the support map page shows
+STATE_COMPARE_PAIR = "shared.compare_pair"  # (left, right) support sources for side-by-side
+STATE_FOCUS = "shared.support_focus"  # "single" or "pair": which of the two the sender meant
+STATE_SETTINGS = "shared.settings"  # the session's LLM / run settings overrides
+
+METRIC_LABELS = {
+    "context_relevance": "Context relevance",
+    "context_utilization": "Context utilization",
+    "completeness": "Completeness",
+    "adherence": "Adherence",
+}
+
+# Sentence classes and their colours. Colours are pale so black text stays readable.
+DOC_RELEVANT = "relevant"
+DOC_UTILIZED = "utilized"
+DOC_BOTH = "both"
+DOC_NEITHER = "neither"
+RESP_SUPPORTED = "supported"
+RESP_PARTIAL = "partial"
+RESP_UNSUPPORTED = "unsupported"
+RESP_UNKNOWN = "unlabelled"
+
+COLOURS = {
+    DOC_RELEVANT: "#fff3b0",  # yellow: relevant, not used
+    DOC_UTILIZED: "#cfe2ff",  # blue: used although not marked relevant
+    DOC_BOTH: "#b7e4c7",  # green: relevant and used
+    DOC_NEITHER: "transparent",
+    RESP_SUPPORTED: "#b7e4c7",
+    RESP_PARTIAL: "#ffe5b4",
+    RESP_UNSUPPORTED: "#ffc9c9",
+    RESP_UNKNOWN: "#e9ecef",
+}
+HIGHLIGHT_OUTLINE = "#d63384"  # outline of the document sentences supporting the selected one
+
+LEGEND = {
+    DOC_RELEVANT: "document sentence relevant to the question, not used",
+    DOC_UTILIZED: "document sentence used by the response, not marked relevant",
+    DOC_BOTH: "document sentence relevant and used",
+    DOC_NEITHER: "document sentence neither relevant nor used",
+    RESP_SUPPORTED: "response sentence fully supported",
+    RESP_PARTIAL: "response sentence partially supported",
+    RESP_UNSUPPORTED: "response sentence unsupported",
+    RESP_UNKNOWN: "response sentence without a label",
+}
+
+STATUS_OK_VALUES = ("ok", "repaired")
+
+# Cache lifetimes (seconds) of the run-store readers; writes call data.refresh().
+RUNS_TTL = 30

@@ -1,0 +1,69 @@
+"""The session's choice of provider, model and run settings, as a ``RagConfig``.
+
+The Settings page edits a small dict of overrides in session state; every page that
+runs something asks :func:`current_config` for the configuration to use, so the
+offline defaults apply until the user changes them. Keys are never stored here: only
+whether one is present in the environment or Space secrets.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from rag_eval.config import setting
+from rag_eval.rag.config import RagConfig, default_config
+from rag_eval.ui.constants import STATE_SETTINGS
+
+DEFAULTS: dict[str, Any] = {
+    "provider": "local",  # local | openai
+    "model": "gpt-4o-mini",
+    "base_url": "",
+    "api_key_env": "OPENAI_API_KEY",
+    "concurrency": 4,
+    "rate_limit_rpm": 60,
+    "cache": True,
+    "use_llm_generator": False,
+}
+
+
+def current_settings() -> dict[str, Any]:
+    """The session's settings (defaults merged with what the Settings page saved)."""
+    saved = st.session_state.get(STATE_SETTINGS) or {}
+    return {**DEFAULTS, **saved}
+
+
+def save_settings(values: dict[str, Any]) -> None:
+    unknown = set(values) - set(DEFAULTS)
+    if unknown:
+        raise ValueError(f"unknown setting(s): {', '.join(sorted(unknown))}")
+    st.session_state[STATE_SETTINGS] = {**current_settings(), **values}
+
+
+def key_present(env_name: str | None = None) -> bool:
+    """Whether an API key is set (environment or .streamlit/secrets.toml); never its value."""
+    return bool(setting(env_name or current_settings()["api_key_env"]))
+
+
+def config_from_settings(values: dict[str, Any], name: str = "dashboard") -> RagConfig:
+    """A ``RagConfig`` for these settings: the offline default with the LLM judge (and
+    optionally the LLM generator) switched on when the provider is not ``local``."""
+    config = default_config(name)
+    if values["provider"] == "local":
+        return config
+    llm = {
+        "model": values["model"] or None,
+        "base_url": values["base_url"] or None,
+        "api_key_env": values["api_key_env"],
+    }
+    changes: dict[str, Any] = {f"judge.{k}": v for k, v in llm.items()}
+    changes.update({"judge.kind": "llm", "judge.concurrency": int(values["concurrency"])})
+    if values["use_llm_generator"]:
+        changes.update({f"generator.{k}": v for k, v in llm.items()})
+        changes["generator.kind"] = "openai"
+    return config.with_changes(**changes)
+
+
+def current_config(name: str = "dashboard") -> RagConfig:
+    return config_from_settings(current_settings(), name)

@@ -1,0 +1,72 @@
+"""Session state shared between pages, and the error guard every page runs under.
+
+Pages never import each other; when one page sends the user to another (a batch row
+opened in the support map, two runs' rows side by side) it leaves a
+:class:`rag_eval.ui.views.SupportView` in session state under a key from ``ui.constants``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable
+
+import streamlit as st
+
+from rag_eval.config import redact, setting
+
+log = logging.getLogger(__name__)
+
+# Settings whose values must never reach the page (redacted from error messages).
+SECRET_SETTINGS = ("OPENAI_API_KEY", "RAG_EVAL_LLM_API_KEY", "QDRANT_API_KEY", "HF_TOKEN")
+
+
+def init_defaults(defaults: dict[str, Any]) -> None:
+    """Set each session-state key that is not set yet (a page's init_page_state)."""
+    for key, value in defaults.items():
+        if key not in st.session_state:
+            st.session_state[key] = value
+
+
+def put(key: str, value: Any) -> None:
+    st.session_state[key] = value
+
+
+def get(key: str, default: Any = None) -> Any:
+    return st.session_state.get(key, default)
+
+
+def guarded(main: Callable[[], None]) -> None:
+    """Run a page's body; any exception becomes a readable ``st.error`` (the message,
+    never a traceback), with any configured key redacted. Streamlit's own control
+    flow (rerun, stop, switch_page) derives from BaseException and passes through."""
+    try:
+        main()
+    except Exception as exc:  # noqa: BLE001 - the page must show every failure as a message
+        st.error(error_message(exc))
+
+
+def error_message(exc: BaseException) -> str:
+    """A one-line, secret-free message for an exception."""
+    text = str(exc) or type(exc).__name__
+    secrets = [setting(name) for name in SECRET_SETTINGS]
+    message = redact(text, *secrets)
+    log.warning("page error: %s: %s", type(exc).__name__, message)
+    return message
+
+
+def open_support_map(view: Any) -> None:
+    """Send one judged row (a :class:`~rag_eval.ui.views.SupportView`) to the support map page."""
+    from rag_eval.ui.constants import PAGE_SUPPORT_MAP, STATE_FOCUS, STATE_SUPPORT_SOURCE
+
+    st.session_state[STATE_SUPPORT_SOURCE] = view
+    st.session_state[STATE_FOCUS] = "single"
+    st.switch_page(PAGE_SUPPORT_MAP)
+
+
+def open_pair(left: Any, right: Any) -> None:
+    """Send two views of the same question (two runs) to the support map, side by side."""
+    from rag_eval.ui.constants import PAGE_SUPPORT_MAP, STATE_COMPARE_PAIR, STATE_FOCUS
+
+    st.session_state[STATE_COMPARE_PAIR] = (left, right)
+    st.session_state[STATE_FOCUS] = "pair"
+    st.switch_page(PAGE_SUPPORT_MAP)

@@ -1,0 +1,179 @@
+"""The sentence support map as HTML: a pure function of an item and its labels.
+
+Why HTML built here rather than Streamlit widgets: one colored span per sentence is
+the only way to show hundreds of keyed sentences readably, and keeping it a pure
+function lets the tests check the escaping (documents are untrusted text: a
+``<script>`` or ``<img onerror>`` in a document must render as text) and the colour
+logic without a running app. Every piece of document, response, key and explanation
+text goes through :func:`html.escape`.
+"""
+
+from __future__ import annotations
+
+import html
+
+from rag_eval.schema import EvalItem, Labels, SentenceSupport
+from rag_eval.text.keys import normalize_key, parse_document_key
+from rag_eval.ui.constants import (
+    COLOURS,
+    DOC_BOTH,
+    DOC_NEITHER,
+    DOC_RELEVANT,
+    DOC_UTILIZED,
+    HIGHLIGHT_OUTLINE,
+    LEGEND,
+    RESP_PARTIAL,
+    RESP_SUPPORTED,
+    RESP_UNKNOWN,
+    RESP_UNSUPPORTED,
+)
+
+
+def _keys(values: list[str]) -> set[str]:
+    return {normalize_key(v) for v in values}
+
+
+def document_sentence_class(key: str, labels: Labels | None) -> str:
+    """relevant / utilized / both / neither for one document sentence key."""
+    if labels is None:
+        return DOC_NEITHER
+    k = normalize_key(key)
+    relevant = k in _keys(labels.all_relevant_sentence_keys)
+    utilized = k in _keys(labels.all_utilized_sentence_keys)
+    if relevant and utilized:
+        return DOC_BOTH
+    if relevant:
+        return DOC_RELEVANT
+    if utilized:
+        return DOC_UTILIZED
+    return DOC_NEITHER
+
+
+def support_for(key: str, labels: Labels | None) -> SentenceSupport | None:
+    """The judge's support entry for a response sentence key, if it gave one."""
+    if labels is None:
+        return None
+    k = normalize_key(key)
+    for info in labels.sentence_support_information:
+        if normalize_key(info.response_sentence_key) == k:
+            return info
+    return None
+
+
+def supporting_document_keys(key: str, labels: Labels | None) -> set[str]:
+    """Normalised document keys cited as support for a response sentence
+    (special tokens such as ``general`` are not document sentences)."""
+    info = support_for(key, labels)
+    if info is None:
+        return set()
+    return {k for k in _keys(info.supporting_sentence_keys) if parse_document_key(k) is not None}
+
+
+def response_sentence_class(key: str, labels: Labels | None) -> str:
+    """supported / partial / unsupported / unlabelled for one response sentence.
+
+    A sentence the judge lists as unsupported (or marks ``fully_supported: false``)
+    is *partial* when it still cites document sentences and *unsupported* when it
+    cites none; any other sentence of a labelled item is supported.
+    """
+    if labels is None:
+        return RESP_UNKNOWN
+    info = support_for(key, labels)
+    flagged = normalize_key(key) in _keys(labels.unsupported_response_sentence_keys)
+    if info is not None and info.fully_supported is False:
+        flagged = True
+    if not flagged:
+        return RESP_SUPPORTED
+    return RESP_PARTIAL if supporting_document_keys(key, labels) else RESP_UNSUPPORTED
+
+
+def _span(text: str, key: str, cls: str, title: str, outline: bool) -> str:
+    style = f"background:{COLOURS[cls]};border-radius:3px;padding:1px 2px;"
+    if outline:
+        style += f"outline:2px solid {HIGHLIGHT_OUTLINE};"
+    return (
+        f'<span class="sm-s sm-{cls}" data-key="{html.escape(key, quote=True)}" '
+        f'title="{html.escape(title, quote=True)}" style="{style}">'
+        f'<sup style="color:#6c757d;font-size:0.7em">{html.escape(key)}</sup>'
+        f"{html.escape(text)}</span>"
+    )
+
+
+def _probability(labels: Labels | None, field: str, key: str) -> str:
+    probs = getattr(labels, field, None) if labels is not None else None
+    if not probs:
+        return ""
+    for k, v in probs.items():
+        if normalize_key(k) == normalize_key(key) and v is not None:
+            return f" · p={float(v):.2f}"
+    return ""
+
+
+def response_html(item: EvalItem, labels: Labels | None, selected: str | None = None) -> str:
+    """The response, each sentence coloured by its support class."""
+    parts = []
+    for s in item.response_sentences:
+        cls = response_sentence_class(s.key, labels)
+        title = f"{s.key} · {cls}{_probability(labels, 'support_probabilities', s.key)}"
+        is_selected = selected is not None and normalize_key(selected) == normalize_key(s.key)
+        parts.append(_span(s.text, s.key, cls, title, is_selected))
+    return '<div class="sm-response" style="line-height:1.9">' + " ".join(parts) + "</div>"
+
+
+def documents_html(item: EvalItem, labels: Labels | None, selected: str | None = None) -> str:
+    """Every document, each sentence keyed and coloured relevant/utilized/both/neither;
+    the document sentences supporting ``selected`` (a response key) are outlined."""
+    highlight = supporting_document_keys(selected, labels) if selected else set()
+    blocks = []
+    for d, doc in enumerate(item.documents):
+        spans = []
+        for s in doc:
+            cls = document_sentence_class(s.key, labels)
+            title = f"{s.key} · {cls}{_probability(labels, 'relevance_probabilities', s.key)}"
+            spans.append(_span(s.text, s.key, cls, title, normalize_key(s.key) in highlight))
+        blocks.append(
+            f'<div class="sm-doc" style="margin:0.4em 0 0.8em 0;line-height:1.9">'
+            f"<strong>Document {d}</strong><br>{' '.join(spans) or '<em>(no sentences)</em>'}</div>"
+        )
+    return '<div class="sm-documents">' + "".join(blocks) + "</div>"
+
+
+def explanation_html(item: EvalItem, labels: Labels | None, selected: str | None) -> str:
+    """The judge's explanation and cited keys for the selected response sentence."""
+    if not selected:
+        return ""
+    text = item.sentence_text().get(selected, "")
+    info = support_for(selected, labels)
+    cls = response_sentence_class(selected, labels)
+    cited = ", ".join(info.supporting_sentence_keys) if info and info.supporting_sentence_keys else "none"
+    explanation = info.explanation if info and info.explanation else "(the judge gave no explanation)"
+    return (
+        '<div class="sm-explanation" style="border-left:4px solid '
+        f'{HIGHLIGHT_OUTLINE};padding:0.3em 0.8em;margin:0.5em 0">'
+        f"<strong>{html.escape(selected)}</strong> ({html.escape(cls)}): {html.escape(text)}<br>"
+        f"<em>Supporting sentences:</em> {html.escape(cited)}<br>"
+        f"<em>Explanation:</em> {html.escape(explanation)}</div>"
+    )
+
+
+def legend_html() -> str:
+    """A colour legend for both sentence kinds."""
+    items = [
+        f'<span style="background:{COLOURS[c]};border:1px solid #ced4da;border-radius:3px;'
+        f'padding:0 6px;margin-right:4px">{html.escape(c)}</span>'
+        f'<span style="margin-right:12px;color:#495057;font-size:0.85em">{html.escape(LEGEND[c])}</span>'
+        for c in LEGEND
+    ]
+    return '<div class="sm-legend" style="line-height:2">' + "".join(items) + "</div>"
+
+
+def support_map_html(item: EvalItem, labels: Labels | None, selected: str | None = None) -> str:
+    """The whole map: question, response, explanation of ``selected``, documents, legend."""
+    return (
+        '<div class="support-map">'
+        f"<p><strong>Question:</strong> {html.escape(item.question)}</p>"
+        f"<p><strong>Response</strong></p>{response_html(item, labels, selected)}"
+        f"{explanation_html(item, labels, selected)}"
+        f"<p><strong>Documents</strong></p>{documents_html(item, labels, selected)}"
+        f"{legend_html()}</div>"
+    )

@@ -1,0 +1,73 @@
+"""What the support map shows, built from the library's own objects.
+
+A :class:`SupportView` is one judged row: the keyed item, the judge's labels, the
+scores the library computed and the judge's name and status. The builders here only
+convert (RAGBench row, ask result, stored run item) into that shape; scoring is done
+by ``rag_eval.metrics.trace`` and the run store, never here.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rag_eval.metrics.trace import score_ragbench_row
+from rag_eval.schema import EvalItem, JudgeResult, Labels, ScoringMode, TraceScores
+from rag_eval.text.sentences import item_from_row
+
+LABELLED_SAMPLE = "ragbench_labelled.jsonl"
+
+
+@dataclass(slots=True)
+class SupportView:
+    """Everything the support map needs for one judged row."""
+
+    title: str
+    item: EvalItem
+    labels: Labels | None
+    scores: TraceScores | None = None
+    judge: str = ""
+    status: str = ""
+    error: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def load_labelled_sample() -> list[dict[str, Any]]:
+    """The packaged RAGBench rows with their GPT-4 labels (CC-BY-4.0, see
+    ``rag_eval/demo/ragbench_labelled.md``): real judge output for the first visit."""
+    path = Path(__file__).resolve().parent.parent / "demo" / LABELLED_SAMPLE
+    text = path.read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def view_from_ragbench_row(row: dict[str, Any], mode: ScoringMode | str = ScoringMode.RAGBENCH) -> SupportView:
+    """A labelled RAGBench row as RAGBench's annotator saw it (scored in ``mode``)."""
+    item = item_from_row(row)
+    judge = f"ragbench:{row.get('annotating_model_name') or 'gpt-4'}"
+    return SupportView(
+        title=f"{row.get('dataset_name', 'ragbench')} · {item.id}",
+        item=item,
+        labels=Labels.from_dict(row),
+        scores=score_ragbench_row(row, mode),
+        judge=judge,
+        status="ok",
+    )
+
+
+def view_from_result(
+    title: str, item: EvalItem, result: JudgeResult | None, scores: TraceScores | None
+) -> SupportView:
+    """A row judged by one of our judges (ask, batch run)."""
+    if result is None:
+        return SupportView(title=title, item=item, labels=None, scores=scores)
+    return SupportView(
+        title=title,
+        item=item,
+        labels=result.labels,
+        scores=scores,
+        judge=result.judge,
+        status=result.status.value,
+        error=result.error or "",
+    )
