@@ -1,9 +1,153 @@
-"""Commands of this group are added by ``register``."""
+"""``rag-eval dataset import|validate|convert|fingerprint|show`` and ``rag-eval synth``.
+
+Each command parses options, calls one library function from ``rag_eval.datasets``
+and echoes; problems are printed one per line with file, row and field.
+"""
 
 from __future__ import annotations
 
+from collections import Counter
+from pathlib import Path
+
 import click
+
+from rag_eval.io.rows import FileFormatError
+
+
+def _echo_issues(issues, limit: int | None = None) -> None:
+    shown = issues if limit is None else issues[:limit]
+    for issue in shown:
+        click.echo(str(issue), err=True)
+    if limit is not None and len(issues) > limit:
+        click.echo(f"... and {len(issues) - limit} more issues (run 'rag-eval dataset validate' for all)", err=True)
+
+
+def _load(path: str):
+    from rag_eval.datasets.io import load_dataset
+
+    try:
+        return load_dataset(path)
+    except FileFormatError as err:
+        raise click.ClickException(str(err)) from err
+
+
+@click.group("dataset")
+def dataset() -> None:
+    """Golden datasets: import, validate, convert, fingerprint, show."""
+
+
+@dataset.command("import")
+@click.argument("kind", type=click.Choice(["ragbench", "beir", "csv"]))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False), help="Output .jsonl/.csv/.parquet/.json")
+@click.option("--prefix-subset", is_flag=True, help="ragbench: ids become <subset>-<id> (ids repeat across subsets).")
+@click.option("--min-score", type=int, default=1, show_default=True, help="beir: lowest qrels score that counts as relevant.")
+def import_cmd(kind: str, paths: tuple[str, ...], out: str, prefix_subset: bool, min_score: int) -> None:
+    """Import KIND (ragbench | beir | csv) from PATHS into one dataset file.
+
+    beir takes the collection folder (corpus.jsonl, queries.jsonl, qrels/*.tsv) or the files."""
+    from rag_eval.datasets.fingerprint import fingerprint, short_fingerprint
+    from rag_eval.datasets.importers import import_dataset
+    from rag_eval.datasets.io import write_dataset
+
+    options = {"ragbench": {"prefix_subset": prefix_subset}, "beir": {"min_score": min_score}}.get(kind, {})
+    try:
+        result = import_dataset(kind, paths, **options)
+        if not result.rows:
+            _echo_issues(result.issues)
+            raise click.ClickException("no rows could be imported")
+        write_dataset(result.rows, out)
+    except (ValueError, FileFormatError) as err:
+        raise click.ClickException(str(err)) from err
+    _echo_issues(result.issues, limit=50)
+    errors = len(result.errors)
+    click.echo(f"imported {len(result.rows)} rows into {out} ({errors} errors, "
+               f"{len(result.issues) - errors} warnings); fingerprint {short_fingerprint(fingerprint(result.rows))}")
+
+
+@dataset.command("validate")
+@click.argument("path", type=click.Path(dir_okay=False))
+def validate_cmd(path: str) -> None:
+    """Print every problem of a dataset file; exit 1 when there are errors."""
+    from rag_eval.datasets.validate import summarize_issues, validate_file
+
+    issues = validate_file(path)
+    for issue in issues:
+        click.echo(str(issue))
+    counts = summarize_issues(issues)
+    click.echo(f"{path}: {counts['error']} errors, {counts['warning']} warnings")
+    if counts["error"]:
+        raise click.exceptions.Exit(1)
+
+
+@dataset.command("convert")
+@click.argument("src", type=click.Path(dir_okay=False))
+@click.argument("dst", type=click.Path(dir_okay=False))
+def convert_cmd(src: str, dst: str) -> None:
+    """Convert between .jsonl, .json, .csv and .parquet (rows that fail the schema are reported, not written)."""
+    from rag_eval.datasets.io import write_dataset
+
+    result = _load(src)
+    _echo_issues(result.issues, limit=50)
+    if not result.rows:
+        raise click.ClickException(f"{src}: no valid rows to convert")
+    try:
+        write_dataset(result.rows, dst)
+    except FileFormatError as err:
+        raise click.ClickException(str(err)) from err
+    click.echo(f"wrote {len(result.rows)} rows to {dst}")
+
+
+@dataset.command("fingerprint")
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.option("--short", is_flag=True, help="Print the 12-digit display form.")
+def fingerprint_cmd(path: str, short: bool) -> None:
+    """Print the content hash of a dataset (same rows -> same hash, in any format or order)."""
+    from rag_eval.datasets.fingerprint import fingerprint, short_fingerprint
+
+    result = _load(path)
+    rejected = _rejected_rows(result)
+    if rejected:
+        _echo_issues(result.errors)
+        raise click.ClickException(f"{path}: {rejected} rows fail the schema; fix them before fingerprinting")
+    value = fingerprint(result.rows)
+    click.echo(short_fingerprint(value) if short else value)
+
+
+def _rejected_rows(result) -> int:
+    return len({i.row for i in result.errors if i.row} - set(result.row_numbers))
+
+
+@dataset.command("show")
+@click.argument("path", type=click.Path(dir_okay=False))
+def show_cmd(path: str) -> None:
+    """Summarise a dataset: rows, provenance, question types, what ground truth it has."""
+    from rag_eval.datasets.fingerprint import fingerprint, short_fingerprint
+
+    result = _load(path)
+    rows = result.rows
+    click.echo(f"file         {path}")
+    click.echo(f"rows         {len(rows)} loaded, {_rejected_rows(result)} rejected, "
+               f"{len(result.errors)} errors, {len(result.issues) - len(result.errors)} warnings")
+    click.echo(f"fingerprint  {short_fingerprint(fingerprint(rows))}")
+    for label, counter in (
+        ("provenance", Counter(r.provenance.value for r in rows)),
+        ("query type", Counter(r.metadata.query_type or "-" for r in rows)),
+        ("domain", Counter(r.metadata.domain or "-" for r in rows)),
+    ):
+        click.echo(f"{label:<12} " + ", ".join(f"{k} {v}" for k, v in counter.most_common(8)))
+    have = {
+        "reference answers": sum(bool(r.reference_answers) for r in rows),
+        "negative answers": sum(bool(r.negative_answers) for r in rows),
+        "gold contexts": sum(bool(r.gold_contexts or r.gold_pointers) for r in rows),
+        "gold doc ids": sum(bool(r.gold_doc_ids) for r in rows),
+        "response + documents": sum(r.response is not None and bool(r.documents) for r in rows),
+        "RAGBench labels": sum(r.all_relevant_sentence_keys is not None for r in rows),
+    }
+    for name, count in have.items():
+        click.echo(f"  with {name:<22} {count}/{len(rows)}")
 
 
 def register(group: click.Group) -> None:
     """Add this module's commands to the top-level group."""
+    group.add_command(dataset)

@@ -1,0 +1,48 @@
+"""Dataset fingerprints: a content hash a run records to say which dataset version
+it evaluated.
+
+The hash is over the rows' canonical JSON (keys sorted, ``None`` left out, the
+schema's normal form for :class:`DatasetRow`), so the same rows give the same
+fingerprint whatever the file format (JSONL, CSV, Parquet) and whatever the row
+order: each row is hashed, the row hashes are sorted, and the sorted list is hashed.
+Any change to any value of any row changes the fingerprint.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Iterable
+
+from rag_eval.datasets.schema import DatasetRow
+
+PREFIX = "sha256:"
+SHORT_LENGTH = 12
+
+
+def canonical_json(record: dict[str, Any]) -> str:
+    """Compact JSON with sorted keys and ``None`` values left out at the top level."""
+    clean = {k: v for k, v in record.items() if v is not None}
+    return json.dumps(clean, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def row_hash(row: DatasetRow | dict[str, Any]) -> str:
+    record = row.to_record() if isinstance(row, DatasetRow) else row
+    return hashlib.sha256(canonical_json(record).encode("utf-8")).hexdigest()
+
+
+def fingerprint(rows: Iterable[DatasetRow | dict[str, Any]]) -> str:
+    """``sha256:<64 hex>`` over the rows, independent of their order and file format."""
+    digests = sorted(row_hash(r) for r in rows)
+    total = hashlib.sha256()
+    for digest in digests:
+        total.update(digest.encode("ascii"))
+        total.update(b"\n")
+    return PREFIX + total.hexdigest()
+
+
+def short_fingerprint(value: str) -> str:
+    """The first 12 hex digits, for display (``sha256:1a2b…`` -> ``1a2b3c4d5e6f``)."""
+    if not value.startswith(PREFIX):
+        raise ValueError(f"not a dataset fingerprint: {value!r}")
+    return value[len(PREFIX): len(PREFIX) + SHORT_LENGTH]

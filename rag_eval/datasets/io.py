@@ -1,0 +1,218 @@
+"""Read and write dataset files (JSONL, JSON, CSV, Parquet) losslessly.
+
+Built on :mod:`rag_eval.io.rows`, which reads every format row by row and reports
+bad rows instead of stopping. This module adds what a round trip needs:
+
+- **CSV** cells hold text, so every value that is not a plain string is written as
+  JSON (numbers, booleans, lists, objects), and a string that would read back as
+  JSON (``"123"``, ``"true"``, ``"[x]"``) is written JSON-quoted. An empty cell means
+  "absent". Hand-written CSV files still read naturally: a cell that is not valid
+  JSON is taken as text.
+- **Parquet** stores lists of strings natively; a column holding objects (or mixed
+  types) is stored as JSON text, and the file's schema metadata names those columns
+  so they are decoded on reading. Structs are avoided because Arrow would add
+  missing keys as nulls, which changes the rows.
+
+Loading validates every row against :class:`DatasetRow`; rows that fail are not
+dropped silently: they come back as issues naming file, row and field.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from pydantic import ValidationError
+
+from rag_eval.datasets.schema import DatasetRow
+from rag_eval.datasets.validate import Issue, Severity, check_rows, issues_from_validation_error
+from rag_eval.io.rows import FileFormatError, RowError, iter_rows, write_rows
+
+JSON_COLUMNS_KEY = b"rag_eval.json_columns"
+
+
+@dataclass(slots=True)
+class LoadResult:
+    """Valid rows (in file order), the row number each came from, and every issue
+    found (including rows that could not be loaded, with the reason)."""
+
+    rows: list[DatasetRow] = field(default_factory=list)
+    row_numbers: list[int] = field(default_factory=list)
+    issues: list[Issue] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Issue]:
+        return [i for i in self.issues if i.severity is Severity.ERROR]
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+# ---------------------------------------------------------------- CSV cell codec
+def _looks_like_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except (json.JSONDecodeError, ValueError):
+        return False
+    return True
+
+
+def encode_csv_value(value: Any) -> str | None:
+    """A value as CSV cell text (``None`` means an empty cell / absent)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False) if (value == "" or _looks_like_json(value.strip())) else value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def decode_csv_value(value: Any) -> Any:
+    """Inverse of :func:`encode_csv_value` for one cell as read by ``rows.py``
+    (which already decoded cells starting with ``[`` or ``{``)."""
+    if not isinstance(value, str):
+        return value
+    if value == "":
+        return None
+    try:
+        return json.loads(value)
+    except (json.JSONDecodeError, ValueError):
+        return value
+
+
+# ---------------------------------------------------------------- Parquet codec
+def _has_dict(value: Any) -> bool:
+    if isinstance(value, dict):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_has_dict(v) for v in value)
+    return False
+
+
+def _write_parquet(records: list[dict[str, Any]], path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    columns = list(dict.fromkeys(k for r in records for k in r))
+    arrays, json_columns = {}, []
+    for name in columns:
+        values = [r.get(name) for r in records]
+        array = None
+        if not any(_has_dict(v) for v in values):
+            try:
+                array = pa.array(values)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+                array = None
+        if array is None:
+            json_columns.append(name)
+            array = pa.array([None if v is None else json.dumps(v, ensure_ascii=False) for v in values], pa.string())
+        arrays[name] = array
+    table = pa.table(arrays) if arrays else pa.table({"id": pa.array([], pa.string())})
+    table = table.replace_schema_metadata({JSON_COLUMNS_KEY: json.dumps(json_columns).encode()})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, path)
+
+
+def _parquet_json_columns(path: Path) -> set[str]:
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.read_schema(path).metadata or {}
+    except Exception:  # unreadable files are reported by iter_rows
+        return set()
+    raw = meta.get(JSON_COLUMNS_KEY)
+    return set(json.loads(raw)) if raw else set()
+
+
+# ---------------------------------------------------------------- raw rows
+def iter_raw(path: str | Path) -> Iterable[tuple[int, dict[str, Any] | RowError]]:
+    """``(row_number, plain dict | RowError)`` with this module's CSV/Parquet
+    encodings undone and ``None`` values dropped (absent and null are the same)."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    json_cols = _parquet_json_columns(path) if suffix == ".parquet" and path.exists() else set()
+    for number, row in iter_rows(path):
+        if isinstance(row, RowError):
+            yield number, row
+            continue
+        out = {}
+        for key, value in row.items():
+            if suffix == ".csv":
+                value = decode_csv_value(value)
+            elif key in json_cols and isinstance(value, str):
+                try:
+                    value = json.loads(value)
+                except json.JSONDecodeError:
+                    yield number, RowError(str(path), number, key, "column is marked JSON but the cell is not valid JSON")
+                    break
+            if value is not None:
+                out[key] = value
+        else:
+            yield number, out
+
+
+def load_dataset(path: str | Path) -> LoadResult:
+    """Every row of ``path`` validated as a :class:`DatasetRow`, with every problem as
+    an issue. Raises :class:`FileFormatError` only when the file as a whole is unreadable
+    (missing, unknown type, not UTF-8, corrupt Parquet)."""
+    path = Path(path)
+    name = str(path)
+    result = LoadResult()
+    raw_rows: list[tuple[int, dict[str, Any]]] = []
+    for number, row in iter_raw(path):
+        if isinstance(row, RowError):
+            result.issues.append(Issue.from_row_error(row))
+        else:
+            raw_rows.append((number, row))
+    if not raw_rows and not result.issues:
+        result.issues.append(Issue(name, 0, None, "the file has no rows", Severity.ERROR))
+        return result
+    raw_rows = [(number, _with_id(raw, number, name, result.issues)) for number, raw in raw_rows]
+    result.issues.extend(check_rows(raw_rows, name))
+    reported = {(i.row, i.field) for i in result.issues if i.severity is Severity.ERROR}
+    for number, raw in raw_rows:
+        try:
+            row = DatasetRow.model_validate(raw)
+        except ValidationError as err:
+            result.issues.extend(
+                i for i in issues_from_validation_error(err, name, number) if (i.row, i.field) not in reported
+            )
+            continue
+        result.rows.append(row)
+        result.row_numbers.append(number)
+    result.issues.sort(key=lambda i: (i.row, i.field or ""))
+    return result
+
+
+def _with_id(raw: dict[str, Any], number: int, file: str, issues: list[Issue]) -> dict[str, Any]:
+    """A row without an id gets ``row-<number>`` (reported), so it is not rejected."""
+    if raw.get("id") not in (None, ""):
+        return raw
+    issues.append(Issue(file, number, "id", f"no id; using 'row-{number}'", Severity.WARNING))
+    return {**raw, "id": f"row-{number}"}
+
+
+def read_dataset(path: str | Path) -> list[DatasetRow]:
+    """The rows of a dataset that must be clean; raises ``ValueError`` listing every
+    error otherwise (use :func:`load_dataset` to get good rows despite bad ones)."""
+    result = load_dataset(path)
+    if result.errors:
+        raise ValueError("\n".join(str(i) for i in result.errors))
+    return result.rows
+
+
+def write_dataset(rows: Sequence[DatasetRow | dict[str, Any]], path: str | Path) -> Path:
+    """Write rows as ``.jsonl``, ``.json``, ``.csv`` or ``.parquet`` (by suffix)."""
+    path = Path(path)
+    records = [r.to_record() if isinstance(r, DatasetRow) else {k: v for k, v in r.items() if v is not None} for r in rows]
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        _write_parquet(records, path)
+        return path
+    if suffix == ".csv":
+        records = [{k: encode_csv_value(v) for k, v in r.items()} for r in records]
+    elif suffix not in (".jsonl", ".json"):
+        raise FileFormatError(f"{path}: unsupported file type '{suffix}' (use .jsonl, .json, .csv, .parquet)")
+    return write_rows(records, path)
