@@ -13,19 +13,19 @@ st.set_page_config(page_title=APP_TITLE, page_icon=APP_ICON, layout="wide")
 navigation = st.navigation(
     {
         "Explore": [
-            st.Page("pages/overview.py", title="Overview", icon="🏠", default=True),
-            st.Page("pages/ask.py", title="Ask", icon="💬"),
-            st.Page("pages/support_map.py", title="Support map", icon="🧭"),
+            st.Page("pages/overview.py", title="Overview", icon=":material/home:", default=True),
+            st.Page("pages/ask.py", title="Ask", icon=":material/chat:"),
+            st.Page("pages/support_map.py", title="Support map", icon=":material/format_color_text:"),
         ],
         "Evaluate": [
-            st.Page("pages/batch.py", title="Batch evaluation", icon="📦"),
-            st.Page("pages/runs.py", title="Runs and trends", icon="📈"),
-            st.Page("pages/compare.py", title="Compare", icon="⚖️"),
+            st.Page("pages/batch.py", title="Batch evaluation", icon=":material/playlist_play:"),
+            st.Page("pages/runs.py", title="Runs and trends", icon=":material/monitoring:"),
+            st.Page("pages/compare.py", title="Compare", icon=":material/compare:"),
         ],
         "Data": [
-            st.Page("pages/datasets.py", title="Datasets", icon="🗂️"),
-            st.Page("pages/corpus.py", title="Corpus", icon="📚"),
-            st.Page("pages/settings.py", title="Settings", icon="⚙️"),
+            st.Page("pages/datasets.py", title="Datasets", icon=":material/dataset:"),
+            st.Page("pages/corpus.py", title="Corpus", icon=":material/library_books:"),
+            st.Page("pages/settings.py", title="Settings", icon=":material/settings:"),
         ],
     }
 )

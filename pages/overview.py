@@ -7,6 +7,7 @@ import streamlit as st
 from rag_eval.ui import components, data, state
 from rag_eval.ui.constants import (
     APP_TITLE,
+    OVERVIEW_READY_TEXT,
     PAGE_ASK,
     PAGE_BATCH,
     PAGE_COMPARE,
@@ -31,12 +32,12 @@ def render_intro() -> None:
         "judge labels, with an LLM judge over any OpenAI-compatible endpoint or a local judge that needs no key."
     )
     cols = st.columns(3)
-    cols[0].page_link(PAGE_ASK, label="Ask the demo collection", icon="💬")
-    cols[1].page_link(PAGE_SUPPORT_MAP, label="See a support map", icon="🧭")
-    cols[2].page_link(PAGE_BATCH, label="Evaluate a dataset", icon="📦")
-    cols[0].page_link(PAGE_RUNS, label="Runs and trends", icon="📈")
-    cols[1].page_link(PAGE_COMPARE, label="Compare configurations", icon="⚖️")
-    cols[2].page_link(PAGE_SETTINGS, label="Settings", icon="⚙️")
+    cols[0].page_link(PAGE_ASK, label="Ask the demo collection", icon=":material/chat:")
+    cols[1].page_link(PAGE_SUPPORT_MAP, label="See a support map", icon=":material/format_color_text:")
+    cols[2].page_link(PAGE_BATCH, label="Evaluate a dataset", icon=":material/playlist_play:")
+    cols[0].page_link(PAGE_RUNS, label="Runs and trends", icon=":material/monitoring:")
+    cols[1].page_link(PAGE_COMPARE, label="Compare configurations", icon=":material/compare:")
+    cols[2].page_link(PAGE_SETTINGS, label="Settings", icon=":material/settings:")
 
 
 def render_status() -> None:
@@ -56,7 +57,7 @@ def render_sample() -> None:
     view = view_from_ragbench_row(row)
     st.markdown(f"**Q:** {row['question']}")
     components.draw_scores(view.scores, view.judge, view.status)
-    st.caption("From the pre-loaded RAGBench sample (CC-BY-4.0); open the support map to see every sentence.")
+    st.caption(OVERVIEW_READY_TEXT)
 
 
 def main() -> None:

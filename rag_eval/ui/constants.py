@@ -7,7 +7,7 @@ colour without importing each other (pages never import pages).
 from __future__ import annotations
 
 APP_TITLE = "RAG Eval Workbench"
-APP_ICON = "🔎"
+APP_ICON = ":material/fact_check:"
 
 # Page scripts, relative to app.py (st.navigation, st.switch_page and AppTest use these).
 PAGE_OVERVIEW = "pages/overview.py"
@@ -82,3 +82,7 @@ STATUS_OK_VALUES = ("ok", "repaired")
 
 # Cache lifetimes (seconds) of the run-store readers; writes call data.refresh().
 RUNS_TTL = 30
+
+# The overview page's last line: the browser test and the page-load benchmark wait for it
+# to know the first page has fully rendered.
+OVERVIEW_READY_TEXT = "From the pre-loaded RAGBench sample (CC-BY-4.0): open the support map to see every sentence."

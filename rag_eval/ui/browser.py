@@ -1,0 +1,221 @@
+"""Drive the real dashboard: ``streamlit run app.py`` on loopback and headless Chromium.
+
+Shared by the browser test (``tests/ui/test_browser.py``) and the time-to-interactive
+benchmark (``bench/bench_page_load.py``) so both measure and check the same thing:
+the server a user starts, loaded by a real browser engine.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+# Markers of a failed page in Streamlit's DOM: an uncaught exception block or an st.error alert.
+ERROR_MARKERS = ('data-testid="stException"', 'class="stException', 'data-testid="stAlertContentError"')
+
+
+def find_chromium() -> str | None:
+    """Path of a Chromium/Chrome binary (``CHROMIUM`` env overrides), or None."""
+    env = os.environ.get("CHROMIUM")
+    if env and Path(env).is_file():
+        return env
+    for name in CHROMIUM_NAMES:
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Server:
+    process: subprocess.Popen
+    url: str
+    started: float  # time.perf_counter() when the process was launched
+    log_path: Path
+
+    def log(self) -> str:
+        return self.log_path.read_text(encoding="utf-8", errors="replace")
+
+
+def wait_healthy(url: str, timeout_s: float = 90.0, process: subprocess.Popen | None = None) -> float:
+    """Poll ``/_stcore/health`` until it answers ``ok``; returns the perf_counter time."""
+    deadline = time.perf_counter() + timeout_s
+    while time.perf_counter() < deadline:
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"the streamlit server exited with code {process.returncode}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
+                if resp.status == 200 and resp.read().strip() == b"ok":
+                    return time.perf_counter()
+        except OSError:
+            pass
+        time.sleep(0.1)
+    raise TimeoutError(f"no healthy streamlit server at {url} after {timeout_s:.0f}s")
+
+
+@contextmanager
+def streamlit_server(home: Path, port: int | None = None, extra_env: dict[str, str] | None = None) -> Iterator[Server]:
+    """``streamlit run app.py`` on 127.0.0.1 with ``RAG_EVAL_HOME=home``; stopped on exit."""
+    port = port or free_port()
+    env = {**os.environ, "RAG_EVAL_HOME": str(home), "HF_HUB_OFFLINE": "1", **(extra_env or {})}
+    if "OPENAI_API_KEY" not in (extra_env or {}):
+        env.pop("OPENAI_API_KEY", None)  # the offline first visit, whatever the caller's shell holds
+    log_path = Path(home) / "streamlit.log"
+    cmd = [
+        sys.executable, "-m", "streamlit", "run", "app.py",
+        "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
+        "--browser.gatherUsageStats", "false",
+    ]
+    with open(log_path, "wb") as log:
+        started = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        yield Server(proc, f"http://127.0.0.1:{port}", started, log_path)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+
+
+@dataclass
+class PageLoad:
+    """What one headless-Chromium visit saw."""
+
+    ready_s: float | None  # navigation start -> main heading rendered and the script idle
+    heading_s: float | None  # navigation start -> main heading in the DOM
+    dom: str
+    screenshot: Path | None
+
+
+def _chromium_args(binary: str, profile: str) -> list[str]:
+    return [
+        binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--window-size=1400,1000",
+        "--remote-debugging-port=0", "--remote-allow-origins=*", "about:blank",
+    ]
+
+
+def _devtools_port(profile: str, proc: subprocess.Popen, timeout_s: float) -> int:
+    marker = Path(profile) / "DevToolsActivePort"
+    deadline = time.perf_counter() + timeout_s
+    while time.perf_counter() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"chromium exited with code {proc.returncode}")
+        if marker.is_file():
+            lines = marker.read_text().split()
+            if lines:
+                return int(lines[0])
+        time.sleep(0.05)
+    raise TimeoutError("chromium did not open its DevTools port")
+
+
+class _DevTools:
+    """The few Chrome DevTools Protocol calls we need, over the page's websocket."""
+
+    def __init__(self, ws_url: str) -> None:
+        from websockets.sync.client import connect
+
+        self._ws = connect(ws_url, max_size=None, open_timeout=10)
+        self._next = 0
+
+    def call(self, method: str, **params: object) -> dict:
+        self._next += 1
+        msg_id = self._next
+        self._ws.send(json.dumps({"id": msg_id, "method": method, "params": params}))
+        while True:
+            reply = json.loads(self._ws.recv(timeout=60))
+            if reply.get("id") == msg_id:
+                if "error" in reply:
+                    raise RuntimeError(f"DevTools {method}: {reply['error']}")
+                return reply.get("result", {})
+
+    def evaluate(self, expression: str) -> object:
+        result = self.call("Runtime.evaluate", expression=expression, returnByValue=True)
+        return result.get("result", {}).get("value")
+
+    def close(self) -> None:
+        self._ws.close()
+
+
+# True once the page's h1 heading is rendered / once the text of its last section is shown.
+HEADING_JS = "Array.from(document.querySelectorAll('h1')).some(h => h.innerText.includes(%s))"
+READY_JS = "(document.querySelector('[data-testid=stMain]') || {innerText: ''}).innerText.includes(%s)"
+
+
+def load_page(
+    url: str, heading: str, ready_text: str, *, screenshot: Path | None = None, timeout_s: float = 120.0, settle_s: float = 0.5
+) -> PageLoad:
+    """Open ``url`` in headless Chromium and time it: when the ``heading`` h1 appears and
+    when the page is ready (``ready_text``, from the page's last section, is shown). Returns the DOM
+    and saves a screenshot when asked. Raises RuntimeError without a binary."""
+    binary = find_chromium()
+    if binary is None:
+        raise RuntimeError("no chromium binary found (install Debian's 'chromium' package)")
+    with tempfile.TemporaryDirectory(prefix="rag-eval-chromium-") as profile:
+        proc = subprocess.Popen(_chromium_args(binary, profile), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            port = _devtools_port(profile, proc, timeout_s=30)
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10) as resp:
+                targets = [t for t in json.load(resp) if t.get("type") == "page"]
+            tools = _DevTools(targets[0]["webSocketDebuggerUrl"])
+            try:
+                return _visit(tools, url, heading, ready_text, screenshot, timeout_s, settle_s)
+            finally:
+                tools.close()
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def _visit(
+    tools: _DevTools, url: str, heading: str, ready_text: str, screenshot: Path | None, timeout_s: float, settle_s: float) -> PageLoad:
+    quoted = json.dumps(heading)
+    start = time.perf_counter()
+    tools.call("Page.navigate", url=url)
+    heading_s = ready_s = None
+    while time.perf_counter() - start < timeout_s:
+        if heading_s is None and tools.evaluate(HEADING_JS % quoted):
+            heading_s = time.perf_counter() - start
+        if heading_s is not None and tools.evaluate(READY_JS % json.dumps(ready_text)):
+            ready_s = time.perf_counter() - start
+            break
+        time.sleep(0.05)
+    time.sleep(settle_s)  # let the last frame paint before the screenshot
+    dom = str(tools.evaluate("document.documentElement.outerHTML") or "")
+    if screenshot is not None:
+        data = tools.call("Page.captureScreenshot", format="png")["data"]
+        screenshot.parent.mkdir(parents=True, exist_ok=True)
+        screenshot.write_bytes(base64.b64decode(data))
+    return PageLoad(ready_s, heading_s, dom, screenshot)
+
+
+def page_errors(dom: str) -> list[str]:
+    """The error markers found in a dumped DOM (empty when the page rendered cleanly)."""
+    return [m for m in ERROR_MARKERS if m in dom]
