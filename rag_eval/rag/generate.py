@@ -1,0 +1,217 @@
+"""Answer generation from retrieved chunks.
+
+``extractive`` (the offline default) answers with the retrieved sentences most similar
+to the question, in context order; its output is labelled ``extractive`` everywhere so
+nobody mistakes it for a model's answer. ``openai`` sends a named prompt template to any
+OpenAI-compatible chat endpoint through :mod:`rag_eval.llm` (same settings, retries,
+cache and cost accounting as the LLM judge). Generation never raises for a provider
+problem: the :class:`Generation` carries ``status="error"`` and the reason.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from rag_eval.config import redact, setting
+from rag_eval.rag.config import GeneratorConfig
+from rag_eval.rag.retrieve import RetrievedChunk
+from rag_eval.text.keys import document_key
+from rag_eval.text.sentences import split_sentences
+
+NO_CONTEXT_ANSWER = "I could not find any relevant context to answer this question."
+EXTRACTIVE_MODEL = "extractive:all-MiniLM-L6-v2"
+
+
+@dataclass(frozen=True, slots=True)
+class PromptTemplate:
+    """A named chat prompt. ``{context}`` and ``{question}`` are filled in; with
+    ``keyed_context`` every context sentence is shown with its RAGBench key so the model
+    can cite it."""
+
+    name: str
+    system: str
+    user: str
+    keyed_context: bool = False
+
+
+TEMPLATES: dict[str, PromptTemplate] = {
+    t.name: t
+    for t in (
+        # RAGBench generated its responses with this basic prompt shape.
+        PromptTemplate(
+            name="ragbench_basic",
+            system="",
+            user="Use the following pieces of context to answer the question.\n\n{context}\n\nQuestion: {question}",
+        ),
+        PromptTemplate(
+            name="cite_sentences",
+            system="You answer questions using only the numbered context sentences you are given.",
+            user=(
+                "Context sentences, each with its key in square brackets:\n\n{context}\n\n"
+                "Question: {question}\n\n"
+                "Answer in a few sentences using only the context. End every sentence of your answer with "
+                "the keys of the context sentences that support it, e.g. [0a][1c]. If the context does not "
+                "contain the answer, say that you do not know."
+            ),
+            keyed_context=True,
+        ),
+        PromptTemplate(
+            name="concise",
+            system="You are a careful assistant. Answer only from the given context.",
+            user=(
+                "Context:\n{context}\n\nQuestion: {question}\n\n"
+                "Answer in at most three sentences. If the context does not contain the answer, say so."
+            ),
+        ),
+    )
+}
+
+_CITATION = re.compile(r"\s*\[(\d+[a-z]+(?:\s*[,;]\s*\d+[a-z]+)*)\]")
+
+
+@dataclass(slots=True)
+class Generation:
+    text: str
+    kind: str
+    model: str
+    prompt_template: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    status: str = "ok"  # ok | error
+    error: str | None = None
+    finish_reason: str | None = None
+    tokens: dict[str, int] = field(default_factory=dict)
+    cost_usd: float | None = None
+    latency_s: float | None = None
+    citations: list[list[str]] = field(default_factory=list)  # per answer sentence (cite_sentences)
+
+    @property
+    def extractive(self) -> bool:
+        return self.kind == "extractive"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def get_template(name: str) -> PromptTemplate:
+    if name not in TEMPLATES:
+        raise ValueError(f"unknown prompt template {name!r} (available: {', '.join(sorted(TEMPLATES))})")
+    return TEMPLATES[name]
+
+
+def render_context(chunks: Sequence[RetrievedChunk], keyed: bool) -> str:
+    """The context block: documents separated by blank lines, or keyed sentences."""
+    if not keyed:
+        return "\n\n".join(f"Document {i + 1}:\n{c.text}" for i, c in enumerate(chunks))
+    lines = []
+    for d, chunk in enumerate(chunks):
+        lines.extend(f"[{document_key(d, i)}] {s}" for i, (s, _, _) in enumerate(split_sentences(chunk.text)))
+        lines.append("")
+    return "\n".join(lines).strip()
+
+
+def build_messages(question: str, chunks: Sequence[RetrievedChunk], template: PromptTemplate) -> list[dict[str, str]]:
+    user = template.user.format(context=render_context(chunks, template.keyed_context), question=question)
+    messages = [{"role": "system", "content": template.system}] if template.system else []
+    return messages + [{"role": "user", "content": user}]
+
+
+def strip_citations(text: str) -> tuple[str, list[list[str]]]:
+    """The answer without ``[0a][1c]`` markers, and the keys cited in each sentence."""
+    cited = []
+    for sentence, _, _ in split_sentences(text):
+        keys = [k.strip() for group in _CITATION.findall(sentence) for k in re.split(r"[,;]", group)]
+        cited.append(keys)
+    return _CITATION.sub("", text).strip(), cited
+
+
+def extractive_answer(
+    question: str, chunks: Sequence[RetrievedChunk], max_sentences: int, embed
+) -> str:
+    """The ``max_sentences`` retrieved sentences closest to the question (cosine of
+    normalised embeddings), joined in their context order. ``embed(texts)`` returns
+    normalised vectors."""
+    candidates = [(d, start, s) for d, c in enumerate(chunks) for s, start, _ in split_sentences(c.text)]
+    candidates = list({s: (d, start, s) for d, start, s in reversed(candidates)}.values())  # dedupe, keep first
+    if not candidates:
+        return NO_CONTEXT_ANSWER
+    vectors = embed([question] + [s for _, _, s in candidates])
+    similarity = vectors[1:] @ vectors[0]
+    best = np.argsort(-similarity, kind="stable")[:max_sentences]
+    chosen = sorted((candidates[i] for i in best), key=lambda c: (c[0], c[1]))
+    return " ".join(s for _, _, s in chosen)
+
+
+def generate_extractive(question: str, chunks: Sequence[RetrievedChunk], config: GeneratorConfig) -> Generation:
+    started = time.perf_counter()
+    text = extractive_answer(question, chunks, config.max_sentences, _extractive_embedder().encode)
+    return Generation(text=text, kind="extractive", model=EXTRACTIVE_MODEL, latency_s=time.perf_counter() - started,
+                      finish_reason="stop")
+
+
+_EMBEDDER = None
+
+
+def _extractive_embedder():
+    global _EMBEDDER
+    if _EMBEDDER is None:
+        from rag_eval.embeddings import Embedder
+
+        _EMBEDDER = Embedder()
+    return _EMBEDDER
+
+
+def _llm_client(config: GeneratorConfig):
+    """An LLM client for the generator's endpoint (the same client the LLM judge uses)."""
+    from rag_eval.llm.client import LLMClient
+    from rag_eval.llm.config import LLMConfig
+
+    overrides = {k: v for k, v in {"model": config.model, "base_url": config.base_url}.items() if v}
+    return LLMClient(LLMConfig.from_settings(**overrides))
+
+
+def generate_openai(
+    question: str, chunks: Sequence[RetrievedChunk], config: GeneratorConfig, client=None
+) -> Generation:
+    template = get_template(config.prompt_template)
+    base = dict(kind="openai", model=config.model or "", prompt_template=template.name,
+                temperature=config.temperature, max_tokens=config.max_tokens)
+    started = time.perf_counter()
+    try:
+        client = client or _llm_client(config)
+        completion = client.complete_sync(
+            build_messages(question, chunks, template), temperature=config.temperature, max_tokens=config.max_tokens
+        )
+    except Exception as err:  # provider errors of every kind become the generation's status
+        key = setting(config.api_key_env)
+        return Generation(text="", status="error", error=redact(f"{type(err).__name__}: {err}", key),
+                          latency_s=time.perf_counter() - started, **base)
+    text, citations = (completion.text or "").strip(), []
+    if template.keyed_context:
+        text, citations = strip_citations(text)
+    usage = completion.usage or {}
+    tokens = usage if isinstance(usage, dict) else {k: int(getattr(usage, k, 0) or 0)
+                                                     for k in ("prompt_tokens", "completion_tokens", "total_tokens")}
+    generation = Generation(
+        text=text, finish_reason=completion.finish_reason, tokens=dict(tokens), cost_usd=completion.cost_usd,
+        latency_s=completion.latency_s, citations=citations, **base,
+    )
+    if getattr(client, "config", None) is not None and getattr(client.config, "model", None):
+        generation.model = client.config.model
+    if not text:
+        generation.status, generation.error = "error", f"empty answer (finish_reason={completion.finish_reason})"
+    return generation
+
+
+def generate(question: str, chunks: Sequence[RetrievedChunk], config: GeneratorConfig, client=None) -> Generation:
+    """An answer by ``config.kind``. An ``openai`` generator with no endpoint configured
+    falls back to extractive rather than failing, and says so in the result's kind."""
+    if config.kind == "openai":
+        if client is not None or config.base_url or setting("OPENAI_BASE_URL") or setting(config.api_key_env):
+            return generate_openai(question, chunks, config, client)
+    return generate_extractive(question, chunks, config)

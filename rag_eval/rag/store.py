@@ -1,0 +1,287 @@
+"""The Qdrant adapter: where chunks and their vectors live.
+
+Embedded local mode on disk (``data_dir()/qdrant``) is the default, so everything runs
+on one machine with no server. ``QDRANT_URL`` (and ``QDRANT_API_KEY``) point the same
+code at a Qdrant server or a Qdrant Cloud cluster. Every collection holds a named dense
+vector (``dense``, cosine) and a sparse BM25 vector (``bm25``, IDF modifier), so one
+ingestion serves every retrieval mode, and records in its metadata (and in every
+point's payload) the embedder and chunking it was built with: querying it with another
+embedder is an error, never silently wrong neighbours.
+
+Embedded mode locks its folder, so one process at a time can use it; clients are
+cached per folder so a process opens it once.
+"""
+
+from __future__ import annotations
+
+import atexit
+import re
+import threading
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator
+
+from qdrant_client import QdrantClient, models
+
+from rag_eval.config import data_dir, redact, setting
+from rag_eval.rag.config import ChunkingConfig, EmbedderConfig
+from rag_eval.rag.sparse import SPARSE_VERSION
+
+DENSE = "dense"
+SPARSE = "bm25"
+META_KEY = "rag_eval"
+_POINT_NAMESPACE = uuid.UUID("6f1d8c1e-6a57-4b8e-9a57-0e5c7a3b9d21")
+_REMOTE_TIMEOUT_S = 5
+_SCROLL_PAGE = 1000
+
+_clients: dict[str, QdrantClient] = {}
+_clients_lock = threading.Lock()
+
+
+class QdrantUnavailable(RuntimeError):
+    """Qdrant cannot be reached or opened; the message says where and what to do."""
+
+
+class CollectionMismatch(ValueError):
+    """A collection was built with another embedder or chunking than requested."""
+
+
+class CollectionNotFound(ValueError):
+    """The named collection does not exist."""
+
+
+def open_qdrant(url: str | None = None, api_key: str | None = None, path: str | Path | None = None) -> QdrantClient:
+    """A Qdrant client: ``url`` (else ``QDRANT_URL``) for a server, else embedded on disk at
+    ``path`` (default ``data_dir()/qdrant``). Raises :class:`QdrantUnavailable` with a clear
+    message when the server does not answer or the folder is locked by another process."""
+    url = url or setting("QDRANT_URL")
+    if url:
+        api_key = api_key or setting("QDRANT_API_KEY")
+        key = f"url:{url}"
+        with _clients_lock:
+            if key in _clients:
+                return _clients[key]
+            try:
+                client = QdrantClient(url=url, api_key=api_key, timeout=_REMOTE_TIMEOUT_S)
+                client.get_collections()
+            except Exception as err:  # httpx/grpc/qdrant errors all mean "not reachable"
+                message = redact(f"{type(err).__name__}: {err}", api_key)
+                raise QdrantUnavailable(
+                    f"cannot reach Qdrant at {url} ({message}); check QDRANT_URL and QDRANT_API_KEY, "
+                    "or unset QDRANT_URL to use the embedded local store"
+                ) from None
+            _clients[key] = client
+            return client
+    folder = Path(path) if path else data_dir() / "qdrant"
+    key = f"path:{folder.resolve()}"
+    with _clients_lock:
+        if key in _clients:
+            return _clients[key]
+        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            client = QdrantClient(path=str(folder))
+        except Exception as err:  # portalocker raises RuntimeError / BlockingIOError variants
+            raise QdrantUnavailable(
+                f"cannot open the embedded Qdrant store at {folder} ({err}); another process "
+                "(a dashboard or another command) may be using it: stop it, or run a Qdrant server "
+                "and set QDRANT_URL"
+            ) from None
+        _clients[key] = client
+        return client
+
+
+def close_clients() -> None:
+    """Close every cached client (releases embedded-mode folder locks)."""
+    with _clients_lock:
+        for client in _clients.values():
+            try:
+                client.close()
+            except Exception:  # closing is best effort
+                pass
+        _clients.clear()
+
+
+atexit.register(close_clients)  # release embedded-mode locks before interpreter teardown
+
+
+def is_local(client: QdrantClient) -> bool:
+    options = getattr(client, "init_options", {}) or {}
+    return bool(options.get("path")) or options.get("location") == ":memory:"
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
+
+
+def default_collection_name(corpus: str, embedder: EmbedderConfig) -> str:
+    """One collection per corpus and embedding model, e.g. ``docs--all-minilm-l6-v2``."""
+    return f"{slug(corpus)}--{slug(embedder.model)}"
+
+
+def point_id(doc_id: str, doc_hash: str, chunk_index: int, chunk_text: str) -> str:
+    """A UUID derived from the content, so the same chunk always gets the same id."""
+    return str(uuid.uuid5(_POINT_NAMESPACE, f"{doc_id}\x00{doc_hash}\x00{chunk_index}\x00{chunk_text}"))
+
+
+def _metadata(embedder: EmbedderConfig, dimension: int, chunking: ChunkingConfig) -> dict[str, Any]:
+    return {
+        META_KEY: {
+            "embedder": embedder.label,
+            "dimension": dimension,
+            "chunking": chunking.model_dump(mode="json"),
+            "sparse": SPARSE_VERSION,
+            "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        }
+    }
+
+
+def collection_metadata(client: QdrantClient, name: str) -> dict[str, Any] | None:
+    """What the collection records about itself (embedder, dimension, chunking), or
+    ``None`` when it does not exist. Falls back to a point's payload for servers that
+    predate collection metadata."""
+    if not client.collection_exists(name):
+        return None
+    info = client.get_collection(name)
+    meta = (getattr(info.config, "metadata", None) or {}).get(META_KEY)
+    if meta:
+        return dict(meta)
+    points, _ = client.scroll(name, limit=1, with_payload=["embedder", "chunking"], with_vectors=False)
+    if points and points[0].payload:
+        return {"embedder": points[0].payload.get("embedder"), "chunking": points[0].payload.get("chunking")}
+    return {}
+
+
+def check_embedder(meta: dict[str, Any], name: str, embedder: EmbedderConfig) -> None:
+    recorded = meta.get("embedder")
+    if recorded and recorded != embedder.label:
+        raise CollectionMismatch(
+            f"collection '{name}' was built with embedder '{recorded}' but the configuration uses "
+            f"'{embedder.label}'; query it with the same embedder, or ingest into another collection "
+            f"(e.g. '{default_collection_name(name, embedder)}')"
+        )
+
+
+def ensure_collection(
+    client: QdrantClient, name: str, embedder: EmbedderConfig, dimension: int, chunking: ChunkingConfig
+) -> bool:
+    """Create the collection if missing (returns True), else check it was built with the
+    same embedder and chunking (raises :class:`CollectionMismatch` otherwise)."""
+    meta = collection_metadata(client, name)
+    if meta is None:
+        client.create_collection(
+            name,
+            vectors_config={DENSE: models.VectorParams(size=dimension, distance=models.Distance.COSINE)},
+            sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
+            metadata=_metadata(embedder, dimension, chunking),
+        )
+        if not is_local(client):
+            client.create_payload_index(name, "doc_id", models.PayloadSchemaType.KEYWORD)
+        return True
+    check_embedder(meta, name, embedder)
+    recorded_chunking = meta.get("chunking")
+    if recorded_chunking and recorded_chunking != chunking.model_dump(mode="json"):
+        raise CollectionMismatch(
+            f"collection '{name}' was built with chunking {recorded_chunking} but the configuration uses "
+            f"{chunking.model_dump(mode='json')}; use the same chunking or another collection"
+        )
+    return False
+
+
+def require_collection(client: QdrantClient, name: str, embedder: EmbedderConfig) -> dict[str, Any]:
+    """The collection's metadata; raises if it is missing or built with another embedder."""
+    meta = collection_metadata(client, name)
+    if meta is None:
+        existing = ", ".join(sorted(c.name for c in client.get_collections().collections)) or "none"
+        raise CollectionNotFound(f"no collection named '{name}' (existing: {existing}); create it with `rag-eval ingest`")
+    check_embedder(meta, name, embedder)
+    return meta
+
+
+def existing_documents(client: QdrantClient, name: str) -> dict[str, list[tuple[str, str]]]:
+    """doc_id -> [(point id, content hash), ...] for every point of the collection (one scan)."""
+    docs: dict[str, list[tuple[str, str]]] = {}
+    offset = None
+    while True:
+        points, offset = client.scroll(
+            name, limit=_SCROLL_PAGE, offset=offset, with_payload=["doc_id", "doc_hash"], with_vectors=False
+        )
+        for p in points:
+            payload = p.payload or {}
+            docs.setdefault(str(payload.get("doc_id")), []).append((str(p.id), str(payload.get("doc_hash"))))
+        if offset is None:
+            return docs
+
+
+def delete_points(client: QdrantClient, name: str, ids: list[str]) -> None:
+    for i in range(0, len(ids), _SCROLL_PAGE):
+        client.delete(name, points_selector=models.PointIdsList(points=ids[i:i + _SCROLL_PAGE]), wait=True)
+
+
+@dataclass(frozen=True, slots=True)
+class CollectionInfo:
+    name: str
+    points: int
+    embedder: str | None = None
+    dimension: int | None = None
+    chunking: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def list_collections(client: QdrantClient | None = None) -> list[CollectionInfo]:
+    """Every collection with its point count and recorded embedder, by name."""
+    client = client or open_qdrant()
+    out = []
+    for c in sorted(client.get_collections().collections, key=lambda c: c.name):
+        meta = collection_metadata(client, c.name) or {}
+        out.append(CollectionInfo(
+            name=c.name, points=client.count(c.name, exact=True).count, embedder=meta.get("embedder"),
+            dimension=meta.get("dimension"), chunking=meta.get("chunking"),
+        ))
+    return out
+
+
+def iter_chunks(
+    collection: str, limit: int | None = 100, offset: int = 0, client: QdrantClient | None = None
+) -> Iterator[dict[str, Any]]:
+    """Chunks of a collection as plain dicts (id, doc_id, source, title, chunk_index,
+    text, start, end), skipping the first ``offset`` and yielding at most ``limit``
+    (``None``: all). Order is Qdrant's scroll order, stable for an unchanged collection."""
+    if offset < 0 or (limit is not None and limit < 0):
+        raise ValueError("offset and limit must be >= 0")
+    client = client or open_qdrant()
+    if not client.collection_exists(collection):
+        raise CollectionNotFound(f"no collection named '{collection}'")
+    skipped = yielded = 0
+    cursor = None
+    while limit is None or yielded < limit:
+        points, cursor = client.scroll(collection, limit=_SCROLL_PAGE, offset=cursor, with_payload=True, with_vectors=False)
+        for p in points:
+            if skipped < offset:
+                skipped += 1
+                continue
+            if limit is not None and yielded >= limit:
+                return
+            yielded += 1
+            yield chunk_payload(str(p.id), p.payload or {})
+        if cursor is None:
+            return
+
+
+def chunk_payload(point_id_: str, payload: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": point_id_,
+        "doc_id": payload.get("doc_id"),
+        "source": payload.get("source"),
+        "title": payload.get("title", ""),
+        "chunk_index": payload.get("chunk_index"),
+        "text": payload.get("text", ""),
+        "start": payload.get("start"),
+        "end": payload.get("end"),
+    }
+
+
+def delete_collection(name: str, client: QdrantClient | None = None) -> bool:
+    client = client or open_qdrant()
+    return bool(client.delete_collection(name))
