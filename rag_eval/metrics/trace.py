@@ -24,6 +24,7 @@ unsupported, or the judge's own probability of a grounded response when it gives
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Iterable, Sequence
 
 from rag_eval.schema import (
@@ -41,6 +42,20 @@ LEGACY_RELEVANCE_CAP = 20
 DEFAULT_MODE = ScoringMode.CLEAN
 
 
+# Keys repeat across rows ("0a", "0b", ...), so normalising and parsing them is cached;
+# this is the hot path of scoring a file (see bench/bench_scoring.py).
+@lru_cache(maxsize=1 << 16)
+def _normalize_str(key: str) -> str:
+    return normalize_key(key)
+
+
+def _norm(value: Any) -> str:
+    return _normalize_str(value) if type(value) is str else normalize_key(value)
+
+
+_parse_doc_key = lru_cache(maxsize=1 << 16)(parse_document_key)
+
+
 def _clean_keys(
     raw: Iterable[Any], known: set[str], field: str, dropped: list[dict[str, str]]
 ) -> list[str]:
@@ -49,7 +64,7 @@ def _clean_keys(
     out: list[str] = []
     seen: set[str] = set()
     for value in raw:
-        key = normalize_key(value)
+        key = _norm(value)
         if key in SPECIAL_SUPPORT_TOKENS:
             dropped.append({"field": field, "key": str(value), "reason": "special_token"})
         elif key not in known:
@@ -67,7 +82,7 @@ def _per_document(doc_sizes: Sequence[int], relevant: Iterable[str], utilized: I
     util = [0] * len(doc_sizes)
     for keys, counts in ((set(relevant), rel), (set(utilized), util)):
         for key in keys:
-            parsed = parse_document_key(normalize_key(key))
+            parsed = _parse_doc_key(_norm(key))
             if parsed is not None and parsed.doc_index < len(doc_sizes):
                 counts[parsed.doc_index] += 1
     return [
@@ -116,8 +131,8 @@ def score_labels(
         from rag_eval.text.keys import document_key
 
         document_keys = [document_key(d, i) for d, size in enumerate(doc_sizes) for i in range(size)]
-    known_doc = {normalize_key(k) for k in document_keys}
-    known_resp = {normalize_key(k) for k in response_keys}
+    known_doc = {_norm(k) for k in document_keys}
+    known_resp = {_norm(k) for k in response_keys}
     n_resp = len(response_keys)
     diagnostics: dict[str, Any] = {"n_document_sentences": n_doc, "n_response_sentences": n_resp}
     dropped: list[dict[str, str]] = []

@@ -1,0 +1,430 @@
+"""How far predicted TRACe scores are from ground truth, and how balanced one
+evaluation's four scores are.
+
+Per evaluation (:func:`metric_spread`)
+    the mean of the four metrics and the RMSE spread of the four around that mean,
+    read through named bands (the seeds' bands were not recovered; these are ours):
+    spread < ``SPREAD_BALANCED_BELOW`` (0.10) is "balanced", < ``SPREAD_IMBALANCED_FROM``
+    (0.25) "moderately imbalanced", otherwise "imbalanced".
+
+Per batch (:func:`agreement`)
+    - RMSE per metric over the rows where both prediction and truth exist (adherence
+      compares the 0/1 verdicts);
+    - aggregated RMSE = sqrt(mean of the squared per-metric RMSEs), over the metrics
+      that have an RMSE (listed in ``metrics_used``);
+    - consistency = 1 - min(aggregated RMSE, 1);
+    - hallucination AUROC (scikit-learn's ``roc_auc_score``): label = truth not
+      adherent (truth adherence < 0.5, i.e. False), score = 1 - predicted continuous
+      adherence (``adherence_score``, else the 0/1 ``adherence``);
+    - hallucination F1 at ``threshold``: a row is flagged when 1 - predicted adherence
+      >= threshold;
+    - percentile bootstrap confidence intervals (rows resampled with replacement,
+      injectable ``rng``/``seed`` so results are reproducible);
+    - coverage: rows given, rows used, and per metric how many rows lacked a
+      prediction or a truth. A missing value is counted, never averaged in as 0 or NaN.
+
+Undefined statistics (no pairs, one class only for AUROC, no positives for F1) are
+``None`` with a ``reason``; they are never NaN.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from rag_eval.schema import METRIC_NAMES
+
+SPREAD_BALANCED_BELOW = 0.10
+SPREAD_IMBALANCED_FROM = 0.25
+BALANCED, MODERATELY_IMBALANCED, IMBALANCED = "balanced", "moderately imbalanced", "imbalanced"
+
+DEFAULT_F1_THRESHOLD = 0.5
+DEFAULT_N_BOOT = 1000
+DEFAULT_CONFIDENCE = 0.95
+DEFAULT_SEED = 0
+# A CI needs most resamples to be defined (AUROC needs both classes in a resample).
+MIN_VALID_RESAMPLE_FRACTION = 0.5
+
+CONTINUOUS_ADHERENCE = "adherence_score"
+
+
+# ---------------------------------------------------------------- per evaluation
+@dataclass(frozen=True, slots=True)
+class Spread:
+    mean: float | None
+    rmse: float | None
+    reading: str | None
+    n_metrics: int
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def spread_reading(rmse: float) -> str:
+    """The named band of an RMSE spread."""
+    if rmse < SPREAD_BALANCED_BELOW:
+        return BALANCED
+    if rmse < SPREAD_IMBALANCED_FROM:
+        return MODERATELY_IMBALANCED
+    return IMBALANCED
+
+
+def metric_spread(values: Mapping[str, Any]) -> Spread:
+    """Mean and RMSE spread around it of the defined metrics among ``METRIC_NAMES``
+    (booleans count as 0/1; None is skipped and shows in ``n_metrics``)."""
+    found = [v for v in (_number(values.get(m), m) for m in METRIC_NAMES) if v is not None]
+    if not found:
+        return Spread(None, None, None, 0, "no metric is defined")
+    mean = sum(found) / len(found)
+    rmse = math.sqrt(sum((v - mean) ** 2 for v in found) / len(found))
+    return Spread(mean, rmse, spread_reading(rmse), len(found))
+
+
+# ---------------------------------------------------------------- scalar statistics
+def _number(value: Any, name: str) -> float | None:
+    """A metric value as float; None (and NaN) means missing; anything else is a ValueError."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        number = float(value)
+        return None if math.isnan(number) else number
+    raise ValueError(f"{name}: expected a number or boolean, got {type(value).__name__} {value!r}")
+
+
+def _pairs(pred: Sequence[Any], truth: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+    if len(pred) != len(truth):
+        raise ValueError(f"{len(pred)} predictions but {len(truth)} truths")
+    p = [_number(v, f"prediction {i}") for i, v in enumerate(pred)]
+    t = [_number(v, f"truth {i}") for i, v in enumerate(truth)]
+    keep = [i for i in range(len(p)) if p[i] is not None and t[i] is not None]
+    return np.array([p[i] for i in keep], dtype=float), np.array([t[i] for i in keep], dtype=float)
+
+
+def rmse(pred: Sequence[Any], truth: Sequence[Any]) -> float | None:
+    """Root mean squared error over the pairs where both values exist; None if none do."""
+    p, t = _pairs(pred, truth)
+    return float(np.sqrt(np.mean((p - t) ** 2))) if p.size else None
+
+
+def aggregated_rmse(per_metric: Mapping[str, float | None]) -> float | None:
+    """sqrt(mean of squared RMSEs) over the defined ones; None when none is defined."""
+    defined = [v for v in per_metric.values() if v is not None]
+    return math.sqrt(sum(v * v for v in defined) / len(defined)) if defined else None
+
+
+def consistency_score(aggregated: float | None) -> float | None:
+    """1 - min(aggregated RMSE, 1): 1 is perfect agreement, 0 is an RMSE of 1 or more."""
+    return None if aggregated is None else 1.0 - min(aggregated, 1.0)
+
+
+def _hallucination_arrays(truth_adherence: Sequence[Any], predicted_adherence: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """(labels: 1 = hallucinated, scores: 1 - predicted adherence) over complete pairs."""
+    p, t = _pairs(predicted_adherence, truth_adherence)
+    return (t < 0.5).astype(int), 1.0 - p
+
+
+def hallucination_auroc(truth_adherence: Sequence[Any], predicted_adherence: Sequence[Any]) -> tuple[float | None, str | None]:
+    """(AUROC, None) or (None, reason). Labels: not adherent; score: 1 - predicted adherence."""
+    from sklearn.metrics import roc_auc_score
+
+    labels, scores = _hallucination_arrays(truth_adherence, predicted_adherence)
+    reason = _auroc_undefined(labels)
+    if reason:
+        return None, reason
+    return float(roc_auc_score(labels, scores)), None
+
+
+def _auroc_undefined(labels: np.ndarray) -> str | None:
+    if labels.size == 0:
+        return "no rows with both a predicted and a true adherence"
+    positives = int(labels.sum())
+    if positives in (0, labels.size):
+        return f"only one class in the truth ({positives} not adherent, {labels.size - positives} adherent)"
+    return None
+
+
+def hallucination_f1(
+    truth_adherence: Sequence[Any], predicted_adherence: Sequence[Any], threshold: float = DEFAULT_F1_THRESHOLD
+) -> tuple[float | None, str | None]:
+    """(F1 of flagging hallucinations, None) or (None, reason). A row is flagged when
+    1 - predicted adherence >= ``threshold``."""
+    from sklearn.metrics import f1_score
+
+    labels, scores = _hallucination_arrays(truth_adherence, predicted_adherence)
+    if labels.size == 0:
+        return None, "no rows with both a predicted and a true adherence"
+    flagged = (scores >= threshold).astype(int)
+    if not labels.any() and not flagged.any():
+        return None, "no hallucination in the truth and none flagged"
+    return float(f1_score(labels, flagged)), None
+
+
+# ---------------------------------------------------------------- bootstrap
+def percentile_interval(samples: np.ndarray, confidence: float) -> tuple[float, float]:
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(samples, [tail, 1.0 - tail])
+    return float(low), float(high)
+
+
+def bootstrap_ci(
+    statistic: Callable[[np.ndarray], np.ndarray],
+    n: int,
+    *,
+    n_boot: int = DEFAULT_N_BOOT,
+    confidence: float = DEFAULT_CONFIDENCE,
+    rng: np.random.Generator | None = None,
+) -> tuple[float | None, float | None, str | None]:
+    """Percentile bootstrap over ``n`` rows. ``statistic`` takes an (n_boot, n) index
+    matrix and returns one value per resample (NaN where undefined). Returns
+    ``(low, high, None)`` or ``(None, None, reason)``."""
+    if n_boot <= 0:
+        return None, None, "bootstrap disabled"
+    if n < 2:
+        return None, None, f"too few rows for a bootstrap ({n})"
+    rng = rng if rng is not None else np.random.default_rng(DEFAULT_SEED)
+    values = np.asarray(statistic(rng.integers(0, n, size=(n_boot, n))), dtype=float)
+    valid = values[~np.isnan(values)]
+    if valid.size < MIN_VALID_RESAMPLE_FRACTION * n_boot:
+        return None, None, f"only {valid.size} of {n_boot} resamples were defined"
+    low, high = percentile_interval(valid, confidence)
+    return low, high, None
+
+
+def _resampled_mse(squared_errors: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Mean of the non-NaN squared errors in each resample (NaN when a resample has none)."""
+    values = squared_errors[idx]
+    present = ~np.isnan(values)
+    counts = present.sum(axis=1)
+    sums = np.where(present, values, 0.0).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+
+
+def _resampled_auroc(labels: np.ndarray, scores: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """AUROC of each resample by the rank-sum (Mann-Whitney) identity, ties averaged,
+    which equals ``roc_auc_score``; NaN where a resample has one class only."""
+    from scipy.stats import rankdata
+
+    y = labels[idx]
+    ranks = rankdata(scores[idx], axis=1)
+    pos = y.sum(axis=1).astype(float)
+    neg = y.shape[1] - pos
+    with np.errstate(invalid="ignore", divide="ignore"):
+        auc = ((ranks * y).sum(axis=1) - pos * (pos + 1) / 2.0) / (pos * neg)
+    return np.where((pos > 0) & (neg > 0), auc, np.nan)
+
+
+def _resampled_f1(labels: np.ndarray, flagged: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    y, f = labels[idx], flagged[idx]
+    tp = (y & f).sum(axis=1)
+    den = 2 * tp + (f & ~y.astype(bool)).sum(axis=1) + (y.astype(bool) & ~f.astype(bool)).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, 2 * tp / np.maximum(den, 1), np.nan)
+
+
+# ---------------------------------------------------------------- batch report
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """A statistic with its bootstrap interval, the rows behind it, and why it (or its
+    interval) is missing when it is."""
+
+    value: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    n: int = 0
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class MetricCoverage:
+    used: int
+    missing_prediction: int
+    missing_truth: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Coverage:
+    rows_given: int
+    rows_used: int
+    missing_prediction: int  # rows with no predicted metric at all
+    missing_truth: int  # rows with no truth metric at all
+    per_metric: dict[str, MetricCoverage] = field(default_factory=dict)
+
+    @property
+    def fraction(self) -> float | None:
+        return self.rows_used / self.rows_given if self.rows_given else None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["fraction"] = self.fraction
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class AgreementReport:
+    rmse: dict[str, Estimate]
+    aggregated_rmse: Estimate
+    consistency: Estimate
+    hallucination_auroc: Estimate
+    hallucination_f1: Estimate
+    coverage: Coverage
+    metrics_used: tuple[str, ...]
+    f1_threshold: float
+    confidence: float
+    n_boot: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rmse": {m: e.to_dict() for m, e in self.rmse.items()},
+            "aggregated_rmse": self.aggregated_rmse.to_dict(),
+            "consistency": self.consistency.to_dict(),
+            "hallucination_auroc": self.hallucination_auroc.to_dict(),
+            "hallucination_f1": self.hallucination_f1.to_dict(),
+            "coverage": self.coverage.to_dict(),
+            "metrics_used": list(self.metrics_used),
+            "f1_threshold": self.f1_threshold,
+            "confidence": self.confidence,
+            "n_boot": self.n_boot,
+        }
+
+
+def _column(rows: Sequence[Mapping[str, Any] | None], key: str, side: str) -> list[float | None]:
+    return [None if row is None else _number(row.get(key), f"{side} row {i + 1} field '{key}'") for i, row in enumerate(rows)]
+
+
+def _predicted_adherence(predictions: Sequence[Mapping[str, Any] | None]) -> list[float | None]:
+    continuous = _column(predictions, CONTINUOUS_ADHERENCE, "prediction")
+    verdict = _column(predictions, "adherence", "prediction")
+    return [c if c is not None else v for c, v in zip(continuous, verdict)]
+
+
+def agreement(
+    predictions: Sequence[Mapping[str, Any] | None],
+    truths: Sequence[Mapping[str, Any] | None],
+    *,
+    threshold: float = DEFAULT_F1_THRESHOLD,
+    n_boot: int = DEFAULT_N_BOOT,
+    confidence: float = DEFAULT_CONFIDENCE,
+    rng: np.random.Generator | None = None,
+    seed: int = DEFAULT_SEED,
+) -> AgreementReport:
+    """Agreement of aligned prediction/truth rows (``predictions[i]`` with ``truths[i]``).
+
+    Each row maps metric names (:data:`METRIC_NAMES`) to values; predictions may also
+    carry the continuous ``adherence_score``. None rows and None/NaN values are
+    missing and counted in the coverage. ``rng`` (or ``seed``) drives the bootstrap.
+    """
+    if len(predictions) != len(truths):
+        raise ValueError(f"{len(predictions)} prediction rows but {len(truths)} truth rows")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence!r}")
+    rng = rng if rng is not None else np.random.default_rng(seed)
+    n = len(predictions)
+    pred = {m: _column(predictions, m, "prediction") for m in METRIC_NAMES}
+    true = {m: _column(truths, m, "truth") for m in METRIC_NAMES}
+
+    both = {m: [pred[m][i] is not None and true[m][i] is not None for i in range(n)] for m in METRIC_NAMES}
+    used_rows = [i for i in range(n) if any(both[m][i] for m in METRIC_NAMES)]
+    per_metric_cov = {
+        m: MetricCoverage(sum(both[m]), sum(v is None for v in pred[m]), sum(v is None for v in true[m]))
+        for m in METRIC_NAMES
+    }
+    coverage = Coverage(
+        rows_given=n,
+        rows_used=len(used_rows),
+        missing_prediction=sum(all(pred[m][i] is None for m in METRIC_NAMES) for i in range(n)),
+        missing_truth=sum(all(true[m][i] is None for m in METRIC_NAMES) for i in range(n)),
+        per_metric=per_metric_cov,
+    )
+
+    # Squared errors over the used rows, NaN where a pair is incomplete; resampling the
+    # used rows jointly keeps the per-metric and aggregated intervals consistent.
+    squared = {
+        m: np.array([(pred[m][i] - true[m][i]) ** 2 if both[m][i] else np.nan for i in used_rows], dtype=float)
+        for m in METRIC_NAMES
+    }
+    idx = rng.integers(0, len(used_rows), size=(n_boot, len(used_rows))) if n_boot > 0 and len(used_rows) >= 2 else None
+    boot_mse = {m: _resampled_mse(squared[m], idx) for m in METRIC_NAMES} if idx is not None else {}
+
+    rmse_estimates: dict[str, Estimate] = {}
+    for m in METRIC_NAMES:
+        count = per_metric_cov[m].used
+        if not count:
+            rmse_estimates[m] = Estimate(None, n=0, reason="no row has both a prediction and a truth")
+            continue
+        value = math.sqrt(float(np.nanmean(squared[m])))
+        low, high, why = _interval(np.sqrt(boot_mse[m]) if idx is not None else None, n_boot, confidence, len(used_rows))
+        rmse_estimates[m] = Estimate(value, low, high, count, why)
+
+    metrics_used = tuple(m for m in METRIC_NAMES if rmse_estimates[m].value is not None)
+    agg_value = aggregated_rmse({m: rmse_estimates[m].value for m in metrics_used})
+    if agg_value is None:
+        agg = Estimate(None, n=0, reason="no metric has both predictions and truths")
+        consistency = Estimate(None, n=0, reason=agg.reason)
+    else:
+        samples = np.sqrt(np.mean([boot_mse[m] for m in metrics_used], axis=0)) if idx is not None else None
+        low, high, why = _interval(samples, n_boot, confidence, len(used_rows))
+        agg = Estimate(agg_value, low, high, len(used_rows), why)
+        consistency = Estimate(
+            consistency_score(agg_value),
+            None if high is None else consistency_score(high),
+            None if low is None else consistency_score(low),
+            len(used_rows),
+            why,
+        )
+
+    predicted_adherence = _predicted_adherence(predictions)
+    labels, scores = _hallucination_arrays(true["adherence"], predicted_adherence)
+    auroc_value, auroc_reason = hallucination_auroc(true["adherence"], predicted_adherence)
+    if auroc_value is None:
+        auroc = Estimate(None, n=int(labels.size), reason=auroc_reason)
+    else:
+        low, high, why = bootstrap_ci(
+            lambda ix: _resampled_auroc(labels, scores, ix), labels.size, n_boot=n_boot, confidence=confidence, rng=rng
+        )
+        auroc = Estimate(auroc_value, low, high, int(labels.size), why)
+
+    f1_value, f1_reason = hallucination_f1(true["adherence"], predicted_adherence, threshold)
+    if f1_value is None:
+        f1_estimate = Estimate(None, n=int(labels.size), reason=f1_reason)
+    else:
+        flagged = (scores >= threshold).astype(int)
+        low, high, why = bootstrap_ci(
+            lambda ix: _resampled_f1(labels, flagged, ix), labels.size, n_boot=n_boot, confidence=confidence, rng=rng
+        )
+        f1_estimate = Estimate(f1_value, low, high, int(labels.size), why)
+
+    return AgreementReport(
+        rmse=rmse_estimates,
+        aggregated_rmse=agg,
+        consistency=consistency,
+        hallucination_auroc=auroc,
+        hallucination_f1=f1_estimate,
+        coverage=coverage,
+        metrics_used=metrics_used,
+        f1_threshold=threshold,
+        confidence=confidence,
+        n_boot=n_boot,
+    )
+
+
+def _interval(samples: np.ndarray | None, n_boot: int, confidence: float, n: int) -> tuple[float | None, float | None, str | None]:
+    if samples is None:
+        return None, None, "bootstrap disabled" if n_boot <= 0 else f"too few rows for a bootstrap ({n})"
+    valid = samples[~np.isnan(samples)]
+    if valid.size < MIN_VALID_RESAMPLE_FRACTION * n_boot:
+        return None, None, f"only {valid.size} of {n_boot} resamples were defined"
+    low, high = percentile_interval(valid, confidence)
+    return low, high, None

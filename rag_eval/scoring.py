@@ -1,0 +1,344 @@
+"""Scoring files of RAGBench-format rows, and agreement between two files.
+
+Used by ``rag-eval score`` / ``rag-eval agreement`` and by the dashboard. Every input
+row ends as exactly one :class:`ScoredRow`, in input order: either scored (status
+``ok``) or ``invalid_input`` with a :class:`RowError` naming file, row and field.
+Failed rows are counted in the summary's coverage and never enter a mean.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from rag_eval.io.rows import RowError, iter_rows
+from rag_eval.metrics.agreement import (
+    DEFAULT_F1_THRESHOLD,
+    DEFAULT_N_BOOT,
+    DEFAULT_SEED,
+    AgreementReport,
+    agreement,
+    metric_spread,
+)
+from rag_eval.metrics.trace import score_ragbench_row
+from rag_eval.schema import METRIC_NAMES, RAGBENCH_TRUTH_COLUMNS, ScoringMode, TraceScores
+
+STATUS_OK = "ok"
+STATUS_INVALID = "invalid_input"  # same word as JudgeStatus.INVALID_INPUT
+
+KEY_LIST_FIELDS = ("all_relevant_sentence_keys", "all_utilized_sentence_keys", "unsupported_response_sentence_keys")
+SENTENCE_FIELDS = ("documents_sentences", "response_sentences")
+REQUIRED_FIELDS = SENTENCE_FIELDS + KEY_LIST_FIELDS
+SUMMARY_METRICS = METRIC_NAMES + ("adherence_score",)
+
+_TRUE = {"true", "yes", "1"}
+_FALSE = {"false", "no", "0"}
+
+
+# ---------------------------------------------------------------- validation
+def _is_pair(value: Any) -> bool:
+    return isinstance(value, (list, tuple)) and len(value) >= 2 and isinstance(value[0], str) and isinstance(value[1], str)
+
+
+def _row_problem(row: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(field, message) for the first field scoring cannot use, else None."""
+    for name in REQUIRED_FIELDS:
+        if name not in row or row[name] is None:
+            return name, "missing (a RAGBench-format row needs " + ", ".join(REQUIRED_FIELDS) + ")"
+    docs = row["documents_sentences"]
+    if not isinstance(docs, (list, tuple)) or not all(isinstance(d, (list, tuple)) for d in docs):
+        return "documents_sentences", f"expected a list of documents, each a list of [key, sentence] pairs; got {_kind(docs)}"
+    for d, doc in enumerate(docs):
+        if not all(_is_pair(p) for p in doc):
+            return f"documents_sentences[{d}]", "expected [key, sentence] pairs of strings"
+    resp = row["response_sentences"]
+    if not isinstance(resp, (list, tuple)) or not all(_is_pair(p) for p in resp):
+        return "response_sentences", f"expected a list of [key, sentence] pairs of strings; got {_kind(resp)}"
+    for name in KEY_LIST_FIELDS:
+        keys = row[name]
+        if not isinstance(keys, (list, tuple)) or not all(isinstance(k, str) for k in keys):
+            return name, f"expected a list of sentence keys (strings); got {_kind(keys)}"
+    support = row.get("sentence_support_information")
+    if support is not None and (not isinstance(support, (list, tuple)) or not all(isinstance(s, dict) for s in support)):
+        return "sentence_support_information", f"expected a list of objects; got {_kind(support)}"
+    return None
+
+
+def _kind(value: Any) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text[:40] + '...' if len(text) > 40 else text}"
+
+
+def truth_number(value: Any, name: str) -> float | None:
+    """A ground-truth score as a float in [0, 1]; None when absent or empty.
+    CSV cells arrive as text, so "0.25", "True" and "false" are accepted."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if not text or text in ("nan", "null", "none"):
+            return None
+        if text in _TRUE or text in _FALSE:
+            return 1.0 if text in _TRUE else 0.0
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError(f"expected a number in [0, 1] or true/false, got {value!r}") from None
+    if not isinstance(value, (int, float)):
+        raise ValueError(f"expected a number in [0, 1] or true/false, got {_kind(value)}")
+    number = float(value)
+    if math.isnan(number):
+        return None
+    if not 0.0 <= number <= 1.0:
+        raise ValueError(f"expected a number in [0, 1], got {number}")
+    return number
+
+
+def _values(row: Mapping[str, Any], columns: Mapping[str, Sequence[str]]) -> dict[str, float | None]:
+    """``{metric: value}`` taking each metric from the first of its columns present.
+    Raises ValueError("field\\tmessage") for a bad value."""
+    out: dict[str, float | None] = {}
+    for metric, names in columns.items():
+        name = next((n for n in names if row.get(n) is not None), None)
+        try:
+            out[metric] = None if name is None else truth_number(row[name], name)
+        except ValueError as err:
+            raise ValueError(f"{name}\t{err}") from None
+    return out
+
+
+# A RAGBench row's truth: its own columns; a scored file used as truth: metric names.
+TRUTH_COLUMNS = {m: (m, RAGBENCH_TRUTH_COLUMNS[m]) for m in METRIC_NAMES}
+PREDICTION_COLUMNS = {**TRUTH_COLUMNS, "adherence_score": ("adherence_score", "adherence")}
+
+
+# ---------------------------------------------------------------- scoring
+@dataclass(slots=True)
+class ScoredRow:
+    """One input row's outcome. ``truth`` holds its ground-truth metrics when it has any."""
+
+    row: int
+    id: str | None
+    scores: TraceScores | None = None
+    error: RowError | None = None
+    truth: dict[str, float | None] | None = None
+
+    @property
+    def status(self) -> str:
+        return STATUS_OK if self.error is None else STATUS_INVALID
+
+    def prediction(self) -> dict[str, Any] | None:
+        if self.scores is None:
+            return None
+        values: dict[str, Any] = self.scores.metric_values()
+        values["adherence_score"] = self.scores.adherence_score
+        return values
+
+    def to_record(self) -> dict[str, Any]:
+        """The output object of ``rag-eval score`` for this row."""
+        record: dict[str, Any] = {} if self.id is None else {"id": self.id}
+        record.update(row=self.row, status=self.status)
+        s = self.scores
+        for name in ("context_relevance", "context_utilization", "completeness", "adherence", "adherence_score"):
+            record[name] = None if s is None else getattr(s, name)
+        record["mode"] = None if s is None else s.mode
+        if s is not None:
+            spread = metric_spread(s.metric_values())
+            record.update(trace_mean=spread.mean, trace_spread=spread.rmse, trace_balance=spread.reading)
+        record["diagnostics"] = {} if s is None else s.diagnostics
+        if self.error is not None:
+            record["error"] = {"file": self.error.file, "row": self.error.row, "field": self.error.field, "message": self.error.message}
+        return record
+
+
+def _row_id(row: Mapping[str, Any]) -> str | None:
+    value = row.get("id")
+    return None if value is None or isinstance(value, (dict, list)) else str(value)
+
+
+def score_row(number: int, row: Mapping[str, Any], mode: ScoringMode | str, file: str = "") -> ScoredRow:
+    """Score one RAGBench-format row; a problem becomes the row's :class:`RowError`."""
+    row_id = _row_id(row)
+    problem = _row_problem(row)
+    if problem is not None:
+        return ScoredRow(number, row_id, error=RowError(file, number, problem[0], problem[1]))
+    try:
+        truth = _values(row, {m: (RAGBENCH_TRUTH_COLUMNS[m],) for m in METRIC_NAMES})
+    except ValueError as err:
+        name, message = str(err).split("\t", 1)
+        return ScoredRow(number, row_id, error=RowError(file, number, name, message))
+    try:
+        scores = score_ragbench_row(dict(row), mode)
+    except ValueError as err:  # trace names the field in its message
+        return ScoredRow(number, row_id, error=RowError(file, number, None, str(err)))
+    return ScoredRow(number, row_id, scores, None, truth if any(v is not None for v in truth.values()) else None)
+
+
+@dataclass(frozen=True, slots=True)
+class MetricMean:
+    """Mean over the rows where the metric is defined; ``n`` of ``rows_given`` rows."""
+
+    mean: float | None
+    n: int
+    rows_given: int
+
+    @property
+    def coverage(self) -> float | None:
+        return self.n / self.rows_given if self.rows_given else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"mean": self.mean, "n": self.n, "rows_given": self.rows_given, "coverage": self.coverage}
+
+
+@dataclass(slots=True)
+class ScoringSummary:
+    file: str
+    mode: str
+    rows_given: int
+    rows_scored: int
+    means: dict[str, MetricMean]
+    agreement: AgreementReport | None = None
+    errors: list[RowError] = field(default_factory=list)
+
+    @property
+    def rows_failed(self) -> int:
+        return self.rows_given - self.rows_scored
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "mode": self.mode,
+            "rows_given": self.rows_given,
+            "rows_scored": self.rows_scored,
+            "rows_failed": self.rows_failed,
+            "means": {m: v.to_dict() for m, v in self.means.items()},
+            "agreement": None if self.agreement is None else self.agreement.to_dict(),
+            "errors": [str(e) for e in self.errors],
+        }
+
+
+@dataclass(slots=True)
+class ScoringResult:
+    rows: list[ScoredRow]
+    summary: ScoringSummary
+
+    @property
+    def errors(self) -> list[RowError]:
+        return self.summary.errors
+
+    def records(self) -> list[dict[str, Any]]:
+        return [r.to_record() for r in self.rows]
+
+
+def summarize(
+    rows: Sequence[ScoredRow], mode: str, file: str = "", *, n_boot: int = DEFAULT_N_BOOT,
+    seed: int = DEFAULT_SEED, threshold: float = DEFAULT_F1_THRESHOLD,
+) -> ScoringSummary:
+    """Means with coverage, and agreement statistics when any row carries ground truth."""
+    means = {}
+    for metric in SUMMARY_METRICS:
+        values = [v for r in rows if (p := r.prediction()) is not None and (v := p[metric]) is not None]
+        means[metric] = MetricMean(sum(values) / len(values) if values else None, len(values), len(rows))
+    report = None
+    if any(r.truth for r in rows):
+        report = agreement([r.prediction() for r in rows], [r.truth for r in rows], n_boot=n_boot, seed=seed, threshold=threshold)
+    return ScoringSummary(
+        file=file, mode=ScoringMode(mode).value, rows_given=len(rows),
+        rows_scored=sum(r.error is None for r in rows), means=means, agreement=report,
+        errors=[r.error for r in rows if r.error is not None],
+    )
+
+
+def score_rows(
+    numbered_rows: Iterable[tuple[int, Mapping[str, Any] | RowError]],
+    mode: ScoringMode | str = ScoringMode.RAGBENCH,
+    file: str = "",
+    **summary_options: Any,
+) -> ScoringResult:
+    """Score ``(row_number, row_or_read_error)`` pairs, as :func:`rag_eval.io.rows.iter_rows` yields them."""
+    mode = ScoringMode(mode)
+    scored = [
+        ScoredRow(number, None, error=value) if isinstance(value, RowError) else score_row(number, value, mode, file)
+        for number, value in numbered_rows
+    ]
+    return ScoringResult(scored, summarize(scored, mode.value, file, **summary_options))
+
+
+def score_file(path: str | Path, mode: ScoringMode | str = ScoringMode.RAGBENCH, **summary_options: Any) -> ScoringResult:
+    """Score every row of a RAGBench-format file. Raises
+    :class:`rag_eval.io.rows.FileFormatError` only when the file cannot be read at all."""
+    return score_rows(iter_rows(path), mode, str(path), **summary_options)
+
+
+# ---------------------------------------------------------------- agreement between files
+@dataclass(slots=True)
+class FileAgreement:
+    """Agreement of a predictions file with a truth file joined on ``id``."""
+
+    report: AgreementReport
+    ids: list[str]
+    only_in_predictions: list[str]
+    only_in_truth: list[str]
+    errors: list[RowError]
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self.report.to_dict()
+        out["join"] = {
+            "ids": len(self.ids),
+            "only_in_predictions": len(self.only_in_predictions),
+            "only_in_truth": len(self.only_in_truth),
+        }
+        out["errors"] = [str(e) for e in self.errors]
+        return out
+
+
+def _rows_by_id(path: str | Path, columns: Mapping[str, Sequence[str]], errors: list[RowError]) -> dict[str, dict[str, float | None] | None]:
+    """``{id: values or None}`` for a file; a failed row (status other than ok) maps to None."""
+    name = str(path)
+    out: dict[str, dict[str, float | None] | None] = {}
+    for number, row in iter_rows(path):
+        if isinstance(row, RowError):
+            errors.append(row)
+            continue
+        row_id = _row_id(row)
+        if row_id is None:
+            errors.append(RowError(name, number, "id", "missing; rows are joined on id"))
+            continue
+        if row_id in out:
+            errors.append(RowError(name, number, "id", f"id {row_id!r} appears again; kept the first"))
+            continue
+        if row.get("status") not in (None, STATUS_OK):
+            out[row_id] = None  # a row that failed upstream: a missing prediction, not a zero
+            continue
+        try:
+            out[row_id] = _values(row, columns)
+        except ValueError as err:
+            field_name, message = str(err).split("\t", 1)
+            errors.append(RowError(name, number, field_name, message))
+            out[row_id] = None
+    return out
+
+
+def agreement_between_files(
+    predictions_path: str | Path, truth_path: str | Path, *, n_boot: int = DEFAULT_N_BOOT,
+    seed: int = DEFAULT_SEED, threshold: float = DEFAULT_F1_THRESHOLD,
+) -> FileAgreement:
+    """Join predictions and truth on ``id`` and compute :func:`agreement`.
+
+    Predictions take each metric from its own name (``context_relevance``...) or the
+    RAGBench column; truth likewise (RAGBench's ``relevance_score``... or a scored
+    file's metric names). Ids present on one side only are missing values on the
+    other and show in the coverage.
+    """
+    errors: list[RowError] = []
+    pred = _rows_by_id(predictions_path, PREDICTION_COLUMNS, errors)
+    truth = _rows_by_id(truth_path, TRUTH_COLUMNS, errors)
+    ids = list(dict.fromkeys([*pred, *truth]))
+    report = agreement([pred.get(i) for i in ids], [truth.get(i) for i in ids], n_boot=n_boot, seed=seed, threshold=threshold)
+    return FileAgreement(
+        report, ids, [i for i in pred if i not in truth], [i for i in truth if i not in pred], errors,
+    )
