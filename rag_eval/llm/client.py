@@ -1,0 +1,378 @@
+"""The OpenAI-compatible client: cache, adaptive limiter, retries, usage and cost.
+
+One request is one loop over ``range(max_retries + 1)`` (STYLE.md §3): check the
+cache, wait for the limiter, send, and on a retryable failure back off and go round
+again; after the last attempt raise a typed :mod:`rag_eval.llm.errors` error. The
+``openai`` package sends the request (``AsyncOpenAI`` with ``max_retries=0``: the
+retry policy is ours, so it can drive the limiter) with a per-request timeout.
+
+Loop-bound resources (the ``AsyncOpenAI``/httpx client and the limiter) are created
+inside the running loop by :meth:`LLMClient.session` and closed with it; nothing is
+created at import or construction, so Streamlit reruns and ``asyncio.run`` per batch
+are safe. The API key is read when a session opens and redacted from every message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import logging
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, AsyncIterator, Awaitable, Callable, Sequence, TypeVar
+
+import openai
+
+from rag_eval.config import redact
+from rag_eval.llm import errors
+from rag_eval.llm.cache import LLMCache, cache_key
+from rag_eval.llm.config import LLMConfig
+from rag_eval.llm.constants import NO_KEY_PLACEHOLDER
+from rag_eval.llm.limiter import AdaptiveLimiter
+from rag_eval.llm.pricing import cost_usd, estimate_message_tokens, price_for
+from rag_eval.llm.retry import backoff_delay, parse_retry_after, should_retry
+
+log = logging.getLogger(__name__)
+
+Messages = Sequence[dict[str, Any]]
+ProgressCallback = Callable[[int, int], None]
+T = TypeVar("T")
+R = TypeVar("R")
+
+# Bumped when the cached value's shape changes, so old entries are not misread.
+CACHE_FORMAT = 1
+
+
+@dataclass(slots=True)
+class Completion:
+    """One answer. ``cached`` answers cost nothing now; ``cost_usd`` is what the
+    original call cost (None when the price is unknown)."""
+
+    text: str
+    finish_reason: str | None
+    usage: dict[str, int] = field(default_factory=dict)  # prompt_tokens / completion_tokens / total_tokens
+    latency_s: float = 0.0
+    cached: bool = False
+    retries: int = 0
+    cost_usd: float | None = None
+    refusal: str | None = None
+    model: str = ""
+    json_mode: bool = False  # whether JSON mode was actually used
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class ClientStats:
+    requests: int = 0  # HTTP requests sent (each retry counts)
+    cache_hits: int = 0
+    retries: int = 0
+    rate_limited: int = 0
+    failures: int = 0  # calls that ended in an error after all retries
+
+    def to_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+class _Session:
+    """Loop-bound resources: the openai client and the limiter."""
+
+    def __init__(self, aclient: openai.AsyncOpenAI, limiter: AdaptiveLimiter, key: str | None) -> None:
+        self.aclient = aclient
+        self.limiter = limiter
+        self.key = key
+        self.loop = asyncio.get_running_loop()
+
+
+def _usage_dict(usage: Any) -> dict[str, int]:
+    if usage is None:
+        return {}
+    out = {}
+    for name in ("prompt_tokens", "completion_tokens", "total_tokens"):
+        value = getattr(usage, name, None)
+        if isinstance(value, int):
+            out[name] = value
+    if "total_tokens" not in out and out:
+        out["total_tokens"] = out.get("prompt_tokens", 0) + out.get("completion_tokens", 0)
+    return out
+
+
+class LLMClient:
+    """A client for one endpoint/model. Safe to share; each event loop gets its own session."""
+
+    def __init__(self, config: LLMConfig) -> None:
+        self.config = config
+        self.stats = ClientStats()
+        self.cache = LLMCache(config.resolved_cache_dir()) if config.use_cache else None
+        self._price = price_for(config.model, config.prices)
+        self._json_unsupported = False  # learnt when a provider rejects response_format
+        self._sessions: dict[int, _Session] = {}
+        self._lock = threading.Lock()
+
+    # -- sessions ----------------------------------------------------------------------
+    def _open_aclient(self) -> tuple[openai.AsyncOpenAI, str | None]:
+        key = self.config.api_key()
+        if not key:
+            if not self.config.base_url:
+                raise errors.ConfigError(
+                    f"no API key: set the environment variable {self.config.api_key_env} "
+                    "(or pass --base-url for a local server that needs none)"
+                )
+            key = None
+        aclient = openai.AsyncOpenAI(
+            api_key=key or NO_KEY_PLACEHOLDER,
+            base_url=self.config.base_url,
+            max_retries=0,
+            timeout=self.config.timeout_s,
+            default_headers=self.config.extra_headers or None,
+        )
+        return aclient, key
+
+    @contextlib.asynccontextmanager
+    async def session(self) -> AsyncIterator[_Session]:
+        """Open (or reuse) this loop's session; closed when the outermost user exits."""
+        loop_id = id(asyncio.get_running_loop())
+        existing = self._sessions.get(loop_id)
+        if existing is not None and existing.loop is asyncio.get_running_loop():
+            yield existing
+            return
+        aclient, key = self._open_aclient()
+        limiter = AdaptiveLimiter(self.config.rpm, self.config.tpm, self.config.concurrency)
+        sess = _Session(aclient, limiter, key)
+        self._sessions[loop_id] = sess
+        try:
+            yield sess
+        finally:
+            self._sessions.pop(loop_id, None)
+            await aclient.close()
+
+    # -- one call ----------------------------------------------------------------------
+    def _cache_payload(self, messages: Messages, params: dict[str, Any], namespace: str) -> dict[str, Any]:
+        return {
+            "format": CACHE_FORMAT,
+            "endpoint": self.config.endpoint(),
+            "model": self.config.model,
+            "messages": list(messages),
+            "params": params,
+            "namespace": namespace,
+        }
+
+    def cache_key_for(
+        self,
+        messages: Messages,
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        json_mode: bool = False,
+        cache_namespace: str = "",
+    ) -> str:
+        """The cache key :meth:`complete` would use (lets callers check what is cached)."""
+        params = self._params(temperature, max_tokens, json_mode)
+        return cache_key(self._cache_payload(messages, params, cache_namespace))
+
+    def _params(self, temperature: float | None, max_tokens: int | None, json_mode: bool) -> dict[str, Any]:
+        return {
+            "temperature": self.config.temperature if temperature is None else temperature,
+            "max_tokens": self.config.max_tokens if max_tokens is None else max_tokens,
+            "json_mode": bool(json_mode),
+        }
+
+    def _error_text(self, err: BaseException, sess: _Session | None) -> str:
+        key = sess.key if sess else self.config.api_key()
+        return redact(str(err) or type(err).__name__, key)
+
+    async def complete(
+        self,
+        messages: Messages,
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        json_mode: bool = False,
+        cache_namespace: str = "",
+        use_cache: bool = True,
+    ) -> Completion:
+        """One chat completion. Raises an :class:`~rag_eval.llm.errors.LLMError`
+        subclass when the provider cannot answer after the retries."""
+        params = self._params(temperature, max_tokens, json_mode)
+        key = cache_key(self._cache_payload(messages, params, cache_namespace))
+        use_cache = use_cache and self.cache is not None
+        if use_cache:
+            hit = self.cache.get(key)  # type: ignore[union-attr]
+            if hit is not None and hit.get("format") == CACHE_FORMAT:
+                self.stats.cache_hits += 1
+                completion = Completion(**hit["completion"])
+                completion.cached = True
+                completion.retries = 0
+                return completion
+        async with self.session() as sess:
+            completion = await self._send_with_retries(sess, messages, params)
+        if use_cache:
+            self.cache.put(key, {"format": CACHE_FORMAT, "completion": completion.to_dict()})  # type: ignore[union-attr]
+        return completion
+
+    async def _send_with_retries(self, sess: _Session, messages: Messages, params: dict[str, Any]) -> Completion:
+        cfg = self.config
+        json_mode = params["json_mode"] and not self._json_unsupported
+        tokens = estimate_message_tokens(messages) + params["max_tokens"]
+        retries = 0
+        last: errors.LLMError | None = None
+        attempt = 0
+        while attempt <= cfg.max_retries:
+            await sess.limiter.acquire(tokens)
+            start = time.perf_counter()
+            status: int | None = None
+            headers: Any = None
+            try:
+                self.stats.requests += 1
+                kwargs: dict[str, Any] = {
+                    "model": cfg.model,
+                    "messages": list(messages),
+                    "temperature": params["temperature"],
+                    "max_tokens": params["max_tokens"],
+                    "timeout": cfg.timeout_s,
+                }
+                if json_mode:
+                    kwargs["response_format"] = {"type": "json_object"}
+                response = await sess.aclient.chat.completions.create(**kwargs)
+            except openai.APIStatusError as err:
+                status, headers = err.status_code, err.response.headers
+                last = errors.status_error(self._error_text(err, sess), status, retries)
+            except openai.APITimeoutError as err:
+                last = errors.TimeoutError(
+                    f"no answer within {cfg.timeout_s:g} s ({self._error_text(err, sess)})", retries=retries
+                )
+            except openai.APIConnectionError as err:
+                cause = err.__cause__ or err
+                last = errors.ConnectionError(
+                    f"connection failed: {self._error_text(cause, sess)}", retries=retries
+                )
+            except openai.OpenAIError as err:  # e.g. a body that is not JSON
+                last = errors.APIError(f"bad response: {self._error_text(err, sess)}", retries=retries)
+            else:
+                sess.limiter.release()
+                sess.limiter.on_success()
+                return self._completion(response, time.perf_counter() - start, retries, json_mode)
+            sess.limiter.release()
+            if json_mode and status in (400, 422) and not self._json_unsupported:
+                # The provider does not take response_format: fall back to plain text
+                # (the judge's parser tolerates prose) without spending a retry.
+                log.info("endpoint rejected JSON mode (HTTP %s); retrying without it", status)
+                self._json_unsupported = True
+                json_mode = False
+                continue
+            if attempt >= cfg.max_retries or not should_retry(status, headers):
+                break
+            retry_after = parse_retry_after(headers) if headers is not None else None
+            delay = backoff_delay(attempt, retry_after)
+            if status == 429:
+                self.stats.rate_limited += 1
+                sess.limiter.on_rate_limited(delay)
+            log.warning("LLM request failed (%s); retry %d in %.2f s", last.message, attempt + 1, delay)
+            retries += 1
+            self.stats.retries += 1
+            attempt += 1
+            await asyncio.sleep(delay)
+        assert last is not None
+        last.retries = retries
+        self.stats.failures += 1
+        raise last
+
+    def _completion(self, response: Any, latency: float, retries: int, json_mode: bool) -> Completion:
+        choice = response.choices[0] if getattr(response, "choices", None) else None
+        message = getattr(choice, "message", None)
+        usage = _usage_dict(getattr(response, "usage", None))
+        return Completion(
+            text=(getattr(message, "content", None) or "") if message else "",
+            finish_reason=getattr(choice, "finish_reason", None),
+            usage=usage,
+            latency_s=latency,
+            cached=False,
+            retries=retries,
+            cost_usd=cost_usd(usage, self._price),
+            refusal=getattr(message, "refusal", None) if message else None,
+            model=str(getattr(response, "model", "") or self.config.model),
+            json_mode=json_mode,
+        )
+
+    # -- many calls ----------------------------------------------------------------------
+    async def amap(
+        self,
+        fn: Callable[[T], Awaitable[R]],
+        items: Sequence[T],
+        progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+        on_cancel: Callable[[T], R] | None = None,
+    ) -> list[R | BaseException]:
+        """Run ``fn`` over ``items`` concurrently inside one session (at most
+        ``concurrency`` items in progress), keeping order. An exception raised by
+        ``fn`` becomes that item's result. Items not started when ``cancel`` is set
+        get ``on_cancel(item)`` (default: a CancelledRequest)."""
+        results: list[Any] = [None] * len(items)
+        done = 0
+        gate = asyncio.Semaphore(self.config.concurrency)
+
+        async def run(i: int, item: T) -> None:
+            nonlocal done
+            async with gate:
+                if cancel is not None and cancel.is_set():
+                    results[i] = on_cancel(item) if on_cancel else errors.CancelledRequest("cancelled")
+                else:
+                    try:
+                        results[i] = await fn(item)
+                    except errors.LLMError as err:
+                        results[i] = err
+                    except Exception as err:  # noqa: BLE001 - one bad item must not stop the batch
+                        log.exception("unexpected error on item %d", i)
+                        results[i] = err
+            done += 1
+            if progress is not None:
+                progress(done, len(items))
+
+        async with self.session():
+            await asyncio.gather(*(run(i, item) for i, item in enumerate(items)))
+        return results
+
+    def map(
+        self,
+        fn: Callable[[T], Awaitable[R]],
+        items: Sequence[T],
+        progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+        on_cancel: Callable[[T], R] | None = None,
+    ) -> list[R | BaseException]:
+        """Synchronous :meth:`amap` (runs its own event loop)."""
+        return run_sync(self.amap(fn, items, progress, cancel, on_cancel))
+
+    def complete_many(
+        self,
+        batch: Sequence[Messages],
+        *,
+        progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+        **kwargs: Any,
+    ) -> list[Completion | errors.LLMError]:
+        """Complete every chat of ``batch`` (order kept); a failed item is its LLMError."""
+
+        async def one(messages: Messages) -> Completion:
+            return await self.complete(messages, **kwargs)
+
+        out = self.map(one, batch, progress, cancel)
+        return [r if isinstance(r, (Completion, errors.LLMError)) else errors.LLMError(str(r)) for r in out]
+
+    def complete_sync(self, messages: Messages, **kwargs: Any) -> Completion:
+        """One blocking call (raises an LLMError on failure)."""
+        return run_sync(self.complete(messages, **kwargs))
+
+
+def run_sync(coro: Awaitable[R]) -> R:
+    """Run ``coro`` to completion from synchronous code, even when the calling thread
+    already runs an event loop (Jupyter, some Streamlit setups): then in a worker thread."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)  # type: ignore[arg-type]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()  # type: ignore[arg-type]
