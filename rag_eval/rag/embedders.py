@@ -33,12 +33,24 @@ class SentenceTransformerEmbedder:
         self.label = f"sentence-transformers:{model}"
         self._embedder = Embedder(model)
 
+    def _load_error(self, err: Exception) -> ValueError:
+        return ValueError(
+            f"cannot load embedding model '{self._embedder.model_name}' ({type(err).__name__}: {err}); "
+            "offline, only the packaged all-MiniLM-L6-v2 is available"
+        )
+
     @property
     def dimension(self) -> int:
-        return self._embedder.dimension
+        try:
+            return self._embedder.dimension
+        except (OSError, ValueError) as err:  # hub unreachable, unknown name
+            raise self._load_error(err) from None
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        return self._embedder.encode(list(texts))
+        try:
+            return self._embedder.encode(list(texts))
+        except (OSError, ValueError) as err:
+            raise self._load_error(err) from None
 
 
 class OpenAIEmbedder:

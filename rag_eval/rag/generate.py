@@ -166,52 +166,94 @@ def _extractive_embedder():
     return _EMBEDDER
 
 
-def _llm_client(config: GeneratorConfig):
-    """An LLM client for the generator's endpoint (the same client the LLM judge uses)."""
-    from rag_eval.llm.client import LLMClient
+def _llm_config(config: GeneratorConfig):
     from rag_eval.llm.config import LLMConfig
 
-    overrides = {k: v for k, v in {"model": config.model, "base_url": config.base_url}.items() if v}
-    return LLMClient(LLMConfig.from_settings(**overrides))
+    return LLMConfig.from_settings(model=config.model, base_url=config.base_url, api_key_env=config.api_key_env,
+                                   temperature=config.temperature, max_tokens=config.max_tokens)
 
 
-def generate_openai(
-    question: str, chunks: Sequence[RetrievedChunk], config: GeneratorConfig, client=None
-) -> Generation:
-    template = get_template(config.prompt_template)
-    base = dict(kind="openai", model=config.model or "", prompt_template=template.name,
-                temperature=config.temperature, max_tokens=config.max_tokens)
-    started = time.perf_counter()
+def make_llm_client(config: GeneratorConfig):
+    """An LLM client for the generator's endpoint (the same client the LLM judge uses)."""
+    from rag_eval.llm.client import LLMClient
+
+    return LLMClient(_llm_config(config))
+
+
+def endpoint_configured(config: GeneratorConfig) -> bool:
+    """Whether an OpenAI-compatible endpoint is configured (a base URL or a key)."""
     try:
-        client = client or _llm_client(config)
-        completion = client.complete_sync(
-            build_messages(question, chunks, template), temperature=config.temperature, max_tokens=config.max_tokens
-        )
-    except Exception as err:  # provider errors of every kind become the generation's status
-        key = setting(config.api_key_env)
-        return Generation(text="", status="error", error=redact(f"{type(err).__name__}: {err}", key),
-                          latency_s=time.perf_counter() - started, **base)
+        llm = _llm_config(config)
+    except ValueError:
+        return False
+    return bool(llm.base_url or llm.has_key())
+
+
+def _from_completion(completion, template: PromptTemplate, base: dict[str, Any], model: str) -> Generation:
     text, citations = (completion.text or "").strip(), []
     if template.keyed_context:
         text, citations = strip_citations(text)
-    usage = completion.usage or {}
-    tokens = usage if isinstance(usage, dict) else {k: int(getattr(usage, k, 0) or 0)
-                                                     for k in ("prompt_tokens", "completion_tokens", "total_tokens")}
     generation = Generation(
-        text=text, finish_reason=completion.finish_reason, tokens=dict(tokens), cost_usd=completion.cost_usd,
-        latency_s=completion.latency_s, citations=citations, **base,
+        text=text, finish_reason=completion.finish_reason, tokens=dict(completion.usage or {}),
+        cost_usd=completion.cost_usd, latency_s=completion.latency_s, citations=citations, **base,
     )
-    if getattr(client, "config", None) is not None and getattr(client.config, "model", None):
-        generation.model = client.config.model
+    generation.model = completion.model or model
     if not text:
-        generation.status, generation.error = "error", f"empty answer (finish_reason={completion.finish_reason})"
+        reason = f"refused: {completion.refusal}" if completion.refusal else f"finish_reason={completion.finish_reason}"
+        generation.status, generation.error = "error", f"empty answer ({reason})"
     return generation
+
+
+def _failed(err: BaseException, config: GeneratorConfig, base: dict[str, Any], latency: float | None = None) -> Generation:
+    return Generation(text="", status="error", error=redact(f"{type(err).__name__}: {err}", setting(config.api_key_env)),
+                      latency_s=latency, **base)
+
+
+def _base(config: GeneratorConfig, template: PromptTemplate, model: str) -> dict[str, Any]:
+    return dict(kind="openai", model=model, prompt_template=template.name,
+                temperature=config.temperature, max_tokens=config.max_tokens)
+
+
+def generate_openai_many(
+    questions: Sequence[str], chunk_lists: Sequence[Sequence[RetrievedChunk]], config: GeneratorConfig, client=None
+) -> list[Generation]:
+    """Answers from the chat endpoint, requests sent concurrently (the client's limiter
+    and retries apply); one :class:`Generation` per question, failures included."""
+    template = get_template(config.prompt_template)
+    try:
+        client = client or make_llm_client(config)
+    except Exception as err:  # bad settings: every item fails with the reason
+        return [_failed(err, config, _base(config, template, config.model or "")) for _ in questions]
+    model = getattr(getattr(client, "config", None), "model", None) or config.model or ""
+    base = _base(config, template, model)
+    batch = [build_messages(q, chunks, template) for q, chunks in zip(questions, chunk_lists)]
+    results = client.complete_many(batch, temperature=config.temperature, max_tokens=config.max_tokens)
+    return [
+        _failed(r, config, base) if isinstance(r, BaseException) else _from_completion(r, template, base, model)
+        for r in results
+    ]
+
+
+def generate_openai(question: str, chunks: Sequence[RetrievedChunk], config: GeneratorConfig, client=None) -> Generation:
+    return generate_openai_many([question], [chunks], config, client)[0]
+
+
+def _use_openai(config: GeneratorConfig, client) -> bool:
+    return config.kind == "openai" and (client is not None or endpoint_configured(config))
 
 
 def generate(question: str, chunks: Sequence[RetrievedChunk], config: GeneratorConfig, client=None) -> Generation:
     """An answer by ``config.kind``. An ``openai`` generator with no endpoint configured
-    falls back to extractive rather than failing, and says so in the result's kind."""
-    if config.kind == "openai":
-        if client is not None or config.base_url or setting("OPENAI_BASE_URL") or setting(config.api_key_env):
-            return generate_openai(question, chunks, config, client)
+    (no base URL, no key) answers extractively instead, and its result says ``extractive``."""
+    if _use_openai(config, client):
+        return generate_openai(question, chunks, config, client)
     return generate_extractive(question, chunks, config)
+
+
+def generate_many(
+    questions: Sequence[str], chunk_lists: Sequence[Sequence[RetrievedChunk]], config: GeneratorConfig, client=None
+) -> list[Generation]:
+    """:func:`generate` for a batch (concurrent requests for the chat endpoint)."""
+    if _use_openai(config, client):
+        return generate_openai_many(questions, chunk_lists, config, client)
+    return [generate_extractive(q, chunks, config) for q, chunks in zip(questions, chunk_lists)]

@@ -173,7 +173,9 @@ def ingest_paths(
     loaded = _load_all(files, report)
     client = client or open_qdrant()
     embedder = make_embedder(config.embedder)
-    report.created_collection = ensure_collection(client, collection, config.embedder, embedder.dimension, config.chunking)
+    report.created_collection = ensure_collection(
+        client, collection, config.embedder, lambda: embedder.dimension, config.chunking
+    )
     existing = {} if report.created_collection else existing_documents(client, collection)
 
     todo: list[_Pending] = []

@@ -21,7 +21,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from qdrant_client import QdrantClient, models
 
@@ -64,7 +64,7 @@ def open_qdrant(url: str | None = None, api_key: str | None = None, path: str | 
             if key in _clients:
                 return _clients[key]
             try:
-                client = QdrantClient(url=url, api_key=api_key, timeout=_REMOTE_TIMEOUT_S)
+                client = QdrantClient(url=url, api_key=api_key, timeout=_REMOTE_TIMEOUT_S, check_compatibility=False)
                 client.get_collections()
             except Exception as err:  # httpx/grpc/qdrant errors all mean "not reachable"
                 message = redact(f"{type(err).__name__}: {err}", api_key)
@@ -163,30 +163,40 @@ def check_embedder(meta: dict[str, Any], name: str, embedder: EmbedderConfig) ->
         )
 
 
+def check_compatible(meta: dict[str, Any], name: str, embedder: EmbedderConfig, chunking: ChunkingConfig) -> None:
+    """Raise :class:`CollectionMismatch` unless the collection was built with this
+    embedder and chunking (chunks of two chunkings in one collection would compete)."""
+    check_embedder(meta, name, embedder)
+    recorded = meta.get("chunking")
+    wanted = chunking.model_dump(mode="json")
+    if recorded and recorded != wanted:
+        raise CollectionMismatch(
+            f"collection '{name}' was built with chunking {recorded} but the configuration uses {wanted}; "
+            "use the same chunking or another collection"
+        )
+
+
 def ensure_collection(
-    client: QdrantClient, name: str, embedder: EmbedderConfig, dimension: int, chunking: ChunkingConfig
+    client: QdrantClient, name: str, embedder: EmbedderConfig, dimension: int | Callable[[], int],
+    chunking: ChunkingConfig,
 ) -> bool:
     """Create the collection if missing (returns True), else check it was built with the
-    same embedder and chunking (raises :class:`CollectionMismatch` otherwise)."""
+    same embedder and chunking (raises :class:`CollectionMismatch` otherwise). ``dimension``
+    may be a callable so the embedding model is only loaded when a collection is created."""
     meta = collection_metadata(client, name)
-    if meta is None:
-        client.create_collection(
-            name,
-            vectors_config={DENSE: models.VectorParams(size=dimension, distance=models.Distance.COSINE)},
-            sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
-            metadata=_metadata(embedder, dimension, chunking),
-        )
-        if not is_local(client):
-            client.create_payload_index(name, "doc_id", models.PayloadSchemaType.KEYWORD)
-        return True
-    check_embedder(meta, name, embedder)
-    recorded_chunking = meta.get("chunking")
-    if recorded_chunking and recorded_chunking != chunking.model_dump(mode="json"):
-        raise CollectionMismatch(
-            f"collection '{name}' was built with chunking {recorded_chunking} but the configuration uses "
-            f"{chunking.model_dump(mode='json')}; use the same chunking or another collection"
-        )
-    return False
+    if meta is not None:
+        check_compatible(meta, name, embedder, chunking)
+        return False
+    size = dimension() if callable(dimension) else dimension
+    client.create_collection(
+        name,
+        vectors_config={DENSE: models.VectorParams(size=size, distance=models.Distance.COSINE)},
+        sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
+        metadata=_metadata(embedder, size, chunking),
+    )
+    if not is_local(client):
+        client.create_payload_index(name, "doc_id", models.PayloadSchemaType.KEYWORD)
+    return True
 
 
 def require_collection(client: QdrantClient, name: str, embedder: EmbedderConfig) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from qdrant_client import QdrantClient
 from rag_eval.io.rows import RowError
 from rag_eval.judges.base import Judge
 from rag_eval.rag.config import RagConfig
-from rag_eval.rag.generate import Generation, generate
+from rag_eval.rag.generate import Generation, generate_many
 from rag_eval.rag.pipeline import build_item, judge_items, make_judge_from_config, score_result
 from rag_eval.rag.retrieve import RetrievedChunk, retrieve
 from rag_eval.rag.store import open_qdrant, require_collection
@@ -171,8 +171,8 @@ class _Prepared:
     item: EvalItem | None = None
 
 
-def _prepare(q: Question, config: RagConfig, collection: str, client: QdrantClient, llm_client) -> _Prepared:
-    """Retrieve and generate for one question; failures become the record's status."""
+def _retrieve(q: Question, config: RagConfig, collection: str, client: QdrantClient) -> _Prepared:
+    """Retrieve for one question; a bad row or a failure becomes the record's status."""
     record = _base_record(q)
     p = _Prepared(q, record, time.perf_counter())
     if q.error:
@@ -187,16 +187,28 @@ def _prepare(q: Question, config: RagConfig, collection: str, client: QdrantClie
         return p
     record["chunks"] = [c.to_dict() for c in p.chunks]
     record["retrieved_doc_ids"] = list(dict.fromkeys(c.doc_id for c in p.chunks))
-    t = time.perf_counter()
-    p.generation = generate(q.question, p.chunks, config.generator, client=llm_client)
-    record["timings"]["generate_s"] = time.perf_counter() - t
-    record["answer"] = p.generation.text
-    record["generator"] = {k: v for k, v in p.generation.to_dict().items() if k != "text"}
-    if p.generation.status != "ok":
-        record.update(status="generation_error", error=p.generation.error)
-        return p
-    p.item = build_item(q.item_id, q.question, p.chunks, p.generation.text, {"generator": p.generation.kind})
     return p
+
+
+def _generate(batch: list[_Prepared], config: RagConfig, llm_client) -> None:
+    """Answers for the retrieved questions of a batch (concurrently for an LLM)."""
+    ready = [p for p in batch if p.record["status"] is None]
+    if not ready:
+        return
+    t = time.perf_counter()
+    generations = generate_many([p.question.question for p in ready], [p.chunks for p in ready],
+                                config.generator, client=llm_client)
+    share = (time.perf_counter() - t) / len(ready)
+    for p, generation in zip(ready, generations):
+        p.generation = generation
+        p.record["timings"]["generate_s"] = generation.latency_s if generation.latency_s is not None else share
+        p.record["answer"] = generation.text
+        p.record["generator"] = {k: v for k, v in generation.to_dict().items() if k != "text"}
+        if generation.status != "ok":
+            p.record.update(status="generation_error", error=generation.error)
+            continue
+        p.item = build_item(p.question.item_id, p.question.question, p.chunks, generation.text,
+                            {"generator": generation.kind})
 
 
 def _finish(p: _Prepared, result: JudgeResult | None, config: RagConfig, embed) -> dict[str, Any]:
@@ -273,7 +285,8 @@ def run_dataset(
         for start in range(0, len(todo), batch_size):
             if cancel is not None and cancel.is_set():
                 break
-            prepared = [_prepare(q, config, collection, client, llm_client) for q in todo[start:start + batch_size]]
+            prepared = [_retrieve(q, config, collection, client) for q in todo[start:start + batch_size]]
+            _generate(prepared, config, llm_client)
             to_judge = [p for p in prepared if p.item is not None]
             results = judge_items(judge, [p.item for p in to_judge], cancel=cancel) if to_judge else []
             by_id = {id(p): r for p, r in zip(to_judge, results)}

@@ -1,0 +1,36 @@
+"""The built-in demo: 40 documents and 20 questions from RAGBench's emanual validation
+split (CC-BY-4.0, see ``ATTRIBUTION.md``), built by ``scripts/build_demo.py``.
+
+It is small enough to ingest in seconds on a laptop, so the end-to-end test, the
+dashboard's first visit and the documentation all run the real pipeline offline.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+DEMO_DIR = Path(__file__).resolve().parent
+CORPUS_PATH = DEMO_DIR / "corpus.jsonl"
+QUESTIONS_PATH = DEMO_DIR / "questions.jsonl"
+DEMO_COLLECTION = "demo"
+
+
+def load_demo() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(corpus documents, questions)`` as plain dicts (BEIR ``_id``/``text`` rows and
+    dataset rows with ``id``, ``question``, ``reference_answer``, ``gold_doc_ids``)."""
+    def read(path: Path) -> list[dict[str, Any]]:
+        with path.open(encoding="utf-8") as fh:
+            return [json.loads(line) for line in fh if line.strip()]
+
+    return read(CORPUS_PATH), read(QUESTIONS_PATH)
+
+
+def ensure_demo_collection(config=None, collection: str = DEMO_COLLECTION, client=None):
+    """Ingest the demo corpus into ``collection`` unless it already holds it; returns the
+    :class:`~rag_eval.rag.ingest.IngestReport` (all documents ``unchanged`` on later calls)."""
+    from rag_eval.rag.config import default_config
+    from rag_eval.rag.ingest import ingest_paths
+
+    return ingest_paths([CORPUS_PATH], collection, config or default_config(), client=client)

@@ -1,0 +1,54 @@
+"""Retrieval modes on an embedded Qdrant: dense, BM25 (IDF modifier) and hybrid (RRF)."""
+
+import pytest
+
+from rag_eval.rag.config import default_config
+from rag_eval.rag.ingest import ingest_paths
+from rag_eval.rag.retrieve import retrieve
+from rag_eval.rag.store import CollectionMismatch, CollectionNotFound
+
+
+@pytest.fixture
+def docs(corpus_dir):
+    ingest_paths([corpus_dir], "docs", default_config())
+    return "docs"
+
+
+def config(mode, k=2, **extra):
+    return default_config().with_changes(**{"retrieval.mode": mode, "retrieval.k": k, **extra})
+
+
+@pytest.mark.parametrize("mode", ["dense", "bm25", "hybrid"])
+def test_each_mode_finds_the_right_document(docs, mode):
+    chunks = retrieve("Which vector database is written in Rust?", docs, config(mode))
+    assert chunks and chunks[0].source.endswith("qdrant.txt")
+    assert len(chunks) <= 2
+    assert [c.score for c in chunks] == sorted((c.score for c in chunks), reverse=True)
+    top = chunks[0]
+    assert top.text.startswith("Qdrant is a vector database") and top.chunk_index == 0 and top.start == 0
+
+
+def test_bm25_prefers_rare_exact_terms(docs):
+    chunks = retrieve("inverse document frequency", docs, config("bm25", k=4))
+    assert chunks[0].source.endswith("bm25.txt")
+    assert all("frequency" in c.text or "document" in c.text for c in chunks)  # only term matches
+
+
+def test_bm25_with_only_stop_words_returns_nothing(docs):
+    assert retrieve("the and of", docs, config("bm25")) == []
+
+
+def test_score_threshold_drops_weak_chunks(docs):
+    loose = retrieve("Which vector database is written in Rust?", docs, config("dense", k=4))
+    strict = retrieve("Which vector database is written in Rust?", docs,
+                      config("dense", k=4, **{"retrieval.score_threshold": loose[0].score - 1e-6}))
+    assert len(loose) == 4 and [c.id for c in strict] == [loose[0].id]
+
+
+def test_errors(docs):
+    with pytest.raises(ValueError, match="question is empty"):
+        retrieve("  ", docs, config("dense"))
+    with pytest.raises(CollectionNotFound, match="no collection named 'nope'.*existing: docs"):
+        retrieve("x", "nope", config("dense"))
+    with pytest.raises(CollectionMismatch):
+        retrieve("x", docs, config("dense", **{"embedder.model": "other-model"}))
