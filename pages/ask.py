@@ -1,5 +1,107 @@
-"""Placeholder: ask page (being written)."""
+"""Ask: one question through the RAG system (retrieve -> generate -> judge -> score),
+with the retrieved chunks, the answer, the four TRACe metrics and the support map."""
 
+from __future__ import annotations
+
+import pandas as pd
 import streamlit as st
 
-st.title("ask")
+from rag_eval.rag.pipeline import AskResult, ask
+from rag_eval.ui import components, data, settings, state
+from rag_eval.ui.views import view_from_result
+
+PAGE = "ask"
+K_COLLECTION = f"{PAGE}.collection"
+K_MODE = f"{PAGE}.retrieval_mode"
+K_K = f"{PAGE}.k"
+K_EXAMPLE = f"{PAGE}.example"
+K_QUESTION = f"{PAGE}.question"
+K_RESULT = f"{PAGE}.result"
+MODES = ("dense", "bm25", "hybrid")
+
+
+def init_page_state() -> None:
+    state.init_defaults({K_MODE: "dense", K_K: 5, K_QUESTION: "", K_RESULT: None})
+
+
+def ensure_demo(names: list[str]) -> list[str]:
+    """The first visit builds the demo collection (40 RAGBench emanual documents,
+    CC-BY-4.0) so a question can be asked straight away, offline."""
+    if data.DEMO_COLLECTION in names:
+        return names
+    with st.spinner("Building the demo collection (all-MiniLM-L6-v2, offline)…"):
+        data.ensure_demo()
+    data.refresh()
+    return data.collection_names()
+
+
+def render_inputs(names: list[str]):
+    """The collection, configuration and question; returns (collection, config, question)."""
+    default = names.index(data.DEMO_COLLECTION) if data.DEMO_COLLECTION in names else 0
+    cols = st.columns([2, 1, 1])
+    collection = cols[0].selectbox("Collection", names, index=default, key=K_COLLECTION)
+    mode = cols[1].selectbox("Retrieval", MODES, key=K_MODE)
+    k = cols[2].number_input("Top k", min_value=1, max_value=50, step=1, key=K_K)
+    config = settings.current_config().with_changes(**{"retrieval.mode": mode, "retrieval.k": int(k)})
+    st.caption(
+        f"Configuration `{config.config_hash}`: {config.retrieval.mode} top-{config.retrieval.k} · "
+        f"generator {config.generator.kind} · judge {config.judge.kind} · scoring {config.scoring_mode.value}"
+    )
+    examples = data.demo_questions() if collection == data.DEMO_COLLECTION else []
+    if examples:
+        picked = st.selectbox("Example questions", ["(type your own)", *examples], key=K_EXAMPLE)
+        if picked != "(type your own)" and st.session_state.get(f"{PAGE}.last_example") != picked:
+            st.session_state[K_QUESTION] = picked
+            st.session_state[f"{PAGE}.last_example"] = picked
+    question = st.text_input("Question", key=K_QUESTION)
+    return collection, config, question
+
+
+def run_ask(collection: str, config, question: str) -> None:
+    if not question.strip():
+        st.warning("Type a question first.")
+        return
+    with st.spinner("Retrieving, generating and judging…"):
+        result = ask(question, collection, config, judge=data.judge_for(config.judge))
+    st.session_state[K_RESULT] = result
+
+
+def render_result(result: AskResult) -> None:
+    st.subheader("Retrieved chunks")
+    chunks = pd.DataFrame(
+        [
+            {"rank": i + 1, "score": round(c.score, 4), "doc_id": c.doc_id, "source": c.source, "text": c.text}
+            for i, c in enumerate(result.chunks)
+        ]
+    )
+    components.draw_table(chunks, key=f"{PAGE}.chunks")
+    st.subheader("Answer")
+    if result.generation.status != "ok":
+        st.error(f"Generation failed ({result.generation.status}): {result.generation.error}")
+        return
+    st.text(result.answer or "(empty answer)")
+    st.subheader("TRACe")
+    status = result.judge_result.status.value if result.judge_result else "not judged"
+    judge = result.judge_result.judge if result.judge_result else ""
+    components.draw_scores(result.scores, judge, status)
+    st.caption(" · ".join(f"{k} {v:.2f}s" for k, v in result.timings.items()))
+    st.subheader("Sentence support map")
+    view = view_from_result(f"Ask · {result.question}", result.item, result.judge_result, result.scores)
+    components.draw_support_map(view, key=f"{PAGE}.selected")
+    if st.button("Open in the support map page", key=f"{PAGE}.open_map"):
+        state.open_support_map(view)
+
+
+def main() -> None:
+    init_page_state()
+    st.title("Ask")
+    names = ensure_demo(data.collection_names())
+    collection, config, question = render_inputs(names)
+    if st.button("Ask", key=f"{PAGE}.ask", type="primary"):
+        run_ask(collection, config, question)
+    result = st.session_state.get(K_RESULT)
+    if result is not None:
+        render_result(result)
+
+
+state.guarded(main)

@@ -1,5 +1,174 @@
-"""Placeholder: batch page (being written)."""
+"""Batch evaluation: pick or upload a dataset, validate it row by row, estimate the
+cost, run it (progress, ETA, cancel), then filter, drill into and download results."""
 
+from __future__ import annotations
+
+import pandas as pd
 import streamlit as st
 
-st.title("batch")
+from rag_eval.config import data_dir
+from rag_eval.datasets.io import iter_raw
+from rag_eval.runs.export import export_rows
+from rag_eval.runs.runner import parse_row, run_dataset
+from rag_eval.ui import components, cost, data, frames, jobs, settings, state
+from rag_eval.ui.judge_run import has_response, judge_dataset, prepare_row
+from rag_eval.ui.views import view_from_record
+
+PAGE = "batch"
+K_SOURCE, K_UPLOAD, K_MODE = f"{PAGE}.source", f"{PAGE}.upload", f"{PAGE}.mode"
+K_LIMIT, K_COLLECTION, K_NAME = f"{PAGE}.limit", f"{PAGE}.collection", f"{PAGE}.name"
+K_JOB, K_RUN = f"{PAGE}.job", f"{PAGE}.run_id"
+SRC_DEMO = "Demo questions (RAG system on the demo collection)"
+SRC_SAMPLE = "RAGBench labelled sample (judge the given responses)"
+SRC_UPLOAD = "Upload a file (JSONL, CSV, Parquet)"
+MODE_RAG = "Run the RAG system on the questions"
+MODE_JUDGE = "Judge the given responses"
+
+
+def init_page_state() -> None:
+    state.init_defaults({K_LIMIT: 5, K_JOB: None, K_RUN: None})
+
+
+def load_source(source: str) -> tuple[str, list[tuple[int, object]]]:
+    """(dataset label, [(row number, row or RowError)]) for the chosen source."""
+    if source == SRC_DEMO:
+        return "demo questions", list(enumerate(data.demo_rows(), start=1))
+    if source == SRC_SAMPLE:
+        return "ragbench labelled sample", list(enumerate(data.labelled_sample(), start=1))
+    upload = st.file_uploader("Dataset file", type=["jsonl", "json", "csv", "parquet"], key=K_UPLOAD)
+    if upload is None:
+        return "", []
+    path = data_dir() / "uploads" / upload.name.replace("/", "_")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(upload.getvalue())
+    return upload.name, list(iter_raw(path))
+
+
+def validate(rows: list, mode: str, label: str) -> tuple[int, pd.DataFrame]:
+    """Rows usable in ``mode`` and a table of the others with file, row and reason."""
+    problems = []
+    for position, (number, value) in enumerate(rows):
+        if mode == MODE_JUDGE:
+            error = prepare_row(value, position, label, number).error
+        else:
+            error = parse_row(value, position, number, label).error
+        if error:
+            problems.append({"row": number, "problem": error})
+    return len(rows) - len(problems), pd.DataFrame(problems, columns=["row", "problem"])
+
+
+def render_estimate(rows: list, config) -> None:
+    texts = [cost.item_text(v) for _, v in rows if isinstance(v, dict)]
+    estimate = cost.estimate_batch(texts, config)
+    if estimate is None:
+        st.caption(f"Cost estimate: **free** ({len(texts)} rows, local judge and extractive generator, offline).")
+    else:
+        usd = "unknown price" if estimate.cost_usd is None else f"≈ ${estimate.cost_usd:.4f} (a floor)"
+        st.caption(f"Cost estimate: {estimate.requests} calls to {estimate.model}, ~{estimate.prompt_tokens:,} "
+                   f"prompt + {estimate.completion_tokens:,} completion tokens, {usd}.")
+
+
+def start(rows: list, mode: str, label: str, config, collection: str | None, name: str) -> None:
+    store = data.run_store()
+    judge = data.judge_for(config.judge)
+    if mode == MODE_JUDGE:
+        def work(progress, cancel):
+            return judge_dataset(rows, config, store, judge, name=name, progress=progress, cancel=cancel,
+                                 dataset_path=label)
+    else:
+        def work(progress, cancel):
+            return run_dataset(rows, config, collection, store, name=name, progress=progress, cancel=cancel,
+                               judge=judge, dataset_path=label)
+    st.session_state[K_JOB] = jobs.start_job(name, work)
+    st.session_state[K_RUN] = None
+
+
+@st.fragment(run_every=1.0)
+def render_job() -> None:
+    job = st.session_state.get(K_JOB)
+    if job is None:
+        return
+    if job.running:
+        st.progress(job.fraction, text=f"{job.label}: {job.done}/{job.total} · {jobs.format_eta(job.eta_s())}")
+        if st.button("Cancel", key=f"{PAGE}.cancel"):
+            job.cancel.set()
+            st.info("Cancelling after the current items…")
+        return
+    st.session_state[K_JOB] = None
+    if job.error:
+        st.error(state.error_message(RuntimeError(job.error)))
+    else:
+        st.session_state[K_RUN] = job.result
+        data.refresh()
+    st.rerun(scope="app")
+
+
+def render_results(run_id: str) -> None:
+    run = data.run_store().get_run(run_id)
+    items = data.run_items(data.where(), run_id)
+    summary = run.get("summary") or {}
+    st.subheader(f"Results · {run['name']} ({run_id}, {run['status']})")
+    components.draw_coverage(summary.get("n_scored", 0), summary.get("n_items", len(items)), summary.get("status_counts"))
+    table = frames.items_frame(items)
+    cols = st.columns([2, 3])
+    statuses = sorted(table["status"].dropna().unique())
+    chosen = cols[0].multiselect("Status", statuses, default=statuses, key=f"{PAGE}.status_filter")
+    metric = cols[1].selectbox("Metric range on", frames.SCORE_COLUMNS, key=f"{PAGE}.range_metric")
+    low, high = cols[1].slider("Range", 0.0, 1.0, (0.0, 1.0), 0.05, key=f"{PAGE}.range")
+    shown = frames.filter_items(table, chosen, {metric: (low, high)})
+    st.caption(f"{len(shown)} of {len(table)} rows shown")
+    components.draw_table(shown, key=f"{PAGE}.results")
+    ids = shown["item_id"].tolist()
+    if ids:
+        pick = st.selectbox("Open a row's support map", ids, key=f"{PAGE}.drill")
+        if st.button("Open support map", key=f"{PAGE}.open"):
+            record = next(i for i in items if i["item_id"] == pick)
+            state.open_support_map(view_from_record(record, run["name"]))
+    export = pd.DataFrame(export_rows(run, items))
+    st.download_button("Download results (CSV)", export.to_csv(index=False).encode("utf-8"),
+                       file_name=f"{run_id}.csv", mime="text/csv", key=f"{PAGE}.download_csv")
+    st.download_button("Download results (JSONL)", export.to_json(orient="records", lines=True).encode("utf-8"),
+                       file_name=f"{run_id}.jsonl", mime="application/json", key=f"{PAGE}.download_jsonl")
+
+
+def render_setup() -> None:
+    source = st.radio("Dataset", [SRC_DEMO, SRC_SAMPLE, SRC_UPLOAD], key=K_SOURCE)
+    label, rows = load_source(source)
+    if not rows:
+        st.info("Choose a dataset or upload a file to begin.")
+        return
+    judged = sum(1 for _, v in rows if isinstance(v, dict) and has_response(v))
+    modes = [MODE_JUDGE, MODE_RAG] if judged > len(rows) / 2 else [MODE_RAG, MODE_JUDGE]
+    mode = st.radio("What to evaluate", modes, key=f"{K_MODE}.{source}", horizontal=True)
+    collection = None
+    if mode == MODE_RAG:
+        names = data.collection_names() or [data.ensure_demo()]
+        default = names.index(data.DEMO_COLLECTION) if data.DEMO_COLLECTION in names else 0
+        collection = st.selectbox("Collection", names, index=default, key=K_COLLECTION)
+    st.session_state[K_LIMIT] = max(1, min(len(rows), int(st.session_state[K_LIMIT])))
+    limit = st.number_input("Rows to evaluate", min_value=1, max_value=len(rows), step=1, key=K_LIMIT)
+    rows = rows[: int(limit)]
+    usable, problems = validate(rows, mode, label)
+    st.markdown(f"**{usable} of {len(rows)}** rows are usable; the others are kept and reported with status "
+                "`invalid_input`.")
+    if not problems.empty:
+        st.warning(f"{len(problems)} row(s) with problems")
+        components.draw_table(problems, key=f"{PAGE}.problems")
+    config = settings.current_config()
+    render_estimate(rows, config)
+    name = st.text_input("Run name", value=f"{config.name}-{label.split('.')[0].replace(' ', '-')}", key=K_NAME)
+    job = st.session_state.get(K_JOB)
+    if st.button("Run", key=f"{PAGE}.run", type="primary", disabled=job is not None and job.running):
+        start(rows, mode, label, config, collection, name)
+
+
+def main() -> None:
+    init_page_state()
+    st.title("Batch evaluation")
+    render_setup()
+    render_job()
+    if st.session_state.get(K_RUN):
+        render_results(st.session_state[K_RUN])
+
+
+state.guarded(main)

@@ -1,5 +1,91 @@
-"""Placeholder: corpus page (being written)."""
+"""Corpus: upload files into a collection, see the collections and their counts, and
+browse the chunks the retriever searches."""
 
+from __future__ import annotations
+
+import re
+
+import pandas as pd
 import streamlit as st
 
-st.title("corpus")
+from rag_eval.config import data_dir
+from rag_eval.rag.ingest import ingest_paths
+from rag_eval.rag.loaders import SUPPORTED_SUFFIXES
+from rag_eval.ui import components, data, settings, state
+
+PAGE = "corpus"
+K_FILES, K_TARGET, K_BROWSE = f"{PAGE}.files", f"{PAGE}.target", f"{PAGE}.browse"
+K_PAGE_NO, PAGE_SIZE = f"{PAGE}.page_no", 25
+
+
+def init_page_state() -> None:
+    state.init_defaults({K_TARGET: "my-docs", K_PAGE_NO: 1})
+
+
+def render_collections() -> None:
+    st.subheader("Collections")
+    rows = data.collections(data.where())
+    if not rows:
+        st.info("No collection yet: upload files below, or open Ask to build the demo collection.")
+        return
+    frame = pd.DataFrame(
+        [{"collection": c["name"], "chunks": c["points"], "embedder": c["embedder"], "dimension": c["dimension"],
+          "chunking": (c.get("chunking") or {}).get("strategy")} for c in rows]
+    )
+    components.draw_table(frame, key=f"{PAGE}.collections")
+
+
+def render_upload() -> None:
+    st.subheader("Add files")
+    kinds = ", ".join(SUPPORTED_SUFFIXES)
+    files = st.file_uploader(f"Files ({kinds}; .jsonl = BEIR corpus rows)", accept_multiple_files=True,
+                             type=[s.lstrip(".") for s in SUPPORTED_SUFFIXES], key=K_FILES)
+    target = st.text_input("Collection", key=K_TARGET, help="Created on first use with the current configuration")
+    if not st.button("Ingest", key=f"{PAGE}.ingest", type="primary", disabled=not files):
+        return
+    if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", target or ""):
+        st.error("A collection name uses letters, digits, '-', '_' or '.', up to 64 characters.")
+        return
+    folder = data_dir() / "uploads" / "corpus" / target
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for upload in files:
+        path = folder / upload.name.replace("/", "_")
+        path.write_bytes(upload.getvalue())
+        paths.append(path)
+    bar = st.progress(0.0, text="Ingesting…")
+    report = ingest_paths(paths, target, settings.current_config(),
+                          progress=lambda done, total: bar.progress(done / total if total else 1.0,
+                                                                    text=f"Ingesting {done}/{total} documents"))
+    data.refresh()
+    st.success(f"{report.documents_added} documents added, {report.documents_replaced} replaced, "
+               f"{report.documents_unchanged} unchanged; {report.chunks_added} chunks in {report.seconds:.1f}s.")
+    for problem in report.errors:
+        st.warning(problem)
+
+
+def render_browser() -> None:
+    names = data.collection_names()
+    if not names:
+        return
+    st.subheader("Browse chunks")
+    cols = st.columns([3, 1])
+    name = cols[0].selectbox("Collection", names, key=K_BROWSE)
+    page = cols[1].number_input("Page", min_value=1, step=1, key=K_PAGE_NO)
+    chunks = data.chunks(data.where(), name, PAGE_SIZE, (int(page) - 1) * PAGE_SIZE)
+    if not chunks:
+        st.info("No chunks on this page.")
+        return
+    frame = pd.DataFrame(chunks)[["doc_id", "chunk_index", "title", "source", "text"]]
+    components.draw_table(frame, key=f"{PAGE}.chunks")
+
+
+def main() -> None:
+    init_page_state()
+    st.title("Corpus")
+    render_collections()
+    render_upload()
+    render_browser()
+
+
+state.guarded(main)

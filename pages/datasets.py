@@ -1,5 +1,148 @@
-"""Placeholder: datasets page (being written)."""
+"""Datasets: import RAGBench rows, BEIR files, a CSV or a golden set; browse and edit a
+saved dataset (accepting synthetic rows as reviewed); generate a synthetic set from a
+collection with the configured LLM."""
 
+from __future__ import annotations
+
+import re
+from dataclasses import asdict
+
+import pandas as pd
 import streamlit as st
 
-st.title("datasets")
+from rag_eval.config import data_dir
+from rag_eval.datasets.importers import import_dataset
+from rag_eval.datasets.io import load_dataset, write_dataset
+from rag_eval.datasets.schema import Provenance, mark_reviewed
+from rag_eval.ui import components, data, settings, state
+
+PAGE = "datasets"
+KINDS = {"golden": "Golden set (rag-eval dataset rows)", "ragbench": "RAGBench rows", "beir": "BEIR files",
+         "csv": "CSV (question, answer, contexts columns)"}
+EDITABLE = ("question", "reference_answer", "provenance")
+
+
+def init_page_state() -> None:
+    state.init_defaults({f"{PAGE}.save_name": "my-dataset"})
+
+
+def _issues_frame(issues) -> pd.DataFrame:
+    return pd.DataFrame([i.to_dict() for i in issues], columns=["file", "row", "field", "message", "severity"])
+
+
+def _valid_name(name: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", name or ""):
+        raise ValueError("A dataset name uses letters, digits, '-', '_' or '.', up to 64 characters.")
+    return name
+
+
+def render_import() -> None:
+    st.subheader("Import")
+    kind = st.selectbox("Kind", list(KINDS), format_func=KINDS.get, key=f"{PAGE}.kind")
+    files = st.file_uploader("Files", accept_multiple_files=True, type=["jsonl", "json", "csv", "parquet", "tsv"],
+                             key=f"{PAGE}.files")
+    name = st.text_input("Save as", key=f"{PAGE}.save_name")
+    if not st.button("Import and save", key=f"{PAGE}.import", disabled=not files):
+        return
+    _valid_name(name)
+    folder = data_dir() / "uploads" / "datasets"
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for upload in files:
+        path = folder / upload.name.replace("/", "_")
+        path.write_bytes(upload.getvalue())
+        paths.append(path)
+    result = load_dataset(paths[0]) if kind == "golden" else import_dataset(kind, paths)
+    if result.issues:
+        st.warning(f"{len(result.issues)} issue(s); rows with errors were left out, the rest were kept.")
+        components.draw_table(_issues_frame(result.issues), key=f"{PAGE}.issues")
+    if not result.rows:
+        st.error("No usable row: nothing was saved.")
+        return
+    write_dataset(result.rows, data.datasets_dir() / f"{name}.jsonl")
+    st.success(f"Saved {len(result.rows)} rows as '{name}'.")
+
+
+def _flat(rows) -> pd.DataFrame:
+    return pd.DataFrame([{"id": r.id, "question": r.question, "reference_answer": r.reference_answer or "",
+                          "provenance": r.provenance.value, "query_type": r.metadata.query_type,
+                          "gold_doc_ids": ", ".join(r.gold_doc_ids)} for r in rows])
+
+
+def _apply_edits(rows, edited: pd.DataFrame):
+    by_id = {str(e["id"]): e for e in edited.to_dict("records")}
+    out = []
+    for row in rows:
+        e = by_id.get(row.id)
+        if e is None:
+            continue  # deleted in the editor
+        refs = [str(e["reference_answer"])] + row.reference_answers[1:] if e["reference_answer"] else row.reference_answers[1:]
+        out.append(row.model_copy(update={"question": str(e["question"]), "reference_answers": refs,
+                                          "provenance": Provenance(e["provenance"])}))
+    return out
+
+
+def render_browse() -> None:
+    st.subheader("Browse and edit")
+    names = data.saved_datasets()
+    if not names:
+        st.info("No saved dataset yet.")
+        return
+    name = st.selectbox("Dataset", names, key=f"{PAGE}.browse")
+    path = data.datasets_dir() / f"{name}.jsonl"
+    result = load_dataset(path)
+    if result.issues:
+        components.draw_table(_issues_frame(result.issues), key=f"{PAGE}.browse_issues")
+    edited = st.data_editor(
+        _flat(result.rows), key=f"{PAGE}.editor.{name}", hide_index=True, num_rows="dynamic",
+        disabled=["id", "query_type", "gold_doc_ids"],
+        column_config={"provenance": st.column_config.SelectboxColumn(options=[p.value for p in Provenance])},
+    )
+    synthetic = [r.id for r in result.rows if r.provenance is Provenance.SYNTHETIC]
+    accept = st.multiselect("Accept synthetic rows as reviewed", synthetic, key=f"{PAGE}.accept.{name}") if synthetic else []
+    if st.button("Save changes", key=f"{PAGE}.save"):
+        rows = mark_reviewed(_apply_edits(result.rows, edited), accept)
+        write_dataset(rows, path)
+        st.success(f"Saved {len(rows)} rows.")
+
+
+def render_synth() -> None:
+    st.subheader("Generate a synthetic set")
+    values = settings.current_settings()
+    if values["provider"] == "local":
+        st.info("Generating questions needs an LLM: choose an OpenAI-compatible provider in Settings.")
+        return
+    names = data.collection_names()
+    if not names:
+        st.info("No collection to generate from: add files in Corpus or build the demo in Ask.")
+        return
+    cols = st.columns(3)
+    collection = cols[0].selectbox("Collection", names, key=f"{PAGE}.synth_collection")
+    n = cols[1].number_input("Questions", 1, 500, 10, key=f"{PAGE}.synth_n")
+    name = cols[2].text_input("Save as", "synthetic", key=f"{PAGE}.synth_name")
+    if st.button("Generate", key=f"{PAGE}.synth_go"):
+        from rag_eval.datasets.synth import SynthOptions, synthesize_from_collection
+
+        _valid_name(name)
+        bar = st.progress(0.0, text="Generating…")
+        result = synthesize_from_collection(
+            collection, SynthOptions(n=int(n)), settings.llm_config(values),
+            progress=lambda d, t: bar.progress(d / t if t else 1.0, text=f"{d}/{t} replies"),
+        )
+        if result.rows:
+            write_dataset(result.rows, data.datasets_dir() / f"{name}.jsonl")
+        st.success(f"Kept {len(result.rows)} of {result.requested}; review them above before use.")
+        if result.dropped:
+            components.draw_table(pd.DataFrame([asdict(d) for d in result.dropped]),
+                                  key=f"{PAGE}.dropped")
+
+
+def main() -> None:
+    init_page_state()
+    st.title("Datasets")
+    render_import()
+    render_browse()
+    render_synth()
+
+
+state.guarded(main)

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
 from rag_eval.config import data_dir, setting
+from rag_eval.demo import DEMO_COLLECTION, load_demo
 from rag_eval.ui.constants import RUNS_TTL
 from rag_eval.ui.views import load_labelled_sample
 
@@ -76,15 +78,74 @@ def chunks(location: str, collection: str, limit: int, offset: int) -> list[dict
     return list(iter_chunks(collection, limit=limit, offset=offset))
 
 
+@st.cache_resource(show_spinner=False)
+def _run_store(path: str):
+    from rag_eval.runs.store import RunStore
+
+    return RunStore(path)
+
+
+def run_store():
+    """The run store (``RAG_EVAL_DB``, else ``data_dir()/runs.sqlite``), opened once per path."""
+    from rag_eval.runs.store import default_db_path
+
+    return _run_store(str(default_db_path()))
+
+
 @st.cache_data(ttl=RUNS_TTL, show_spinner=False)
 def runs(location: str) -> list[dict[str, Any]]:
-    """Every stored run, newest first (TEMPORARY: empty until the run store lands)."""
-    try:
-        from rag_eval.runs.store import RunStore  # noqa: F401
-    except ImportError:
-        return []
-    return []
+    """Every stored run, newest first (config and summary decoded)."""
+    return run_store().list_runs()
 
 
 def list_runs() -> list[dict[str, Any]]:
     return runs(where())
+
+
+@st.cache_data(ttl=RUNS_TTL, show_spinner=False)
+def run_items(location: str, run_id: str) -> list[dict[str, Any]]:
+    """A run's item records in dataset order."""
+    return run_store().items(run_id)
+
+
+@st.cache_resource(show_spinner="Loading the judge…")
+def _judge(config_json: str):
+    from rag_eval.rag.config import JudgeConfig
+    from rag_eval.rag.pipeline import make_judge_from_config
+
+    return make_judge_from_config(JudgeConfig.model_validate_json(config_json))
+
+
+def judge_for(config: Any):
+    """The judge a ``JudgeConfig`` names, built once per configuration (the local judge
+    loads a model; an LLM judge opens a client)."""
+    return _judge(config.model_dump_json())
+
+
+def ensure_demo() -> str:
+    """Build the demo collection if it is missing (idempotent); returns its name."""
+    from rag_eval.demo import ensure_demo_collection
+
+    return ensure_demo_collection().collection
+
+
+@st.cache_data(show_spinner=False)
+def demo_rows() -> list[dict[str, Any]]:
+    """The demo question set (dataset rows: id, question, reference_answer, gold_doc_ids)."""
+    return load_demo()[1]
+
+
+def demo_questions() -> list[str]:
+    return [str(r["question"]) for r in demo_rows()]
+
+
+def datasets_dir() -> Path:
+    """Where the Datasets page saves datasets (``data_dir()/datasets``)."""
+    path = data_dir() / "datasets"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def saved_datasets() -> list[str]:
+    """Names (file stems) of the saved datasets, sorted."""
+    return sorted(p.stem for p in datasets_dir().glob("*.jsonl"))

@@ -67,3 +67,19 @@ def config_from_settings(values: dict[str, Any], name: str = "dashboard") -> Rag
 
 def current_config(name: str = "dashboard") -> RagConfig:
     return config_from_settings(current_settings(), name)
+
+
+def llm_config(values: dict[str, Any] | None = None):
+    """The session's ``LLMConfig`` (environment / secrets first, then these settings):
+    model, base URL, key variable, concurrency, rate limit and cache."""
+    from rag_eval.llm.config import LLMConfig
+
+    values = values or current_settings()
+    return LLMConfig.from_settings(
+        model=values["model"] or None,
+        base_url=values["base_url"] or None,
+        api_key_env=values["api_key_env"] or None,
+        concurrency=int(values["concurrency"]),
+        rpm=float(values["rate_limit_rpm"]) if values["rate_limit_rpm"] else None,
+        use_cache=bool(values["cache"]),
+    )

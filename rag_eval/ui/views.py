@@ -71,3 +71,39 @@ def view_from_result(
         status=result.status.value,
         error=result.error or "",
     )
+
+
+def item_from_record(record: dict[str, Any]) -> EvalItem:
+    """The judged item of a stored run record. Records that kept the keyed sentences
+    (``item``) are used as stored; pipeline records are re-keyed from their chunks and
+    answer exactly as the pipeline keyed them (``rag.pipeline.build_item``)."""
+    stored = record.get("item")
+    if isinstance(stored, dict) and stored.get("documents_sentences") is not None:
+        return item_from_row({"id": record.get("item_id"), "question": record.get("question"), **stored})
+    from rag_eval.rag.pipeline import build_item
+    from rag_eval.rag.retrieve import RetrievedChunk
+
+    chunks = [RetrievedChunk.from_dict(c) for c in record.get("chunks") or []]
+    return build_item(str(record.get("item_id")), str(record.get("question") or ""), chunks, str(record.get("answer") or ""))
+
+
+def scores_from_record(record: dict[str, Any]) -> TraceScores | None:
+    trace = record.get("trace")
+    if not isinstance(trace, dict):
+        return None
+    return TraceScores(**{k: trace.get(k) for k in TraceScores.__slots__ if k in trace})
+
+
+def view_from_record(record: dict[str, Any], run_label: str = "") -> SupportView:
+    """A stored run item (run store record) as a support-map view."""
+    labels = record.get("labels")
+    title = f"{run_label} · {record.get('item_id')}" if run_label else str(record.get("item_id"))
+    return SupportView(
+        title=title,
+        item=item_from_record(record),
+        labels=Labels.from_dict(labels) if isinstance(labels, dict) else None,
+        scores=scores_from_record(record),
+        judge=str(record.get("judge") or ""),
+        status=str(record.get("status") or ""),
+        error=str(record.get("error") or ""),
+    )

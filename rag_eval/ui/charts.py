@@ -1,0 +1,102 @@
+"""Plotly figures from the tables in ``ui.frames``: pure builders, drawn by pages.
+
+Intervals are drawn from the library's own bounds (``ci_low``/``ci_high``); nothing is
+estimated here.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from rag_eval.metrics.agreement import SPREAD_BALANCED_BELOW, SPREAD_IMBALANCED_FROM
+from rag_eval.ui.constants import METRIC_LABELS
+
+PALETTE = ("#1c7ed6", "#f59f00", "#37b24d", "#e03131", "#7048e8", "#0ca678")
+
+
+def _layout(fig: go.Figure, title: str, y_title: str = "", y_range: tuple[float, float] | None = (0, 1)) -> go.Figure:
+    fig.update_layout(title=title, margin={"l": 40, "r": 20, "t": 50, "b": 40}, legend={"orientation": "h", "y": -0.2},
+                      template="plotly_white", height=380)
+    fig.update_yaxes(title=y_title, range=list(y_range) if y_range else None)
+    return fig
+
+
+def _band(fig: go.Figure, x: list, low: list, high: list, colour: str, name: str) -> None:
+    """A shaded confidence band between ``low`` and ``high``."""
+    if not any(v is not None for v in low):
+        return
+    fig.add_trace(go.Scatter(x=x + x[::-1], y=high + low[::-1], fill="toself", fillcolor=colour, opacity=0.15,
+                             line={"width": 0}, hoverinfo="skip", showlegend=False, name=f"{name} CI"))
+
+
+def trend_figure(trend: pd.DataFrame) -> go.Figure:
+    """The four metrics' means over runs (oldest first) with their 95% bootstrap bands."""
+    fig = go.Figure()
+    for i, (metric, part) in enumerate(trend.groupby("metric", sort=False)):
+        colour = PALETTE[i % len(PALETTE)]
+        x = part["label"].tolist()
+        _band(fig, x, part["ci_low"].tolist(), part["ci_high"].tolist(), colour, metric)
+        fig.add_trace(go.Scatter(x=x, y=part["mean"], mode="lines+markers", name=METRIC_LABELS.get(metric, metric),
+                                 line={"color": colour}))
+    return _layout(fig, "TRACe metrics over runs (mean, 95% CI)", "mean")
+
+
+def agreement_figure(frame: pd.DataFrame, statistics: list[str], title: str) -> go.Figure:
+    """Chosen agreement statistics per run, with their bootstrap bands."""
+    fig = go.Figure()
+    for i, stat in enumerate(statistics):
+        part = frame[frame["statistic"] == stat]
+        if part.empty:
+            continue
+        colour = PALETTE[i % len(PALETTE)]
+        x = part["run"].tolist()
+        _band(fig, x, part["ci_low"].tolist(), part["ci_high"].tolist(), colour, stat)
+        fig.add_trace(go.Scatter(x=x, y=part["value"], mode="lines+markers", name=stat, line={"color": colour},
+                                 error_y={"type": "data", "symmetric": False,
+                                          "array": (part["ci_high"] - part["value"]).tolist(),
+                                          "arrayminus": (part["value"] - part["ci_low"]).tolist()}))
+    return _layout(fig, title, "value")
+
+
+def spread_figure(spread: pd.DataFrame) -> go.Figure:
+    """Histogram of single-evaluation RMSE spreads with the named bands shaded."""
+    fig = go.Figure()
+    bands = ((0, SPREAD_BALANCED_BELOW, "#d3f9d8", "balanced"),
+             (SPREAD_BALANCED_BELOW, SPREAD_IMBALANCED_FROM, "#fff3bf", "moderately imbalanced"),
+             (SPREAD_IMBALANCED_FROM, 0.6, "#ffe3e3", "imbalanced"))
+    for low, high, colour, name in bands:
+        fig.add_vrect(x0=low, x1=high, fillcolor=colour, opacity=0.6, line_width=0, layer="below",
+                      annotation_text=name, annotation_position="top left")
+    fig.add_trace(go.Histogram(x=spread["spread_rmse"], nbinsx=24, marker_color="#1c7ed6", name="items"))
+    fig.update_xaxes(title="RMSE spread of the four metrics around their mean", range=[0, 0.6])
+    return _layout(fig, "Single-evaluation spread", "items", y_range=None)
+
+
+def metric_bars(table: pd.DataFrame, run_labels: dict[str, str]) -> go.Figure:
+    """Grouped bars: per metric, one bar per run with its 95% interval."""
+    fig = go.Figure()
+    for i, (run, part) in enumerate(table.groupby("run", sort=False)):
+        fig.add_trace(go.Bar(
+            x=[METRIC_LABELS.get(m, m) for m in part["metric"]], y=part["mean"], name=run_labels.get(run, run),
+            marker_color=PALETTE[i % len(PALETTE)],
+            error_y={"type": "data", "symmetric": False, "array": (part["ci_high"] - part["mean"]).tolist(),
+                     "arrayminus": (part["mean"] - part["ci_low"]).tolist()},
+        ))
+    fig.update_layout(barmode="group")
+    return _layout(fig, "Metrics per run (mean, 95% CI)", "mean")
+
+
+def metric_radar(table: pd.DataFrame, run_labels: dict[str, str]) -> go.Figure:
+    """Radar of the metric means per run (intervals in the hover text)."""
+    fig = go.Figure()
+    for i, (run, part) in enumerate(table.groupby("run", sort=False)):
+        labels = [METRIC_LABELS.get(m, m) for m in part["metric"]]
+        hover = [f"{lab}: {m:.3f} [{lo:.3f}, {hi:.3f}]" if pd.notna(m) and pd.notna(lo) else f"{lab}: —"
+                 for lab, m, lo, hi in zip(labels, part["mean"], part["ci_low"], part["ci_high"])]
+        fig.add_trace(go.Scatterpolar(r=part["mean"].tolist() + part["mean"].tolist()[:1], theta=labels + labels[:1],
+                                      name=run_labels.get(run, run), line={"color": PALETTE[i % len(PALETTE)]},
+                                      text=hover + hover[:1], hoverinfo="text", fill="toself", opacity=0.5))
+    fig.update_layout(polar={"radialaxis": {"range": [0, 1]}}, template="plotly_white", height=420,
+                      title="Metrics per run (radar)", margin={"l": 40, "r": 40, "t": 50, "b": 40})
+    return fig

@@ -1,0 +1,36 @@
+"""A dry-run cost estimate for a batch before it starts, from the LLM pricing table.
+
+The local judge and the extractive generator cost nothing; for an LLM judge the
+estimate counts the text the judge will read (question, keyed documents, response)
+with ``rag_eval.llm.pricing`` and an expected answer size per response sentence.
+It is a floor: prompts add instructions and re-asks are not included.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from rag_eval.llm.pricing import Estimate, dry_run_estimate
+from rag_eval.rag.config import RagConfig
+
+COMPLETION_TOKENS_PER_ITEM = 350  # a labelled JSON answer for a few response sentences
+CONTEXT_CHARS_PER_QUESTION = 5 * 1000  # a RAG item: top-k chunks of ~1000 characters
+
+
+def estimate_batch(texts: Sequence[str], config: RagConfig, prices: dict[str, Any] | None = None) -> Estimate | None:
+    """``None`` when nothing is paid for (local judge and extractive generator)."""
+    if config.judge.kind == "local" and config.generator.kind == "extractive":
+        return None
+    model = config.judge.model or config.generator.model or "gpt-4o-mini"
+    chats = [[{"role": "user", "content": text}] for text in texts]
+    calls_per_item = (config.judge.kind == "llm") + (config.generator.kind == "openai")
+    return dry_run_estimate(chats, model, COMPLETION_TOKENS_PER_ITEM, prices, samples=max(1, calls_per_item))
+
+
+def item_text(row: dict[str, Any]) -> str:
+    """What a judge reads for a row: question, contexts (or a RAG context budget) and response."""
+    docs = row.get("documents") or row.get("contexts") or []
+    docs_text = "\n".join(str(d) for d in docs) if isinstance(docs, list) else str(docs)
+    if not docs_text:
+        docs_text = "x" * CONTEXT_CHARS_PER_QUESTION
+    return f"{row.get('question', '')}\n{docs_text}\n{row.get('response') or row.get('answer') or ''}"

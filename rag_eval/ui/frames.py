@@ -1,0 +1,154 @@
+"""Pure table shaping for the pages: run records and library results as DataFrames.
+
+No statistic is computed here: means, intervals, RMSE and AUROC come from
+``rag_eval.runs.stats`` / ``rag_eval.runs.compare`` / ``rag_eval.metrics.agreement``;
+these helpers only line values up in columns and filter rows, and are tested without
+Streamlit.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Sequence
+
+import pandas as pd
+
+from rag_eval.metrics.agreement import agreement, metric_spread
+from rag_eval.schema import METRIC_NAMES
+
+SCORE_COLUMNS = (*METRIC_NAMES, "adherence_score")
+
+
+def items_frame(items: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per stored item: id, question, status, error, the scores (None stays
+    missing, never 0), tokens, cost and latency."""
+    rows = []
+    for item in items:
+        scores = item.get("scores") or {}
+        row = {
+            "item_id": item.get("item_id"),
+            "question": item.get("question"),
+            "status": item.get("status"),
+            "error": item.get("error"),
+        }
+        for name in SCORE_COLUMNS:
+            value = scores.get(name)
+            row[name] = float(value) if value is not None else None
+        row["tokens"] = (item.get("tokens") or {}).get("total")
+        row["cost_usd"] = item.get("cost_usd")
+        row["latency_s"] = item.get("latency_s")
+        rows.append(row)
+    columns = ["item_id", "question", "status", "error", *SCORE_COLUMNS, "tokens", "cost_usd", "latency_s"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def filter_items(
+    frame: pd.DataFrame, statuses: Iterable[str] | None = None, ranges: Mapping[str, tuple[float, float]] | None = None
+) -> pd.DataFrame:
+    """Rows whose status is in ``statuses`` (all when None) and whose metrics fall in
+    ``ranges`` (inclusive). A range narrower than [0, 1] drops rows lacking the metric,
+    since a missing score is not inside any range."""
+    out = frame
+    if statuses is not None:
+        out = out[out["status"].isin(list(statuses))]
+    for metric, (low, high) in (ranges or {}).items():
+        if low <= 0.0 and high >= 1.0:
+            continue
+        values = out[metric]
+        out = out[values.notna() & (values >= low) & (values <= high)]
+    return out
+
+
+def runs_frame(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """The run list: identity, configuration, status, coverage and the metric means
+    stored in each run's summary."""
+    rows = []
+    for run in runs:
+        summary = run.get("summary") or {}
+        metrics = summary.get("metrics") or {}
+        row = {
+            "id": run.get("id"),
+            "name": run.get("name"),
+            "created_at": run.get("created_at"),
+            "status": run.get("status"),
+            "config": run.get("config_name"),
+            "config_hash": run.get("config_hash"),
+            "collection": run.get("collection"),
+            "items": run.get("n_items"),
+            "done": run.get("n_done"),
+            "coverage": summary.get("coverage"),
+        }
+        for name in METRIC_NAMES:
+            row[name] = (metrics.get(name) or {}).get("mean")
+        row["cost_usd"] = summary.get("cost_usd_total")
+        row["tokens"] = summary.get("tokens_total")
+        row["latency_p50_s"] = summary.get("latency_p50_s")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def metric_trend_frame(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """Long table (run, created_at, metric, mean, ci_low, ci_high, coverage) of the
+    summaries' metric means, oldest run first, for the trend chart."""
+    rows = []
+    for run in sorted(runs, key=lambda r: (r.get("created_at") or "", r.get("id") or "")):
+        metrics = ((run.get("summary") or {}).get("metrics")) or {}
+        for name in METRIC_NAMES:
+            stats = metrics.get(name) or {}
+            if stats.get("mean") is None:
+                continue
+            rows.append({"run": run.get("id"), "label": f"{run.get('name')} ({run.get('id')})",
+                         "created_at": run.get("created_at"), "metric": name, "mean": stats.get("mean"),
+                         "ci_low": stats.get("ci_low"), "ci_high": stats.get("ci_high"),
+                         "coverage": stats.get("coverage")})
+    return pd.DataFrame(rows, columns=["run", "label", "created_at", "metric", "mean", "ci_low", "ci_high", "coverage"])
+
+
+def truth_pairs(items: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any] | None], list[dict[str, Any] | None]]:
+    """Aligned (predictions, truths) of a run's items for ``agreement``: an item without
+    scores or without truth is None on that side (counted in coverage by the library)."""
+    predictions = [dict(i["scores"]) if i.get("scores") else None for i in items]
+    truths = [dict(i["truth"]) if i.get("truth") else None for i in items]
+    return predictions, truths
+
+
+def has_truth(items: Sequence[Mapping[str, Any]]) -> bool:
+    return any(i.get("truth") for i in items)
+
+
+def agreement_frame(items_by_run: Mapping[str, Sequence[Mapping[str, Any]]], n_boot: int = 500) -> pd.DataFrame:
+    """Per run with ground truth: the library's agreement report flattened to rows
+    (statistic, value, ci_low, ci_high, n, reason)."""
+    rows = []
+    for run_id, items in items_by_run.items():
+        if not has_truth(items):
+            continue
+        report = agreement(*truth_pairs(items), n_boot=n_boot)
+        stats = {f"rmse:{m}": e for m, e in report.rmse.items()}
+        stats.update({"aggregated_rmse": report.aggregated_rmse, "consistency": report.consistency,
+                      "hallucination_auroc": report.hallucination_auroc})
+        for name, est in stats.items():
+            rows.append({"run": run_id, "statistic": name, "value": est.value, "ci_low": est.ci_low,
+                         "ci_high": est.ci_high, "n": est.n, "reason": est.reason,
+                         "coverage": report.coverage.fraction})
+    return pd.DataFrame(rows, columns=["run", "statistic", "value", "ci_low", "ci_high", "n", "reason", "coverage"])
+
+
+def spread_frame(items: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """Per scored item: the library's single-evaluation spread (mean of the four
+    metrics, RMSE spread around it, its named band)."""
+    rows = []
+    for item in items:
+        if not item.get("scores"):
+            continue
+        spread = metric_spread(item["scores"])
+        rows.append({"item_id": item.get("item_id"), "mean": spread.mean, "spread_rmse": spread.rmse,
+                     "band": spread.reading, "n_metrics": spread.n_metrics})
+    return pd.DataFrame(rows, columns=["item_id", "mean", "spread_rmse", "band", "n_metrics"])
+
+
+def differing_questions(differences: Sequence[Mapping[str, Any]], limit: int = 20) -> pd.DataFrame:
+    """The library's per-question differences (already sorted, largest first), top ``limit``."""
+    frame = pd.DataFrame(list(differences)[:limit])
+    if frame.empty:
+        return pd.DataFrame(columns=["item_id", "question", "metric", "run", "base", "other", "difference"])
+    return frame
