@@ -1,9 +1,174 @@
-"""Commands of this group are added by ``register``."""
+"""``rag-eval judge``: label every row of a file with a judge, score TRACe, write OUT.
+
+Wiring only: options -> :class:`~rag_eval.llm.config.LLMConfig` / judge registry ->
+:func:`rag_eval.judges.batch.judge_entries` -> rows file + summary.
+"""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+from typing import Any
+
 import click
+
+from rag_eval.io.rows import FileFormatError, write_rows
+from rag_eval.judges.batch import BatchSummary, load_entries, judge_entries, summarize
+from rag_eval.judges.registry import make_judge
+from rag_eval.llm.config import LLMConfig
+from rag_eval.metrics.trace import DEFAULT_MODE
+from rag_eval.schema import ScoringMode
+
+MAX_ERRORS_SHOWN = 20
+
+
+def _fmt(value: float | None, digits: int = 4) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _usd(value: float | None) -> str:
+    return "unknown (no price for this model; see --price-in/--price-out)" if value is None else f"${value:.4f}"
+
+
+def _llm_config(options: dict[str, Any]) -> LLMConfig:
+    prices = None
+    if (options["price_in"] is None) != (options["price_out"] is None):
+        raise click.UsageError("give both --price-in and --price-out (USD per million tokens)")
+    if options["price_in"] is not None:
+        prices = {options["model"] or LLMConfig.from_settings().model: {
+            "input": options["price_in"], "output": options["price_out"]}}
+    try:
+        config = LLMConfig.from_settings(
+            model=options["model"], base_url=options["base_url"], api_key_env=options["api_key_env"],
+            concurrency=options["concurrency"], rpm=options["rpm"], tpm=options["tpm"],
+            timeout_s=options["timeout"], max_retries=options["max_retries"], max_tokens=options["max_tokens"],
+            cache_dir=str(options["cache"]) if options["cache"] else None,
+            use_cache=False if options["no_cache"] else None,
+        )
+    except ValueError as err:
+        raise click.ClickException(str(err)) from err
+    if prices:
+        config.prices = {**(config.prices or {}), **prices}
+    return config
+
+
+def _echo_invalid(entries) -> None:
+    bad = [e for e in entries if e.error is not None]
+    for entry in bad[:MAX_ERRORS_SHOWN]:
+        click.echo(f"invalid row: {entry.error}", err=True)
+
+
+def _summary_lines(summary: BatchSummary, out: Path) -> list[str]:
+    lines = [f"Judged {summary.rows} row(s) -> {out}", "", "| status | rows |", "|---|---:|"]
+    lines += [f"| {status} | {n} |" for status, n in summary.counts.items()]
+    cov = summary.coverage
+    usable = summary.rows - summary.failed
+    lines += ["", f"coverage: {usable}/{summary.rows} rows with usable labels ({_fmt(cov, 3)})", ""]
+    lines += ["| metric | mean over usable rows |", "|---|---:|"]
+    lines += [f"| {name} | {_fmt(value)} |" for name, value in summary.means.items()]
+    t = summary.tokens
+    lines += [
+        "",
+        f"tokens: {t['prompt']} prompt + {t['completion']} completion = {t['total']}",
+        f"cost: {_usd(summary.cost_usd)}" + (
+            f"; paid this run: {_usd(summary.cost_usd_spent)}" if summary.cost_usd is not None else ""),
+    ]
+    return lines
+
+
+@click.command("judge")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), help="Output rows (.jsonl, .json, .csv, .parquet).")
+@click.option("--judge", "kind", type=click.Choice(["llm", "local"]), default="llm", show_default=True)
+@click.option("--mode", type=click.Choice([m.value for m in ScoringMode]), default=DEFAULT_MODE.value, show_default=True,
+              help="TRACe formulas used for the scores.")
+@click.option("--model", default=None, help="Model name (default: RAG_EVAL_LLM_MODEL, else gpt-4o-mini).")
+@click.option("--base-url", default=None, help="OpenAI-compatible endpoint (default: RAG_EVAL_LLM_BASE_URL / OPENAI_BASE_URL / OpenAI).")
+@click.option("--api-key-env", default=None, help="Name of the environment variable holding the key [default: OPENAI_API_KEY].")
+@click.option("--concurrency", type=click.IntRange(min=1), default=None, help="Requests in flight [default: 16].")
+@click.option("--rpm", type=click.FloatRange(min=0, min_open=True), default=None, help="Requests-per-minute limit.")
+@click.option("--tpm", type=click.FloatRange(min=0, min_open=True), default=None, help="Tokens-per-minute limit.")
+@click.option("--samples", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Judgements per row at temperature > 0 (gives an adherence probability and agreement rate).")
+@click.option("--consistency-check", is_flag=True, help="Re-ask when overall_supported contradicts the sentence labels.")
+@click.option("--cache", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Cache directory [default: <data dir>/cache/llm].")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, help="Seconds per request [default: 60].")
+@click.option("--max-retries", type=click.IntRange(min=0), default=None, help="Retries per request [default: 4].")
+@click.option("--max-tokens", type=click.IntRange(min=1), default=None, help="Answer token budget [default: 2048].")
+@click.option("--price-in", type=click.FloatRange(min=0), default=None, help="Override: USD per million prompt tokens.")
+@click.option("--price-out", type=click.FloatRange(min=0), default=None, help="Override: USD per million completion tokens.")
+@click.option("--model-path", type=click.Path(path_type=Path), default=None, help="Local judge model file (--judge local).")
+@click.option("--dry-run", is_flag=True, help="Print the token and cost estimate and send nothing.")
+def judge_command(file: Path, out: Path | None, kind: str, mode: str, samples: int, consistency_check: bool,
+                  model_path: Path | None, dry_run: bool, **llm_options: Any) -> None:
+    """Label every row of FILE with a judge and score TRACe.
+
+    Rows need `question`, `response` and `documents` (list of texts) or
+    `documents_sentences` (then `response_sentences` is used as given when present).
+    Output keeps input order; a row that cannot be judged keeps its place with its
+    status and reason. Exit code 1 when any row failed.
+    """
+    try:
+        entries = load_entries(file)
+    except (FileFormatError, OSError) as err:
+        raise click.ClickException(str(err)) from err
+    items = [e.item for e in entries if e.item is not None]
+
+    if kind == "llm":
+        config = _llm_config(llm_options)
+        judge = make_judge("llm", config=config, samples=samples, consistency_check=consistency_check)
+        if dry_run:
+            _echo_invalid(entries)
+            est = judge.estimate(items)  # type: ignore[attr-defined]
+            click.echo(f"Dry run for {len(items)} row(s) with {config.model} at {config.endpoint()} (nothing sent):")
+            click.echo(f"  requests: {est.requests} (more if answers need a re-ask)")
+            click.echo(f"  prompt tokens: ~{est.prompt_tokens}; completion tokens: ~{est.completion_tokens}")
+            click.echo(f"  estimated cost: {_usd(est.cost_usd)}")
+            return
+        if not config.has_key() and not config.base_url:
+            raise click.ClickException(
+                f"no API key: set the environment variable {config.api_key_env} (or name another with "
+                "--api-key-env), or point --base-url at a server that needs none"
+            )
+    else:
+        if dry_run:
+            click.echo(f"Dry run: the local judge runs on this machine; {len(items)} row(s), no requests, no cost.")
+            return
+        try:
+            judge = make_judge("local", **({"model_path": model_path} if model_path else {}))
+        except (OSError, ValueError) as err:
+            raise click.ClickException(f"cannot load the local judge: {err}") from err
+    if out is None:
+        raise click.UsageError("--out is required (except with --dry-run)")
+
+    bar = None
+    if sys.stderr.isatty():
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(items), file=sys.stderr, unit="row", desc=judge.name)
+
+    def progress(done: int, total: int) -> None:
+        if bar is not None:
+            bar.n = done
+            bar.refresh()
+
+    try:
+        rows = judge_entries(entries, judge, mode, progress=progress)
+    finally:
+        if bar is not None:
+            bar.close()
+    write_rows(rows, out)
+    summary = summarize(rows)
+    click.echo("\n".join(_summary_lines(summary, out)))
+    if summary.errors:
+        click.echo(f"{summary.failed} row(s) without usable labels:", err=True)
+        for line in summary.errors:
+            click.echo(f"  {line}", err=True)
+        raise click.exceptions.Exit(1)
 
 
 def register(group: click.Group) -> None:
     """Add this module's commands to the top-level group."""
+    group.add_command(judge_command)

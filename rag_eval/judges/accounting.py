@@ -1,0 +1,72 @@
+"""What one judgement cost: every call's tokens, cost, retries and cache hits, and
+the status a provider failure maps to. Shared by the TRACe judge and answer matching."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from rag_eval.llm import errors
+from rag_eval.llm.client import Completion
+from rag_eval.schema import JudgeStatus
+
+
+def status_for_error(err: BaseException) -> JudgeStatus:
+    """timeout for timeouts, cancelled for cancelled requests, provider_error otherwise."""
+    if isinstance(err, errors.TimeoutError):
+        return JudgeStatus.TIMEOUT
+    if isinstance(err, errors.CancelledRequest):
+        return JudgeStatus.CANCELLED
+    return JudgeStatus.PROVIDER_ERROR
+
+
+def error_text(err: BaseException) -> str:
+    """A one-line reason (already redacted by the client)."""
+    kind = type(err).__name__
+    message = getattr(err, "message", None) or str(err) or kind
+    retries = getattr(err, "retries", 0)
+    suffix = f" (after {retries} retries)" if retries else ""
+    return f"{kind}: {message}{suffix}"
+
+
+@dataclass(slots=True)
+class CallLog:
+    """Every completion a judgement used, in order."""
+
+    calls: list[Completion] = field(default_factory=list)
+
+    def add(self, completion: Completion) -> Completion:
+        self.calls.append(completion)
+        return completion
+
+    def extend(self, other: "CallLog") -> None:
+        self.calls.extend(other.calls)
+
+    def tokens(self) -> dict[str, int]:
+        out = {"prompt": 0, "completion": 0, "total": 0}
+        for c in self.calls:
+            out["prompt"] += int(c.usage.get("prompt_tokens", 0))
+            out["completion"] += int(c.usage.get("completion_tokens", 0))
+            out["total"] += int(c.usage.get("total_tokens", 0))
+        return out
+
+    def cost_usd(self) -> float | None:
+        """What the calls cost when made (cached answers keep their original cost);
+        None when no price is known."""
+        known = [c.cost_usd for c in self.calls if c.cost_usd is not None]
+        return sum(known) if known else None
+
+    def spent_usd(self) -> float | None:
+        """What this run paid: calls answered from the cache are free."""
+        known = [c.cost_usd for c in self.calls if c.cost_usd is not None and not c.cached]
+        if not known:
+            return 0.0 if self.calls and all(c.cached for c in self.calls) else None
+        return sum(known)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "calls": len(self.calls),
+            "cache_hits": sum(1 for c in self.calls if c.cached),
+            "retries": sum(c.retries for c in self.calls),
+            "cost_usd_spent": self.spent_usd(),
+        }
