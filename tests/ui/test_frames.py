@@ -1,0 +1,58 @@
+"""Table shaping for the pages: missing scores stay missing, filters, run summaries."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from rag_eval.ui import frames
+
+
+def _item(item_id, status="ok", scores=None, truth=None):
+    return {"item_id": item_id, "question": f"q{item_id}", "status": status, "error": None if status == "ok" else "boom",
+            "scores": scores, "truth": truth, "tokens": {"total": 10}, "cost_usd": None, "latency_s": 0.1}
+
+
+SCORES = {"context_relevance": 0.5, "context_utilization": 0.25, "completeness": 1.0, "adherence": 1.0,
+          "adherence_score": 0.9}
+
+
+def test_items_frame_keeps_failures_without_zeroes():
+    frame = frames.items_frame([_item("a", scores=SCORES), _item("b", status="parse_error")])
+    assert list(frame["status"]) == ["ok", "parse_error"]
+    assert frame.loc[0, "context_relevance"] == 0.5
+    assert math.isnan(frame.loc[1, "context_relevance"])  # missing, not 0
+
+
+def test_filter_by_status_and_range():
+    frame = frames.items_frame([_item("a", scores=SCORES), _item("b", status="timeout"),
+                                _item("c", scores={**SCORES, "context_relevance": 0.9})])
+    assert list(frames.filter_items(frame, ["ok"])["item_id"]) == ["a", "c"]
+    assert list(frames.filter_items(frame, None, {"context_relevance": (0.8, 1.0)})["item_id"]) == ["c"]
+    # a full range keeps rows lacking the metric
+    assert len(frames.filter_items(frame, None, {"context_relevance": (0.0, 1.0)})) == 3
+
+
+def test_runs_and_trend_frames_read_the_stored_summary():
+    summary = {"coverage": 0.5, "metrics": {"completeness": {"mean": 0.7, "ci_low": 0.6, "ci_high": 0.8, "coverage": 0.5}}}
+    runs = [{"id": "r2", "name": "b", "created_at": "2026-01-02", "summary": summary},
+            {"id": "r1", "name": "a", "created_at": "2026-01-01", "summary": summary}]
+    assert list(frames.runs_frame(runs)["completeness"]) == [0.7, 0.7]
+    trend = frames.metric_trend_frame(runs)
+    assert list(trend["run"]) == ["r1", "r2"] and set(trend["metric"]) == {"completeness"}
+
+
+def test_agreement_frame_only_for_runs_with_truth():
+    truth = {"context_relevance": 0.5, "context_utilization": 0.5, "completeness": 1.0, "adherence": 1.0}
+    with_truth = [_item(str(i), scores=SCORES, truth={**truth, "adherence": float(i % 2)}) for i in range(6)]
+    table = frames.agreement_frame({"t": with_truth, "none": [_item("x", scores=SCORES)]}, n_boot=50)
+    assert set(table["run"]) == {"t"}
+    rmse = table[table["statistic"] == "rmse:context_relevance"]["value"].iloc[0]
+    assert rmse == pytest.approx(0.0)
+    assert "hallucination_auroc" in set(table["statistic"])
+
+
+def test_spread_frame_uses_library_bands():
+    frame = frames.spread_frame([_item("a", scores=SCORES), _item("b", status="timeout")])
+    assert list(frame["item_id"]) == ["a"] and frame.loc[0, "band"] in ("balanced", "moderately imbalanced", "imbalanced")
