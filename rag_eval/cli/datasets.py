@@ -148,6 +148,76 @@ def show_cmd(path: str) -> None:
         click.echo(f"  with {name:<22} {count}/{len(rows)}")
 
 
+def _types(values: tuple[str, ...]) -> tuple[str, ...]:
+    from rag_eval.datasets.schema import QueryType
+
+    names = [t.strip() for v in values for t in v.split(",") if t.strip()]
+    known = [t.value for t in QueryType]
+    unknown = [t for t in names if t.replace("-", "_") not in known]
+    if unknown:
+        raise click.BadParameter(f"unknown type(s) {', '.join(unknown)}; choose from {', '.join(known)}", param_hint="--types")
+    return tuple(t.replace("-", "_") for t in names) or tuple(known)
+
+
+@click.command("synth")
+@click.option("--collection", required=True, help="Qdrant collection to sample chunks from.")
+@click.option("-n", "n", type=click.IntRange(min=1), required=True, help="Questions to generate (before filtering).")
+@click.option("--out", required=True, type=click.Path(dir_okay=False), help="Kept rows (.jsonl/.csv/.parquet/.json).")
+@click.option("--types", multiple=True, help="Comma-separated: simple, multi_hop, comparison, distracting, unanswerable (default: all).")
+@click.option("--model", default=None, help="LLM model (default: RAG_EVAL_LLM_MODEL or the client default).")
+@click.option("--base-url", default=None, help="OpenAI-compatible base URL (default: RAG_EVAL_LLM_BASE_URL / OPENAI_BASE_URL).")
+@click.option("--api-key-env", default=None, help="Name of the environment variable holding the API key.")
+@click.option("--few-shot", "few_shot", type=click.Path(exists=True, dir_okay=False), help="Golden dataset whose questions set the style.")
+@click.option("--negatives", is_flag=True, help="Also write a plausible but wrong answer per question.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--judge", "judge_kind", type=click.Choice(["auto", "llm", "local", "none"]), default="auto", show_default=True,
+              help="Answerability check: the LLM judge when an LLM is configured (auto), the local judge, or none.")
+@click.option("--dedupe-threshold", type=click.FloatRange(0, 1, min_open=True), default=0.9, show_default=True,
+              help="Cosine at or above which a question is a near-duplicate.")
+@click.option("--dropped", "dropped_path", type=click.Path(dir_okay=False), default=None,
+              help="Where dropped tasks and reasons go (default: <out stem>.dropped.jsonl).")
+def synth_cmd(collection, n, out, types, model, base_url, api_key_env, few_shot, negatives, seed, judge_kind,
+              dedupe_threshold, dropped_path) -> None:
+    """Generate a synthetic dataset from a collection; every row is provenance 'synthetic'."""
+    from rag_eval.datasets.io import write_dataset
+    from rag_eval.datasets.synth import SynthOptions, make_answer_judge, synthesize_from_collection
+    from rag_eval.io.rows import write_rows
+    from rag_eval.llm.config import LLMConfig
+    from rag_eval.llm.errors import LLMError
+    from rag_eval.rag.store import CollectionNotFound, QdrantUnavailable
+
+    golden = ()
+    if few_shot:
+        loaded = _load(few_shot)
+        if not loaded.rows:
+            raise click.ClickException(f"{few_shot}: no valid rows for few-shot examples")
+        golden = tuple(loaded.rows)
+    try:
+        llm = LLMConfig.from_settings(model=model, base_url=base_url, api_key_env=api_key_env)
+        options = SynthOptions(n=n, types=_types(types), seed=seed, negatives=negatives, few_shot=golden,
+                               dedupe_threshold=dedupe_threshold)
+        judge = make_answer_judge(judge_kind, llm)
+        with click.progressbar(length=n, label="generating", file=click.get_text_stream("stderr")) as bar:
+            def progress(done: int, total: int) -> None:
+                bar.update(done - bar.pos)
+
+            result = synthesize_from_collection(collection, options, llm, judge=judge, progress=progress)
+    except (CollectionNotFound, QdrantUnavailable, LLMError, ValueError) as err:
+        raise click.ClickException(str(err)) from err
+    write_dataset(result.rows, out)
+    dropped_path = dropped_path or str(Path(out).with_name(Path(out).stem + ".dropped.jsonl"))
+    write_rows([d.to_dict() for d in result.dropped], dropped_path)
+    summary = result.summary()
+    click.echo(f"kept {summary['kept']} of {summary['requested']} -> {out} (provenance: synthetic)")
+    by_type = ", ".join(f"{k} {v}" for k, v in sorted(summary["kept_by_type"].items())) or "-"
+    click.echo(f"  kept by type: {by_type}")
+    by_stage = ", ".join(f"{k} {v}" for k, v in sorted(summary["dropped_by_stage"].items())) or "none"
+    click.echo(f"  dropped: {by_stage} -> {dropped_path}")
+    cost = "unknown" if summary["cost_usd"] is None else f"${summary['cost_usd']:.4f}"
+    click.echo(f"  tokens: {summary['tokens'].get('total_tokens', 0)}, cost {cost}, cached replies {summary['cached_replies']}")
+
+
 def register(group: click.Group) -> None:
     """Add this module's commands to the top-level group."""
     group.add_command(dataset)
+    group.add_command(synth_cmd)

@@ -89,3 +89,36 @@ def test_fingerprint_refuses_rows_that_fail_the_schema(tmp_path):
 def test_unreadable_file_is_a_click_error(tmp_path):
     result = run("dataset", "show", tmp_path / "missing.parquet")
     assert result.exit_code == 1 and "no such file" in result.output
+
+
+# -- rag-eval synth ----------------------------------------------------------------------
+from tests.datasets.test_synth import collection, scripted  # noqa: E402,F401 - fixture and scripted server replies
+
+
+def test_synth_command_end_to_end(collection, openai_server, tmp_path, monkeypatch):  # noqa: F811
+    monkeypatch.setenv("MY_LLM_KEY", "sk-test-secret-value-1234")
+    openai_server.set_handler(scripted)
+    golden = tmp_path / "golden.csv"
+    golden.write_text("id,question,answer\ng1,How many moons does Mars have?,Two.\n", encoding="utf-8")
+    out = tmp_path / "synth.jsonl"
+    result = run("synth", "--collection", collection, "-n", 4, "--out", out, "--types", "simple,unanswerable",
+                 "--types", "comparison", "--model", "test-model", "--base-url", openai_server.base_url,
+                 "--api-key-env", "MY_LLM_KEY", "--few-shot", golden, "--negatives", "--seed", 3)
+    assert result.exit_code == 0, result.output
+    assert "sk-test-secret-value-1234" not in result.output
+    assert "kept 2 of 4" in result.output and "provenance: synthetic" in result.output
+    rows = load_dataset(out).rows
+    assert sorted(r.metadata.query_type for r in rows) == ["simple", "unanswerable"]
+    assert all(r.provenance.value == "synthetic" and r.negative_answers for r in rows)
+    dropped = [json.loads(line) for line in (tmp_path / "synth.dropped.jsonl").read_text().splitlines()]
+    assert sorted((d["query_type"], d["stage"]) for d in dropped) == [("comparison", "check"), ("simple", "near_duplicate")]
+    assert all(d["reason"] for d in dropped)
+    assert openai_server.headers[0]["authorization"] == "Bearer sk-test-secret-value-1234"
+
+
+def test_synth_command_user_errors(rag_eval_home, tmp_path):
+    result = run("synth", "--collection", "missing", "-n", 2, "--out", tmp_path / "o.jsonl",
+                 "--base-url", "http://127.0.0.1:9/v1", "--judge", "none")
+    assert result.exit_code == 1 and "no collection named 'missing'" in result.output
+    bad = run("synth", "--collection", "c", "-n", 2, "--out", tmp_path / "o.jsonl", "--types", "trivia")
+    assert bad.exit_code == 2 and "unknown type(s) trivia" in bad.output
