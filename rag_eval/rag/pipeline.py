@@ -32,6 +32,7 @@ class AskResult:
     scores: TraceScores | None = None
     config_hash: str = ""
     timings: dict[str, float] = field(default_factory=dict)
+    judge_error: str | None = None  # the judge could not be built (e.g. model missing)
 
     @property
     def answer(self) -> str:
@@ -46,6 +47,7 @@ class AskResult:
             "scores": self.scores.to_dict() if self.scores else None,
             "config_hash": self.config_hash,
             "timings": dict(self.timings),
+            "judge_error": self.judge_error,
         }
 
 
@@ -57,7 +59,7 @@ def make_judge_from_config(config: JudgeConfig) -> Judge:
     if config.kind == "llm":
         options = {k: v for k, v in {
             "model": config.model, "base_url": config.base_url, "prompt_id": config.prompt_id,
-            "concurrency": config.concurrency,
+            "concurrency": config.concurrency, "api_key_env": config.api_key_env,
         }.items() if v is not None}
     return make_judge(config.kind, **options)
 
@@ -110,7 +112,13 @@ def ask(
     result = AskResult(question=question, chunks=chunks, generation=generation, item=item,
                        config_hash=config.config_hash, timings=timings)
     if evaluate and generation.status == "ok":
-        judge = judge or make_judge_from_config(config.judge)
+        if judge is None:
+            try:
+                judge = make_judge_from_config(config.judge)
+            except (ValueError, OSError) as err:  # the answer is still worth showing
+                result.judge_error = f"judge unavailable: {err}"
+                timings["total_s"] = time.perf_counter() - t0
+                return result
         t2 = time.perf_counter()
         result.judge_result = judge_items(judge, [item])[0]
         timings["judge_s"] = time.perf_counter() - t2

@@ -1,0 +1,63 @@
+"""Comparisons: means with CIs and coverage, paired differences sorted by size."""
+
+import pytest
+
+from rag_eval.runs.compare import compare_runs, question_differences
+from rag_eval.runs.export import export_run
+from rag_eval.runs.stats import bootstrap_ci, summarize_items
+from rag_eval.runs.store import RunStore
+from rag_eval.rag.config import default_config
+
+
+def item(item_id, completeness, status="ok", recall=None):
+    scores = None if completeness is None else {"completeness": completeness, "adherence": 1.0}
+    return {"item_id": item_id, "question": f"q-{item_id}", "status": status, "scores": scores,
+            "retrieval": {"recall@5": recall} if recall is not None else None}
+
+
+A = [item("1", 0.5, recall=1.0), item("2", 1.0, recall=0.0), item("3", None, "timeout"), item("4", 0.2, recall=1.0)]
+B = [item("1", 0.9, recall=1.0), item("2", 0.4, recall=1.0), item("3", 0.3, recall=0.0), item("4", 0.2, recall=1.0)]
+
+
+def test_metric_table_has_coverage_and_ci():
+    result = compare_runs({"a": A, "b": B})
+    row = next(r for r in result["metrics"] if r["run"] == "a" and r["metric"] == "completeness")
+    assert row["n"] == 3 and row["coverage"] == 0.75 and row["mean"] == pytest.approx(1.7 / 3)
+    assert row["ci_low"] <= row["mean"] <= row["ci_high"]
+    assert "recall@5" in {r["metric"] for r in result["metrics"]}
+
+
+def test_differences_are_paired_and_sorted_by_size():
+    diffs = question_differences(A, B, ["completeness"], "b")
+    assert [(d["item_id"], round(d["difference"], 2)) for d in diffs] == [("2", -0.6), ("1", 0.4), ("4", 0.0)]
+    result = compare_runs({"a": A, "b": B})
+    sizes = [abs(d["difference"]) for d in result["differences"]]
+    assert sizes == sorted(sizes, reverse=True)
+    paired = next(p for p in result["paired"] if p["metric"] == "completeness")
+    assert paired["n_pairs"] == 3 and paired["mean_difference"] == pytest.approx(-0.2 / 3)
+
+
+def test_needs_two_runs_and_edge_cases():
+    with pytest.raises(ValueError, match="at least two runs"):
+        compare_runs({"a": A})
+    assert bootstrap_ci([]) == (None, None) and bootstrap_ci([0.3]) == (0.3, 0.3)
+    assert bootstrap_ci([0.0, 1.0] * 10) == bootstrap_ci([0.0, 1.0] * 10)  # seeded
+    assert summarize_items([])["coverage"] == 0.0
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
+def test_export_formats(tmp_path, fmt):
+    from rag_eval.io.rows import read_rows
+
+    store = RunStore(":memory:")
+    run = store.create_run(default_config())
+    for i in A:
+        store.add_item(run, {**i, "chunks": [{"id": "c", "text": "t", "score": 0.5}], "answer": "ans"})
+    path = export_run(store, run, tmp_path / "out", fmt)
+    rows, errors = read_rows(path)
+    assert path.suffix == f".{fmt}" and not errors and len(rows) == 4
+    first = rows[0][1]
+    assert first["item_id"] in ("1", 1) and first["status"] == "ok" and float(first["completeness"]) == 0.5
+    assert "chunks" in first and first["run_id"] == run
+    with pytest.raises(ValueError, match="export format"):
+        export_run(store, run, tmp_path / "x", "xml")
