@@ -23,6 +23,7 @@ SRC_SAMPLE = "RAGBench labelled sample (judge the given responses)"
 SRC_UPLOAD = "Upload a file (JSONL, CSV, Parquet)"
 MODE_RAG = "Run the RAG system on the questions"
 MODE_JUDGE = "Judge the given responses"
+RETRIEVAL_MODES = ("dense", "bm25", "hybrid")
 
 
 def init_page_state() -> None:
@@ -140,11 +141,17 @@ def render_setup() -> None:
     judged = sum(1 for _, v in rows if isinstance(v, dict) and has_response(v))
     modes = [MODE_JUDGE, MODE_RAG] if judged > len(rows) / 2 else [MODE_RAG, MODE_JUDGE]
     mode = st.radio("What to evaluate", modes, key=f"{K_MODE}.{source}", horizontal=True)
-    collection = None
+    collection, config = None, settings.current_config()
     if mode == MODE_RAG:
         names = data.collection_names() or [data.ensure_demo()]
         default = names.index(data.DEMO_COLLECTION) if data.DEMO_COLLECTION in names else 0
-        collection = st.selectbox("Collection", names, index=default, key=K_COLLECTION)
+        cols = st.columns([2, 1, 1])
+        collection = cols[0].selectbox("Collection", names, index=default, key=K_COLLECTION)
+        retrieval = cols[1].selectbox("Retrieval", RETRIEVAL_MODES, key=f"{PAGE}.retrieval_mode")
+        k = cols[2].number_input("Top k", min_value=1, max_value=50, value=5, step=1, key=f"{PAGE}.k")
+        config = config.with_changes(**{"retrieval.mode": retrieval, "retrieval.k": int(k)})
+        st.caption(f"Configuration `{config.config_hash}`: {retrieval} top-{int(k)} · generator "
+                   f"{config.generator.kind} · judge {config.judge.kind}")
     st.session_state[K_LIMIT] = max(1, min(len(rows), int(st.session_state[K_LIMIT])))
     limit = st.number_input("Rows to evaluate", min_value=1, max_value=len(rows), step=1, key=K_LIMIT)
     rows = rows[: int(limit)]
@@ -154,9 +161,9 @@ def render_setup() -> None:
     if not problems.empty:
         st.warning(f"{len(problems)} row(s) with problems")
         components.draw_table(problems, key=f"{PAGE}.problems")
-    config = settings.current_config()
     render_estimate(rows, config)
-    name = st.text_input("Run name", value=f"{config.name}-{label.split('.')[0].replace(' ', '-')}", key=K_NAME)
+    default_name = f"{label.split('.')[0].replace(' ', '-')}-{config.retrieval.mode if mode == MODE_RAG else 'judge'}"
+    name = st.text_input("Run name", value=default_name, key=f"{K_NAME}.{default_name}")
     job = st.session_state.get(K_JOB)
     if st.button("Run", key=f"{PAGE}.run", type="primary", disabled=job is not None and job.running):
         start(rows, mode, label, config, collection, name)

@@ -109,17 +109,30 @@ def run_items(location: str, run_id: str) -> list[dict[str, Any]]:
 
 
 @st.cache_resource(show_spinner="Loading the judge…")
-def _judge(config_json: str):
+def _judge(config_json: str, llm_json: str):
+    import json
+
+    from rag_eval.judges.registry import make_judge
     from rag_eval.rag.config import JudgeConfig
     from rag_eval.rag.pipeline import make_judge_from_config
 
-    return make_judge_from_config(JudgeConfig.model_validate_json(config_json))
+    config = JudgeConfig.model_validate_json(config_json)
+    if config.kind != "llm":
+        return make_judge_from_config(config)
+    from rag_eval.ui.settings import llm_config
+
+    return make_judge("llm", config=llm_config(json.loads(llm_json)), prompt_id=config.prompt_id)
 
 
 def judge_for(config: Any):
     """The judge a ``JudgeConfig`` names, built once per configuration (the local judge
-    loads a model; an LLM judge opens a client)."""
-    return _judge(config.model_dump_json())
+    loads a model; an LLM judge gets the session's rate limit and cache settings)."""
+    import json
+
+    from rag_eval.ui.settings import current_settings
+
+    llm_json = json.dumps(current_settings(), sort_keys=True) if config.kind == "llm" else ""
+    return _judge(config.model_dump_json(), llm_json)
 
 
 def ensure_demo() -> str:

@@ -1,7 +1,16 @@
-"""Dashboard test fixtures: each test's embedded Qdrant client is closed afterwards,
-so its folder lock is released and no client is left for interpreter shutdown."""
+"""Dashboard test fixtures.
+
+- Each test's embedded Qdrant client is closed afterwards, so its folder lock is
+  released and no client is left for interpreter shutdown.
+- ``demo_home``: the demo collection is built once per session (real ingestion with
+  the packaged MiniLM) and its Qdrant folder copied into the test's ``RAG_EVAL_HOME``,
+  so page tests that ask questions do not each re-embed the corpus.
+"""
 
 from __future__ import annotations
+
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -12,3 +21,22 @@ def _close_qdrant_clients():
     from rag_eval.rag.store import close_clients
 
     close_clients()
+
+
+@pytest.fixture(scope="session")
+def _demo_qdrant(tmp_path_factory) -> Path:
+    from rag_eval.demo import ensure_demo_collection
+    from rag_eval.rag.store import close_clients, open_qdrant
+
+    folder = tmp_path_factory.mktemp("demo-qdrant") / "qdrant"
+    client = open_qdrant(path=folder)
+    ensure_demo_collection(client=client)
+    close_clients()
+    return folder
+
+
+@pytest.fixture
+def demo_home(rag_eval_home: Path, _demo_qdrant: Path) -> Path:
+    """``RAG_EVAL_HOME`` with the demo collection already in its embedded Qdrant."""
+    shutil.copytree(_demo_qdrant, rag_eval_home / "qdrant")
+    return rag_eval_home

@@ -32,7 +32,7 @@ def test_main_page_shows_title_and_status():
 
 
 @pytest.mark.parametrize("page", ALL_PAGES)
-def test_every_page_renders_without_error(page):
+def test_every_page_renders_without_error(page, demo_home):
     at = _app()
     at.switch_page(page).run()
     _no_failure(at)
@@ -49,3 +49,132 @@ def test_support_map_shows_labelled_sample_on_first_visit():
     at.selectbox(key="support_map.sample").select(1).run()  # a non-adherent row
     _no_failure(at)
     assert any(m.label == "Adherence" and m.value.startswith("no") for m in at.metric)
+
+
+def _run_batch(at: AppTest, rows: int, retrieval: str) -> None:
+    """Start a batch on the demo questions and wait for its background job."""
+    at.switch_page("pages/batch.py").run()
+    _no_failure(at)
+    at.number_input(key="batch.limit").set_value(rows).run()
+    at.selectbox(key="batch.retrieval_mode").select(retrieval).run()
+    at.button(key="batch.run").click().run()
+    _no_failure(at)
+    job = at.session_state["batch.job"]
+    job.wait(timeout=600)
+    assert job.error is None, job.error
+    at.run()  # the job fragment sees the finished job and shows the results
+    _no_failure(at)
+
+
+def test_full_offline_flow(demo_home):
+    """Ask on the demo collection -> support map -> two small batches -> Runs -> Compare."""
+    at = _app()
+    at.switch_page("pages/ask.py").run()
+    _no_failure(at)
+    at.selectbox(key="ask.example").select_index(1).run()
+    at.button(key="ask.ask").click().run()
+    _no_failure(at)
+    labels = {m.label for m in at.metric}
+    assert {"Context relevance", "Context utilization", "Completeness", "Adherence"} <= labels
+    assert any("judge **local:" in c.value for c in at.caption)
+    assert at.dataframe, "the retrieved chunks table is missing"
+
+    at.button(key="ask.open_map").click().run()
+    _no_failure(at)
+    assert at.title[0].value == "Sentence support map"
+    html = " ".join(str(h.proto.body) for h in at.get("html"))
+    assert "sm-documents" in html and "How do I" in html
+
+    _run_batch(at, rows=3, retrieval="dense")
+    first = at.session_state["batch.run_id"]
+    assert any("Coverage:" in c.value for c in at.caption)
+    results = at.dataframe[-1].value
+    assert len(results) == 3 and set(results["status"]) <= {"ok", "repaired", "parse_error", "invalid_input"}
+    at.button(key="batch.open").click().run()
+    _no_failure(at)
+    assert at.title[0].value == "Sentence support map"
+
+    _run_batch(at, rows=3, retrieval="bm25")
+    second = at.session_state["batch.run_id"]
+    assert second != first
+
+    at.switch_page("pages/runs.py").run()
+    _no_failure(at)
+    runs_table = at.dataframe[0].value
+    assert {first, second} <= set(runs_table["id"])
+
+    at.switch_page("pages/compare.py").run()
+    _no_failure(at)
+    assert set(at.multiselect(key="compare.runs").value) == {first, second}
+    assert len(at.dataframe) >= 2  # metrics/costs tables
+    at.button(key="compare.open_pair").click().run()
+    _no_failure(at)
+    assert at.title[0].value == "Sentence support map"
+    assert len(at.get("html")) >= 2  # both support maps side by side
+
+
+def test_batch_judges_labelled_sample_with_truth_and_runs_shows_agreement():
+    at = _app()
+    at.switch_page("pages/batch.py").run()
+    at.radio(key="batch.source").set_value("RAGBench labelled sample (judge the given responses)").run()
+    _no_failure(at)
+    at.number_input(key="batch.limit").set_value(4).run()
+    at.button(key="batch.run").click().run()
+    job = at.session_state["batch.job"]
+    job.wait(timeout=600)
+    assert job.error is None, job.error
+    at.run()
+    _no_failure(at)
+    at.switch_page("pages/runs.py").run()
+    _no_failure(at)
+    statistics = set()
+    for frame in at.dataframe:
+        if "statistic" in frame.value.columns:
+            statistics |= set(frame.value["statistic"])
+    assert {"rmse:context_relevance", "aggregated_rmse", "consistency"} <= statistics
+
+
+def test_a_failing_page_shows_a_message_not_a_traceback(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAG_EVAL_DB", str(tmp_path))  # a directory: SQLite cannot open it
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-123456")
+    at = _app()
+    at.switch_page("pages/runs.py").run()
+    assert not at.exception
+    assert at.error and "Traceback" not in at.error[0].value
+    assert "sk-test-secret-123456" not in " ".join(e.value for e in at.error)
+
+
+def test_settings_show_key_presence_never_the_key(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-abcdef")
+    at = _app()
+    at.switch_page("pages/settings.py").run()
+    _no_failure(at)
+    text = " ".join(str(m.value) for m in at.markdown) + " ".join(str(c.value) for c in at.code)
+    assert "present" in text and "sk-test-secret-abcdef" not in text
+    at.radio(key="settings.provider").set_value("openai")
+    at.button[0].click().run()  # the form's submit button sends the form's values
+    _no_failure(at)
+    assert "llm" in " ".join(str(c.value) for c in at.code)
+
+
+def test_llm_judge_is_one_setting_away(openai_server, monkeypatch, demo_home):
+    """Settings -> OpenAI-compatible provider (the local test server) -> Ask uses the LLM judge."""
+    from tests.judges.fake_answers import answer_text
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-ask-999")
+    openai_server.set_handler(lambda body: answer_text(body))
+    at = _app()
+    at.switch_page("pages/settings.py").run()
+    at.radio(key="settings.provider").set_value("openai")
+    at.text_input(key="settings.model").set_value("test-model")
+    at.text_input(key="settings.base_url").set_value(openai_server.base_url)
+    at.button[0].click().run()
+    _no_failure(at)
+    at.switch_page("pages/ask.py").run()
+    at.selectbox(key="ask.example").select_index(2).run()
+    at.button(key="ask.ask").click().run()
+    _no_failure(at)
+    assert any("judge **llm:test-model" in c.value for c in at.caption)
+    assert openai_server.request_count >= 1
+    page_text = " ".join(str(e.value) for e in (*at.markdown, *at.caption, *at.text))
+    assert "sk-test-secret-ask-999" not in page_text
