@@ -108,7 +108,7 @@ class OpenAIServer:
         self.requests: list[dict[str, Any]] = []  # chat completion bodies, in arrival order
         self.embedding_requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []  # request headers of chat calls
-        self._queue: list[Reply] = []
+        self._queue: list[Any] = []  # Reply or fn(request_json) -> reply
         self._handler: Callable[[dict[str, Any]], Any] | None = None
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -123,9 +123,10 @@ class OpenAIServer:
         return f"http://{host}:{port}/v1"
 
     def enqueue(self, *replies: Any) -> None:
-        """Replies for the next requests, in order (before the handler is used)."""
+        """Replies for the next requests, in order (before the handler is used). A
+        callable is called with the request JSON when its turn comes."""
         with self._lock:
-            self._queue.extend(as_reply(r) for r in replies)
+            self._queue.extend(r if callable(r) else as_reply(r) for r in replies)
 
     def set_handler(self, fn: Callable[[dict[str, Any]], Any] | None) -> None:
         """Default responder once the queue is empty: ``fn(request_json) -> reply``."""
@@ -163,8 +164,9 @@ class OpenAIServer:
     def _next_reply(self, body: dict[str, Any]) -> Reply:
         with self._lock:
             self.requests.append(body)
-            if self._queue:
-                return self._queue.pop(0)
+            queued = self._queue.pop(0) if self._queue else None
+        if queued is not None:
+            return as_reply(queued(body)) if callable(queued) else queued
         if self._handler is not None:
             return as_reply(self._handler(body))
         return Reply()
