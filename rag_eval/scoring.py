@@ -71,9 +71,10 @@ def _kind(value: Any) -> str:
     return f"{type(value).__name__} {text[:40] + '...' if len(text) > 40 else text}"
 
 
-def truth_number(value: Any, name: str) -> float | None:
-    """A ground-truth score as a float in [0, 1]; None when absent or empty.
-    CSV cells arrive as text, so "0.25", "True" and "false" are accepted."""
+def truth_number(value: Any, name: str, bounded: bool = True) -> float | None:
+    """A score as a float (in [0, 1] when ``bounded``: ground truth always is, while a
+    legacy-mode utilization may exceed 1); None when absent or empty. CSV cells arrive
+    as text, so "0.25", "True" and "false" are accepted."""
     if value is None:
         return None
     if isinstance(value, bool):
@@ -93,19 +94,19 @@ def truth_number(value: Any, name: str) -> float | None:
     number = float(value)
     if math.isnan(number):
         return None
-    if not 0.0 <= number <= 1.0:
+    if bounded and not 0.0 <= number <= 1.0:
         raise ValueError(f"expected a number in [0, 1], got {number}")
     return number
 
 
-def _values(row: Mapping[str, Any], columns: Mapping[str, Sequence[str]]) -> dict[str, float | None]:
+def _values(row: Mapping[str, Any], columns: Mapping[str, Sequence[str]], bounded: bool = True) -> dict[str, float | None]:
     """``{metric: value}`` taking each metric from the first of its columns present.
     Raises ValueError("field\\tmessage") for a bad value."""
     out: dict[str, float | None] = {}
     for metric, names in columns.items():
         name = next((n for n in names if row.get(n) is not None), None)
         try:
-            out[metric] = None if name is None else truth_number(row[name], name)
+            out[metric] = None if name is None else truth_number(row[name], name, bounded)
         except ValueError as err:
             raise ValueError(f"{name}\t{err}") from None
     return out
@@ -296,7 +297,9 @@ class FileAgreement:
         return out
 
 
-def _rows_by_id(path: str | Path, columns: Mapping[str, Sequence[str]], errors: list[RowError]) -> dict[str, dict[str, float | None] | None]:
+def _rows_by_id(
+    path: str | Path, columns: Mapping[str, Sequence[str]], errors: list[RowError], bounded: bool
+) -> dict[str, dict[str, float | None] | None]:
     """``{id: values or None}`` for a file; a failed row (status other than ok) maps to None."""
     name = str(path)
     out: dict[str, dict[str, float | None] | None] = {}
@@ -315,7 +318,7 @@ def _rows_by_id(path: str | Path, columns: Mapping[str, Sequence[str]], errors: 
             out[row_id] = None  # a row that failed upstream: a missing prediction, not a zero
             continue
         try:
-            out[row_id] = _values(row, columns)
+            out[row_id] = _values(row, columns, bounded)
         except ValueError as err:
             field_name, message = str(err).split("\t", 1)
             errors.append(RowError(name, number, field_name, message))
@@ -335,8 +338,8 @@ def agreement_between_files(
     other and show in the coverage.
     """
     errors: list[RowError] = []
-    pred = _rows_by_id(predictions_path, PREDICTION_COLUMNS, errors)
-    truth = _rows_by_id(truth_path, TRUTH_COLUMNS, errors)
+    pred = _rows_by_id(predictions_path, PREDICTION_COLUMNS, errors, bounded=False)
+    truth = _rows_by_id(truth_path, TRUTH_COLUMNS, errors, bounded=True)
     ids = list(dict.fromkeys([*pred, *truth]))
     report = agreement([pred.get(i) for i in ids], [truth.get(i) for i in ids], n_boot=n_boot, seed=seed, threshold=threshold)
     return FileAgreement(

@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -65,6 +66,32 @@ def _decode(path: Path) -> str:
         raise FileFormatError(f"{path}: line {line}: not valid UTF-8 (byte {err.start}); save the file as UTF-8") from err
 
 
+# Bytes that are not UTF-8 are kept as lone surrogates (U+DC80..U+DCFF) so the rest of
+# the file still reads; the rows holding them are reported with the field they are in.
+_BAD_BYTE = re.compile("[\udc80-\udcff]")
+
+
+def _decode_lenient(path: Path) -> tuple[str, bool]:
+    """The text of ``path`` and whether some bytes were not UTF-8 (kept as surrogates)."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig"), False
+    except UnicodeDecodeError:
+        return data.decode("utf-8-sig", errors="surrogateescape"), True
+
+
+def _non_utf8_error(name: str, number: int, row: dict[str, Any], line: bool) -> RowError | None:
+    """A RowError naming the first field (or key) whose text holds a non-UTF-8 byte
+    (``line``: the row number is also the file's line number)."""
+    for key, value in row.items():
+        found = _BAD_BYTE.search(str(key)) or _BAD_BYTE.search(json.dumps(value, ensure_ascii=False, default=str))
+        if found:
+            byte = ord(found.group()) - 0xDC00
+            where = f"line {number}, " if line else ""
+            return RowError(name, number, str(key), f"not valid UTF-8 ({where}byte 0x{byte:02X}); save the file as UTF-8")
+    return None
+
+
 # CSV cells that hold lists or objects (documents, keys...) are JSON-encoded.
 def _csv_cell(value: str) -> Any:
     text = value.strip()
@@ -98,7 +125,17 @@ def iter_rows(path: str | Path) -> Iterator[tuple[int, dict[str, Any] | RowError
         for i, row in enumerate(table.to_pylist(), start=1):
             yield i, _plain(row)
         return
-    text = _decode(path)
+    text, lenient = _decode_lenient(path)
+    if lenient:
+        for number, value in _iter_text_rows(name, suffix, text):
+            bad = None if isinstance(value, RowError) else _non_utf8_error(name, number, value, suffix != ".json")
+            yield number, bad or value
+        return
+    yield from _iter_text_rows(name, suffix, text)
+
+
+def _iter_text_rows(name: str, suffix: str, text: str) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
+    """Rows of the decoded text of a .jsonl, .json or .csv file."""
     if suffix == ".jsonl":
         for lineno, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
