@@ -1,0 +1,94 @@
+"""The pipeline commands through click's CliRunner: ingest, ask, run errors, runs
+list/show/export, compare, collections."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from rag_eval.cli import cli
+from rag_eval.rag.config import default_config
+from rag_eval.runs.runner import run_dataset
+from rag_eval.runs.store import RunStore
+from tests.runs.conftest import OverlapJudge
+
+
+@pytest.fixture
+def runner():
+    return CliRunner()
+
+
+@pytest.fixture
+def docs(tmp_path):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "rust.txt").write_text("Qdrant is a vector database written in Rust. It has payload filters.", encoding="utf-8")
+    (folder / "cats.md").write_text("Cats sleep most of the day. They are small carnivores.", encoding="utf-8")
+    (folder / "broken.pdf").write_bytes(b"%PDF-1.4 not really")
+    return folder
+
+
+def test_ingest_reports_bad_files_and_is_idempotent(runner, docs):
+    result = runner.invoke(cli, ["ingest", str(docs), "--collection", "docs"])
+    assert result.exit_code == 1
+    assert "| rust.txt | ok | 1 | 1 | 0 | 0 | 1 |" in result.output
+    assert "broken.pdf: not a readable PDF" in result.output
+    assert "1 of 3 file(s) could not be ingested" in result.output
+    (docs / "broken.pdf").unlink()
+    again = runner.invoke(cli, ["ingest", str(docs), "--collection", "docs"])
+    assert again.exit_code == 0, again.output
+    assert "0 documents added, 0 replaced, 2 unchanged" in again.output
+    listing = runner.invoke(cli, ["collections"])
+    assert "| docs | 2 | sentence-transformers:all-MiniLM-L6-v2 |" in listing.output
+
+
+def test_ask_prints_chunks_and_a_labelled_extractive_answer(runner, docs):
+    (docs / "broken.pdf").unlink()
+    runner.invoke(cli, ["ingest", str(docs), "--collection", "docs"])
+    result = runner.invoke(cli, ["ask", "What is Qdrant written in?", "--collection", "docs", "--k", "1", "--no-judge"])
+    assert result.exit_code == 0, result.output
+    assert "1. [" in result.output and "rust.txt" in result.output
+    assert "extractive answer" in result.output and "Qdrant is a vector database written in Rust." in result.output
+
+
+def test_user_errors_are_clean_messages(runner, tmp_path, monkeypatch):
+    missing = runner.invoke(cli, ["run", str(tmp_path / "nope.jsonl"), "--collection", "x"])
+    assert missing.exit_code == 1 and "no such file" in missing.output and "Traceback" not in missing.output
+    bad_config = tmp_path / "c.yaml"
+    bad_config.write_text("retrieval:\n  k: -1\n", encoding="utf-8")
+    result = runner.invoke(cli, ["ask", "q", "--config", str(bad_config)])
+    assert result.exit_code == 1 and "retrieval.k" in result.output
+    no_collection = runner.invoke(cli, ["ask", "q", "--collection", "nope", "--no-judge"])
+    assert no_collection.exit_code == 1 and "no collection named 'nope'" in no_collection.output
+    monkeypatch.setenv("QDRANT_URL", "http://127.0.0.1:9")
+    unreachable = runner.invoke(cli, ["ask", "q", "--collection", "x"])
+    assert unreachable.exit_code == 1 and "cannot reach Qdrant at http://127.0.0.1:9" in unreachable.output
+    unknown = runner.invoke(cli, ["runs", "show", "nope"])
+    assert unknown.exit_code == 1 and "no run 'nope'" in unknown.output
+
+
+def test_runs_list_show_export_and_compare(runner, tmp_path, demo_collection, demo_questions):
+    store = RunStore()
+    rows = demo_questions[:6]
+    a = run_dataset(rows, default_config("k2").with_changes(**{"retrieval.k": 2}), demo_collection, store,
+                    judge=OverlapJudge(), name="k2")
+    b = run_dataset(rows, default_config("k5"), demo_collection, store, judge=OverlapJudge(), name="k5")
+
+    listing = runner.invoke(cli, ["runs", "list"])
+    assert listing.exit_code == 0 and a in listing.output and b in listing.output and "| 6/6 |" in listing.output
+    shown = runner.invoke(cli, ["runs", "show", "k2", "--items"])
+    assert shown.exit_code == 0, shown.output
+    assert "coverage 100%" in shown.output and "| recall@2 |" in shown.output and "emanual-" in shown.output
+    as_json = json.loads(runner.invoke(cli, ["runs", "show", a, "--json"]).output)
+    assert as_json["config"]["retrieval"]["k"] == 2
+
+    out = tmp_path / "export.csv"
+    exported = runner.invoke(cli, ["runs", "export", a, "--format", "csv", "--output", str(out)])
+    assert exported.exit_code == 0 and out.read_text(encoding="utf-8").startswith("run_id,")
+
+    compared = runner.invoke(cli, ["compare", "k2", "k5", "--top", "3"])
+    assert compared.exit_code == 0, compared.output
+    assert f"Baseline: {a}" in compared.output and "Paired differences" in compared.output
+    assert "| context_relevance | " + b in compared.output
+    one = runner.invoke(cli, ["compare", a])
+    assert one.exit_code == 1 and "at least two runs" in one.output
