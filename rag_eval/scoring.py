@@ -39,7 +39,7 @@ _FALSE = {"false", "no", "0"}
 
 # ---------------------------------------------------------------- validation
 def _is_pair(value: Any) -> bool:
-    return isinstance(value, (list, tuple)) and len(value) >= 2 and isinstance(value[0], str) and isinstance(value[1], str)
+    return isinstance(value, (list, tuple)) and len(value) >= 2 and type(value[0]) is str and type(value[1]) is str
 
 
 def _row_problem(row: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -240,13 +240,14 @@ def summarize(
     seed: int = DEFAULT_SEED, threshold: float = DEFAULT_F1_THRESHOLD,
 ) -> ScoringSummary:
     """Means with coverage, and agreement statistics when any row carries ground truth."""
+    predictions = [r.prediction() for r in rows]
     means = {}
     for metric in SUMMARY_METRICS:
-        values = [v for r in rows if (p := r.prediction()) is not None and (v := p[metric]) is not None]
+        values = [v for p in predictions if p is not None and (v := p[metric]) is not None]
         means[metric] = MetricMean(sum(values) / len(values) if values else None, len(values), len(rows))
     report = None
     if any(r.truth for r in rows):
-        report = agreement([r.prediction() for r in rows], [r.truth for r in rows], n_boot=n_boot, seed=seed, threshold=threshold)
+        report = agreement(predictions, [r.truth for r in rows], n_boot=n_boot, seed=seed, threshold=threshold)
     return ScoringSummary(
         file=file, mode=ScoringMode(mode).value, rows_given=len(rows),
         rows_scored=sum(r.error is None for r in rows), means=means, agreement=report,

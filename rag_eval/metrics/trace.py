@@ -131,8 +131,8 @@ def score_labels(
         from rag_eval.text.keys import document_key
 
         document_keys = [document_key(d, i) for d, size in enumerate(doc_sizes) for i in range(size)]
-    known_doc = {_norm(k) for k in document_keys}
-    known_resp = {_norm(k) for k in response_keys}
+    known_doc = set(map(_norm, document_keys))
+    known_resp = set(map(_norm, response_keys))
     n_resp = len(response_keys)
     diagnostics: dict[str, Any] = {"n_document_sentences": n_doc, "n_response_sentences": n_resp}
     dropped: list[dict[str, str]] = []
@@ -218,7 +218,8 @@ def score_ragbench_row(row: dict[str, Any], mode: ScoringMode | str = ScoringMod
         pairs = _as_list(doc)
         doc_sizes.append(len(pairs))
         for pair in pairs:
-            pair = _as_list(pair)
+            if type(pair) is not list:  # plain lists (JSON, parquet via rows.py) skip the conversion
+                pair = _as_list(pair)
             if not pair:
                 raise ValueError(f"field 'documents_sentences[{d}]' has an empty [key, sentence] pair")
             doc_keys.append(str(pair[0]))

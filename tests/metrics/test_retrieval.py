@@ -270,3 +270,21 @@ def test_graded_ndcg_agrees_with_ranx(tfidf_run, ranx_scores):
     assert evaluate_run(run, graded, ["ndcg@10"], gain="exponential")["ndcg@10"].value == pytest.approx(
         theirs["ndcg_burges@10"], abs=1e-9
     )
+
+
+def test_cosine_variants_with_real_minilm_embeddings():
+    from rag_eval.embeddings import Embedder
+
+    truth = ["The Eiffel Tower is located in Paris, France.", "Photosynthesis converts light into chemical energy."]
+    retrieved = [
+        "The Eiffel Tower is in Paris, France.",  # a near copy of truth 0
+        "Stock markets fell sharply on Monday.",  # unrelated
+        "the eiffel tower is located in paris france",  # another near copy of truth 0: counts once
+    ]
+    embedder = Embedder()
+    r, t = embedder.encode(retrieved), embedder.encode(truth)
+    sim = cosine_matrix(r, t)
+    assert sim[0, 0] > 0.8 and sim[2, 0] > 0.8 and sim[1].max() < 0.5
+    assert precision_at_k_cosine(r, t, k=3) == pytest.approx(1 / 3)
+    assert recall_at_k_cosine(r, t, k=3) == pytest.approx(1 / 2)
+    assert hybrid_log_rank_cosine(r, t, k=3) == pytest.approx(0.5 * 0.5 + 0.5 * 0.5)  # truth 0 found at rank 1
