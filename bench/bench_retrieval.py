@@ -1,108 +1,90 @@
-"""Retrieval benchmark on the shared RAGBench BEIR collection
-(../shared/data/ragbench/retrieval: 2,742 documents, 823 queries, qrels from GPT-4 labels).
+"""Retrieval metrics on the shared BEIR collection (RAGBench retrieval split).
 
-Ingests the corpus once into an embedded on-disk Qdrant (default /tmp/rag-eval-bench/qdrant;
-a rerun finds every document unchanged and skips embedding), prints the ingestion speed,
-then runs every query in dense, BM25 and hybrid mode and prints recall@5, nDCG@10, MRR@10
-and the per-query latency (p50/p95, query embedding included) as a markdown table.
+Ranks the corpus for every judged query with TF-IDF (scikit-learn; a deterministic,
+model-free baseline), writes the run in TREC format, then prints our metrics per k,
+the time ``evaluate_run`` takes, and the largest difference from ranx (run in a
+subprocess in pure-Python mode, so no numba compilation is timed or needed).
 
-Chunks are mapped to their documents (best chunk per document) before scoring, since
-the qrels judge documents.
-
-    nice -n 10 .venv/bin/python bench/bench_retrieval.py [--limit N] [--fresh] [--store DIR]
+    HF_HUB_OFFLINE=1 .venv/bin/python bench/bench_retrieval.py [--out /tmp/tfidf.run]
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
-import platform
-import shutil
-import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from rag_eval.config import shared_data_dir  # noqa: E402
-from rag_eval.metrics.retrieval import ndcg_at_k, recall_at_k, reciprocal_rank  # noqa: E402
-from rag_eval.rag.config import default_config  # noqa: E402
-from rag_eval.rag.ingest import ingest_paths  # noqa: E402
-from rag_eval.rag.retrieve import retrieve  # noqa: E402
-from rag_eval.rag.store import open_qdrant  # noqa: E402
+from rag_eval.io.trec import read_qrels, read_run, write_trec_run  # noqa: E402
+from rag_eval.metrics.registry import evaluate_run  # noqa: E402
 
-COLLECTION = "ragbench-retrieval"
-CANDIDATE_CHUNKS = 20  # chunks fetched per query, deduplicated to documents, cut at 10
+KS = (1, 3, 5, 10)
+METRICS = ("precision", "recall", "f1", "hit_rate", "mrr", "ndcg", "log_rank")
+RANX_COMPARABLE = ("precision", "recall", "hit_rate", "mrr", "ndcg")
+RANX_SCRIPT = """
+import json, sys
+from ranx import Qrels, Run, evaluate
+data = json.load(open(sys.argv[1]))
+run = Run({q: {d: float(len(docs) - r) for r, d in enumerate(docs)} for q, docs in data["run"].items()})
+print(json.dumps(evaluate(Qrels(data["qrels"]), run, data["metrics"], make_comparable=True)))
+"""
 
 
-def load_queries(root: Path, limit: int | None) -> tuple[list[dict], dict[str, set[str]]]:
-    with (root / "queries.jsonl").open(encoding="utf-8") as fh:
-        queries = [json.loads(line) for line in fh if line.strip()]
-    qrels: dict[str, set[str]] = {}
-    with (root / "qrels" / "qrels.tsv").open(encoding="utf-8") as fh:
-        for row in csv.DictReader(fh, delimiter="\t"):
-            if float(row["score"]) > 0:
-                qrels.setdefault(row["query-id"], set()).add(row["corpus-id"])
+def tfidf_run(base: Path, qrels: dict, depth: int) -> dict[str, list[str]]:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    corpus = [json.loads(line) for line in (base / "corpus.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+    queries = [json.loads(line) for line in (base / "queries.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
     queries = [q for q in queries if q["_id"] in qrels]
-    return (queries[:limit] if limit else queries), qrels
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
-    return ordered[index]
+    texts = [d.get("title", "") + " " + d["text"] for d in corpus]
+    vectorizer = TfidfVectorizer(sublinear_tf=True).fit(texts)
+    scores = (vectorizer.transform([q["text"] for q in queries]) @ vectorizer.transform(texts).T).toarray()
+    return {q["_id"]: [corpus[j]["_id"] for j in np.argsort(-scores[i], kind="stable")[:depth]] for i, q in enumerate(queries)}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--limit", type=int, help="Only the first N queries (the corpus is always complete).")
-    parser.add_argument("--fresh", action="store_true", help="Delete the cached collection and ingest again.")
-    parser.add_argument("--store", default="/tmp/rag-eval-bench/qdrant", help="Embedded Qdrant folder.")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path("/tmp/rag_eval_tfidf.run"), help="where the TREC run is written")
     args = parser.parse_args()
+    base = shared_data_dir() / "ragbench" / "retrieval"
+    qrels, errors = read_qrels(base / "qrels" / "qrels.tsv")
+    assert not errors, errors
+    if not args.out.exists():
+        write_trec_run(tfidf_run(base, qrels, max(KS)), args.out)
+    run, errors = read_run(args.out)
+    assert not errors, errors
 
-    root = shared_data_dir() / "ragbench" / "retrieval"
-    if not (root / "corpus.jsonl").is_file():
-        sys.exit(f"shared retrieval collection not found under {root} (set RAG_EVAL_SHARED_DATA)")
-    if args.fresh and Path(args.store).exists():
-        shutil.rmtree(args.store)
-    client = open_qdrant(path=args.store)
-    base = default_config("bench")
+    names = [f"{m}@{k}" for k in KS for m in METRICS]
+    start_wall, start_cpu = time.perf_counter(), time.process_time()
+    ours = evaluate_run(run, qrels, names)
+    wall, cpu = time.perf_counter() - start_wall, time.process_time() - start_cpu
+    n_queries = next(iter(ours.values())).n_queries
+    print(f"TF-IDF run over {n_queries} judged queries (run file: {args.out})\n")
+    print("| k | " + " | ".join(METRICS) + " |")
+    print("|---:|" + "---:|" * len(METRICS))
+    for k in KS:
+        print(f"| {k} | " + " | ".join(f"{ours[f'{m}@{k}'].value:.4f}" for m in METRICS) + " |")
+    print(f"\n{len(names)} metrics x {n_queries} queries in {wall:.3f} s wall, {cpu:.3f} s CPU")
 
-    report = ingest_paths([root / "corpus.jsonl"], COLLECTION, base, client=client)
-    print(f"## Ingestion ({platform.machine()}, {os.cpu_count()} cores, embedder {base.embedder.model}, "
-          f"chunking {base.chunking.strategy} {base.chunking.size}/{base.chunking.overlap})\n")
-    print("| documents added | unchanged | chunks written | seconds | chunks/s |")
-    print("|---:|---:|---:|---:|---:|")
-    print(f"| {report.documents_added} | {report.documents_unchanged} | {report.chunks_added} | "
-          f"{report.seconds:.1f} | {report.chunks_per_second:.1f} |")
-    if report.chunks_added == 0:
-        print("\n(collection cached from an earlier run: nothing embedded; use --fresh to time ingestion)")
-    if report.errors:
-        print(f"\n{len(report.errors)} ingestion problems, first: {report.errors[0]}")
-
-    queries, qrels = load_queries(root, args.limit)
-    retrieve(queries[0]["text"], COLLECTION, base, client=client)  # warm the model outside the timings
-    print(f"\n## Retrieval over {len(queries)} queries (document level; latency per query, embedding included)\n")
-    print("| mode | recall@5 | nDCG@10 | MRR@10 | p50 ms | p95 ms |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for mode in ("dense", "bm25", "hybrid"):
-        config = base.with_changes(**{"retrieval.mode": mode, "retrieval.k": CANDIDATE_CHUNKS})
-        recalls, ndcgs, mrrs, latencies = [], [], [], []
-        for q in queries:
-            started = time.perf_counter()
-            chunks = retrieve(q["text"], COLLECTION, config, client=client)
-            latencies.append((time.perf_counter() - started) * 1000)
-            ranked = list(dict.fromkeys(c.doc_id for c in chunks))[:10]
-            gold = qrels[q["_id"]]
-            recalls.append(recall_at_k(ranked, gold, k=5))
-            ndcgs.append(ndcg_at_k(ranked, gold, k=10))
-            mrrs.append(reciprocal_rank(ranked, gold, k=10))
-        print(f"| {mode} | {statistics.fmean(recalls):.3f} | {statistics.fmean(ndcgs):.3f} | "
-              f"{statistics.fmean(mrrs):.3f} | {percentile(latencies, 50):.1f} | {percentile(latencies, 95):.1f} |")
+    comparable = [f"{m}@{k}" for k in KS for m in RANX_COMPARABLE]
+    payload = Path("/tmp/rag_eval_bench_ranx.json")
+    payload.write_text(json.dumps({"run": run, "qrels": qrels, "metrics": comparable}), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-c", RANX_SCRIPT, str(payload)], env={**os.environ, "NUMBA_DISABLE_JIT": "1"},
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        print(f"\nranx comparison skipped: {done.stderr.strip().splitlines()[-1:]}")
+        return
+    theirs = json.loads(done.stdout)
+    worst = max(abs(ours[name].value - theirs[name]) for name in comparable)
+    print(f"Largest |ours - ranx| over {len(comparable)} metrics: {worst:.2e}")
 
 
 if __name__ == "__main__":

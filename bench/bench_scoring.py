@@ -65,6 +65,23 @@ def main() -> None:
     print(f"\nAgreement summary (RMSE, AUROC, F1 with 1000 bootstrap resamples) over {n} rows: "
           f"{wall:.2f} s wall, {cpu:.2f} s CPU")
 
+    print("\nEach mode against RAGBench's stored scores (same labels, different formulas; 95% CI, 1000 resamples):\n")
+    print("| mode | RMSE relevance | RMSE utilization | RMSE completeness | RMSE adherence | aggregated RMSE | consistency | hallucination AUROC |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for mode in ScoringMode:
+        report = score_rows(rows, mode, "bench", n_boot=1000).summary.agreement
+        cells = [report.rmse[m] for m in ("context_relevance", "context_utilization", "completeness", "adherence")]
+        cells += [report.aggregated_rmse, report.consistency, report.hallucination_auroc]
+        print(f"| {mode.value} | " + " | ".join(_ci(e) for e in cells) + " |")
+
+
+def _ci(estimate) -> str:
+    if estimate.value is None:
+        return "n/a"
+    if estimate.ci_low is None:
+        return f"{estimate.value:.3f}"
+    return f"{estimate.value:.3f} [{estimate.ci_low:.3f}, {estimate.ci_high:.3f}]"
+
 
 if __name__ == "__main__":
     main()
