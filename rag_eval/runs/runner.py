@@ -165,7 +165,6 @@ def _cost(generation: Generation | None, result: JudgeResult | None) -> float | 
 class _Prepared:
     question: Question
     record: dict[str, Any]
-    started: float
     chunks: list[RetrievedChunk] = field(default_factory=list)
     generation: Generation | None = None
     item: EvalItem | None = None
@@ -174,7 +173,7 @@ class _Prepared:
 def _retrieve(q: Question, config: RagConfig, collection: str, client: QdrantClient) -> _Prepared:
     """Retrieve for one question; a bad row or a failure becomes the record's status."""
     record = _base_record(q)
-    p = _Prepared(q, record, time.perf_counter())
+    p = _Prepared(q, record)
     if q.error:
         record.update(status="invalid_input", error=q.error)
         return p
@@ -227,7 +226,9 @@ def _finish(p: _Prepared, result: JudgeResult | None, config: RagConfig, embed) 
         record["retrieval"] = retrieval_metrics(p.chunks, p.question, config.retrieval.k, embed)
     record["tokens"] = _tokens(p.generation, result)
     record["cost_usd"] = _cost(p.generation, result)
-    record["latency_s"] = time.perf_counter() - p.started if record["status"] != "invalid_input" else None
+    # The item's own stage times (a batch's wall time would charge every item for its neighbours).
+    stages = [v for v in record["timings"].values() if isinstance(v, (int, float))]
+    record["latency_s"] = sum(stages) if stages else None
     return record
 
 
@@ -266,6 +267,7 @@ def run_dataset(
     fingerprint = dataset_fingerprint([v for _, v in entries if isinstance(v, dict)])
     client = client or open_qdrant()
     require_collection(client, collection, config.embedder)
+    judge = judge or make_judge_from_config(config.judge)  # before the run exists: a bad judge stores nothing
     if resume_run_id:
         run_id, done = _resume_state(store, resume_run_id, config, fingerprint)
     else:
@@ -276,7 +278,6 @@ def run_dataset(
     total, finished = len(questions), len(questions) - len(todo)
     if progress:
         progress(finished, total)
-    judge = judge or make_judge_from_config(config.judge)
     from rag_eval.embeddings import Embedder
 
     embed = Embedder().encode if any(q.gold_contexts for q in todo) else None
