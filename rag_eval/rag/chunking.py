@@ -75,6 +75,8 @@ def chunk_sentences(text: str, size: int, overlap: int) -> list[Chunk]:
     (never the whole previous chunk, so chunking always advances)."""
     if overlap >= size:
         raise ValueError(f"overlap ({overlap}) must be smaller than size ({size})")
+    if len(text.strip()) <= size:  # fits whole: the same single chunk, without the sentence splitter's cost
+        return chunk_document(text)
     units: list[tuple[int, int]] = []
     for _, a, b in split_sentences(text):
         units.extend(_split_long(text, a, b, size) if b - a > size else [(a, b)])

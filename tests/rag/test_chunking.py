@@ -55,3 +55,9 @@ def test_empty_text_and_bad_overlap():
     assert chunk_document(" \n ") == []
     with pytest.raises(ValueError, match="overlap"):
         chunk_tokens("a b", size=2, overlap=2)
+
+
+def test_text_that_fits_is_one_chunk_with_the_same_span_as_sentence_packing():
+    text = "  One sentence. Another one!  "
+    [chunk] = chunk_sentences(text, size=100, overlap=10)
+    assert (chunk.start, chunk.end, chunk.text) == (2, 28, "One sentence. Another one!")
