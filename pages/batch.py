@@ -21,6 +21,7 @@ K_JOB, K_RUN = f"{PAGE}.job", f"{PAGE}.run_id"
 SRC_DEMO = "Demo questions (RAG system on the demo collection)"
 SRC_SAMPLE = "RAGBench labelled sample (judge the given responses)"
 SRC_UPLOAD = "Upload a file (JSONL, CSV, Parquet)"
+SRC_SAVED = "A saved dataset (Datasets page)"
 MODE_RAG = "Run the RAG system on the questions"
 MODE_JUDGE = "Judge the given responses"
 RETRIEVAL_MODES = ("dense", "bm25", "hybrid")
@@ -36,6 +37,9 @@ def load_source(source: str) -> tuple[str, list[tuple[int, object]]]:
         return "demo questions", list(enumerate(data.demo_rows(), start=1))
     if source == SRC_SAMPLE:
         return "ragbench labelled sample", list(enumerate(data.labelled_sample(), start=1))
+    if source == SRC_SAVED:
+        name = st.selectbox("Saved dataset", data.saved_datasets(), key=f"{PAGE}.saved")
+        return name, list(iter_raw(data.datasets_dir() / f"{name}.jsonl"))
     upload = st.file_uploader("Dataset file", type=["jsonl", "json", "csv", "parquet"], key=K_UPLOAD)
     if upload is None:
         return "", []
@@ -133,7 +137,8 @@ def render_results(run_id: str) -> None:
 
 
 def render_setup() -> None:
-    source = st.radio("Dataset", [SRC_DEMO, SRC_SAMPLE, SRC_UPLOAD], key=K_SOURCE)
+    sources = [SRC_DEMO, SRC_SAMPLE, *([SRC_SAVED] if data.saved_datasets() else []), SRC_UPLOAD]
+    source = st.radio("Dataset", sources, key=K_SOURCE)
     label, rows = load_source(source)
     if not rows:
         st.info("Choose a dataset or upload a file to begin.")

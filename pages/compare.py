@@ -23,7 +23,7 @@ def init_page_state() -> None:
 def render_picker(runs: list[dict]) -> list[str]:
     labels = {r["id"]: f"{r['name']} ({r['id']}, {r['config_hash']})" for r in runs}
     if K_RUNS not in st.session_state:
-        st.session_state[K_RUNS] = list(labels)[:2]
+        st.session_state[K_RUNS] = frames.default_comparison(runs)
     chosen = st.multiselect("Runs (the first is the baseline)", list(labels), format_func=labels.get,
                             max_selections=5, key=K_RUNS)
     return chosen
@@ -81,7 +81,7 @@ def main() -> None:
         st.warning("Pick at least two runs.")
         return
     by_id = {r["id"]: r for r in runs}
-    labels = {r: by_id[r]["name"] + f" ({r})" for r in chosen}
+    labels = {r: frames.run_label(by_id[r]) for r in chosen}
     items_by_run = {r: data.run_items(data.where(), r) for r in chosen}
     result = compare_runs(items_by_run)
     render_metrics(result, labels)

@@ -37,7 +37,7 @@ def render_trends(runs: list[dict]) -> None:
 def render_agreement(runs: list[dict]) -> None:
     st.subheader("Agreement with ground truth")
     ordered = sorted(runs, key=lambda r: (r.get("created_at") or "", r["id"]))
-    items_by_run = {r["id"]: data.run_items(data.where(), r["id"]) for r in ordered}
+    items_by_run = {frames.run_label(r): data.run_items(data.where(), r["id"]) for r in ordered}
     table = frames.agreement_frame(items_by_run)
     if table.empty:
         st.info("No run carries ground truth (RAGBench rows judged in Batch evaluation do).")
@@ -56,7 +56,7 @@ def render_agreement(runs: list[dict]) -> None:
 
 def render_spread(runs: list[dict]) -> None:
     st.subheader("Single-evaluation spread")
-    labels = {r["id"]: f"{r['name']} ({r['id']})" for r in runs}
+    labels = {r["id"]: frames.run_label(r) for r in runs}
     run_id = st.selectbox("Run", list(labels), format_func=labels.get, key=K_RUN)
     spread = frames.spread_frame(data.run_items(data.where(), run_id))
     if spread.empty:

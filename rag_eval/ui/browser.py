@@ -175,7 +175,7 @@ def load_page(
     binary = find_chromium()
     if binary is None:
         raise RuntimeError("no chromium binary found (install Debian's 'chromium' package)")
-    with tempfile.TemporaryDirectory(prefix="rag-eval-chromium-") as profile:
+    with tempfile.TemporaryDirectory(prefix="rag-eval-chromium-", ignore_cleanup_errors=True) as profile:
         proc = subprocess.Popen(_chromium_args(binary, profile), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             port = _devtools_port(profile, proc, timeout_s=30)

@@ -16,8 +16,10 @@ PALETTE = ("#1c7ed6", "#f59f00", "#37b24d", "#e03131", "#7048e8", "#0ca678")
 
 
 def _layout(fig: go.Figure, title: str, y_title: str = "", y_range: tuple[float, float] | None = (0, 1)) -> go.Figure:
-    fig.update_layout(title=title, margin={"l": 40, "r": 20, "t": 50, "b": 40}, legend={"orientation": "h", "y": -0.2},
-                      template="plotly_white", height=380)
+    fig.update_layout(title=title, margin={"l": 40, "r": 20, "t": 80, "b": 40},
+                      legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
+                      template="plotly_white", height=400)
+    fig.update_xaxes(tickangle=0, automargin=True)
     fig.update_yaxes(title=y_title, range=list(y_range) if y_range else None)
     return fig
 

@@ -86,6 +86,11 @@ def runs_frame(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def run_label(run: Mapping[str, Any]) -> str:
+    """A short, unique label for charts: the run's name and the end of its id."""
+    return f"{run.get('name')} · {str(run.get('id'))[-6:]}"
+
+
 def metric_trend_frame(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """Long table (run, created_at, metric, mean, ci_low, ci_high, coverage) of the
     summaries' metric means, oldest run first, for the trend chart."""
@@ -96,7 +101,7 @@ def metric_trend_frame(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
             stats = metrics.get(name) or {}
             if stats.get("mean") is None:
                 continue
-            rows.append({"run": run.get("id"), "label": f"{run.get('name')} ({run.get('id')})",
+            rows.append({"run": run.get("id"), "label": run_label(run),
                          "created_at": run.get("created_at"), "metric": name, "mean": stats.get("mean"),
                          "ci_low": stats.get("ci_low"), "ci_high": stats.get("ci_high"),
                          "coverage": stats.get("coverage")})
@@ -152,3 +157,13 @@ def differing_questions(differences: Sequence[Mapping[str, Any]], limit: int = 2
     if frame.empty:
         return pd.DataFrame(columns=["item_id", "question", "metric", "run", "base", "other", "difference"])
     return frame
+
+
+def default_comparison(runs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The runs to compare first: the newest run and the newest earlier run over the
+    same dataset (same fingerprint), so their questions pair up; else the two newest."""
+    if len(runs) < 2:
+        return [r["id"] for r in runs]
+    newest = runs[0]
+    same = [r for r in runs[1:] if r.get("dataset_fingerprint") and r.get("dataset_fingerprint") == newest.get("dataset_fingerprint")]
+    return [newest["id"], (same[0] if same else runs[1])["id"]]

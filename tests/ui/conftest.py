@@ -40,3 +40,14 @@ def demo_home(rag_eval_home: Path, _demo_qdrant: Path) -> Path:
     """``RAG_EVAL_HOME`` with the demo collection already in its embedded Qdrant."""
     shutil.copytree(_demo_qdrant, rag_eval_home / "qdrant")
     return rag_eval_home
+
+
+@pytest.fixture(scope="session")
+def local_judge_ready() -> None:
+    """Skip (with the reason) when the packaged local judge cannot be built."""
+    from rag_eval.judges.registry import make_judge
+
+    try:
+        make_judge("local")
+    except (ValueError, OSError, ImportError) as err:
+        pytest.skip(f"local judge unavailable: {err}")

@@ -56,3 +56,11 @@ def test_agreement_frame_only_for_runs_with_truth():
 def test_spread_frame_uses_library_bands():
     frame = frames.spread_frame([_item("a", scores=SCORES), _item("b", status="timeout")])
     assert list(frame["item_id"]) == ["a"] and frame.loc[0, "band"] in ("balanced", "moderately imbalanced", "imbalanced")
+
+
+def test_default_comparison_pairs_runs_over_the_same_dataset():
+    runs = [{"id": "c", "dataset_fingerprint": "x"}, {"id": "b", "dataset_fingerprint": "y"},
+            {"id": "a", "dataset_fingerprint": "x"}]
+    assert frames.default_comparison(runs) == ["c", "a"]
+    assert frames.default_comparison(runs[:2]) == ["c", "b"]
+    assert frames.default_comparison(runs[:1]) == ["c"]

@@ -66,7 +66,7 @@ def _run_batch(at: AppTest, rows: int, retrieval: str) -> None:
     _no_failure(at)
 
 
-def test_full_offline_flow(demo_home):
+def test_full_offline_flow(demo_home, local_judge_ready):
     """Ask on the demo collection -> support map -> two small batches -> Runs -> Compare."""
     at = _app()
     at.switch_page("pages/ask.py").run()
@@ -113,7 +113,7 @@ def test_full_offline_flow(demo_home):
     assert len(at.get("html")) >= 2  # both support maps side by side
 
 
-def test_batch_judges_labelled_sample_with_truth_and_runs_shows_agreement():
+def test_batch_judges_labelled_sample_with_truth_and_runs_shows_agreement(local_judge_ready):
     at = _app()
     at.switch_page("pages/batch.py").run()
     at.radio(key="batch.source").set_value("RAGBench labelled sample (judge the given responses)").run()
