@@ -98,6 +98,11 @@ def deterministic_embedding(text: str, dim: int) -> list[float]:
     return [v / norm for v in values]
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256  # many clients connecting at once must not be refused
+
+
 class OpenAIServer:
     """The server's state and controls (thread-safe)."""
 
@@ -112,8 +117,7 @@ class OpenAIServer:
         self._handler: Callable[[dict[str, Any]], Any] | None = None
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._httpd = ThreadingHTTPServer((host, port), _make_handler(self))
-        self._httpd.daemon_threads = True
+        self._httpd = _Server((host, port), _make_handler(self))
         self._thread: threading.Thread | None = None
 
     # -- controls ------------------------------------------------------------------
@@ -237,7 +241,11 @@ def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                 pass
 
         def do_GET(self) -> None:  # noqa: N802
-            if self.path.rstrip("/").endswith("/models"):
+            if self.path.rstrip("/").endswith("/_stats"):  # test-only: counts, for out-of-process use
+                with server._lock:
+                    stats = {"chat_requests": len(server.requests), "embedding_requests": len(server.embedding_requests)}
+                self._send(200, stats)
+            elif self.path.rstrip("/").endswith("/models"):
                 data = [{"id": m, "object": "model", "created": 0, "owned_by": "test"} for m in server.models]
                 self._send(200, {"object": "list", "data": data})
             else:
@@ -322,6 +330,36 @@ def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
 def start_server(latency_s: float = 0.0, host: str = "127.0.0.1", port: int = 0) -> OpenAIServer:
     """Start a server in a background thread (call ``.stop()`` when done)."""
     return OpenAIServer(latency_s=latency_s, host=host, port=port).start()
+
+
+def _main() -> None:
+    """Run the server in its own process (for benchmarks: the client under test then
+    does not share a GIL with the server). Prints the base URL, serves until killed."""
+    import argparse
+    import sys
+    from pathlib import Path
+
+    parser = argparse.ArgumentParser(description="Local OpenAI-compatible test server (loopback only).")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds before every answer")
+    parser.add_argument("--responder", choices=["ok", "judge"], default="ok",
+                        help="'judge': answer judge prompts with a valid RAGBench-schema judgement")
+    args = parser.parse_args()
+    server = OpenAIServer(latency_s=args.latency, port=args.port)
+    if args.responder == "judge":
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+        from tests.judges.fake_answers import answer_text
+
+        server.set_handler(answer_text)
+    print(server.base_url, flush=True)
+    try:
+        server._httpd.serve_forever(poll_interval=0.05)
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    _main()
 
 
 @pytest.fixture
