@@ -31,6 +31,7 @@ import openai
 from rag_eval.config import redact
 from rag_eval.llm import errors
 from rag_eval.llm.cache import LLMCache, cache_key
+from rag_eval.llm.compat import RequestShape
 from rag_eval.llm.config import LLMConfig
 from rag_eval.llm.constants import NO_KEY_PLACEHOLDER
 from rag_eval.llm.limiter import AdaptiveLimiter
@@ -124,7 +125,7 @@ class LLMClient:
         self.stats = ClientStats()
         self.cache = LLMCache(config.resolved_cache_dir()) if config.use_cache else None
         self._price = price_for(config.model, config.prices)
-        self._json_unsupported = False  # learnt when a provider rejects response_format
+        self._shape = RequestShape()  # optional parameters as this endpoint wants them
         self._sessions: dict[int, _Session] = {}
         self._lock = threading.Lock()
 
@@ -232,7 +233,6 @@ class LLMClient:
 
     async def _send_with_retries(self, sess: _Session, messages: Messages, params: dict[str, Any]) -> Completion:
         cfg = self.config
-        json_mode = params["json_mode"] and not self._json_unsupported
         tokens = estimate_message_tokens(messages) + params["max_tokens"]
         retries = 0
         last: errors.LLMError | None = None
@@ -244,14 +244,9 @@ class LLMClient:
             headers: Any = None
             try:
                 self.stats.requests += 1
-                body: dict[str, Any] = {
-                    "model": cfg.model,
-                    "messages": list(messages),
-                    "temperature": params["temperature"],
-                    "max_tokens": params["max_tokens"],
-                }
-                if json_mode:
-                    body["response_format"] = {"type": "json_object"}
+                body = self._shape.body(
+                    cfg.model, list(messages), params["temperature"], params["max_tokens"], params["json_mode"]
+                )
                 # The package's generic POST: same transport, auth, timeout and error
                 # types as chat.completions.create, without its per-call re-validation
                 # of the messages (half of the client's CPU time per request).
@@ -276,15 +271,17 @@ class LLMClient:
             else:
                 sess.limiter.release()
                 sess.limiter.on_success()
-                return self._completion(response, time.perf_counter() - start, retries, json_mode)
+                return self._completion(
+                    response, time.perf_counter() - start, retries, "response_format" in body
+                )
             sess.limiter.release()
-            if json_mode and status in (400, 422) and not self._json_unsupported:
-                # The provider does not take response_format: fall back to plain text
-                # (the judge's parser tolerates prose) without spending a retry.
-                log.info("endpoint rejected JSON mode (HTTP %s); retrying without it", status)
-                self._json_unsupported = True
-                json_mode = False
-                continue
+            if status in (400, 422):
+                # An optional parameter this endpoint does not take: adapt and resend
+                # without spending a retry (the judge's parser tolerates prose).
+                change = self._shape.adapt(last.message, body)
+                if change is not None:
+                    log.info("endpoint rejected a parameter (HTTP %s): %s; resending", status, change)
+                    continue
             if attempt >= cfg.max_retries or not should_retry(status, headers):
                 break
             retry_after = parse_retry_after(headers) if headers is not None else None

@@ -198,3 +198,20 @@ def test_concurrency_is_bounded(openai_server):
     batch = [[{"role": "user", "content": f"q{i}"}] for i in range(12)]
     client_for(openai_server, concurrency=3).complete_many(batch)
     assert 1 < active["max"] <= 3
+
+
+def test_reasoning_model_parameters_are_adapted(openai_server):
+    def handler(body):
+        if "max_tokens" in body:
+            return Reply.error(400, "Unsupported parameter: 'max_tokens'. Use 'max_completion_tokens' instead.")
+        if "temperature" in body:
+            return Reply.error(400, "Unsupported value: 'temperature' does not support 0.")
+        return "fine"
+
+    openai_server.set_handler(handler)
+    client = client_for(openai_server)
+    out = client.complete_sync(MSG, max_tokens=50)
+    assert out.text == "fine" and out.retries == 0
+    assert openai_server.requests[-1]["max_completion_tokens"] == 50
+    client.complete_sync(MSG + [{"role": "user", "content": "more"}])
+    assert openai_server.request_count == 4  # learnt once: the next call goes straight through
