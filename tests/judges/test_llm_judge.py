@@ -306,3 +306,18 @@ def test_bad_options_raise():
         LLMJudge(LLMConfig(), samples=0)
     with pytest.raises(ValueError, match="prompt id"):
         LLMJudge(LLMConfig(), prompt_id="nope")
+
+
+def test_interrupted_batch_resumes_from_cache(openai_server, fast_backoff):
+    """Rows answered before a failure are not asked again; only the failed one is."""
+    openai_server.set_handler(
+        lambda body: Reply.error(503) if "(3)" in body["messages"][1]["content"] else answer_text(body)
+    )
+    items = [make_item(i) for i in range(5)]
+    first = make_judge(openai_server, max_retries=0).judge(items)
+    assert [r.status for r in first].count(JudgeStatus.PROVIDER_ERROR) == 1
+    sent = openai_server.request_count
+    openai_server.set_handler(lambda body: answer_text(body))
+    second = make_judge(openai_server, max_retries=0).judge(items)
+    assert all(r.status is JudgeStatus.OK for r in second)
+    assert openai_server.request_count == sent + 1
