@@ -25,6 +25,8 @@ from rag_eval.text.keys import normalize_key
 
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*[ \t]*\n?(.*?)```", re.S)
 
+_THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
+
 _REFUSAL = re.compile(
     r"^\s*(i'?m sorry|sorry|i cannot|i can'?t|i am unable|i'?m unable|i won'?t|as an ai)\b", re.I
 )
@@ -83,27 +85,47 @@ class Extraction:
     how: str
 
 
-def find_json(text: str) -> Extraction:
-    stripped = (text or "").strip()
+def strip_reasoning(text: str) -> str:
+    """``text`` without ``<think>…</think>`` blocks (reasoning models served by Ollama,
+    vLLM, llama.cpp put them before the answer, often with braces inside)."""
+    text = _THINK.sub("", text)
+    if "<think>" in text and "</think>" not in text:  # unterminated: everything after it is thought
+        text = text.split("<think>", 1)[0]
+    return text
+
+
+def iter_json_objects(text: str) -> Iterator[Extraction]:
+    """Every JSON object in ``text``, best guess first: the whole text, then objects in
+    the first code fence, then objects anywhere. Reasoning blocks are ignored."""
+    stripped = strip_reasoning(text or "").strip()
     if not stripped:
-        return Extraction(None, "none")
+        return
     try:
         value = json.loads(stripped)
         if isinstance(value, dict):
-            return Extraction(value, "json")
+            yield Extraction(value, "json")
+            return
     except json.JSONDecodeError:
         pass
     fenced = strip_code_fences(stripped)
     sources = [(fenced, "fenced"), (stripped, "prose")] if fenced is not stripped else [(stripped, "prose")]
+    seen: set[str] = set()
     for source, how in sources:
         for candidate in iter_balanced_objects(source):
+            if candidate in seen:
+                continue
+            seen.add(candidate)
             try:
                 value = json.loads(candidate)
             except json.JSONDecodeError:
                 continue
             if isinstance(value, dict):
-                return Extraction(value, how)
-    return Extraction(None, "none")
+                yield Extraction(value, how)
+
+
+def find_json(text: str) -> Extraction:
+    """The first JSON object in ``text`` (see :func:`iter_json_objects`)."""
+    return next(iter_json_objects(text), Extraction(None, "none"))
 
 
 def extract_json_object(text: str) -> dict[str, Any] | None:
@@ -281,16 +303,21 @@ def labels_from_output(output: TraceOutput, item: EvalItem, how: str = "json") -
 
 
 def parse_trace(text: str, item: EvalItem) -> ParsedTrace | ParseProblem:
-    """Text -> validated labels, or the problem to report / re-ask about."""
-    extraction = find_json(text)
-    if extraction.value is None:
-        if looks_like_refusal(text):
-            return ParseProblem("refusal", f"the model declined: {text.strip()[:200]}")
-        if looks_truncated(text):
-            return ParseProblem("truncated", "the JSON object is not closed (the answer was cut off)")
-        return ParseProblem("no_json", "no JSON object found in the answer")
-    try:
-        output = TraceOutput.model_validate(extraction.value)
-    except ValidationError as err:
-        return ParseProblem("schema", f"wrong schema: {validation_message(err)}")
-    return labels_from_output(output, item, extraction.how)
+    """Text -> validated labels, or the problem to report / re-ask about. When the
+    text holds several objects (an echoed example, then the answer), the first one
+    that fits the schema wins; otherwise the first object's problem is reported."""
+    first_error: str | None = None
+    for extraction in iter_json_objects(text):
+        try:
+            output = TraceOutput.model_validate(extraction.value)
+        except ValidationError as err:
+            first_error = first_error or f"wrong schema: {validation_message(err)}"
+            continue
+        return labels_from_output(output, item, extraction.how)
+    if first_error is not None:
+        return ParseProblem("schema", first_error)
+    if looks_like_refusal(text):
+        return ParseProblem("refusal", f"the model declined: {text.strip()[:200]}")
+    if looks_truncated(strip_reasoning(text or "")):
+        return ParseProblem("truncated", "the JSON object is not closed (the answer was cut off)")
+    return ParseProblem("no_json", "no JSON object found in the answer")

@@ -142,3 +142,18 @@ def test_lenient_types_are_coerced():
     assert isinstance(parsed, ParsedTrace)
     assert parsed.labels.all_relevant_sentence_keys == ["0a"]
     assert parsed.labels.sentence_support_information[0].fully_supported is True
+
+
+def test_reasoning_blocks_are_ignored():
+    text = '<think>maybe {"all_relevant_sentence_keys": ["0b"]} ... </think>\n' + json.dumps(good())
+    parsed = parse_trace(text, ITEM)
+    assert isinstance(parsed, ParsedTrace) and parsed.labels.all_relevant_sentence_keys == ["0a"]
+    assert find_json("<think>unfinished {").value is None
+
+
+def test_first_object_that_fits_the_schema_wins():
+    text = 'An entry looks like {"response_sentence_key": "a", "fully_supported": true}. My answer:\n' + json.dumps(good())
+    parsed = parse_trace(text, ITEM)
+    assert isinstance(parsed, ParsedTrace) and parsed.how == "prose"
+    problem = parse_trace('{"x": 1} and {"y": 2}', ITEM)
+    assert isinstance(problem, ParseProblem) and problem.kind == "schema"
