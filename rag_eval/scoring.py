@@ -99,16 +99,25 @@ def truth_number(value: Any, name: str, bounded: bool = True) -> float | None:
     return number
 
 
+class FieldValueError(ValueError):
+    """A bad value in a named field of a row."""
+
+    def __init__(self, field_name: str, message: str):
+        super().__init__(f"field '{field_name}': {message}")
+        self.field = field_name
+        self.message = message
+
+
 def _values(row: Mapping[str, Any], columns: Mapping[str, Sequence[str]], bounded: bool = True) -> dict[str, float | None]:
     """``{metric: value}`` taking each metric from the first of its columns present.
-    Raises ValueError("field\\tmessage") for a bad value."""
+    Raises :class:`FieldValueError` for a bad value."""
     out: dict[str, float | None] = {}
     for metric, names in columns.items():
         name = next((n for n in names if row.get(n) is not None), None)
         try:
             out[metric] = None if name is None else truth_number(row[name], name, bounded)
         except ValueError as err:
-            raise ValueError(f"{name}\t{err}") from None
+            raise FieldValueError(str(name), str(err)) from None
     return out
 
 
@@ -169,9 +178,8 @@ def score_row(number: int, row: Mapping[str, Any], mode: ScoringMode | str, file
         return ScoredRow(number, row_id, error=RowError(file, number, problem[0], problem[1]))
     try:
         truth = _values(row, {m: (RAGBENCH_TRUTH_COLUMNS[m],) for m in METRIC_NAMES})
-    except ValueError as err:
-        name, message = str(err).split("\t", 1)
-        return ScoredRow(number, row_id, error=RowError(file, number, name, message))
+    except FieldValueError as err:
+        return ScoredRow(number, row_id, error=RowError(file, number, err.field, err.message))
     try:
         scores = score_ragbench_row(dict(row), mode)
     except ValueError as err:  # trace names the field in its message
@@ -320,9 +328,8 @@ def _rows_by_id(
             continue
         try:
             out[row_id] = _values(row, columns, bounded)
-        except ValueError as err:
-            field_name, message = str(err).split("\t", 1)
-            errors.append(RowError(name, number, field_name, message))
+        except FieldValueError as err:
+            errors.append(RowError(name, number, err.field, err.message))
             out[row_id] = None
     return out
 
