@@ -10,9 +10,11 @@ cache keys.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from rag_eval import config as app_config
 from rag_eval.llm.constants import (
@@ -24,6 +26,8 @@ from rag_eval.llm.constants import (
     DEFAULT_TEMPERATURE,
     DEFAULT_TIMEOUT_S,
 )
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 
 # Setting name -> (field, converter). OPENAI_BASE_URL is the openai package's own name.
 _ENV_SETTINGS: tuple[tuple[str, str, type], ...] = (
@@ -74,8 +78,12 @@ class LLMConfig:
             value = getattr(self, name)
             if value is not None and value <= 0:
                 raise ValueError(f"{name}: must be > 0, got {value}")
-        if not self.api_key_env or not str(self.api_key_env).strip():
-            raise ValueError("api_key_env: must name an environment variable")
+        if not _ENV_NAME.match(str(self.api_key_env or "")):
+            # Never echo the value: a common slip is passing the key itself here.
+            raise ValueError(
+                "api_key_env: must be the NAME of an environment variable holding the key "
+                "(letters, digits, underscores), e.g. OPENAI_API_KEY, not the key itself"
+            )
 
     @classmethod
     def from_settings(cls, **overrides: Any) -> "LLMConfig":
@@ -118,11 +126,23 @@ class LLMConfig:
         return app_config.data_dir() / "cache" / "llm"
 
     def endpoint(self) -> str:
-        """The endpoint as recorded in results and cache keys (never the key)."""
-        return self.base_url or "https://api.openai.com/v1"
+        """The endpoint as recorded in results, summaries and run records: without any
+        user:password@ or query string, which some proxies use to carry credentials."""
+        return public_url(self.base_url) if self.base_url else "https://api.openai.com/v1"
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain settings for run records: no secret can be in here (only the variable name)."""
+        """Plain settings for run records: no secret can be in here (only the variable
+        name; credentials embedded in the URL are removed)."""
         d = asdict(self)
+        d["base_url"] = public_url(self.base_url) if self.base_url else None
         d["cache_dir"] = str(self.cache_dir) if self.cache_dir else None
         return d
+
+
+def public_url(url: str) -> str:
+    """``url`` without user info and query string."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))

@@ -64,3 +64,15 @@ def test_dry_run_estimate_counts_samples():
     est = dry_run_estimate(batch, "gpt-4o-mini", expected_completion_tokens=100, samples=2)
     assert est.requests == 6 and est.prompt_tokens == (100 + 4) * 6 and est.completion_tokens == 600
     assert est.cost_usd == pytest.approx((624 * 0.15 + 600 * 0.6) / 1e6)
+
+
+def test_passing_the_key_instead_of_its_variable_name_is_refused_without_echo():
+    with pytest.raises(ValueError) as info:
+        LLMConfig(api_key_env="sk-proj-abc123-secret")
+    assert "sk-proj-abc123-secret" not in str(info.value) and "NAME" in str(info.value)
+
+
+def test_credentials_in_the_url_are_not_recorded():
+    cfg = LLMConfig(base_url="https://user:pa55word@proxy.example:8443/v1?key=abc")
+    assert cfg.endpoint() == "https://proxy.example:8443/v1"
+    assert "pa55word" not in str(cfg.to_dict()) and "abc" not in cfg.to_dict()["base_url"]
