@@ -47,7 +47,7 @@ def render_status() -> None:
     cols[0].metric("Judge", status["judge"])
     cols[1].metric("Generator", status["generator"])
     cols[2].metric("Stored runs", status["runs"])
-    cols[3].metric("Collections", status["collections"])
+    cols[3].metric("Vector store", status["vector_store"])
     st.caption(status["note"])
 
 

@@ -31,13 +31,13 @@ def refresh() -> None:
 
 
 def install_status() -> dict[str, Any]:
-    """What this install runs on: judge and generator in use, stored runs, collections."""
+    """What this install runs on: judge and generator in use, stored runs, vector store.
+    Cheap on purpose (no Qdrant client): it is on the first page a visitor sees."""
     from rag_eval.ui import settings as ui_settings
 
     cfg = ui_settings.current_config()
     has_key = ui_settings.key_present()
     runs = len(list_runs())
-    collections = len(collection_names())
     note = (
         "An API key is set: the LLM judge and generator are one setting away (Settings)."
         if has_key
@@ -47,7 +47,7 @@ def install_status() -> dict[str, Any]:
         "judge": cfg.judge.kind if cfg.judge.kind == "local" else f"llm:{cfg.judge.model or 'default'}",
         "generator": cfg.generator.kind,
         "runs": runs,
-        "collections": collections,
+        "vector_store": "Qdrant server" if setting("QDRANT_URL") else "embedded Qdrant",
         "note": note,
     }
 

@@ -8,6 +8,7 @@ whether one is present in the environment or Space secrets.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import streamlit as st
@@ -35,9 +36,15 @@ def current_settings() -> dict[str, Any]:
 
 
 def save_settings(values: dict[str, Any]) -> None:
+    """Keep ``values`` for this session. The key variable must be an upper-case variable
+    *name*: a pasted key is refused without being echoed, so it never reaches the page."""
     unknown = set(values) - set(DEFAULTS)
     if unknown:
         raise ValueError(f"unknown setting(s): {', '.join(sorted(unknown))}")
+    env_name = values.get("api_key_env", DEFAULTS["api_key_env"])
+    if not re.fullmatch(r"[A-Z_][A-Z0-9_]{0,127}", str(env_name or "")):  # keys are never all upper case
+        raise ValueError("The key setting takes the name of an environment variable (e.g. OPENAI_API_KEY), "
+                         "not the key itself; put the key in the environment or the Space secrets.")
     st.session_state[STATE_SETTINGS] = {**current_settings(), **values}
 
 

@@ -28,7 +28,7 @@ def test_main_page_shows_title_and_status():
     _no_failure(at)
     assert at.title[0].value == APP_TITLE
     labels = {m.label for m in at.metric}
-    assert {"Judge", "Generator", "Stored runs", "Collections", "Adherence"} <= labels
+    assert {"Judge", "Generator", "Stored runs", "Vector store", "Adherence"} <= labels
 
 
 @pytest.mark.parametrize("page", ALL_PAGES)

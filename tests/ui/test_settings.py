@@ -23,3 +23,20 @@ def test_key_present(monkeypatch):
     assert key_present("MY_KEY") is False
     monkeypatch.setenv("MY_KEY", "sk-secret-value")
     assert key_present("MY_KEY") is True
+
+
+def test_a_pasted_key_is_refused_without_echo():
+    import pytest
+    from streamlit.testing.v1 import AppTest
+
+    def app():
+        from rag_eval.ui import settings, state
+
+        state.guarded(lambda: settings.save_settings({"api_key_env": "sk-proj-abc123def456"}))
+
+    at = AppTest.from_function(app).run()
+    assert at.error and "sk-proj-abc123def456" not in at.error[0].value
+    with pytest.raises(ValueError):
+        from rag_eval.ui.settings import save_settings
+
+        save_settings({"api_key_env": "not a name"})
