@@ -161,7 +161,7 @@ class SupportEntry(BaseModel):
     response_sentence_key: str
     explanation: str = ""
     supporting_sentence_keys: list[str] = []
-    fully_supported: bool
+    fully_supported: bool | None  # required, but null happens (RAGBench's own GPT-4 labels have it)
 
     _keys = field_validator("supporting_sentence_keys", mode="before")(lambda cls, v: _as_key_list(v))
 
@@ -275,7 +275,13 @@ def labels_from_output(output: TraceOutput, item: EvalItem, how: str = "json") -
             continue
         supporting = _filter(entry.supporting_sentence_keys, doc_keys,
                              f"sentence_support_information[{key}].supporting_sentence_keys", dropped, True)
-        entries[key] = SentenceSupport(key, supporting, bool(entry.fully_supported), entry.explanation)
+        fully = entry.fully_supported
+        if fully is None:
+            # No verdict: supported only when it cites support and the judge did not
+            # call the response unsupported overall (RAGBench reads these rows this way).
+            fully = bool(supporting) and output.overall_supported is not False
+            derived.append(f"sentence_support_information[{key}].fully_supported")
+        entries[key] = SentenceSupport(key, supporting, fully, entry.explanation)
     missing = [k for k in resp_order if k not in entries]
     support = [entries[k] for k in resp_order if k in entries]
     unsupported = [s.response_sentence_key for s in support if not s.fully_supported] + missing

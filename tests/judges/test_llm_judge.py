@@ -321,3 +321,36 @@ def test_interrupted_batch_resumes_from_cache(openai_server, fast_backoff):
     second = make_judge(openai_server, max_retries=0).judge(items)
     assert all(r.status is JudgeStatus.OK for r in second)
     assert openai_server.request_count == sent + 1
+
+
+def test_replaying_ragbench_labels_reproduces_ragbench_scores(openai_server, ragbench_rows):
+    """Golden check of the whole path (prompt -> HTTP -> parse -> keys -> scores): when the
+    "LLM" answers with RAGBench's own GPT-4 labels, the judged rows score exactly as
+    scoring those labels directly does."""
+    from rag_eval.judges.output import judged_row
+    from rag_eval.metrics.trace import score_ragbench_row
+    from rag_eval.text.sentences import item_from_row
+
+    by_question = {r["question"]: r for r in ragbench_rows}
+
+    def handler(body):
+        question = json.loads(body["messages"][1]["content"].split("\n")[2])
+        row = by_question[question]
+        return json.dumps({
+            "relevance_explanation": row["relevance_explanation"],
+            "all_relevant_sentence_keys": row["all_relevant_sentence_keys"],
+            "overall_supported_explanation": row["overall_supported_explanation"],
+            "overall_supported": row["adherence_score"],
+            "sentence_support_information": row["sentence_support_information"],
+            "all_utilized_sentence_keys": row["all_utilized_sentence_keys"],
+        })
+
+    openai_server.set_handler(handler)
+    items = [item_from_row(r) for r in ragbench_rows]
+    results = make_judge(openai_server).judge(items)
+    for row, item, result in zip(ragbench_rows, items, results):
+        assert result.status.usable, result.error
+        judged = judged_row(item, result, "clean")
+        expected = score_ragbench_row(row, "clean")
+        for name in ("context_relevance", "context_utilization", "completeness", "adherence"):
+            assert judged[name] == pytest.approx(getattr(expected, name)), (row["id"], name)

@@ -157,3 +157,13 @@ def test_first_object_that_fits_the_schema_wins():
     assert isinstance(parsed, ParsedTrace) and parsed.how == "prose"
     problem = parse_trace('{"x": 1} and {"y": 2}', ITEM)
     assert isinstance(problem, ParseProblem) and problem.kind == "schema"
+
+
+@pytest.mark.parametrize(("supporting", "overall", "expected"), [(["0a"], True, True), ([], True, False),
+                                                                  (["0a"], False, False)])
+def test_null_fully_supported_is_inferred_and_recorded(supporting, overall, expected):
+    out = good(overall_supported=overall)
+    out["sentence_support_information"][0].update(fully_supported=None, supporting_sentence_keys=supporting)
+    parsed = parse_trace(json.dumps(out), ITEM)
+    assert parsed.labels.sentence_support_information[0].fully_supported is expected
+    assert parsed.derived == ["sentence_support_information[a].fully_supported"] and parsed.repaired
