@@ -488,34 +488,54 @@ def drop_near_duplicates(
     return [rows[i] for i in kept], out_dropped
 
 
+def _supported(labels: Any) -> bool:
+    """The judge's verdict that the response is grounded: ``overall_supported``, else
+    ``adherence_probability >= 0.5``; plus at least one relevant chunk sentence."""
+    supported = labels.overall_supported
+    if supported is None and labels.adherence_probability is not None:
+        supported = labels.adherence_probability >= 0.5
+    return bool(supported) and bool(labels.all_relevant_sentence_keys)
+
+
 def answerability_filter(
-    rows: Sequence[DatasetRow], judge: Judge, cancel: threading.Event | None = None
+    rows: Sequence[DatasetRow], judge: Judge, cancel: threading.Event | None = None,
+    topic_texts: dict[str, list[str]] | None = None,
 ) -> tuple[list[DatasetRow], list[tuple[DatasetRow, str]]]:
     """Keep rows whose reference chunks answer the question: the judge labels the
     reference answer against the gold chunks, and the row stays when the judge finds
     the answer supported (``overall_supported``, else ``adherence_probability >= 0.5``)
-    and at least one chunk sentence relevant. A judge failure drops the row with the
-    judge's status: an unchecked row is not passed off as checked. ``unanswerable``
-    rows have no reference chunks and pass through (marked unchecked in metadata)."""
+    and at least one chunk sentence relevant.
+
+    ``unanswerable`` rows are checked the other way round when they have a negative
+    (tempting) answer and their topic chunk texts are given in ``topic_texts``: if the
+    judge finds the topic chunk supports that answer, the question is answerable after
+    all and the row is dropped. Without a negative answer there is nothing to check:
+    the row passes, marked ``answerability: not applicable``. A judge failure drops the
+    row with the judge's status: an unchecked row is never passed off as checked."""
     from rag_eval.text.sentences import item_from_texts
 
-    checkable = [r for r in rows if r.metadata.query_type != QueryType.UNANSWERABLE.value]
-    items = [item_from_texts(r.id, r.question, r.gold_contexts, r.reference_answers[0]) for r in checkable]
+    topic_texts = topic_texts or {}
+    checks: list[tuple[DatasetRow, bool]] = []  # (row, inverted)
+    items = []
+    for r in rows:
+        if r.metadata.query_type != QueryType.UNANSWERABLE.value:
+            checks.append((r, False))
+            items.append(item_from_texts(r.id, r.question, r.gold_contexts, r.reference_answers[0]))
+        elif r.negative_answers and topic_texts.get(r.id):
+            checks.append((r, True))
+            items.append(item_from_texts(r.id, r.question, topic_texts[r.id], r.negative_answers[0]))
     results = judge.judge(items, cancel=cancel) if items else []
     verdicts: dict[str, str | None] = {}
-    for row, result in zip(checkable, results):
+    for (row, inverted), result in zip(checks, results):
         if not result.status.usable or result.labels is None:
             verdicts[row.id] = f"answerability not checked: judge status {result.status.value}" + (
                 f" ({result.error})" if result.error else "")
-            continue
-        labels = result.labels
-        supported = labels.overall_supported
-        if supported is None and labels.adherence_probability is not None:
-            supported = labels.adherence_probability >= 0.5
-        if not supported:
+        elif inverted:
+            verdicts[row.id] = (
+                f"the topic chunk supports the tempting answer {row.negative_answers[0]!r}: the question is "
+                f"answerable (judge {judge.name})" if _supported(result.labels) else None)
+        elif not _supported(result.labels):
             verdicts[row.id] = f"the reference chunks do not support the answer (judge {judge.name})"
-        elif not labels.all_relevant_sentence_keys:
-            verdicts[row.id] = f"no sentence of the reference chunks is relevant to the question (judge {judge.name})"
         else:
             verdicts[row.id] = None
     kept, out = [], []
@@ -609,7 +629,9 @@ def synthesize(
         rows, dups = drop_near_duplicates(rows, encode, options.dedupe_threshold, refs)
         result.dropped += [dropped(by_id[r.id], "near_duplicate", why) for r, why in dups]
     if judge is not None:
-        rows, unanswerable = answerability_filter(rows, judge, cancel)
+        topics = {r.id: [ch.text for ch in by_id[r.id].task.chunks] for r in rows
+                  if r.metadata.query_type == QueryType.UNANSWERABLE.value}
+        rows, unanswerable = answerability_filter(rows, judge, cancel, topics)
         result.dropped += [dropped(by_id[r.id], "answerability", why) for r, why in unanswerable]
     result.rows = rows
     result.dropped.sort(key=lambda d: d.task)

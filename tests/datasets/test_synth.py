@@ -51,11 +51,12 @@ def first_sentence(text: str) -> str:
 def judge_reply(request_json) -> str:
     """The TRACe judge's answer for the answerability check: the reference answer is
     supported, except for the question about "the first passage" (a vague question
-    whose answer the judge does not accept)."""
+    whose answer the judge does not accept) and the tempting answer "Galileo." of the
+    unanswerable question (so that question stays unanswerable)."""
     user = request_json["messages"][-1]["content"]
     doc_keys = re.findall(r"^(\d+[a-z]+): ", user, re.M)
     response_keys = re.findall(r"^([a-z]+): ", user, re.M)
-    supported = "the first passage" not in user
+    supported = "the first passage" not in user and "Galileo" not in user
     return json.dumps({
         "relevance_explanation": "", "all_relevant_sentence_keys": doc_keys[:1],
         "overall_supported_explanation": "", "overall_supported": supported,
@@ -105,7 +106,8 @@ def test_synth_end_to_end(collection, openai_server, tmp_path):
     assert len(result.rows) + len(result.dropped) == 6
     generation_requests = [r for r in openai_server.requests if "annotator" not in r["messages"][0]["content"]]
     judge_requests = [r for r in openai_server.requests if "annotator" in r["messages"][0]["content"]]
-    assert len(generation_requests) == 6 and len(judge_requests) == 2  # simple + distracting; unanswerable skips
+    assert len(generation_requests) == 6 and len(judge_requests) == 3  # simple, distracting, unanswerable (inverted)
+    assert any("Galileo" in r["messages"][-1]["content"] for r in judge_requests)
     kept_types = sorted(r.metadata.query_type for r in result.rows)
     assert kept_types == ["simple", "unanswerable"]
     by_stage = {(d.query_type, d.stage, d.status) for d in result.dropped}
@@ -129,6 +131,7 @@ def test_synth_end_to_end(collection, openai_server, tmp_path):
     assert simple.metadata.answerability == "checked by llm:test-model"
     unanswerable = next(r for r in result.rows if r.metadata.query_type == "unanswerable")
     assert unanswerable.reference_answers == [CANNOT_ANSWER] and unanswerable.gold_contexts == []
+    assert unanswerable.metadata.answerability == "checked by llm:test-model"
 
     # the prompts: JSON mode, few-shot examples from the golden set, passages labelled
     assert all(r["response_format"] == {"type": "json_object"} for r in generation_requests)

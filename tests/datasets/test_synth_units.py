@@ -147,3 +147,51 @@ def test_near_duplicates_dropped_with_reasons(encode):
     reasons = {r.id: why for r, why in dups}
     assert reasons["3"].startswith("near-duplicate of 0 (cosine 1.000)")
     assert "few-shot example" in reasons["2"] and "water boil" in reasons["2"]
+
+
+class ScriptedJudge:
+    """A judge with scripted verdicts by response text (as llm's MockModel scripts replies)."""
+
+    name = "scripted"
+
+    def __init__(self, verdicts):
+        self.verdicts = verdicts
+        self.history = []
+
+    def judge(self, items, progress=None, cancel=None):
+        from rag_eval.schema import JudgeResult, Labels
+
+        out = []
+        for item in items:
+            self.history.append(item)
+            verdict = self.verdicts[item.response]
+            if verdict is None:
+                out.append(JudgeResult(item.id, JudgeStatus.PARSE_ERROR, error="bad reply"))
+            else:
+                keys = item.document_keys[:1] if verdict else []
+                out.append(JudgeResult(item.id, JudgeStatus.OK, Labels(all_relevant_sentence_keys=keys or item.document_keys[:1],
+                                                                      overall_supported=verdict)))
+        return out
+
+
+def test_answerability_filter_verdicts_and_inverted_check_for_unanswerable():
+    from rag_eval.datasets.synth import answerability_filter
+
+    def row(i, qtype, answer, negative=None):
+        return DatasetRow(id=i, question="Q?", reference_answers=[answer], gold_contexts=[] if qtype == "unanswerable" else ["Ctx."],
+                          negative_answers=[negative] if negative else [], metadata={"query_type": qtype})
+
+    rows = [row("ok", "simple", "yes"), row("bad", "simple", "no"), row("broken", "simple", "err"),
+            row("u-answerable", "unanswerable", CANNOT_ANSWER, "tempting-true"),
+            row("u-fine", "unanswerable", CANNOT_ANSWER, "tempting-false"),
+            row("u-unchecked", "unanswerable", CANNOT_ANSWER)]
+    judge = ScriptedJudge({"yes": True, "no": False, "err": None, "tempting-true": True, "tempting-false": False})
+    topics = {"u-answerable": ["Topic text."], "u-fine": ["Topic text."], "u-unchecked": ["Topic text."]}
+    kept, dropped = answerability_filter(rows, judge, topic_texts=topics)
+    assert {r.id: r.metadata.answerability for r in kept} == {
+        "ok": "checked by scripted", "u-fine": "checked by scripted", "u-unchecked": "not applicable"}
+    reasons = {r.id: why for r, why in dropped}
+    assert "do not support the answer" in reasons["bad"]
+    assert "judge status parse_error (bad reply)" in reasons["broken"]
+    assert "question is answerable" in reasons["u-answerable"]
+    assert len(judge.history) == 5 and judge.history[3].document_texts == ["Topic text."]
