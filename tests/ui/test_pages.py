@@ -178,3 +178,41 @@ def test_llm_judge_is_one_setting_away(openai_server, monkeypatch, demo_home):
     assert openai_server.request_count >= 1
     page_text = " ".join(str(e.value) for e in (*at.markdown, *at.caption, *at.text))
     assert "sk-test-secret-ask-999" not in page_text
+
+
+def test_batch_validates_rows_and_names_the_bad_ones(demo_home):
+    datasets = demo_home / "datasets"
+    datasets.mkdir()
+    rows = [
+        '{"id": "good", "question": "What is X?", "answer": "X is a cat.", "contexts": ["X is a cat."]}',
+        '{"id": "no-question", "answer": "X is a cat.", "contexts": ["X is a cat."]}',
+        '{"id": "bad-contexts", "question": "What is Y?", "answer": "Y.", "contexts": [1, 2]}',
+        '{not json',
+    ]
+    (datasets / "mixed.jsonl").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    at = _app()
+    at.switch_page("pages/batch.py").run()
+    at.radio(key="batch.source").set_value("A saved dataset (Datasets page)").run()
+    at.radio(key="batch.mode.A saved dataset (Datasets page)").set_value("Judge the given responses").run()
+    _no_failure(at)
+    problems = at.dataframe[0].value
+    assert list(problems["row"]) == [2, 3, 4]
+    text = " ".join(problems["problem"])
+    assert "field 'question'" in text and "field 'contexts'" in text and "mixed" in text
+    assert any("1 of 4" in m.value for m in at.markdown)
+
+
+def test_datasets_page_lists_and_opens_a_saved_dataset(rag_eval_home):
+    datasets = rag_eval_home / "datasets"
+    datasets.mkdir()
+    (datasets / "golden.jsonl").write_text(
+        '{"id": "q1", "question": "How do I reset?", "reference_answers": ["Hold the button."], '
+        '"provenance": "synthetic"}\n', encoding="utf-8")
+    at = _app()
+    at.switch_page("pages/datasets.py").run()
+    _no_failure(at)
+    assert at.selectbox(key="datasets.browse").value == "golden"
+    at.multiselect(key="datasets.accept.golden").set_value(["q1"]).run()
+    at.button(key="datasets.save").click().run()
+    _no_failure(at)
+    assert '"synthetic-reviewed"' in (datasets / "golden.jsonl").read_text(encoding="utf-8")
