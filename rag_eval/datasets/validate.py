@@ -109,10 +109,33 @@ def _keys_of(pairs: Any) -> set[str]:
     return out
 
 
+_LABEL_FIELDS = ("all_relevant_sentence_keys", "all_utilized_sentence_keys", "sentence_support_information",
+                 "unsupported_response_sentence_keys")
+
+
+def _split_keys(row: dict[str, Any]) -> dict[str, Any]:
+    """Rows with labels but no pre-split sentences are keyed the way the judge and
+    scorer key them (pysbd over ``documents`` / ``response``), so their label keys can
+    be checked too."""
+    from rag_eval.text.sentences import key_document, key_response
+
+    if not any(row.get(name) for name in _LABEL_FIELDS):
+        return row
+    row = dict(row)
+    docs = row.get("documents")
+    if row.get("documents_sentences") is None and isinstance(docs, list) and all(isinstance(d, str) for d in docs):
+        row["documents_sentences"] = [[[s.key, s.text] for s in key_document(d, i)] for i, d in enumerate(docs)]
+    if row.get("response_sentences") is None and isinstance(row.get("response"), str):
+        row["response_sentences"] = [[s.key, s.text] for s in key_response(row["response"])]
+    return row
+
+
 def check_sentence_keys(row: dict[str, Any]) -> list[tuple[str, str, Severity]]:
-    """RAGBench label keys that name no sentence of the row (needs pre-split
-    ``documents_sentences`` / ``response_sentences``; otherwise nothing to check)."""
+    """RAGBench label keys that name no sentence of the row: checked against the
+    pre-split ``documents_sentences`` / ``response_sentences``, or, without them,
+    against the keys that splitting ``documents`` / ``response`` gives."""
     out = []
+    row = _split_keys(row)
     docs = row.get("documents_sentences")
     if isinstance(docs, list):
         doc_keys = set().union(*(_keys_of(d) for d in docs)) if docs else set()

@@ -106,3 +106,12 @@ def test_unknown_sentence_keys_are_warnings(ragbench_rows, tmp_path):
 
 def test_committed_ragbench_rows_are_clean(ragbench_rows, tmp_path):
     assert load_dataset(_jsonl(tmp_path / "rb.jsonl", ragbench_rows)).issues == []
+
+
+def test_unknown_keys_checked_against_split_text_when_not_pre_split():
+    row = {"id": "1", "question": "q", "documents": ["First sentence. Second sentence."], "response": "Yes. No.",
+           "all_relevant_sentence_keys": ["0a", "0b", "0c"], "unsupported_response_sentence_keys": ["b", "c"]}
+    found = {(f, m) for f, m, s in check_sentence_keys(row)}
+    assert found == {("all_relevant_sentence_keys", "unknown sentence keys: 0c"),
+                     ("unsupported_response_sentence_keys", "unknown response sentence keys: c")}
+    assert check_sentence_keys({"id": "2", "question": "q", "documents": ["A."]}) == []  # no labels: nothing to check
