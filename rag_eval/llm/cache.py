@@ -12,9 +12,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
+import itertools
+import threading
 from pathlib import Path
 from typing import Any
+
+
+_counter = itertools.count()
 
 
 def cache_key(payload: dict[str, Any]) -> str:
@@ -47,10 +51,14 @@ class LLMCache:
         if path.parent not in self._made:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._made.add(path.parent)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+        data = json.dumps(value, ensure_ascii=False).encode("utf-8")  # one write, not many
+        # A name unique to this process, thread and call: O_EXCL never collides with
+        # another writer, and os.replace makes the finished file appear atomically.
+        tmp = path.parent / f".tmp-{os.getpid()}-{threading.get_ident()}-{next(_counter)}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(value, fh, ensure_ascii=False)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
             os.replace(tmp, path)
         except BaseException:
             try:
