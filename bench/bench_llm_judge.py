@@ -52,6 +52,14 @@ class ServerProcess:
         with urllib.request.urlopen(f"{self.base_url}/_stats", timeout=10) as resp:
             return json.load(resp)["chat_requests"]
 
+    def cpu_seconds(self) -> float | None:
+        """CPU time the server process has used (Linux /proc), None elsewhere."""
+        try:
+            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return None
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def stop(self) -> None:
         self.proc.terminate()
         self.proc.wait(timeout=10)
@@ -75,13 +83,18 @@ def run_once(items, base_url: str, concurrency: int, cache_dir: str, server) -> 
                        timeout_s=30, max_retries=2)
     judge = LLMJudge(config)
     before = server.request_count
+    server_cpu = server.cpu_seconds()
     start, cpu = time.perf_counter(), time.process_time()
     results = judge.judge(items)
     elapsed = time.perf_counter() - start
+    after_cpu = server.cpu_seconds()
+    requests = server.request_count - before
     return {
+        "server_cpu_ms_per_request": (after_cpu - server_cpu) / requests * 1000
+        if server_cpu is not None and after_cpu is not None and requests else None,
         "elapsed": elapsed,
         "cpu_ms_per_row": (time.process_time() - cpu) / len(items) * 1000,
-        "requests": server.request_count - before,
+        "requests": requests,
         "statuses": Counter(r.status.value for r in results),
         "rows": len(results),
     }
@@ -102,8 +115,9 @@ def main() -> None:
     print(f"LLM judge throughput: {args.rows} rows, server latency {args.latency * 1000:.0f} ms, "
           f"local OpenAI-compatible server (own process) at {server.base_url}; "
           f"one-off client start-up {startup:.2f} s (excluded below)\n")
-    print("| concurrency | run | wall s | rows/s | ideal rows/s | % of ideal | requests | client CPU ms/row | statuses |")
-    print("|---:|---|---:|---:|---:|---:|---:|---:|---|")
+    print("| concurrency | run | wall s | rows/s | ideal rows/s | % of ideal | requests | client CPU ms/row "
+          "| server CPU ms/request | statuses |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---|")
     try:
         for concurrency in args.concurrency:
             with tempfile.TemporaryDirectory(prefix="bench-llm-cache-") as cache_dir:
@@ -114,7 +128,9 @@ def main() -> None:
                     pct = f"{100 * ideal_s / r['elapsed']:.0f}%" if label == "cold" else "n/a"
                     statuses = ", ".join(f"{k} {v}" for k, v in sorted(r["statuses"].items()))
                     print(f"| {concurrency} | {label} | {r['elapsed']:.2f} | {rate:.1f} | "
-                          f"{args.rows / ideal_s:.1f} | {pct} | {r['requests']} | {r['cpu_ms_per_row']:.2f} | {statuses} |")
+                          f"{args.rows / ideal_s:.1f} | {pct} | {r['requests']} | {r['cpu_ms_per_row']:.2f} | "
+                          f"{'n/a' if r['server_cpu_ms_per_request'] is None else format(r['server_cpu_ms_per_request'], '.2f')} | "
+                          f"{statuses} |")
     finally:
         server.stop()
     load = os.getloadavg()
