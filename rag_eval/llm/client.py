@@ -21,6 +21,7 @@ import functools
 import json
 import logging
 import ssl
+import sys
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -95,9 +96,14 @@ class _Session:
 
 @functools.lru_cache(maxsize=1)
 def _tls_context() -> ssl.SSLContext:
-    """One verifying TLS context per process (the system's trust store, honouring
-    SSL_CERT_FILE / SSL_CERT_DIR). Building it loads every CA certificate, which costs
-    more than a whole small batch, so sessions share it instead of rebuilding it."""
+    """The openai package's own default TLS verification (its HTTP library's
+    ``create_ssl_context()``: system/OS trust store, SSL_CERT_FILE / SSL_CERT_DIR), built
+    once per process. Building it loads every CA certificate, which costs more than a
+    whole small batch, so sessions share it instead of rebuilding it."""
+    for base in openai.DefaultAsyncHttpxClient.__mro__:
+        factory = getattr(sys.modules.get(base.__module__.split(".")[0]), "create_ssl_context", None)
+        if callable(factory):
+            return factory()
     return ssl.create_default_context()
 
 
@@ -129,7 +135,6 @@ class LLMClient:
         self._price = price_for(config.model, config.prices)
         self._shape = RequestShape()  # optional parameters as this endpoint wants them
         self._sessions: dict[int, _Session] = {}
-        self._lock = threading.Lock()
 
     # -- sessions ----------------------------------------------------------------------
     def _open_aclient(self) -> tuple[openai.AsyncOpenAI, str | None]:
