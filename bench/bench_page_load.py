@@ -14,6 +14,9 @@ Prints markdown tables. Usage: ``HF_HUB_OFFLINE=1 .venv/bin/python bench/bench_p
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
+import os
 import statistics
 import sys
 import tempfile
@@ -43,8 +46,6 @@ def one_server(repeat_warm: int) -> dict[str, list[float]]:
 
 
 def apptest_pages() -> list[tuple[str, float]]:
-    import os
-
     from streamlit.testing.v1 import AppTest
 
     rows = []
@@ -54,9 +55,10 @@ def apptest_pages() -> list[tuple[str, float]]:
         for page in ALL_PAGES:
             at = AppTest.from_file(app, default_timeout=300)
             start = time.perf_counter()
-            at.run()
-            if page != ALL_PAGES[0]:
-                at.switch_page(page).run()
+            with contextlib.redirect_stdout(io.StringIO()):  # the model package prints on import
+                at.run()
+                if page != ALL_PAGES[0]:
+                    at.switch_page(page).run()
             elapsed = time.perf_counter() - start
             status = "exception" if at.exception else ("error shown" if at.error else "ok")
             rows.append((page, elapsed, status))
@@ -83,7 +85,9 @@ def main() -> None:
         for key, values in one_server(args.warm).items():
             totals.setdefault(key, []).extend(values)
     cold_tti = [h + r for h, r in zip(totals["health"], totals["cold_ready"])]
+    load = os.getloadavg()[0]
     print(f"## Dashboard time to interactive ({args.repeat} fresh servers, {args.warm} warm visits each; seconds)\n")
+    print(f"Machine: {os.cpu_count()} cores, load average {load:.1f} at the end of the measurement.\n")
     print("| measure | seconds: median (min, max) |")
     print("|---|---|")
     print(f"| server launch → /_stcore/health ok | {fmt(totals['health'])} |")

@@ -53,7 +53,7 @@ def render_status() -> None:
 
 def render_sample() -> None:
     st.subheader("A labelled example")
-    row = data.labelled_sample()[0]
+    row = data.labelled_sample()[data.showcase_index()]
     view = view_from_ragbench_row(row)
     st.markdown(f"**Q:** {row['question']}")
     components.draw_scores(view.scores, view.judge, view.status)

@@ -22,7 +22,7 @@ SOURCE_PAIR = "Two runs side by side"
 
 
 def init_page_state() -> None:
-    state.init_defaults({K_SAMPLE: 0})
+    state.init_defaults({K_SAMPLE: data.showcase_index()})
 
 
 def render_sample_picker() -> SupportView:

@@ -18,11 +18,18 @@ from rag_eval.config import data_dir, setting
 from rag_eval.demo import DEMO_COLLECTION, load_demo
 from rag_eval.ui.constants import RUNS_TTL
 from rag_eval.ui.views import load_labelled_sample
+from rag_eval.ui.views import showcase_index as views_showcase_index
 
 
 @st.cache_data(show_spinner=False)
 def labelled_sample() -> list[dict[str, Any]]:
     return load_labelled_sample()
+
+
+@st.cache_data(show_spinner=False)
+def showcase_index() -> int:
+    """Index of the sample row shown first (see ``views.showcase_index``)."""
+    return views_showcase_index(labelled_sample())
 
 
 def refresh() -> None:

@@ -107,3 +107,19 @@ def view_from_record(record: dict[str, Any], run_label: str = "") -> SupportView
         status=str(record.get("status") or ""),
         error=str(record.get("error") or ""),
     )
+
+
+def showcase_index(rows: list[dict[str, Any]]) -> int:
+    """The sample row a first visit shows: the one whose support map uses the most
+    colour classes (documents and response), then the shortest, so every colour of the
+    legend is on screen without scrolling through a long row."""
+    from rag_eval.ui.support_map import document_sentence_class, response_sentence_class
+
+    def rank(i: int) -> tuple[int, int]:
+        view = view_from_ragbench_row(rows[i])
+        classes = {document_sentence_class(k, view.labels) for k in view.item.document_keys}
+        classes |= {response_sentence_class(k, view.labels) for k in view.item.response_keys}
+        size = len(view.item.document_keys) + len(view.item.response_keys)
+        return (-len(classes), size)
+
+    return min(range(len(rows)), key=rank) if rows else 0

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rag_eval.ui import browser
-from rag_eval.ui.constants import APP_TITLE, OVERVIEW_READY_TEXT
+from rag_eval.ui.constants import APP_TITLE, LEGEND, OVERVIEW_READY_TEXT, RESP_UNKNOWN
 
 pytestmark = pytest.mark.browser
 
@@ -33,9 +33,14 @@ def test_main_page_renders_in_headless_chromium(chromium_binary, tmp_path: Path)
     with browser.streamlit_server(home) as server:
         browser.wait_healthy(server.url, process=server.process)
         load = browser.load_page(server.url, APP_TITLE, OVERVIEW_READY_TEXT, screenshot=shot)
+        # the support map's HTML (st.html) renders in the browser with its legend
+        support = browser.load_page(f"{server.url}/support_map", "Sentence support map", LEGEND[RESP_UNKNOWN],
+                                    screenshot=OUTPUT / "support_map.png")
         log = server.log()
     assert load.heading_s is not None, f"the heading never rendered; server log:\n{log[-2000:]}"
     assert load.ready_s is not None, f"the overview never finished rendering; server log:\n{log[-2000:]}"
     assert browser.page_errors(load.dom) == [], "the page shows an error element"
     assert "Traceback" not in load.dom
     assert shot.is_file() and shot.stat().st_size > 10_000
+    assert support.ready_s is not None and browser.page_errors(support.dom) == []
+    assert 'class="sm-s sm-' in support.dom

@@ -111,3 +111,14 @@ def test_labelled_sample_shows_real_labels():
 @pytest.mark.parametrize(("value", "text"), [(None, "—"), (True, "yes"), (0.5, "0.500")])
 def test_fmt(value, text):
     assert components.fmt(value) == text
+
+
+def test_showcase_row_uses_every_colour_class():
+    from rag_eval.ui.views import showcase_index
+
+    rows = load_labelled_sample()
+    view = view_from_ragbench_row(rows[showcase_index(rows)])
+    doc = {document_sentence_class(k, view.labels) for k in view.item.document_keys}
+    resp = {response_sentence_class(k, view.labels) for k in view.item.response_keys}
+    assert doc == {"relevant", "utilized", "both", "neither"}
+    assert {"supported", "unsupported"} <= resp
