@@ -17,7 +17,7 @@ from rag_eval.ui.views import view_from_record
 PAGE = "batch"
 K_SOURCE, K_UPLOAD, K_MODE = f"{PAGE}.source", f"{PAGE}.upload", f"{PAGE}.mode"
 K_LIMIT, K_COLLECTION, K_NAME = f"{PAGE}.limit", f"{PAGE}.collection", f"{PAGE}.name"
-K_JOB, K_RUN = f"{PAGE}.job", f"{PAGE}.run_id"
+K_JOB, K_RUN, K_ERROR = f"{PAGE}.job", f"{PAGE}.run_id", f"{PAGE}.job_error"
 SRC_DEMO = "Demo questions (RAG system on the demo collection)"
 SRC_SAMPLE = "RAGBench labelled sample (judge the given responses)"
 SRC_UPLOAD = "Upload a file (JSONL, CSV, Parquet)"
@@ -86,10 +86,16 @@ def start(rows: list, mode: str, label: str, config, collection: str | None, nam
                                judge=judge, dataset_path=label)
     st.session_state[K_JOB] = jobs.start_job(name, work)
     st.session_state[K_RUN] = None
+    st.session_state[K_ERROR] = None
 
 
 @st.fragment(run_every=1.0)
 def render_job() -> None:
+    """Redrawn every second while a job exists (fragment reruns run outside main's guard)."""
+    state.guarded(_draw_job)
+
+
+def _draw_job() -> None:
     job = st.session_state.get(K_JOB)
     if job is None:
         return
@@ -101,7 +107,7 @@ def render_job() -> None:
         return
     st.session_state[K_JOB] = None
     if job.error:
-        st.error(state.error_message(RuntimeError(job.error)))
+        st.session_state[K_ERROR] = state.error_message(RuntimeError(job.error))
     else:
         st.session_state[K_RUN] = job.result
         data.refresh()
@@ -178,7 +184,10 @@ def main() -> None:
     init_page_state()
     st.title("Batch evaluation")
     render_setup()
-    render_job()
+    if st.session_state.get(K_JOB) is not None:
+        render_job()
+    if st.session_state.get(K_ERROR):
+        st.error(f"The run stopped: {st.session_state[K_ERROR]}")
     if st.session_state.get(K_RUN):
         render_results(st.session_state[K_RUN])
 

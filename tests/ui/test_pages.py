@@ -216,3 +216,25 @@ def test_datasets_page_lists_and_opens_a_saved_dataset(rag_eval_home):
     at.button(key="datasets.save").click().run()
     _no_failure(at)
     assert '"synthetic-reviewed"' in (datasets / "golden.jsonl").read_text(encoding="utf-8")
+
+
+def test_an_unreachable_provider_loses_no_row(demo_home):
+    """Every row of a batch against an unreachable LLM ends with an explicit failure
+    status and a reason; none is scored, the coverage says so."""
+    at = _app()
+    at.switch_page("pages/settings.py").run()
+    at.radio(key="settings.provider").set_value("openai")
+    at.text_input(key="settings.base_url").set_value("http://127.0.0.1:9/v1")  # nothing listens on port 9
+    at.button[0].click().run()
+    at.switch_page("pages/batch.py").run()
+    at.radio(key="batch.source").set_value("RAGBench labelled sample (judge the given responses)").run()
+    at.number_input(key="batch.limit").set_value(2).run()
+    at.button(key="batch.run").click().run()
+    job = at.session_state["batch.job"]
+    job.wait(timeout=300)
+    at.run()
+    assert not at.exception and job.error is None
+    results = at.dataframe[-1].value
+    assert len(results) == 2 and set(results["status"]) <= {"provider_error", "timeout"}
+    assert results["error"].notna().all()
+    assert any("Coverage: **0/2**" in c.value for c in at.caption)
