@@ -1,0 +1,311 @@
+"""Features of the local judge: pure functions over texts and embeddings.
+
+The local judge decides three things per row: which document sentences are relevant
+to the question, which ones the response used, and which response sentences the
+documents support. Each decision is a small learned model over the features here.
+
+The features are chosen to carry over between domains (leave-one-subset-out is
+how they were picked): cosine similarities between MiniLM embeddings, the same
+similarities *relative to the row* (best in row, gap to the best, rank), lexical
+overlap of content words, and exact checks on the tokens a paraphrase cannot
+change: numbers and capitalised names. A number in the response that appears
+nowhere in the context is the single strongest hallucination cue we found.
+
+Nothing here does I/O or holds state, so every function is tested on hand-made
+inputs and the same code serves training and judging.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+_WORD = re.compile(r"[A-Za-z0-9]+(?:['’][a-z]+)?")
+_NUMBER = re.compile(r"(?<![A-Za-z])\d+(?:[.,:/]\d+)*")
+_HEDGE = re.compile(
+    r"\b(?:not (?:provide|mention|specif|contain|state|include|discuss|clear|possible to)\w*"
+    r"|no (?:information|mention|specific|details?)|does not|do not|cannot|unable to|unclear)\b",
+    re.IGNORECASE,
+)
+
+STOPWORDS = frozenset(
+    """a an the and or but if then else of to in on at by for with from into onto over under about as is are was
+    were be been being am do does did doing have has had having it its it's this that these those there here which
+    who whom whose what when where why how i me my we our you your he him his she her they them their not no nor so
+    than too very can could should would will shall may might must also such only own same other any each few more
+    most some all both just up down out off again further once s t don now one also however thus therefore
+    according context document documents passage title provided information""".split()
+)
+
+#: Column names of :func:`document_sentence_features`, in order.
+DOC_FEATURES = (
+    "q_cos", "q_cos_gap", "q_cos_rank", "q_cos_z",
+    "r_cos", "r_cos_gap", "r_cos_rank", "r_cos_z",
+    "q_recall", "s_in_q", "s_in_r", "r_in_s", "num_shared",
+    "is_best_support", "is_top3_support",
+    "doc_position", "sent_position", "is_first", "is_title", "doc_best_q_cos", "doc_best_r_cos",
+    "log_tokens", "log_n_doc_sentences", "hedged_response",
+    "doc_mean_q_cos", "doc_mean_r_cos", "neighbour_q_cos", "neighbour_r_cos", "doc_q_recall", "doc_s_in_r",
+)
+
+#: Column names of :func:`response_sentence_features`, in order.
+RESP_FEATURES = (
+    "max_cos", "top3_cos", "second_cos", "q_cos",
+    "recall_context", "recall_best", "recall_top3", "bigram_recall_context",
+    "n_numbers", "numbers_missing", "numbers_missing_frac",
+    "n_names", "names_missing", "names_missing_frac",
+    "log_tokens", "position", "log_n_response", "hedged", "resp_recall_context",
+)
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens."""
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def content_tokens(text: str) -> list[str]:
+    """Word tokens minus stop words, with a crude plural strip so 'viruses' meets 'virus'."""
+    return [_stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 1 or w.isdigit()]
+
+
+def _stem(word: str) -> str:
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("es") and word[-3] in "sxz":
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def numbers(text: str) -> set[str]:
+    """Numbers as written, normalised so '1,000' == '1000' and '3.50' keeps its decimals."""
+    out = set()
+    for raw in _NUMBER.findall(text):
+        value = raw.replace(",", "")
+        if value.strip(".:/"):
+            out.add(value.rstrip(".:/"))
+    return out
+
+
+def named_tokens(text: str) -> set[str]:
+    """Capitalised words that are not sentence-initial and not stop words: names,
+    products, places. A paraphrase keeps them, so a missing one is a warning sign."""
+    out = set()
+    for sentence_start, token in _tokens_with_starts(text):
+        if sentence_start or not token[:1].isupper():
+            continue
+        low = token.lower()
+        if low not in STOPWORDS and len(low) > 1:
+            out.add(_stem(low))
+    return out
+
+
+def _tokens_with_starts(text: str) -> list[tuple[bool, str]]:
+    out = []
+    start = True
+    for m in re.finditer(r"\S+", text):
+        raw = m.group(0)
+        token = raw.strip("\"'()[]{},;:.!?“”‘’")
+        if token:
+            out.append((start, token))
+        start = raw.endswith((".", "!", "?", ":"))
+    return out
+
+
+def bigrams(tokens: Sequence[str]) -> set[tuple[str, str]]:
+    return set(zip(tokens, tokens[1:]))
+
+
+def recall(needles: Sequence | set, haystack: set) -> float:
+    """Share of ``needles`` found in ``haystack``; 1.0 when there is nothing to find
+    (an empty claim cannot be contradicted)."""
+    needles = set(needles)
+    if not needles:
+        return 1.0
+    return len(needles & haystack) / len(needles)
+
+
+def is_hedged(text: str) -> bool:
+    """The sentence says the context lacks the answer ('does not mention ...')."""
+    return bool(_HEDGE.search(text))
+
+
+def _rank01(values: np.ndarray) -> np.ndarray:
+    """Rank of each value in the row scaled to [0, 1], 1 = best."""
+    if len(values) <= 1:
+        return np.ones_like(values, dtype=np.float32)
+    order = values.argsort().argsort()
+    return order.astype(np.float32) / (len(values) - 1)
+
+
+def _zscore(values: np.ndarray) -> np.ndarray:
+    sd = values.std()
+    return (values - values.mean()) / sd if sd > 1e-6 else np.zeros_like(values)
+
+
+@dataclass(frozen=True, slots=True)
+class RowFeatures:
+    """Features of one row. ``resp_doc_sim[i, j]`` is the cosine of response sentence
+    ``i`` and document sentence ``j`` (flattened document order), kept for the
+    explanations and the supporting keys."""
+
+    doc: np.ndarray  # (n_doc_sentences, len(DOC_FEATURES))
+    resp: np.ndarray  # (n_response_sentences, len(RESP_FEATURES))
+    resp_doc_sim: np.ndarray  # (n_response_sentences, n_doc_sentences)
+    missing_numbers: list[list[str]]  # per response sentence
+    missing_names: list[list[str]]  # per response sentence
+
+
+def row_features(
+    question: str,
+    documents: Sequence[Sequence[str]],
+    response_sentences: Sequence[str],
+    q_vec: np.ndarray,
+    doc_vecs: np.ndarray,
+    resp_vecs: np.ndarray,
+) -> RowFeatures:
+    """All features of one row from its texts and L2-normalised embeddings.
+
+    ``documents[d]`` lists the sentences of document ``d``; ``doc_vecs`` holds their
+    embeddings in the same flattened order. Raises ``ValueError`` when the row has no
+    document or no response sentences (the judge reports those as invalid input).
+    """
+    flat = [s for doc in documents for s in doc]
+    if not flat:
+        raise ValueError("no document sentences")
+    if not response_sentences:
+        raise ValueError("no response sentences")
+    if doc_vecs.shape[0] != len(flat) or resp_vecs.shape[0] != len(response_sentences):
+        raise ValueError("embeddings do not match the sentences")
+
+    q_cos = (doc_vecs @ q_vec).astype(np.float32)
+    sim = (resp_vecs @ doc_vecs.T).astype(np.float32)  # (n_resp, n_doc)
+    q_tok = set(content_tokens(question))
+    d_toks = [content_tokens(s) for s in flat]
+    d_sets = [set(t) for t in d_toks]
+    r_toks = [content_tokens(s) for s in response_sentences]
+    r_sets = [set(t) for t in r_toks]
+    context_tokens = set().union(*d_sets)
+    context_bigrams = set().union(*(bigrams(t) for t in d_toks))
+    context_text = " ".join(flat)
+    context_numbers = numbers(context_text)
+    context_names = {w for w in (_stem(x) for x in words(context_text))}
+    response_tokens = set().union(*r_sets)
+    response_numbers = numbers(" ".join(response_sentences))
+    hedged_resp = [is_hedged(s) for s in response_sentences]
+
+    doc = _doc_matrix(documents, flat, q_cos, sim, q_tok, d_toks, d_sets, r_sets, response_tokens,
+                      response_numbers, any(hedged_resp))
+    resp_rows = []
+    missing_numbers, missing_names = [], []
+    n_resp = len(response_sentences)
+    q_resp = (resp_vecs @ q_vec).astype(np.float32)
+    for i, text in enumerate(response_sentences):
+        row_sim = sim[i]
+        order = np.argsort(-row_sim)
+        top3 = order[:3]
+        nums = numbers(text)
+        miss_n = sorted(n for n in nums if n not in context_numbers)
+        names = named_tokens(text)
+        miss_w = sorted(n for n in names if n not in context_names)
+        top3_tokens = set().union(*(d_sets[j] for j in top3))
+        resp_rows.append([
+            float(row_sim[order[0]]),
+            float(row_sim[top3].mean()),
+            float(row_sim[order[1]]) if len(order) > 1 else float(row_sim[order[0]]),
+            float(q_resp[i]),
+            recall(r_sets[i], context_tokens),
+            recall(r_sets[i], d_sets[order[0]]),
+            recall(r_sets[i], top3_tokens),
+            recall(bigrams(r_toks[i]), context_bigrams),
+            len(nums), len(miss_n), len(miss_n) / len(nums) if nums else 0.0,
+            len(names), len(miss_w), len(miss_w) / len(names) if names else 0.0,
+            np.log1p(len(r_toks[i])), i / max(n_resp - 1, 1), np.log1p(n_resp), float(hedged_resp[i]),
+            recall(response_tokens, context_tokens),
+        ])
+        missing_numbers.append(miss_n)
+        missing_names.append(miss_w)
+    return RowFeatures(
+        doc=doc,
+        resp=np.asarray(resp_rows, dtype=np.float32),
+        resp_doc_sim=sim,
+        missing_numbers=missing_numbers,
+        missing_names=missing_names,
+    )
+
+
+def _doc_matrix(
+    documents: Sequence[Sequence[str]],
+    flat: Sequence[str],
+    q_cos: np.ndarray,
+    sim: np.ndarray,
+    q_tok: set[str],
+    d_toks: list[list[str]],
+    d_sets: list[set[str]],
+    r_sets: list[set[str]],
+    response_tokens: set[str],
+    response_numbers: set[str],
+    hedged: bool,
+) -> np.ndarray:
+    n = len(flat)
+    r_cos = sim.max(axis=0)
+    best_support = np.zeros(n, dtype=np.float32)
+    best_support[sim.argmax(axis=1)] = 1.0
+    top3_support = np.zeros(n, dtype=np.float32)
+    for row in sim:
+        top3_support[np.argsort(-row)[:3]] = 1.0
+    doc_index = np.concatenate([np.full(len(d), i) for i, d in enumerate(documents) if len(d)])
+    sent_index = np.concatenate([np.arange(len(d)) for d in documents if len(d)])
+    doc_len = np.concatenate([np.full(len(d), len(d)) for d in documents if len(d)])
+    n_docs = len(documents)
+    doc_best_q = np.zeros(n, dtype=np.float32)
+    doc_best_r = np.zeros(n, dtype=np.float32)
+    for d in np.unique(doc_index):
+        mask = doc_index == d
+        doc_best_q[mask] = q_cos[mask].max()
+        doc_best_r[mask] = r_cos[mask].max()
+    out = np.zeros((n, len(DOC_FEATURES)), dtype=np.float32)
+    out[:, 0] = q_cos
+    out[:, 1] = q_cos - q_cos.max()
+    out[:, 2] = _rank01(q_cos)
+    out[:, 3] = _zscore(q_cos)
+    out[:, 4] = r_cos
+    out[:, 5] = r_cos - r_cos.max()
+    out[:, 6] = _rank01(r_cos)
+    out[:, 7] = _zscore(r_cos)
+    for j in range(n):
+        s_set = d_sets[j]
+        out[j, 8] = recall(q_tok, s_set) if q_tok else 0.0
+        out[j, 9] = recall(s_set, q_tok) if s_set else 0.0
+        out[j, 10] = recall(s_set, response_tokens) if s_set else 0.0
+        out[j, 11] = max((recall(r, s_set) if r else 0.0) for r in r_sets)
+        out[j, 12] = float(bool(numbers(flat[j]) & response_numbers))
+    out[:, 13] = best_support
+    out[:, 14] = top3_support
+    out[:, 15] = doc_index / max(n_docs - 1, 1)
+    out[:, 16] = sent_index / np.maximum(doc_len - 1, 1)
+    out[:, 17] = (sent_index == 0).astype(np.float32)
+    out[:, 18] = [float(s.lstrip().lower().startswith("title:")) for s in flat]
+    out[:, 19] = doc_best_q
+    out[:, 20] = doc_best_r
+    out[:, 21] = np.log1p([len(t) for t in d_toks])
+    out[:, 22] = np.log1p(n)
+    out[:, 23] = float(hedged)
+    # RAGBench annotators mark relevance in runs of a passage, so the sentence's
+    # document and neighbours say as much as the sentence itself.
+    for d in np.unique(doc_index):
+        mask = doc_index == d
+        out[mask, 24] = q_cos[mask].mean()
+        out[mask, 25] = r_cos[mask].mean()
+        tokens = set().union(*(d_sets[j] for j in np.flatnonzero(mask)))
+        out[mask, 28] = recall(q_tok, tokens) if q_tok else 0.0
+        out[mask, 29] = out[mask, 10].mean()
+    for j in range(n):
+        same = [k for k in (j - 1, j + 1) if 0 <= k < n and doc_index[k] == doc_index[j]]
+        out[j, 26] = max((q_cos[k] for k in same), default=q_cos[j])
+        out[j, 27] = max((r_cos[k] for k in same), default=r_cos[j])
+    return out

@@ -1,0 +1,438 @@
+"""The local judge: RAGBench-schema labels on the CPU, offline, with no API key.
+
+How it works, per batch of items:
+
+1. embed the question, every document sentence and every response sentence with
+   the packaged all-MiniLM-L6-v2 (each distinct text once per batch, truncated to
+   :data:`MAX_CHARS` so one long passage cannot dominate the time);
+2. compute the features of :mod:`rag_eval.judges.features`;
+3. apply four small learned models (plain JSON weights, no pickle): P(relevant) and
+   P(utilized) per document sentence, P(supported) per response sentence, and
+   P(the response is grounded) per row from aggregates of the sentence model;
+4. turn probabilities into RAGBench labels. The relevant set is the ``round(sum p)``
+   most probable sentences, so ``|relevant| / N`` equals the model's expected
+   relevance (this beats a 0.5 threshold on RMSE because relevant sentences are a
+   minority and probabilities rarely pass 0.5). The same holds for utilization.
+
+Items are processed in chunks so a batch of thousands of rows runs in bounded memory.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from rag_eval.judges.base import ProgressCallback
+from rag_eval.judges.features import DOC_FEATURES, RESP_FEATURES, RowFeatures, row_features
+from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus, Labels, SentenceSupport
+
+MODEL_DIR = Path(__file__).parent / "local_model"
+MODEL_FILE = "model.json"
+MAX_CHARS = 600  # ~128 word pieces; longer sentences are embedded by their start
+CHUNK_SIZE = 64  # items embedded and featurised together
+SUPPORT_THRESHOLD = 0.5  # P(supported) below this marks a sentence unsupported
+
+
+# --------------------------------------------------------------------------- model
+
+
+@dataclass(frozen=True, slots=True)
+class LogisticHead:
+    """Standardise, then a linear model: ``z = ((x - mean) / scale) @ coef + b``;
+    ``sigmoid(z)`` for a probability (``link="logistic"``) or ``z`` clipped to
+    [0, 1] for a proportion (``link="identity"``)."""
+
+    features: tuple[str, ...]
+    mean: np.ndarray
+    scale: np.ndarray
+    coef: np.ndarray
+    intercept: float
+    link: str = "logistic"
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        if x.ndim != 2 or x.shape[1] != len(self.features):
+            raise ValueError(f"expected {len(self.features)} features, got shape {x.shape}")
+        z = ((x - self.mean) / self.scale) @ self.coef + self.intercept
+        if self.link == "identity":
+            return np.clip(z, 0.0, 1.0)
+        return 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "features": list(self.features),
+            "mean": [float(v) for v in self.mean],
+            "scale": [float(v) for v in self.scale],
+            "coef": [float(v) for v in self.coef],
+            "intercept": float(self.intercept),
+            "link": self.link,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "LogisticHead":
+        return cls(
+            features=tuple(d["features"]),
+            mean=np.asarray(d["mean"], dtype=np.float64),
+            scale=np.asarray(d["scale"], dtype=np.float64),
+            coef=np.asarray(d["coef"], dtype=np.float64),
+            intercept=float(d["intercept"]),
+            link=str(d.get("link", "logistic")),
+        )
+
+
+#: Row-level features of the adherence head, built from the sentence-level support model.
+ROW_FEATURES = (
+    "min_p_support", "mean_p_support", "log_prod_p_support", "n_unsupported_05",
+    "max_numbers_missing", "max_names_missing_frac", "min_recall_context", "resp_recall_context",
+    "min_max_cos", "log_n_response", "any_hedged",
+)
+
+
+def row_level_features(resp: np.ndarray, p_support: np.ndarray) -> np.ndarray:
+    """One row of :data:`ROW_FEATURES` from a row's response-sentence features and P(supported)."""
+    col = {name: i for i, name in enumerate(RESP_FEATURES)}
+    p = np.clip(p_support, 1e-6, 1 - 1e-6)
+    return np.array([
+        p.min(), p.mean(), np.log(p).sum(), float((p < 0.5).sum()),
+        resp[:, col["numbers_missing"]].max(), resp[:, col["names_missing_frac"]].max(),
+        resp[:, col["recall_context"]].min(), resp[0, col["resp_recall_context"]],
+        resp[:, col["max_cos"]].min(), resp[0, col["log_n_response"]], resp[:, col["hedged"]].max(),
+    ], dtype=np.float64)
+
+
+#: Row-level features of the completeness head (share of relevant sentences used).
+COMPLETENESS_FEATURES = (
+    "util_over_rel", "mean_p_rel", "mean_p_util", "max_p_util", "log_n_doc", "log_n_response",
+    "resp_recall_context", "mean_max_cos",
+)
+
+
+def completeness_features(resp: np.ndarray, p_rel: np.ndarray, p_util: np.ndarray) -> np.ndarray:
+    """One row of :data:`COMPLETENESS_FEATURES` from the sentence-level probabilities."""
+    col = {name: i for i, name in enumerate(RESP_FEATURES)}
+    return np.array([
+        min(p_util.sum() / max(p_rel.sum(), 1e-6), 3.0), p_rel.mean(), p_util.mean(), p_util.max(),
+        np.log1p(len(p_rel)), resp[0, col["log_n_response"]], resp[0, col["resp_recall_context"]],
+        resp[:, col["max_cos"]].mean(),
+    ], dtype=np.float64)
+
+
+#: Row-level features of the relevance-rate and utilization-rate heads, from one
+#: sentence-level head's probabilities ``p`` and the row's document features.
+RATE_FEATURES = (
+    "mean_p", "p90", "max_p", "log_n_doc", "mean_q_cos", "max_q_cos", "mean_r_cos", "log_n_response",
+)
+
+
+def rate_features(doc: np.ndarray, resp: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """One row of :data:`RATE_FEATURES`. The rate heads turn sentence probabilities
+    into the share of sentences to label, calibrated per row rather than per sentence."""
+    dcol = {name: i for i, name in enumerate(DOC_FEATURES)}
+    rcol = {name: i for i, name in enumerate(RESP_FEATURES)}
+    return np.array([
+        p.mean(), np.quantile(p, 0.9), p.max(), np.log1p(len(p)),
+        doc[:, dcol["q_cos"]].mean(), doc[:, dcol["q_cos"]].max(), doc[:, dcol["r_cos"]].mean(),
+        resp[0, rcol["log_n_response"]],
+    ], dtype=np.float64)
+
+
+HEADS = ("relevance", "utilization", "support", "adherence", "completeness", "relevance_rate", "utilization_rate")
+
+
+@dataclass(frozen=True, slots=True)
+class LocalModel:
+    """The seven heads plus metadata, as stored in ``local_model/model.json``."""
+
+    version: str
+    relevance: LogisticHead
+    utilization: LogisticHead
+    support: LogisticHead
+    adherence: LogisticHead
+    completeness: LogisticHead
+    relevance_rate: LogisticHead
+    utilization_rate: LogisticHead
+    metadata: dict[str, Any]
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> "LocalModel":
+        """Read the JSON artifact (plain numbers, so loading runs no code)."""
+        path = Path(path) if path is not None else MODEL_DIR / MODEL_FILE
+        if path.is_dir():
+            path = path / MODEL_FILE
+        if not path.exists():
+            raise FileNotFoundError(f"local judge model not found: {path}")
+        data = json.loads(path.read_text(encoding="utf-8"))
+        heads = data["heads"]
+        model = cls(
+            version=str(data["version"]),
+            relevance=LogisticHead.from_dict(heads["relevance"]),
+            utilization=LogisticHead.from_dict(heads["utilization"]),
+            support=LogisticHead.from_dict(heads["support"]),
+            adherence=LogisticHead.from_dict(heads["adherence"]),
+            completeness=LogisticHead.from_dict(heads["completeness"]),
+            relevance_rate=LogisticHead.from_dict(heads["relevance_rate"]),
+            utilization_rate=LogisticHead.from_dict(heads["utilization_rate"]),
+            metadata=dict(data.get("metadata", {})),
+        )
+        model._check()
+        return model
+
+    def _check(self) -> None:
+        for name, head, expected in (
+            ("relevance", self.relevance, DOC_FEATURES),
+            ("utilization", self.utilization, DOC_FEATURES),
+            ("support", self.support, RESP_FEATURES),
+            ("adherence", self.adherence, ROW_FEATURES),
+            ("completeness", self.completeness, COMPLETENESS_FEATURES),
+            ("relevance_rate", self.relevance_rate, RATE_FEATURES),
+            ("utilization_rate", self.utilization_rate, RATE_FEATURES),
+        ):
+            if head.features != tuple(expected):
+                raise ValueError(
+                    f"model head '{name}' was trained on other features; retrain with scripts/train_local_judge.py"
+                )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "heads": {name: getattr(self, name).to_dict() for name in HEADS},
+            "metadata": self.metadata,
+        }
+
+    def save(self, path: str | Path) -> Path:
+        path = Path(path)
+        if path.is_dir() or not path.suffix:
+            path.mkdir(parents=True, exist_ok=True)
+            path = path / MODEL_FILE
+        path.write_text(json.dumps(self.to_dict(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        return path
+
+
+# ------------------------------------------------------------------- featurisation
+
+
+def _clip(text: str) -> str:
+    return text[:MAX_CHARS]
+
+
+def featurize_items(items: Sequence[EvalItem], embedder) -> list[RowFeatures | str]:
+    """Features per item, or the reason the item cannot be judged. One ``encode``
+    call for the whole chunk, so repeated texts are embedded once."""
+    texts: list[str] = []
+    for item in items:
+        if item.documents and any(item.documents) and item.response_sentences:
+            texts.append(_clip(item.question))
+            texts.extend(_clip(s.text) for doc in item.documents for s in doc)
+            texts.extend(_clip(s.text) for s in item.response_sentences)
+    unique = list(dict.fromkeys(texts))
+    vectors = embedder.encode(unique) if unique else np.zeros((0, 1), dtype=np.float32)
+    index = {t: i for i, t in enumerate(unique)}
+
+    def vecs(strings: list[str]) -> np.ndarray:
+        return vectors[[index[_clip(s)] for s in strings]]
+
+    out: list[RowFeatures | str] = []
+    for item in items:
+        doc_texts = [[s.text for s in doc] for doc in item.documents]
+        flat = [t for doc in doc_texts for t in doc]
+        resp = [s.text for s in item.response_sentences]
+        if not flat:
+            out.append("the item has no document sentences")
+            continue
+        if not resp:
+            out.append("the item has no response sentences")
+            continue
+        out.append(row_features(item.question, doc_texts, resp, vecs([item.question])[0], vecs(flat), vecs(resp)))
+    return out
+
+
+# ------------------------------------------------------------------------- labels
+
+
+def _top_expected(keys: list[str], p: np.ndarray, rate: float | None = None) -> list[str]:
+    """The ``round(rate * N)`` (default ``round(sum p)``) most probable keys, in document order."""
+    k = int(round(float(p.sum() if rate is None else rate * len(p))))
+    if k <= 0:
+        return []
+    chosen = set(np.argsort(-p, kind="stable")[:k].tolist())
+    return [key for i, key in enumerate(keys) if i in chosen]
+
+
+def _relevant_with_overlap(
+    keys: list[str], p: np.ndarray, utilized: list[str], completeness: float, rate: float
+) -> list[str]:
+    """``round(rate * N)`` relevant keys of which ``round(completeness * k)`` are utilized
+    ones. TRACe completeness is ``|R & U| / |R|``; choosing R and U independently
+    makes that ratio noise, so the overlap is set from the completeness head instead."""
+    k = int(round(rate * len(p)))
+    if k <= 0:
+        return []
+    used = set(utilized)
+    m = min(int(round(completeness * k)), len(used), k)
+    order = [int(i) for i in np.argsort(-p, kind="stable")]
+    chosen = [keys[i] for i in order if keys[i] in used][:m]
+    chosen += [keys[i] for i in order if keys[i] not in used][: k - m]
+    if len(chosen) < k:  # not enough unused sentences: fill with used ones
+        chosen += [keys[i] for i in order if keys[i] in used and keys[i] not in chosen][: k - len(chosen)]
+    keep = set(chosen)
+    return [key for key in keys if key in keep]
+
+
+def _supporting(keys: list[str], sims: np.ndarray, limit: int = 3, margin: float = 0.08) -> list[int]:
+    """Indices of the best-matching document sentences: the best one, plus up to
+    ``limit - 1`` more within ``margin`` cosine of it."""
+    order = np.argsort(-sims, kind="stable")[:limit]
+    best = sims[order[0]]
+    return [int(j) for j in order if sims[j] >= best - margin]
+
+
+def _explain(sim_best: float, best_key: str, missing_numbers: list[str], missing_names: list[str]) -> str:
+    parts = [f"max similarity {sim_best:.2f} to {best_key}"]
+    if missing_numbers:
+        parts.append(f"numbers {', '.join(missing_numbers[:5])} missing from context")
+    if missing_names:
+        parts.append(f"names {', '.join(missing_names[:5])} missing from context")
+    return "; ".join(parts)
+
+
+def labels_from_features(item: EvalItem, feats: RowFeatures, model: LocalModel) -> Labels:
+    """RAGBench labels plus probabilities for one item."""
+    doc_keys = item.document_keys
+    resp_keys = item.response_keys
+    p_rel = model.relevance.predict(feats.doc)
+    p_util = model.utilization.predict(feats.doc)
+    p_sup = model.support.predict(feats.resp)
+    p_row = float(model.adherence.predict(row_level_features(feats.resp, p_sup)[None, :])[0])
+
+    support = []
+    unsupported = []
+    for i, key in enumerate(resp_keys):
+        sims = feats.resp_doc_sim[i]
+        idx = _supporting(doc_keys, sims)
+        ok = bool(p_sup[i] >= SUPPORT_THRESHOLD)
+        if not ok:
+            unsupported.append(key)
+        support.append(SentenceSupport(
+            response_sentence_key=key,
+            supporting_sentence_keys=[doc_keys[j] for j in idx],
+            fully_supported=ok,
+            explanation=_explain(float(sims[idx[0]]), doc_keys[idx[0]], feats.missing_numbers[i],
+                                 feats.missing_names[i]),
+            probability=round(float(p_sup[i]), 4),
+        ))
+    c_hat = float(model.completeness.predict(completeness_features(feats.resp, p_rel, p_util)[None, :])[0])
+    rel_rate = float(model.relevance_rate.predict(rate_features(feats.doc, feats.resp, p_rel)[None, :])[0])
+    util_rate = float(model.utilization_rate.predict(rate_features(feats.doc, feats.resp, p_util)[None, :])[0])
+    utilized = _top_expected(doc_keys, p_util, util_rate)
+    relevant = _relevant_with_overlap(doc_keys, p_rel, utilized, c_hat, rel_rate)
+    n = len(doc_keys)
+    return Labels(
+        all_relevant_sentence_keys=relevant,
+        all_utilized_sentence_keys=utilized,
+        sentence_support_information=support,
+        unsupported_response_sentence_keys=unsupported,
+        overall_supported=not unsupported,
+        relevance_explanation=(
+            f"local judge: estimated relevance {rel_rate:.2f} and utilization {util_rate:.2f} "
+            f"of {n} document sentences; completeness {c_hat:.2f}"
+        ),
+        overall_supported_explanation=(
+            f"local judge: P(grounded) = {p_row:.2f}; "
+            + (f"sentences {', '.join(unsupported)} look unsupported" if unsupported
+               else "every response sentence looks supported")
+        ),
+        relevance_probabilities={k: round(float(v), 4) for k, v in zip(doc_keys, p_rel)},
+        utilization_probabilities={k: round(float(v), 4) for k, v in zip(doc_keys, p_util)},
+        support_probabilities={k: round(float(v), 4) for k, v in zip(resp_keys, p_sup)},
+        adherence_probability=round(p_row, 6),
+    )
+
+
+# -------------------------------------------------------------------------- judge
+
+
+class LocalJudge:
+    """A :class:`~rag_eval.judges.base.Judge` that needs no network and no key.
+
+    ``model_path`` defaults to the committed artifact; ``embedder`` defaults to the
+    packaged all-MiniLM-L6-v2 with a bounded cache (anything with
+    ``encode(texts) -> normalised array`` works, e.g. for tests).
+    """
+
+    def __init__(self, model_path: str | Path | None = None, embedder=None, chunk_size: int = CHUNK_SIZE):
+        if chunk_size < 1:
+            raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
+        self.model = LocalModel.load(model_path)
+        self.name = f"local:{self.model.version}"
+        self.chunk_size = chunk_size
+        self._embedder = embedder
+
+    @property
+    def embedder(self):
+        if self._embedder is None:
+            from rag_eval.embeddings import Embedder
+
+            self._embedder = Embedder(cache_size=20_000)
+        return self._embedder
+
+    def judge(
+        self,
+        items: Sequence[EvalItem],
+        progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+    ) -> list[JudgeResult]:
+        results: list[JudgeResult] = []
+        total = len(items)
+        for start in range(0, total, self.chunk_size):
+            chunk = items[start:start + self.chunk_size]
+            if cancel is not None and cancel.is_set():
+                results.extend(self._result(it, JudgeStatus.CANCELLED, error="cancelled before judging")
+                               for it in chunk)
+                continue
+            results.extend(self._judge_chunk(chunk))
+            if progress is not None:
+                progress(len(results), total)
+        if progress is not None and total == 0:
+            progress(0, 0)
+        return results
+
+    def _judge_chunk(self, chunk: Sequence[EvalItem]) -> list[JudgeResult]:
+        t0 = time.perf_counter()
+        try:
+            feats = featurize_items(chunk, self.embedder)
+        except Exception as err:  # a broken embedder must not lose the rows
+            return [self._result(it, JudgeStatus.PROVIDER_ERROR, error=f"embedding failed: {err}") for it in chunk]
+        per_item = (time.perf_counter() - t0) / max(len(chunk), 1)
+        out = []
+        for item, f in zip(chunk, feats):
+            if isinstance(f, str):
+                out.append(self._result(item, JudgeStatus.INVALID_INPUT, error=f))
+                continue
+            t1 = time.perf_counter()
+            try:
+                labels = labels_from_features(item, f, self.model)
+            except (ValueError, IndexError, FloatingPointError) as err:
+                out.append(self._result(item, JudgeStatus.INVALID_INPUT, error=str(err)))
+                continue
+            out.append(self._result(item, JudgeStatus.OK, labels=labels,
+                                    latency=per_item + time.perf_counter() - t1))
+        return out
+
+    def _result(self, item: EvalItem, status: JudgeStatus, labels: Labels | None = None,
+                error: str | None = None, latency: float | None = None) -> JudgeResult:
+        return JudgeResult(
+            item_id=item.id, status=status, labels=labels, error=error,
+            latency_s=None if latency is None else round(latency, 6),
+            judge=self.name, cost_usd=0.0 if status is JudgeStatus.OK else None,
+            extra={"judge_kind": "local", "model_version": self.model.version},
+        )
+
+
+def _finite(x: float) -> bool:
+    return math.isfinite(x)

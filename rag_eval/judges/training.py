@@ -1,0 +1,338 @@
+"""Training and evaluating the local judge on RAGBench labels.
+
+Library code behind ``scripts/train_local_judge.py`` and ``bench/bench_local_judge.py``:
+read RAGBench rows, turn them into feature matrices with the judge's own
+featurisation (so training and judging cannot drift apart), fit the four logistic
+heads with a fixed seed, and score a model leave-one-subset-out.
+
+The adherence head is stacked on the sentence-level support model. To keep it honest
+it is fitted on *out-of-fold* sentence probabilities (5 folds grouped by row), so it
+learns how far to trust the support model on rows that model has not seen.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from rag_eval.judges.features import DOC_FEATURES, RESP_FEATURES, RowFeatures
+from rag_eval.judges.local import (
+    COMPLETENESS_FEATURES,
+    MAX_CHARS,
+    RATE_FEATURES,
+    ROW_FEATURES,
+    LocalModel,
+    LogisticHead,
+    featurize_items,
+    labels_from_features,
+    completeness_features,
+    rate_features,
+    row_level_features,
+)
+from rag_eval.metrics.trace import score_item
+from rag_eval.schema import EvalItem, _as_list
+from rag_eval.text.keys import normalize_key
+from rag_eval.text.sentences import item_from_row
+
+#: The RAGBench subsets with labelled validation splits in the shared data.
+SUBSETS = ("covidqa", "delucionqa", "emanual", "expertqa", "hagrid", "hotpotqa", "msmarco")
+DEFAULT_SEED = 13
+DEFAULT_C = 0.5  # fixed, not tuned on a held-out subset
+
+
+def load_ragbench(
+    shared_dir: str | Path,
+    subsets: Sequence[str] = SUBSETS,
+    include_emanual_train: bool = True,
+    limit: int | None = None,
+) -> list[dict[str, Any]]:
+    """RAGBench rows with ``_subset`` set, in a fixed order. ``limit`` keeps the first
+    ``limit`` rows of each split (a small slice for tests and quick runs)."""
+    import pandas as pd
+
+    root = Path(shared_dir) / "ragbench" / "parquet"
+    rows: list[dict[str, Any]] = []
+    for subset in subsets:
+        splits = ["validation"] + (["train"] if include_emanual_train and subset == "emanual" else [])
+        for split in splits:
+            path = root / subset / f"{split}.parquet"
+            if not path.exists():
+                raise FileNotFoundError(f"RAGBench split not found: {path}")
+            frame = pd.read_parquet(path)
+            if limit is not None:
+                frame = frame.head(limit)
+            for record in frame.to_dict("records"):
+                record["_subset"] = subset
+                record["_split"] = split
+                rows.append(record)
+    return rows
+
+
+class ArrayEmbedder:
+    """An embedder backed by precomputed vectors (the development cache), falling
+    back to a real embedder for texts it has not seen."""
+
+    def __init__(self, texts: Sequence[str], vectors: np.ndarray, fallback=None):
+        self._index = {t: i for i, t in enumerate(texts)}
+        self._vectors = np.asarray(vectors, dtype=np.float32)
+        self._fallback = fallback
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._index]
+        if missing:
+            if self._fallback is None:
+                raise KeyError(f"{len(missing)} texts are not in the embedding cache")
+            # Stored at float16 precision like the cache, so a run that fills the cache
+            # and a run that reads it produce identical features (and weights).
+            extra = np.asarray(self._fallback.encode(missing)).astype(np.float16).astype(np.float32)
+            base = len(self._vectors)
+            self._vectors = np.concatenate([self._vectors.reshape(-1, extra.shape[1]), extra])
+            self._index.update({t: base + i for i, t in enumerate(missing)})
+        return self._vectors[[self._index[t] for t in texts]]
+
+    def save(self, cache_dir: str | Path, name: str = "embeddings") -> None:
+        """Write every known text and vector as ``<name>.json`` + ``<name>.npy`` (float16)."""
+        cache_dir = Path(cache_dir)
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        texts = sorted(self._index, key=self._index.get)
+        (cache_dir / f"{name}.json").write_text(json.dumps(texts), encoding="utf-8")
+        np.save(cache_dir / f"{name}.npy", self._vectors[: len(texts)].astype(np.float16))
+
+    @classmethod
+    def from_cache(cls, cache_dir: str | Path | None, fallback=None) -> "ArrayEmbedder":
+        """Load every ``<name>.json`` (texts) + ``<name>.npy`` (vectors) pair in ``cache_dir``
+        (``None`` or an absent directory gives an empty cache)."""
+        texts: list[str] = []
+        vectors = []
+        folder = Path(cache_dir) if cache_dir is not None else None
+        for meta in sorted(folder.glob("*.json")) if folder is not None and folder.is_dir() else []:
+            arr = meta.with_suffix(".npy")
+            if arr.exists():
+                texts.extend(json.loads(meta.read_text(encoding="utf-8")))
+                vectors.append(np.load(arr).astype(np.float32))
+        dim = vectors[0].shape[1] if vectors else 384
+        return cls(texts, np.concatenate(vectors) if vectors else np.zeros((0, dim), np.float32), fallback)
+
+
+@dataclass
+class Dataset:
+    """Feature matrices of many rows, with the row each sentence belongs to."""
+
+    items: list[EvalItem]
+    feats: list[RowFeatures]
+    subset: np.ndarray  # per row
+    split: np.ndarray  # per row: validation / train
+    truth: dict[str, np.ndarray]  # per row: relevance, utilization, completeness, adherence
+    doc_x: np.ndarray
+    doc_row: np.ndarray
+    y_relevant: np.ndarray
+    y_utilized: np.ndarray
+    resp_x: np.ndarray
+    resp_row: np.ndarray
+    y_supported: np.ndarray
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (row id, reason)
+
+    def row_mask(self, subsets: Iterable[str]) -> np.ndarray:
+        return np.isin(self.subset, list(subsets))
+
+
+def _key_set(value: Any) -> set[str]:
+    return {normalize_key(k) for k in _as_list(value)}
+
+
+def build_dataset(rows: Sequence[dict[str, Any]], embedder, chunk_size: int = 128) -> Dataset:
+    """Featurise labelled RAGBench rows. Rows without document or response sentences
+    are skipped and listed in ``skipped`` with the reason."""
+    items, feats, subsets, splits = [], [], [], []
+    truth: dict[str, list[float]] = {"relevance": [], "utilization": [], "completeness": [], "adherence": []}
+    doc_x, doc_row, y_rel, y_util = [], [], [], []
+    resp_x, resp_row, y_sup = [], [], []
+    skipped = []
+    for start in range(0, len(rows), chunk_size):
+        chunk = rows[start:start + chunk_size]
+        chunk_items = [item_from_row(r, default_id=str(start + i)) for i, r in enumerate(chunk)]
+        for row, item, f in zip(chunk, chunk_items, featurize_items(chunk_items, embedder)):
+            if isinstance(f, str):
+                skipped.append((item.id, f))
+                continue
+            r = len(items)
+            items.append(item)
+            feats.append(f)
+            subsets.append(str(row.get("_subset", "")))
+            splits.append(str(row.get("_split", "validation")))
+            truth["relevance"].append(float(row["relevance_score"]))
+            truth["utilization"].append(float(row["utilization_score"]))
+            truth["completeness"].append(float(row["completeness_score"]))
+            truth["adherence"].append(float(bool(row["adherence_score"])))
+            rel, util = _key_set(row.get("all_relevant_sentence_keys")), _key_set(row.get("all_utilized_sentence_keys"))
+            unsup = _key_set(row.get("unsupported_response_sentence_keys"))
+            keys = item.document_keys
+            doc_x.append(f.doc)
+            doc_row.append(np.full(len(keys), r))
+            y_rel.append([normalize_key(k) in rel for k in keys])
+            y_util.append([normalize_key(k) in util for k in keys])
+            resp_x.append(f.resp)
+            resp_row.append(np.full(len(item.response_keys), r))
+            y_sup.append([normalize_key(k) not in unsup for k in item.response_keys])
+    if not items:
+        raise ValueError("no usable rows: every row lacks document or response sentences")
+    return Dataset(
+        items=items, feats=feats, subset=np.asarray(subsets), split=np.asarray(splits),
+        truth={k: np.asarray(v) for k, v in truth.items()},
+        doc_x=np.concatenate(doc_x), doc_row=np.concatenate(doc_row),
+        y_relevant=np.concatenate(y_rel).astype(int), y_utilized=np.concatenate(y_util).astype(int),
+        resp_x=np.concatenate(resp_x), resp_row=np.concatenate(resp_row),
+        y_supported=np.concatenate(y_sup).astype(int), skipped=skipped,
+    )
+
+
+def fit_head(x: np.ndarray, y: np.ndarray, features: Sequence[str], c: float = DEFAULT_C,
+             seed: int = DEFAULT_SEED, link: str = "logistic",
+             weight: np.ndarray | None = None) -> LogisticHead:
+    """Standardised L2 logistic regression (lbfgs is deterministic for a given input),
+    or ridge regression for ``link="identity"``."""
+    from sklearn.linear_model import LogisticRegression, Ridge
+
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0)
+    scale[scale < 1e-9] = 1.0
+    z = (x - mean) / scale
+    if link == "identity":
+        reg = Ridge(alpha=1.0 / c).fit(z, y, sample_weight=weight)
+        return LogisticHead(tuple(features), mean, scale, reg.coef_.astype(np.float64), float(reg.intercept_), link)
+    if len(np.unique(y)) < 2:
+        raise ValueError("a head needs both classes in its training labels")
+    clf = LogisticRegression(C=c, max_iter=2000, random_state=seed)
+    clf.fit(z, y, sample_weight=weight)
+    return LogisticHead(tuple(features), mean, scale, clf.coef_[0].astype(np.float64), float(clf.intercept_[0]))
+
+
+def _row_matrix(ds: Dataset, rows: np.ndarray, p_support: np.ndarray) -> np.ndarray:
+    """ROW_FEATURES for ``rows`` given P(supported) for every response sentence of ``ds``."""
+    out = np.zeros((len(rows), len(ROW_FEATURES)))
+    for i, r in enumerate(rows):
+        mask = ds.resp_row == r
+        out[i] = row_level_features(ds.resp_x[mask], p_support[mask])
+    return out
+
+
+def _completeness_matrix(ds: Dataset, rows: np.ndarray, p_rel: np.ndarray, p_util: np.ndarray) -> np.ndarray:
+    out = np.zeros((len(rows), len(COMPLETENESS_FEATURES)))
+    for i, r in enumerate(rows):
+        d = ds.doc_row == r
+        out[i] = completeness_features(ds.resp_x[ds.resp_row == r], p_rel[d], p_util[d])
+    return out
+
+
+def _rate_matrix(ds: Dataset, rows: np.ndarray, p: np.ndarray) -> np.ndarray:
+    out = np.zeros((len(rows), len(RATE_FEATURES)))
+    for i, r in enumerate(rows):
+        d = ds.doc_row == r
+        out[i] = rate_features(ds.doc_x[d], ds.resp_x[ds.resp_row == r], p[d])
+    return out
+
+
+def subset_weights(ds: Dataset, rows: np.ndarray) -> np.ndarray:
+    """Per-row weights (indexed like ``ds.items``) that give every subset among
+    ``rows`` the same total weight, so the biggest split (emanual train, 1,054 rows)
+    does not set the base rates a new domain is judged by. Mean weight over ``rows`` is 1."""
+    w = np.zeros(len(ds.items))
+    names, counts = np.unique(ds.subset[rows], return_counts=True)
+    per = dict(zip(names.tolist(), counts.tolist()))
+    for r in rows:
+        w[r] = len(rows) / (len(per) * per[ds.subset[r]])
+    return w
+
+
+def fit_model(ds: Dataset, rows: np.ndarray | None = None, seed: int = DEFAULT_SEED, version: str = "0.0.0",
+              c: float = DEFAULT_C, metadata: dict[str, Any] | None = None, folds: int = 5) -> LocalModel:
+    """Fit the five heads on the rows ``rows`` (indices into ``ds``; all by default).
+
+    The row-level heads (adherence, completeness) are stacked on the sentence-level
+    heads, so they are fitted on *out-of-fold* sentence probabilities: ``folds``
+    folds of rows, assigned by a seeded permutation.
+    """
+    rows = np.arange(len(ds.items)) if rows is None else np.asarray(rows)
+    doc_m = np.isin(ds.doc_row, rows)
+    resp_m = np.isin(ds.resp_row, rows)
+    w_row = subset_weights(ds, rows)
+    w_doc, w_resp = w_row[ds.doc_row], w_row[ds.resp_row]
+
+    def head(x_all, y_all, mask, w_all, names):
+        return fit_head(x_all[mask], y_all[mask], names, c, seed, weight=w_all[mask])
+
+    relevance = head(ds.doc_x, ds.y_relevant, doc_m, w_doc, DOC_FEATURES)
+    utilization = head(ds.doc_x, ds.y_utilized, doc_m, w_doc, DOC_FEATURES)
+    support = head(ds.resp_x, ds.y_supported, resp_m, w_resp, RESP_FEATURES)
+
+    rng = np.random.default_rng(seed)
+    fold = np.full(len(ds.items), -1)
+    fold[rows] = rng.permutation(len(rows)) % folds
+    oof_sup = np.zeros(len(ds.resp_row))
+    oof_rel = np.zeros(len(ds.doc_row))
+    oof_util = np.zeros(len(ds.doc_row))
+    for k in range(folds):
+        test_rows = np.flatnonzero(fold == k)
+        if not len(test_rows):
+            continue
+        r_test, d_test = np.isin(ds.resp_row, test_rows), np.isin(ds.doc_row, test_rows)
+        r_train, d_train = resp_m & ~r_test, doc_m & ~d_test
+        oof_sup[r_test] = head(ds.resp_x, ds.y_supported, r_train, w_resp, RESP_FEATURES).predict(ds.resp_x[r_test])
+        oof_rel[d_test] = head(ds.doc_x, ds.y_relevant, d_train, w_doc, DOC_FEATURES).predict(ds.doc_x[d_test])
+        oof_util[d_test] = head(ds.doc_x, ds.y_utilized, d_train, w_doc, DOC_FEATURES).predict(ds.doc_x[d_test])
+    w = w_row[rows]
+    adherence = fit_head(_row_matrix(ds, rows, oof_sup), ds.truth["adherence"][rows].astype(int),
+                         ROW_FEATURES, c, seed, weight=w)
+    completeness = fit_head(_completeness_matrix(ds, rows, oof_rel, oof_util), ds.truth["completeness"][rows],
+                            COMPLETENESS_FEATURES, c, seed, link="identity", weight=w)
+    relevance_rate = fit_head(_rate_matrix(ds, rows, oof_rel), ds.truth["relevance"][rows],
+                              RATE_FEATURES, c, seed, link="identity", weight=w)
+    utilization_rate = fit_head(_rate_matrix(ds, rows, oof_util), ds.truth["utilization"][rows],
+                                RATE_FEATURES, c, seed, link="identity", weight=w)
+    return LocalModel(version, relevance, utilization, support, adherence, completeness,
+                      relevance_rate, utilization_rate, dict(metadata or {}))
+
+
+def evaluate(model: LocalModel, ds: Dataset, rows: np.ndarray) -> dict[str, float]:
+    """Hallucination AUROC and TRACe RMSEs of ``model`` on ``rows``, scored exactly as
+    a user's run is: judge labels -> ``score_item(..., "clean")`` -> compare with truth."""
+    from sklearn.metrics import roc_auc_score
+
+    pred = {"relevance": [], "utilization": [], "completeness": [], "adherence": []}
+    for r in rows:
+        labels = labels_from_features(ds.items[r], ds.feats[r], model)
+        s = score_item(ds.items[r], labels, "clean")
+        pred["relevance"].append(s.context_relevance)
+        pred["utilization"].append(s.context_utilization)
+        pred["completeness"].append(s.completeness)
+        pred["adherence"].append(s.adherence_score)
+    out: dict[str, float] = {"rows": float(len(rows))}
+    hallucinated = 1 - ds.truth["adherence"][rows]
+    score = 1 - np.asarray(pred["adherence"], dtype=float)
+    out["auroc"] = float(roc_auc_score(hallucinated, score)) if 0 < hallucinated.sum() < len(rows) else float("nan")
+    for name in ("relevance", "utilization", "completeness"):
+        p = np.asarray(pred[name], dtype=float)
+        out[f"rmse_{name}"] = float(np.sqrt(np.mean((p - ds.truth[name][rows]) ** 2)))
+    return out
+
+
+def leave_one_subset_out(ds: Dataset, seed: int = DEFAULT_SEED, c: float = DEFAULT_C) -> dict[str, dict[str, float]]:
+    """Train on every subset but one, test on that one's validation rows, for each
+    subset present (emanual's train split is training data only, never a test row)."""
+    results = {}
+    for held in sorted(set(ds.subset.tolist())):
+        train = np.flatnonzero(ds.subset != held)
+        test = np.flatnonzero((ds.subset == held) & (ds.split == "validation"))
+        model = fit_model(ds, train, seed=seed, c=c)
+        results[held] = evaluate(model, ds, test)
+    return results
+
+
+__all__ = [
+    "SUBSETS", "DEFAULT_SEED", "MAX_CHARS", "ArrayEmbedder", "Dataset", "load_ragbench", "build_dataset",
+    "fit_head", "fit_model", "evaluate", "leave_one_subset_out",
+]

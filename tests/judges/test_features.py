@@ -1,0 +1,77 @@
+"""Pure feature functions of the local judge, on hand-made inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rag_eval.judges import features as F
+
+
+def test_numbers_normalise_thousands_and_keep_decimals():
+    assert F.numbers("In 1998 it cost $1,000 and 3.50 euros.") == {"1998", "1000", "3.50"}
+    assert F.numbers("no digits here") == set()
+
+
+def test_named_tokens_skip_sentence_starts_and_stopwords():
+    names = F.named_tokens("The Eiffel Tower is in Paris. It opened in 1889.")
+    assert {"eiffel", "tower", "paris"} <= names
+    assert "the" not in names and "it" not in names
+
+
+def test_content_tokens_drop_stopwords_and_strip_plurals():
+    assert F.content_tokens("The viruses of the cities") == ["virus", "city"]
+    assert F.content_tokens("a virus") == ["virus"]
+
+
+@pytest.mark.parametrize("needles,haystack,expected", [
+    (["a", "b"], {"a"}, 0.5),
+    ([], {"a"}, 1.0),
+    (["a"], set(), 0.0),
+])
+def test_recall(needles, haystack, expected):
+    assert F.recall(needles, haystack) == expected
+
+
+@pytest.mark.parametrize("text,hedged", [
+    ("The context does not mention the price.", True),
+    ("There is no information about the date.", True),
+    ("The price is 10 dollars.", False),
+])
+def test_is_hedged(text, hedged):
+    assert F.is_hedged(text) is hedged
+
+
+def _unit(rows):
+    a = np.asarray(rows, dtype=np.float32)
+    return a / np.linalg.norm(a, axis=1, keepdims=True)
+
+
+def test_row_features_shapes_and_missing_number():
+    docs = [["Title: Paris", "Paris has 2 million people."], ["Berlin is big."]]
+    resp = ["Paris has 3 million people.", "Berlin is big."]
+    q = _unit([[1, 0, 0]])[0]
+    d = _unit([[1, 0, 0], [1, 1, 0], [0, 1, 1]])
+    r = _unit([[1, 1, 0], [0, 1, 1]])
+    f = F.row_features("How many people live in Paris?", docs, resp, q, d, r)
+    assert f.doc.shape == (3, len(F.DOC_FEATURES))
+    assert f.resp.shape == (2, len(F.RESP_FEATURES))
+    assert f.resp_doc_sim.shape == (2, 3)
+    assert f.missing_numbers == [["3"], []]
+    col = {n: i for i, n in enumerate(F.RESP_FEATURES)}
+    assert f.resp[0, col["numbers_missing"]] == 1 and f.resp[1, col["numbers_missing"]] == 0
+    assert f.resp[1, col["max_cos"]] == pytest.approx(1.0, abs=1e-5)
+    dcol = {n: i for i, n in enumerate(F.DOC_FEATURES)}
+    assert f.doc[0, dcol["is_title"]] == 1 and f.doc[1, dcol["is_title"]] == 0
+    assert f.doc[:, dcol["q_cos_rank"]].max() == 1.0
+    assert np.isfinite(f.doc).all() and np.isfinite(f.resp).all()
+
+
+def test_row_features_reject_empty_rows():
+    v = _unit([[1, 0]])
+    with pytest.raises(ValueError, match="no document sentences"):
+        F.row_features("q", [[]], ["a"], v[0], np.zeros((0, 2)), v)
+    with pytest.raises(ValueError, match="no response sentences"):
+        F.row_features("q", [["x"]], [], v[0], v, np.zeros((0, 2)))
+    with pytest.raises(ValueError, match="do not match"):
+        F.row_features("q", [["x", "y"]], ["a"], v[0], v, v)

@@ -1,0 +1,127 @@
+"""The local judge: loads offline, labels real RAGBench rows, keeps order and statuses."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import numpy as np
+import pytest
+
+from rag_eval.judges.base import Judge
+from rag_eval.judges.local import MODEL_DIR, LocalJudge, LocalModel
+from rag_eval.metrics.trace import score_item
+from rag_eval.schema import EvalItem, JudgeStatus, Sentence
+from rag_eval.text.sentences import item_from_row, item_from_texts
+
+
+@pytest.fixture(scope="module")
+def judge() -> LocalJudge:
+    return LocalJudge()
+
+
+@pytest.fixture(scope="module")
+def items(ragbench_rows) -> list[EvalItem]:
+    return [item_from_row(r) for r in ragbench_rows]
+
+
+@pytest.fixture(scope="module")
+def results(judge, items):
+    return judge.judge(items)
+
+
+def test_is_a_judge_and_names_its_version(judge):
+    assert isinstance(judge, Judge)
+    meta = json.loads((MODEL_DIR / "model.json").read_text())
+    assert judge.name == f"local:{meta['version']}"
+
+
+def test_labels_fixture_rows_with_valid_keys_only(items, results):
+    assert [r.item_id for r in results] == [it.id for it in items]
+    for item, res in zip(items, results):
+        assert res.status is JudgeStatus.OK, res.error
+        assert res.judge.startswith("local:")
+        lab = res.labels
+        doc_keys, resp_keys = set(item.document_keys), set(item.response_keys)
+        assert set(lab.all_relevant_sentence_keys) <= doc_keys
+        assert set(lab.all_utilized_sentence_keys) <= doc_keys
+        assert set(lab.unsupported_response_sentence_keys) <= resp_keys
+        assert [s.response_sentence_key for s in lab.sentence_support_information] == item.response_keys
+        for s in lab.sentence_support_information:
+            assert s.supporting_sentence_keys and set(s.supporting_sentence_keys) <= doc_keys
+            assert s.explanation.startswith("max similarity")
+        for probs in (lab.relevance_probabilities, lab.utilization_probabilities, lab.support_probabilities):
+            assert probs and all(0.0 <= p <= 1.0 for p in probs.values())
+        assert set(lab.relevance_probabilities) == doc_keys
+        assert 0.0 <= lab.adherence_probability <= 1.0
+        assert lab.overall_supported is (not lab.unsupported_response_sentence_keys)
+        scores = score_item(item, lab, "clean")
+        assert "dropped_keys" not in scores.diagnostics
+        assert scores.adherence_score == pytest.approx(lab.adherence_probability)
+
+
+def test_results_serialise_to_json(results):
+    for res in results:
+        d = res.to_dict()
+        assert d["status"] == "ok"
+        json.dumps(d)
+
+
+def test_judgement_is_deterministic(judge, items, results):
+    again = judge.judge(items[:3])
+    assert [r.labels.to_dict() for r in again] == [r.labels.to_dict() for r in results[:3]]
+
+
+def test_grounded_answer_scores_above_invented_numbers(judge):
+    doc = ["The bridge opened in 1932. It is 1,149 metres long and carries eight lanes."]
+    good = item_from_texts("g", "When did the bridge open?", doc, "The bridge opened in 1932.")
+    bad = item_from_texts("b", "When did the bridge open?", doc,
+                          "The bridge opened in 1871 after Governor Smithson paid 45 million dollars.")
+    g, b = judge.judge([good, bad])
+    assert g.labels.adherence_probability > b.labels.adherence_probability
+    assert "1871" in b.labels.sentence_support_information[0].explanation
+
+
+def test_invalid_items_get_a_status_and_others_still_go_through(judge, items):
+    no_docs = EvalItem(id="nodoc", question="q", documents=[], response_sentences=[Sentence("a", "Hi.")])
+    no_resp = EvalItem(id="noresp", question="q", documents=[[Sentence("0a", "Text.")]], response_sentences=[])
+    out = judge.judge([no_docs, items[0], no_resp])
+    assert [r.item_id for r in out] == ["nodoc", items[0].id, "noresp"]
+    assert [r.status for r in out] == [JudgeStatus.INVALID_INPUT, JudgeStatus.OK, JudgeStatus.INVALID_INPUT]
+    assert "document" in out[0].error and "response" in out[2].error
+    assert out[0].labels is None
+
+
+def test_cancel_and_progress(items):
+    judge = LocalJudge(chunk_size=2)
+    cancel = threading.Event()
+    seen = []
+
+    def progress(done, total):
+        seen.append((done, total))
+        cancel.set()  # cancel after the first chunk
+
+    out = judge.judge(items[:5], progress=progress, cancel=cancel)
+    assert [r.item_id for r in out] == [it.id for it in items[:5]]
+    assert [r.status for r in out[:2]] == [JudgeStatus.OK] * 2
+    assert all(r.status is JudgeStatus.CANCELLED for r in out[2:])
+    assert seen[0] == (2, 5)
+
+
+def test_model_round_trip_and_feature_check(tmp_path):
+    model = LocalModel.load()
+    path = model.save(tmp_path / "m")
+    assert LocalModel.load(path).to_dict() == model.to_dict()
+    data = json.loads(path.read_text())
+    data["heads"]["support"]["features"][0] = "something_else"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match="other features"):
+        LocalModel.load(path)
+    with pytest.raises(FileNotFoundError):
+        LocalModel.load(tmp_path / "absent.json")
+
+
+def test_head_rejects_wrong_width():
+    head = LocalModel.load().support
+    with pytest.raises(ValueError, match="features"):
+        head.predict(np.zeros((1, 2)))
