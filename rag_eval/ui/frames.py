@@ -160,10 +160,13 @@ def differing_questions(differences: Sequence[Mapping[str, Any]], limit: int = 2
 
 
 def default_comparison(runs: Sequence[Mapping[str, Any]]) -> list[str]:
-    """The runs to compare first: the newest run and the newest earlier run over the
-    same dataset (same fingerprint), so their questions pair up; else the two newest."""
-    if len(runs) < 2:
-        return [r["id"] for r in runs]
-    newest = runs[0]
-    same = [r for r in runs[1:] if r.get("dataset_fingerprint") and r.get("dataset_fingerprint") == newest.get("dataset_fingerprint")]
-    return [newest["id"], (same[0] if same else runs[1])["id"]]
+    """The runs to compare first (``runs`` newest first): the newest pair of runs over
+    the same dataset (same fingerprint), so their questions pair up; else the two newest."""
+    for i, run in enumerate(runs):
+        fingerprint = run.get("dataset_fingerprint")
+        if not fingerprint:
+            continue
+        for other in runs[i + 1:]:
+            if other.get("dataset_fingerprint") == fingerprint:
+                return [run["id"], other["id"]]
+    return [r["id"] for r in runs[:2]]

@@ -63,4 +63,6 @@ def test_default_comparison_pairs_runs_over_the_same_dataset():
             {"id": "a", "dataset_fingerprint": "x"}]
     assert frames.default_comparison(runs) == ["c", "a"]
     assert frames.default_comparison(runs[:2]) == ["c", "b"]
+    newest_alone = [{"id": "d", "dataset_fingerprint": "z"}, *runs]
+    assert frames.default_comparison(newest_alone) == ["c", "a"]
     assert frames.default_comparison(runs[:1]) == ["c"]
