@@ -354,3 +354,14 @@ def test_replaying_ragbench_labels_reproduces_ragbench_scores(openai_server, rag
         expected = score_ragbench_row(row, "clean")
         for name in ("context_relevance", "context_utilization", "completeness", "adherence"):
             assert judged[name] == pytest.approx(getattr(expected, name)), (row["id"], name)
+
+
+def test_429_storm_mid_batch_slows_down_and_loses_nothing(openai_server, fast_backoff):
+    for _ in range(6):
+        openai_server.enqueue(Reply.error(429, "rate limited", retry_after=1))
+    openai_server.set_handler(lambda body: answer_text(body))
+    judge = make_judge(openai_server, max_retries=4, concurrency=4)
+    results = judge.judge([make_item(i) for i in range(12)])
+    assert all(r.status is JudgeStatus.OK for r in results)
+    assert judge.client.stats.rate_limited == 6 and judge.client.stats.retries == 6
+    assert all(retry_after == 1.0 for _, retry_after, _ in fast_backoff)
