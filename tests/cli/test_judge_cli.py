@@ -142,3 +142,19 @@ def test_user_errors(tmp_path, openai_server, monkeypatch, args, message):
     write_jsonl(tmp_path / "in.jsonl", GOOD)
     result = CliRunner().invoke(cli, ["judge", *args, "--base-url", openai_server.base_url])
     assert result.exit_code != 0 and message in result.output
+
+
+def test_local_judge_runs_offline(tmp_path, openai_server, ragbench_rows):
+    pytest.importorskip("rag_eval.judges.local")
+    from rag_eval.judges.local import LocalModel
+
+    try:
+        LocalModel.load()
+    except FileNotFoundError as err:
+        pytest.skip(str(err))
+    out = tmp_path / "out.jsonl"
+    result = run([str(write_jsonl(tmp_path / "rb.jsonl", ragbench_rows[:2])), "--judge", "local", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = read_jsonl(out)
+    assert [r["status"] for r in rows] == ["ok", "ok"] and rows[0]["judge"].startswith("local:")
+    assert rows[0]["context_relevance"] is not None and openai_server.request_count == 0
