@@ -141,6 +141,8 @@ class AnswerMatchJudge:
         text = completion.text or ""
         if (completion.refusal and not text.strip()) or looks_like_refusal(text):
             return ParseProblem("refusal", f"the model refused: {(completion.refusal or text).strip()[:200]}")
+        if completion.finish_reason == "content_filter":
+            return ParseProblem("refusal", "the provider's content filter blocked the answer")
         parsed = parse_match(text)
         if isinstance(parsed, str):
             kind = "truncated" if completion.finish_reason == "length" else "schema"

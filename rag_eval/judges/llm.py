@@ -190,6 +190,8 @@ class LLMJudge:
     def _problem(self, completion: Completion, item: EvalItem) -> ParsedTrace | ParseProblem:
         if completion.refusal and not (completion.text or "").strip():
             return ParseProblem("refusal", f"the model refused: {completion.refusal.strip()[:200]}")
+        if completion.finish_reason == "content_filter":  # Azure / OpenAI moderation
+            return ParseProblem("refusal", "the provider's content filter blocked the answer")
         parsed = parse_trace(completion.text or "", item)
         if isinstance(parsed, ParseProblem) and completion.finish_reason == "length":
             return ParseProblem(

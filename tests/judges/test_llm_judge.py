@@ -124,12 +124,14 @@ def test_missing_sentence_is_re_asked(openai_server):
 
 @pytest.mark.parametrize(
     "reply",
-    [Reply.refused("I can't assist with that."), "I'm sorry, but I cannot evaluate this content."],
+    [Reply.refused("I can't assist with that."), "I'm sorry, but I cannot evaluate this content.",
+     Reply(content=None, finish_reason="content_filter")],
 )
 def test_refusal_is_refused_without_a_re_ask(openai_server, reply):
     openai_server.set_handler(lambda body: reply)
     result = judge_one(openai_server)
-    assert result.status is JudgeStatus.REFUSED and ("refus" in result.error or "declined" in result.error)
+    assert result.status is JudgeStatus.REFUSED
+    assert any(word in result.error for word in ("refus", "declined", "content filter"))
     assert openai_server.request_count == 1
 
 
