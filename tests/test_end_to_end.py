@@ -43,6 +43,7 @@ def local_judge():
         pytest.skip(f"local judge not available: {err}")
 
 
+@pytest.mark.slow
 def test_offline_pipeline_end_to_end(local_judge, rag_eval_home):
     report = ensure_demo_collection()
     assert report.documents_added == 40 and not report.errors

@@ -92,3 +92,26 @@ def test_runs_list_show_export_and_compare(runner, tmp_path, demo_collection, de
     assert "| context_relevance | " + b in compared.output
     one = runner.invoke(cli, ["compare", a])
     assert one.exit_code == 1 and "at least two runs" in one.output
+
+
+def test_run_command_stores_every_row_and_resumes(runner, tmp_path, demo_questions):
+    from rag_eval.judges.registry import make_judge
+
+    try:
+        make_judge("local")
+    except (ValueError, OSError, ImportError) as err:
+        pytest.skip(f"local judge not available: {err}")
+    dataset = tmp_path / "qs.jsonl"
+    rows = demo_questions[:2] + [{"id": "blank", "question": "  "}]
+    dataset.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    config = tmp_path / "k2.yaml"
+    default_config("k2").with_changes(**{"retrieval.k": 2}).to_yaml(config)
+
+    result = runner.invoke(cli, ["run", str(dataset), "--config", str(config), "--name", "cli-k2"])
+    assert result.exit_code == 0, result.output
+    assert "name=cli-k2  status=finished" in result.output and "coverage 67%" in result.output
+    assert "invalid_input=1" in result.output
+    run = RunStore().get_run("cli-k2")
+    again = runner.invoke(cli, ["run", str(dataset), "--config", str(config), "--resume", run["id"]])
+    assert again.exit_code == 0, again.output
+    assert len(RunStore().items(run["id"])) == 3
