@@ -38,11 +38,12 @@ def ensure_demo(names: list[str]) -> list[str]:
 def render_inputs(names: list[str]):
     """The collection, configuration and question; returns (collection, config, question)."""
     default = names.index(data.DEMO_COLLECTION) if data.DEMO_COLLECTION in names else 0
-    cols = st.columns([2, 1, 1])
+    cols = st.columns([2, 2, 1, 1])
     collection = cols[0].selectbox("Collection", names, index=default, key=K_COLLECTION)
-    mode = cols[1].selectbox("Retrieval", MODES, key=K_MODE)
-    k = cols[2].number_input("Top k", min_value=1, max_value=50, step=1, key=K_K)
-    config = settings.current_config().with_changes(**{"retrieval.mode": mode, "retrieval.k": int(k)})
+    base = cols[1].selectbox("Configuration", settings.config_choices(), key=f"{PAGE}.config")
+    mode = cols[2].selectbox("Retrieval", MODES, key=K_MODE)
+    k = cols[3].number_input("Top k", min_value=1, max_value=50, step=1, key=K_K)
+    config = settings.chosen_config(base).with_changes(**{"retrieval.mode": mode, "retrieval.k": int(k)})
     st.caption(
         f"Configuration `{config.config_hash}`: {config.retrieval.mode} top-{config.retrieval.k} · "
         f"generator {config.generator.kind} · judge {config.judge.kind} · scoring {config.scoring_mode.value}"

@@ -156,11 +156,12 @@ def render_setup() -> None:
     if mode == MODE_RAG:
         names = data.collection_names() or [data.ensure_demo()]
         default = names.index(data.DEMO_COLLECTION) if data.DEMO_COLLECTION in names else 0
-        cols = st.columns([2, 1, 1])
+        cols = st.columns([2, 2, 1, 1])
         collection = cols[0].selectbox("Collection", names, index=default, key=K_COLLECTION)
-        retrieval = cols[1].selectbox("Retrieval", RETRIEVAL_MODES, key=f"{PAGE}.retrieval_mode")
-        k = cols[2].number_input("Top k", min_value=1, max_value=50, value=5, step=1, key=f"{PAGE}.k")
-        config = config.with_changes(**{"retrieval.mode": retrieval, "retrieval.k": int(k)})
+        base = cols[1].selectbox("Configuration", settings.config_choices(), key=f"{PAGE}.config")
+        retrieval = cols[2].selectbox("Retrieval", RETRIEVAL_MODES, key=f"{PAGE}.retrieval_mode")
+        k = cols[3].number_input("Top k", min_value=1, max_value=50, value=5, step=1, key=f"{PAGE}.k")
+        config = settings.chosen_config(base).with_changes(**{"retrieval.mode": retrieval, "retrieval.k": int(k)})
         st.caption(f"Configuration `{config.config_hash}`: {retrieval} top-{int(k)} · generator "
                    f"{config.generator.kind} · judge {config.judge.kind}")
     st.session_state[K_LIMIT] = max(1, min(len(rows), int(st.session_state[K_LIMIT])))

@@ -138,7 +138,11 @@ def judge_for(config: Any):
 
     from rag_eval.ui.settings import current_settings
 
-    llm_json = json.dumps(current_settings(), sort_keys=True) if config.kind == "llm" else ""
+    llm_json = ""
+    if config.kind == "llm":  # the configuration's own model/endpoint win over the session's
+        own = {"model": config.model, "base_url": config.base_url, "api_key_env": config.api_key_env,
+               "concurrency": config.concurrency}
+        llm_json = json.dumps({**current_settings(), **{k: v for k, v in own.items() if v}}, sort_keys=True)
     return _judge(config.model_dump_json(), llm_json)
 
 

@@ -90,3 +90,28 @@ def llm_config(values: dict[str, Any] | None = None):
         rpm=float(values["rate_limit_rpm"]) if values["rate_limit_rpm"] else None,
         use_cache=bool(values["cache"]),
     )
+
+
+SESSION_CONFIG = "Settings page (this session)"
+
+
+def configs_dir():
+    """Where saved configurations (``rag-eval`` YAML) are picked up: ``data_dir()/configs``."""
+    from rag_eval.config import data_dir
+
+    return data_dir() / "configs"
+
+
+def config_choices() -> list[str]:
+    """The session's configuration first, then every saved ``*.yaml`` by file name."""
+    folder = configs_dir()
+    saved = sorted(p.name for p in folder.glob("*.y*ml")) if folder.is_dir() else []
+    return [SESSION_CONFIG, *saved]
+
+
+def chosen_config(choice: str) -> RagConfig:
+    """The configuration a page's picker names (a saved YAML file is validated, with
+    errors naming the file and field)."""
+    if choice == SESSION_CONFIG:
+        return current_config()
+    return RagConfig.from_yaml(configs_dir() / choice)

@@ -238,3 +238,18 @@ def test_an_unreachable_provider_loses_no_row(demo_home):
     assert len(results) == 2 and set(results["status"]) <= {"provider_error", "timeout"}
     assert results["error"].notna().all()
     assert any("Coverage: **0/2**" in c.value for c in at.caption)
+
+
+def test_a_saved_configuration_can_be_picked(demo_home):
+    from rag_eval.rag.config import default_config
+
+    (demo_home / "configs").mkdir()
+    saved = default_config("k2").with_changes(**{"retrieval.k": 2, "chunking.size": 1000})
+    saved.to_yaml(demo_home / "configs" / "k2.yaml")
+    at = _app()
+    at.switch_page("pages/ask.py").run()
+    assert "k2.yaml" in at.selectbox(key="ask.config").options
+    at.selectbox(key="ask.config").select("k2.yaml").run()
+    _no_failure(at)
+    at.number_input(key="ask.k").set_value(2).run()
+    assert any(f"`{saved.config_hash}`" in c.value for c in at.caption)
