@@ -13,6 +13,7 @@ from typing import Any, Callable
 import streamlit as st
 
 from rag_eval.config import redact, setting
+from rag_eval.ui.constants import STATE_SETTINGS
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +49,11 @@ def guarded(main: Callable[[], None]) -> None:
 def error_message(exc: BaseException) -> str:
     """A one-line, secret-free message for an exception."""
     text = str(exc) or type(exc).__name__
-    secrets = [setting(name) for name in SECRET_SETTINGS]
+    names = list(SECRET_SETTINGS)
+    custom = (st.session_state.get(STATE_SETTINGS) or {}).get("api_key_env")
+    if custom:
+        names.append(custom)  # the variable the Settings page points the LLM at
+    secrets = [setting(name) for name in names]
     message = redact(text, *secrets)
     log.warning("page error: %s: %s", type(exc).__name__, message)
     return message
