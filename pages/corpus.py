@@ -16,6 +16,7 @@ from rag_eval.ui import components, data, settings, state
 PAGE = "corpus"
 K_FILES, K_TARGET, K_BROWSE = f"{PAGE}.files", f"{PAGE}.target", f"{PAGE}.browse"
 K_PAGE_NO, PAGE_SIZE = f"{PAGE}.page_no", 25
+K_REPORT = f"{PAGE}.report"
 
 
 def init_page_state() -> None:
@@ -43,6 +44,7 @@ def render_upload() -> None:
     target = st.text_input("Collection", key=K_TARGET, help="Created on first use with the current configuration")
     if not st.button("Ingest", key=f"{PAGE}.ingest", type="primary", disabled=not files):
         return
+    st.session_state[K_REPORT] = None
     if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", target or ""):
         st.error("A collection name uses letters, digits, '-', '_' or '.', up to 64 characters.")
         return
@@ -58,10 +60,21 @@ def render_upload() -> None:
                           progress=lambda done, total: bar.progress(done / total if total else 1.0,
                                                                     text=f"Ingesting {done}/{total} documents"))
     data.refresh()
-    st.success(f"{report.documents_added} documents added, {report.documents_replaced} replaced, "
-               f"{report.documents_unchanged} unchanged; {report.chunks_added} chunks in {report.seconds:.1f}s.")
-    for problem in report.errors:
-        st.warning(problem)
+    st.session_state[K_REPORT] = (
+        f"'{target}': {report.documents_added} documents added, {report.documents_replaced} replaced, "
+        f"{report.documents_unchanged} unchanged; {report.chunks_added} chunks in {report.seconds:.1f}s.",
+        list(report.errors),
+    )
+    st.rerun()  # redraw the collections table above with the new counts
+
+
+def render_report() -> None:
+    report = st.session_state.get(K_REPORT)
+    if report:
+        message, problems = report
+        st.success(message)
+        for problem in problems:
+            st.warning(problem)
 
 
 def render_browser() -> None:
@@ -85,6 +98,7 @@ def main() -> None:
     st.title("Corpus")
     render_collections()
     render_upload()
+    render_report()
     render_browser()
 
 

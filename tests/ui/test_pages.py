@@ -253,3 +253,32 @@ def test_a_saved_configuration_can_be_picked(demo_home):
     _no_failure(at)
     at.number_input(key="ask.k").set_value(2).run()
     assert any(f"`{saved.config_hash}`" in c.value for c in at.caption)
+
+
+def test_corpus_upload_ingest_and_browse():
+    at = _app()
+    at.switch_page("pages/corpus.py").run()
+    _no_failure(at)
+    text = b"The reset button is on the back. Hold it for five seconds to restore factory settings."
+    at.file_uploader(key="corpus.files").set_value([("manual.txt", text, "text/plain")]).run()
+    at.text_input(key="corpus.target").set_value("notes").run()
+    at.button(key="corpus.ingest").click().run()
+    _no_failure(at)
+    assert any("1 documents added" in s.value for s in at.success)
+    collections = at.dataframe[0].value
+    assert "notes" in set(collections["collection"]) and int(collections.set_index("collection").loc["notes", "chunks"]) >= 1
+    assert any("reset button" in str(t) for t in at.dataframe[-1].value["text"])
+
+
+def test_batch_upload_csv_of_plain_rows(demo_home):
+    csv = (b'id,question,answer,contexts\n'
+           b'r1,What is X?,X is a cat.,"[""X is a cat. It purrs.""]"\n'
+           b'r2,,No question here.,"[""Something.""]"\n')
+    at = _app()
+    at.switch_page("pages/batch.py").run()
+    at.radio(key="batch.source").set_value("Upload a file (JSONL, CSV, Parquet)").run()
+    at.file_uploader(key="batch.upload").set_value(("plain.csv", csv, "text/csv")).run()
+    _no_failure(at)
+    assert at.radio(key="batch.mode.Upload a file (JSONL, CSV, Parquet)").value == "Judge the given responses"
+    problems = at.dataframe[0].value
+    assert list(problems["row"]) == [3] and "plain.csv: row 3, field 'question'" in problems["problem"][0]
