@@ -90,14 +90,20 @@ def metric_bars(table: pd.DataFrame, run_labels: dict[str, str]) -> go.Figure:
 
 
 def metric_radar(table: pd.DataFrame, run_labels: dict[str, str]) -> go.Figure:
-    """Radar of the metric means per run (intervals in the hover text)."""
+    """Radar of the metric means per run; the 95% interval as dotted rings and in the hover text."""
     fig = go.Figure()
     for i, (run, part) in enumerate(table.groupby("run", sort=False)):
         labels = [METRIC_LABELS.get(m, m) for m in part["metric"]]
         hover = [f"{lab}: {m:.3f} [{lo:.3f}, {hi:.3f}]" if pd.notna(m) and pd.notna(lo) else f"{lab}: —"
                  for lab, m, lo, hi in zip(labels, part["mean"], part["ci_low"], part["ci_high"])]
+        colour = PALETTE[i % len(PALETTE)]
+        for bound in ("ci_low", "ci_high"):  # the interval as dotted rings around the mean
+            values = part[bound].tolist()
+            fig.add_trace(go.Scatterpolar(r=values + values[:1], theta=labels + labels[:1], mode="lines",
+                                          line={"color": colour, "dash": "dot", "width": 1}, hoverinfo="skip",
+                                          showlegend=False))
         fig.add_trace(go.Scatterpolar(r=part["mean"].tolist() + part["mean"].tolist()[:1], theta=labels + labels[:1],
-                                      name=run_labels.get(run, run), line={"color": PALETTE[i % len(PALETTE)]},
+                                      name=run_labels.get(run, run), line={"color": colour},
                                       text=hover + hover[:1], hoverinfo="text", fill="toself", opacity=0.5))
     fig.update_layout(polar={"radialaxis": {"range": [0, 1]}}, template="plotly_white", height=420,
                       title="Metrics per run (radar)", margin={"l": 40, "r": 40, "t": 50, "b": 40})
