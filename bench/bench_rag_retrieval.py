@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from rag_eval.config import shared_data_dir  # noqa: E402
 from rag_eval.metrics.retrieval import ndcg_at_k, recall_at_k, reciprocal_rank  # noqa: E402
 from rag_eval.rag.config import default_config  # noqa: E402
+from rag_eval.rag.embedders import make_embedder  # noqa: E402
 from rag_eval.rag.ingest import ingest_paths  # noqa: E402
 from rag_eval.rag.retrieve import retrieve  # noqa: E402
 from rag_eval.rag.store import open_qdrant  # noqa: E402
@@ -92,13 +93,16 @@ def main() -> None:
         print(f"\n{len(report.errors)} ingestion problems, first: {report.errors[0]}")
 
     queries, qrels = load_queries(root, args.limit)
-    retrieve(queries[0]["text"], COLLECTION, base, client=client)  # warm the model outside the timings
+    retrieve("warm up", COLLECTION, base, client=client)  # load the model outside the timings
     print(f"\n## Retrieval over {len(queries)} queries (document level; latency per query, embedding included)\n")
     print("| mode | recall@5 | nDCG@10 | MRR@10 | p50 ms | p95 ms |")
     print("|---|---:|---:|---:|---:|---:|")
     for mode in ("dense", "bm25", "hybrid"):
         config = base.with_changes(**{"retrieval.mode": mode, "retrieval.k": CANDIDATE_CHUNKS})
         recalls, ndcgs, mrrs, latencies = [], [], [], []
+        embedder = make_embedder(config.embedder)
+        if hasattr(embedder, "clear"):
+            embedder.clear()  # every mode embeds its queries afresh: no mode rides on another's cache
         for q in queries:
             started = time.perf_counter()
             chunks = retrieve(q["text"], COLLECTION, config, client=client)

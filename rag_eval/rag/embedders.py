@@ -52,6 +52,10 @@ class SentenceTransformerEmbedder:
         except (OSError, ValueError) as err:
             raise self._load_error(err) from None
 
+    def clear(self) -> None:
+        """Forget cached vectors (benchmarks time real encoding)."""
+        self._embedder.clear()
+
 
 class OpenAIEmbedder:
     """Embeddings from an OpenAI-compatible endpoint, L2-normalised like the local ones."""
