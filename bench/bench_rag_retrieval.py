@@ -76,8 +76,12 @@ def main() -> None:
     client = open_qdrant(path=args.store)
     base = default_config("bench")
 
+    shown = [-1]
+
     def progress(done: int, total: int) -> None:
-        if total and (done == total or done % max(1, total // 10) == 0):
+        decile = 10 * done // total if total else 10
+        if decile > shown[0]:
+            shown[0] = decile
             print(f"ingest: {done}/{total} documents", file=sys.stderr, flush=True)
 
     report = ingest_paths([root / "corpus.jsonl"], COLLECTION, base, client=client, progress=progress)
