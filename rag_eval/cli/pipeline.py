@@ -41,18 +41,26 @@ def _user_errors(fn: Callable) -> Callable:
 
 
 def _progress_bar(label: str, unit: str):
-    """A tqdm bar on stderr driven by ``(done, total)`` callbacks; returns (callback, close)."""
+    """A tqdm bar on stderr (with ETA) driven by ``(done, total)`` callbacks, created on the
+    first call so it starts with its total; returns (callback, close)."""
     from tqdm import tqdm
 
-    bar = tqdm(desc=label, unit=unit, file=click.get_text_stream("stderr"), dynamic_ncols=True, leave=True)
+    state: dict[str, Any] = {}
 
     def update(done: int, total: int) -> None:
-        if bar.total != total:
+        bar = state.get("bar")
+        if bar is None:
+            bar = state["bar"] = tqdm(desc=label, unit=unit, total=total, file=click.get_text_stream("stderr"),
+                                      dynamic_ncols=True)
+        elif bar.total != total:
             bar.total = total
-            bar.refresh()
         bar.update(done - bar.n)
 
-    return update, bar.close
+    def close() -> None:
+        if state.get("bar") is not None:
+            state.pop("bar").close()
+
+    return update, close
 
 
 def _load_config(path: str | None, overrides: dict[str, Any]) -> RagConfig:
