@@ -135,6 +135,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"| **mean** | {sum(int(r['rows']) for r in results.values())} | **{_fmt(mean['auroc'])}** | "
           f"**{_fmt(mean['rmse_relevance'])}** | **{_fmt(mean['rmse_utilization'])}** | "
           f"**{_fmt(mean['rmse_completeness'])}** |")
+    base = {k: float(np.mean([r[f"baseline_rmse_{k}"] for r in results.values()]))
+            for k in ("relevance", "utilization", "completeness")}
+    print(f"| training-mean baseline (mean) |  | 0.500 | {_fmt(base['relevance'])} | {_fmt(base['utilization'])} | "
+          f"{_fmt(base['completeness'])} |")
     for name, auroc, rel, util in REFERENCES:
         print(f"| {name} |  | {_fmt(auroc)} | {_fmt(rel)} | {_fmt(util)} |  |")
     return 0

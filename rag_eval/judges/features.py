@@ -58,6 +58,7 @@ RESP_FEATURES = (
     "n_numbers", "numbers_missing", "numbers_missing_frac",
     "n_names", "names_missing", "names_missing_frac",
     "log_tokens", "position", "log_n_response", "hedged", "resp_recall_context",
+    "recall_context_or_question", "log_novel_tokens",
 )
 
 
@@ -226,6 +227,8 @@ def row_features(
             len(names), len(miss_w), len(miss_w) / len(names) if names else 0.0,
             np.log1p(len(r_toks[i])), i / max(n_resp - 1, 1), np.log1p(n_resp), float(hedged_resp[i]),
             recall(response_tokens, context_tokens),
+            recall(r_sets[i], context_tokens | q_tok),
+            np.log1p(len(r_sets[i] - context_tokens - q_tok)),
         ])
         missing_numbers.append(miss_n)
         missing_names.append(miss_w)

@@ -90,7 +90,7 @@ class LogisticHead:
 ROW_FEATURES = (
     "min_p_support", "mean_p_support", "log_prod_p_support", "n_unsupported_05",
     "max_numbers_missing", "max_names_missing_frac", "min_recall_context", "resp_recall_context",
-    "min_max_cos", "log_n_response", "any_hedged",
+    "min_max_cos", "log_n_response", "any_hedged", "min_recall_context_or_question", "max_log_novel_tokens",
 )
 
 
@@ -103,6 +103,7 @@ def row_level_features(resp: np.ndarray, p_support: np.ndarray) -> np.ndarray:
         resp[:, col["numbers_missing"]].max(), resp[:, col["names_missing_frac"]].max(),
         resp[:, col["recall_context"]].min(), resp[0, col["resp_recall_context"]],
         resp[:, col["max_cos"]].min(), resp[0, col["log_n_response"]], resp[:, col["hedged"]].max(),
+        resp[:, col["recall_context_or_question"]].min(), resp[:, col["log_novel_tokens"]].max(),
     ], dtype=np.float64)
 
 
