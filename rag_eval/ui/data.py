@@ -54,7 +54,7 @@ def install_status() -> dict[str, Any]:
         "judge": cfg.judge.kind if cfg.judge.kind == "local" else f"llm:{cfg.judge.model or 'default'}",
         "generator": cfg.generator.kind,
         "runs": runs,
-        "vector_store": "Qdrant server" if setting("QDRANT_URL") else "embedded Qdrant",
+        "vector_store": "Qdrant server" if setting("QDRANT_URL") else "Qdrant local",
         "note": note,
     }
 
