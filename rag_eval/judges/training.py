@@ -99,8 +99,9 @@ class ArrayEmbedder:
         cache_dir = Path(cache_dir)
         cache_dir.mkdir(parents=True, exist_ok=True)
         texts = sorted(self._index, key=self._index.get)
+        vectors = self._vectors[[self._index[t] for t in texts]] if texts else self._vectors[:0]
         (cache_dir / f"{name}.json").write_text(json.dumps(texts), encoding="utf-8")
-        np.save(cache_dir / f"{name}.npy", self._vectors[: len(texts)].astype(np.float16))
+        np.save(cache_dir / f"{name}.npy", vectors.astype(np.float16))
 
     @classmethod
     def from_cache(cls, cache_dir: str | Path | None, fallback=None) -> "ArrayEmbedder":

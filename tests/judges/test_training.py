@@ -52,6 +52,14 @@ def test_array_embedder_cache_round_trip(tmp_path):
         again.encode(["c"])
 
 
+def test_array_embedder_saves_aligned_vectors_when_texts_repeat(tmp_path):
+    # a text present in two cache files keeps one entry; saving must not shift the rest
+    emb = ArrayEmbedder(["a", "b", "a", "c"], np.eye(4, dtype=np.float32))
+    emb.save(tmp_path)
+    again = ArrayEmbedder.from_cache(tmp_path)
+    assert np.array_equal(again.encode(["a", "b", "c"]), np.eye(4)[[2, 1, 3]])
+
+
 def test_training_script_is_reproducible_on_a_slice(shared_data, tmp_path):
     outs = []
     for name in ("one", "two"):
