@@ -20,7 +20,6 @@ Items are processed in chunks so a batch of thousands of rows runs in bounded me
 from __future__ import annotations
 
 import json
-import math
 import threading
 import time
 from dataclasses import dataclass
@@ -433,7 +432,3 @@ class LocalJudge:
             judge=self.name, cost_usd=0.0 if status is JudgeStatus.OK else None,
             extra={"judge_kind": "local", "model_version": self.model.version},
         )
-
-
-def _finite(x: float) -> bool:
-    return math.isfinite(x)
