@@ -96,7 +96,7 @@ from tests.datasets.test_synth import collection, scripted  # noqa: E402,F401 - 
 
 
 def test_synth_command_end_to_end(collection, openai_server, tmp_path, monkeypatch):  # noqa: F811
-    monkeypatch.setenv("MY_LLM_KEY", "sk-test-secret-value-1234")
+    monkeypatch.setenv("MY_LLM_KEY", "fake.test-secret-value-1234")
     openai_server.set_handler(scripted)
     golden = tmp_path / "golden.csv"
     golden.write_text("id,question,answer\ng1,How many moons does Mars have?,Two.\n", encoding="utf-8")
@@ -105,7 +105,7 @@ def test_synth_command_end_to_end(collection, openai_server, tmp_path, monkeypat
                  "--types", "comparison", "--model", "test-model", "--base-url", openai_server.base_url,
                  "--api-key-env", "MY_LLM_KEY", "--few-shot", golden, "--negatives", "--seed", 3)
     assert result.exit_code == 0, result.output
-    assert "sk-test-secret-value-1234" not in result.output
+    assert "fake.test-secret-value-1234" not in result.output
     assert "kept 2 of 4" in result.output and "provenance: synthetic" in result.output
     rows = load_dataset(out).rows
     assert sorted(r.metadata.query_type for r in rows) == ["simple", "unanswerable"]
@@ -113,7 +113,7 @@ def test_synth_command_end_to_end(collection, openai_server, tmp_path, monkeypat
     dropped = [json.loads(line) for line in (tmp_path / "synth.dropped.jsonl").read_text().splitlines()]
     assert sorted((d["query_type"], d["stage"]) for d in dropped) == [("comparison", "check"), ("simple", "near_duplicate")]
     assert all(d["reason"] for d in dropped)
-    assert openai_server.headers[0]["authorization"] == "Bearer sk-test-secret-value-1234"
+    assert openai_server.headers[0]["authorization"] == "Bearer fake.test-secret-value-1234"
 
 
 def test_synth_command_user_errors(rag_eval_home, tmp_path):

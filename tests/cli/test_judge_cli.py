@@ -11,7 +11,7 @@ from rag_eval.cli import cli
 from tests.judges.fake_answers import answer_text, prompt_keys
 from tests.openai_server import Reply
 
-SECRET = "sk-cli-SECRET-abcdef0123456789"
+SECRET = "fake.cli-SECRET-abcdef0123456789"
 
 
 def write_jsonl(path, rows):

@@ -13,7 +13,7 @@ from rag_eval.llm.config import LLMConfig
 from tests.openai_server import Reply
 
 MSG = [{"role": "user", "content": "Say OK."}]
-SECRET = "sk-test-SECRET-0123456789abcdef"
+SECRET = "fake.test-SECRET-0123456789abcdef"
 
 
 def client_for(server, **kw) -> LLMClient:

@@ -67,12 +67,12 @@ def test_cite_template_keys_context_and_strips_citations(openai_server):
 
 
 def test_provider_failure_is_a_status_not_an_exception(openai_server, monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-generation-key")
+    monkeypatch.setenv("OPENAI_API_KEY", "fake.secret-generation-key")
     openai_server.set_handler(lambda request: {"status": 400, "content": "bad request"})
     config = GeneratorConfig(kind="openai", model="m", base_url=openai_server.base_url)
     results = generate_many(["q1", "q2"], [CHUNKS, CHUNKS], config)
     assert [r.status for r in results] == ["error", "error"]
-    assert all(r.error and "sk-secret-generation-key" not in r.error for r in results)
+    assert all(r.error and "fake.secret-generation-key" not in r.error for r in results)
 
 
 def test_strip_citations_and_templates():
