@@ -101,7 +101,9 @@ def render_browse() -> None:
     synthetic = [r.id for r in result.rows if r.provenance is Provenance.SYNTHETIC]
     accept = st.multiselect("Accept synthetic rows as reviewed", synthetic, key=f"{PAGE}.accept.{name}") if synthetic else []
     if st.button("Save changes", key=f"{PAGE}.save"):
-        rows = mark_reviewed(_apply_edits(result.rows, edited), accept)
+        rows = _apply_edits(result.rows, edited)
+        present = {r.id for r in rows}  # a row deleted in the editor cannot also be accepted
+        rows = mark_reviewed(rows, [i for i in accept if i in present])
         write_dataset(rows, path)
         st.success(f"Saved {len(rows)} rows.")
 
@@ -121,12 +123,13 @@ def render_synth() -> None:
     n = cols[1].number_input("Questions", 1, 500, 10, key=f"{PAGE}.synth_n")
     name = cols[2].text_input("Save as", "synthetic", key=f"{PAGE}.synth_name")
     if st.button("Generate", key=f"{PAGE}.synth_go"):
-        from rag_eval.datasets.synth import SynthOptions, synthesize_from_collection
+        from rag_eval.datasets.synth import SynthOptions, make_answer_judge, synthesize_from_collection
 
         _valid_name(name)
         bar = st.progress(0.0, text="Generating…")
+        llm = settings.llm_config(values)
         result = synthesize_from_collection(
-            collection, SynthOptions(n=int(n)), settings.llm_config(values),
+            collection, SynthOptions(n=int(n)), llm, judge=make_answer_judge("auto", llm),
             progress=lambda d, t: bar.progress(d / t if t else 1.0, text=f"{d}/{t} replies"),
         )
         if result.rows:
