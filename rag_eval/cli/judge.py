@@ -58,7 +58,7 @@ def _echo_invalid(entries) -> None:
         click.echo(f"invalid row: {entry.error}", err=True)
 
 
-def _summary_lines(summary: BatchSummary, out: Path) -> list[str]:
+def _summary_lines(summary: BatchSummary, out: Path, local: bool = False) -> list[str]:
     lines = [f"Judged {summary.rows} row(s) -> {out}", "", "| status | rows |", "|---|---:|"]
     lines += [f"| {status} | {n} |" for status, n in summary.counts.items()]
     cov = summary.coverage
@@ -66,6 +66,8 @@ def _summary_lines(summary: BatchSummary, out: Path) -> list[str]:
     lines += ["", f"coverage: {usable}/{summary.rows} rows with usable labels ({_fmt(cov, 3)})", ""]
     lines += ["| metric | mean over usable rows |", "|---|---:|"]
     lines += [f"| {name} | {_fmt(value)} |" for name, value in summary.means.items()]
+    if local:
+        return lines + ["", "cost: none (the local judge runs on this machine; no tokens are sent anywhere)"]
     t = summary.tokens
     lines += [
         "",
@@ -161,7 +163,7 @@ def judge_command(file: Path, out: Path | None, kind: str, mode: str, samples: i
             bar.close()
     write_rows(rows, out)
     summary = summarize(rows)
-    click.echo("\n".join(_summary_lines(summary, out)))
+    click.echo("\n".join(_summary_lines(summary, out, local=judge.name.startswith("local:"))))
     if summary.errors:
         click.echo(f"{summary.failed} row(s) without usable labels:", err=True)
         for line in summary.errors:
