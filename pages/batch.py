@@ -6,7 +6,6 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from rag_eval.config import data_dir
 from rag_eval.datasets.io import iter_raw
 from rag_eval.runs.export import export_rows
 from rag_eval.runs.runner import parse_row, run_dataset
@@ -43,9 +42,7 @@ def load_source(source: str) -> tuple[str, list[tuple[int, object]]]:
     upload = st.file_uploader("Dataset file", type=["jsonl", "json", "csv", "parquet"], key=K_UPLOAD)
     if upload is None:
         return "", []
-    path = data_dir() / "uploads" / upload.name.replace("/", "_")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(upload.getvalue())
+    (path,) = data.save_uploads([upload], "batch")
     return upload.name, list(iter_raw(path))
 
 

@@ -8,7 +8,6 @@ import re
 import pandas as pd
 import streamlit as st
 
-from rag_eval.config import data_dir
 from rag_eval.rag.ingest import ingest_paths
 from rag_eval.rag.loaders import SUPPORTED_SUFFIXES
 from rag_eval.ui import components, data, settings, state
@@ -48,13 +47,7 @@ def render_upload() -> None:
     if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", target or ""):
         st.error("A collection name uses letters, digits, '-', '_' or '.', up to 64 characters.")
         return
-    folder = data_dir() / "uploads" / "corpus" / target
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for upload in files:
-        path = folder / upload.name.replace("/", "_")
-        path.write_bytes(upload.getvalue())
-        paths.append(path)
+    paths = data.save_uploads(files, "corpus", target)
     bar = st.progress(0.0, text="Ingesting…")
     report = ingest_paths(paths, target, settings.current_config(),
                           progress=lambda done, total: bar.progress(done / total if total else 1.0,

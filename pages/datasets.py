@@ -10,7 +10,6 @@ from dataclasses import asdict
 import pandas as pd
 import streamlit as st
 
-from rag_eval.config import data_dir
 from rag_eval.datasets.importers import import_dataset
 from rag_eval.datasets.io import load_dataset, write_dataset
 from rag_eval.datasets.schema import Provenance, mark_reviewed
@@ -45,13 +44,7 @@ def render_import() -> None:
     if not st.button("Import and save", key=f"{PAGE}.import", disabled=not files):
         return
     _valid_name(name)
-    folder = data_dir() / "uploads" / "datasets"
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for upload in files:
-        path = folder / upload.name.replace("/", "_")
-        path.write_bytes(upload.getvalue())
-        paths.append(path)
+    paths = data.save_uploads(files, "datasets")
     result = load_dataset(paths[0]) if kind == "golden" else import_dataset(kind, paths)
     if result.issues:
         st.warning(f"{len(result.issues)} issue(s); rows with errors were left out, the rest were kept.")

@@ -173,3 +173,16 @@ def datasets_dir() -> Path:
 def saved_datasets() -> list[str]:
     """Names (file stems) of the saved datasets, sorted."""
     return sorted(p.stem for p in datasets_dir().glob("*.jsonl"))
+
+
+def save_uploads(files: list[Any], *subfolder: str) -> list[Path]:
+    """Write Streamlit uploads under ``data_dir()/uploads/<subfolder...>`` (names flattened,
+    so an upload cannot escape the folder) and return their paths, in upload order."""
+    folder = data_dir().joinpath("uploads", *subfolder)
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for upload in files:
+        path = folder / Path(upload.name.replace("\\", "/")).name
+        path.write_bytes(upload.getvalue())
+        paths.append(path)
+    return paths
