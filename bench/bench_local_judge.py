@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
 from rag_eval.config import shared_data_dir  # noqa: E402
-from rag_eval.embeddings import Embedder  # noqa: E402
+from rag_eval.judges.encoder import JudgeEncoder  # noqa: E402
 from rag_eval.judges.local import LocalJudge  # noqa: E402
 from rag_eval.judges.training import (  # noqa: E402
     DEFAULT_SEED,
@@ -64,7 +64,7 @@ def _peak_rss_mb() -> float:
 def bench_speed(rows: list[dict], n: int) -> dict[str, float]:
     """Rows/s of the judge end to end, cold cache, on ``n`` rows mixed across subsets."""
     items = [item_from_row(r) for r in rows[:n]]
-    judge = LocalJudge(embedder=Embedder(cache_size=20_000))
+    judge = LocalJudge()  # its own encoder, as a user gets it
     judge.judge(items[:2])  # load the model weights outside the timing
     judge.embedder.clear()
     rss_before = _peak_rss_mb()
@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="40 rows per split, 40 rows for speed")
     parser.add_argument("--data", type=Path, default=None, help="shared data dir (default: rag_eval.config)")
-    parser.add_argument("--cache", type=Path, default=Path("/tmp/h3cache"), help="embedding cache dir, if present")
+    parser.add_argument("--cache", type=Path, default=None, help="embedding cache dir (read; texts not in it are embedded)")
     parser.add_argument("--speed-rows", type=int, default=None)
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     args = parser.parse_args(argv)
@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"| {speed['judge']} | {speed['rows']} | {speed['ok']} | {speed['seconds']:.1f} | "
           f"{speed['rows_per_s']:.1f} | {speed['warm_rows_per_s']:.0f} | {speed['peak_rss_mb']:.0f} |\n", flush=True)
 
-    fallback = Embedder(cache_size=50_000)
+    fallback = JudgeEncoder(cache_size=50_000)
     embedder = ArrayEmbedder.from_cache(args.cache, fallback=fallback)
     t0 = time.perf_counter()
     ds = build_dataset(rows, embedder)

@@ -3,8 +3,9 @@
 How it works, per batch of items:
 
 1. embed the question, every document sentence and every response sentence with
-   the packaged all-MiniLM-L6-v2 (each distinct text once per batch, truncated to
-   :data:`MAX_CHARS` so one long passage cannot dominate the time);
+   the judge's encoder (:mod:`rag_eval.judges.encoder`: the packaged
+   all-MiniLM-L6-v2 cut to its first layers and quantised to int8; each distinct
+   text once per batch, truncated to :data:`MAX_CHARS`);
 2. compute the features of :mod:`rag_eval.judges.features`;
 3. apply four small learned models (plain JSON weights, no pickle): P(relevant) and
    P(utilized) per document sentence, P(supported) per response sentence, and
@@ -29,6 +30,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from rag_eval.judges.base import ProgressCallback
+from rag_eval.judges.encoder import EncoderSpec
 from rag_eval.judges.features import DOC_FEATURES, RESP_FEATURES, RowFeatures, row_features
 from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus, Labels, SentenceSupport
 
@@ -158,6 +160,7 @@ class LocalModel:
     relevance_rate: LogisticHead
     utilization_rate: LogisticHead
     metadata: dict[str, Any]
+    encoder: EncoderSpec = EncoderSpec()
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> "LocalModel":
@@ -179,6 +182,7 @@ class LocalModel:
             relevance_rate=LogisticHead.from_dict(heads["relevance_rate"]),
             utilization_rate=LogisticHead.from_dict(heads["utilization_rate"]),
             metadata=dict(data.get("metadata", {})),
+            encoder=EncoderSpec.from_dict(data.get("encoder")),
         )
         model._check()
         return model
@@ -202,6 +206,7 @@ class LocalModel:
         return {
             "version": self.version,
             "heads": {name: getattr(self, name).to_dict() for name in HEADS},
+            "encoder": self.encoder.to_dict(),
             "metadata": self.metadata,
         }
 
@@ -361,8 +366,9 @@ class LocalJudge:
     """A :class:`~rag_eval.judges.base.Judge` that needs no network and no key.
 
     ``model_path`` defaults to the committed artifact; ``embedder`` defaults to the
-    packaged all-MiniLM-L6-v2 with a bounded cache (anything with
-    ``encode(texts) -> normalised array`` works, e.g. for tests).
+    encoder the heads were trained on (:class:`~rag_eval.judges.encoder.JudgeEncoder`,
+    the packaged MiniLM cut and quantised as ``model.json`` says) with a bounded cache.
+    Anything with ``encode(texts) -> normalised array`` works, e.g. for tests.
     """
 
     def __init__(self, model_path: str | Path | None = None, embedder=None, chunk_size: int = CHUNK_SIZE):
@@ -376,9 +382,9 @@ class LocalJudge:
     @property
     def embedder(self):
         if self._embedder is None:
-            from rag_eval.embeddings import Embedder
+            from rag_eval.judges.encoder import JudgeEncoder
 
-            self._embedder = Embedder(cache_size=20_000)
+            self._embedder = JudgeEncoder(self.model.encoder, cache_size=20_000)
         return self._embedder
 
     def judge(

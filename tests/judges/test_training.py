@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from rag_eval.embeddings import Embedder
+from rag_eval.judges.encoder import JudgeEncoder
 from rag_eval.judges.local import LocalModel
 from rag_eval.judges.training import ArrayEmbedder, build_dataset, evaluate, fit_model
 from tests.conftest import PROJECT_ROOT
@@ -17,7 +17,7 @@ from tests.conftest import PROJECT_ROOT
 
 @pytest.fixture(scope="module")
 def dataset(ragbench_rows):
-    return build_dataset(ragbench_rows, Embedder())
+    return build_dataset(ragbench_rows, JudgeEncoder())
 
 
 def test_dataset_labels_follow_ragbench_keys(dataset, ragbench_rows):
