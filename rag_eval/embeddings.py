@@ -12,7 +12,7 @@ import threading
 import zipfile
 from functools import lru_cache
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -51,6 +51,36 @@ def load_sentence_model(name: str = DEFAULT_MODEL):
     return SentenceTransformer(name, device="cpu")
 
 
+class VectorCache:
+    """Vectors of recently seen texts, bounded: when a batch would overflow it, the
+    cache is emptied rather than tracked per entry (batches repeat texts within
+    themselves far more than across distant batches, so this loses little)."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._vectors: dict[str, np.ndarray] = {}
+
+    def __len__(self) -> int:
+        return len(self._vectors)
+
+    def get_or_compute(self, texts: Sequence[str], compute: Callable[[list[str]], np.ndarray], dim: int) -> np.ndarray:
+        """(len(texts), dim) vectors; ``compute`` is called once, on the distinct texts not cached."""
+        missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        fresh = dict(zip(missing, compute(missing))) if missing else {}
+        if not texts:
+            return np.zeros((0, dim), dtype=np.float32)
+        # Look every text up before the cache may be emptied below: a text cached
+        # earlier must not vanish between the check for missing texts and the lookup.
+        out = np.stack([fresh[t] if t in fresh else self._vectors[t] for t in texts])
+        if len(self._vectors) + len(fresh) > self.size:
+            self._vectors.clear()
+        self._vectors.update(fresh)
+        return out
+
+    def clear(self) -> None:
+        self._vectors.clear()
+
+
 class Embedder:
     """Normalised embeddings with a per-instance cache of repeated texts, so a batch
     that repeats sentences (shared documents, repeated questions) embeds each once."""
@@ -58,27 +88,22 @@ class Embedder:
     def __init__(self, model_name: str = DEFAULT_MODEL, batch_size: int = 64, cache_size: int = 200_000):
         self.model_name = model_name
         self.batch_size = batch_size
-        self.cache_size = cache_size
-        self._cache: dict[str, np.ndarray] = {}
+        self.cache = VectorCache(cache_size)
 
     @property
     def dimension(self) -> int:
         return int(load_sentence_model(self.model_name).get_sentence_embedding_dimension())
 
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        return load_sentence_model(self.model_name).encode(
+            texts, batch_size=self.batch_size, normalize_embeddings=True,
+            convert_to_numpy=True, show_progress_bar=False,
+        ).astype(np.float32)
+
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """(len(texts), dim) float32, L2-normalised (cosine = dot product)."""
-        missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
-        if missing:
-            vectors = load_sentence_model(self.model_name).encode(
-                missing, batch_size=self.batch_size, normalize_embeddings=True,
-                convert_to_numpy=True, show_progress_bar=False,
-            ).astype(np.float32)
-            if len(self._cache) + len(missing) > self.cache_size:
-                self._cache.clear()
-            self._cache.update(zip(missing, vectors))
-        if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.stack([self._cache[t] for t in texts])
+        # The dimension only shapes an empty result; asking for it loads the model, so only then.
+        return self.cache.get_or_compute(texts, self._embed, self.dimension if not texts else 0)
 
     def clear(self) -> None:
-        self._cache.clear()
+        self.cache.clear()

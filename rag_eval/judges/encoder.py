@@ -164,21 +164,14 @@ class JudgeEncoder:
     (shared documents, repeated questions), the interface the local judge expects."""
 
     def __init__(self, spec: EncoderSpec = EncoderSpec(), cache_size: int = 20_000, batch_size: int = 16):
+        from rag_eval.embeddings import VectorCache
+
         self.spec = spec
-        self.cache_size = cache_size
         self.batch_size = batch_size
-        self._cache: dict[str, np.ndarray] = {}
+        self.cache = VectorCache(cache_size)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
-        if missing:
-            vectors = encode_texts(missing, self.spec, self.batch_size)
-            if len(self._cache) + len(missing) > self.cache_size:
-                self._cache.clear()
-            self._cache.update(zip(missing, vectors))
-        if not texts:
-            return np.zeros((0, 384), dtype=np.float32)
-        return np.stack([self._cache[t] for t in texts])
+        return self.cache.get_or_compute(texts, lambda missing: encode_texts(missing, self.spec, self.batch_size), 384)
 
     def clear(self) -> None:
-        self._cache.clear()
+        self.cache.clear()

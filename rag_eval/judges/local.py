@@ -38,7 +38,7 @@ MODEL_DIR = Path(__file__).parent / "local_model"
 MODEL_FILE = "model.json"
 MAX_CHARS = 600  # ~128 word pieces; longer sentences are embedded by their start
 CHUNK_SIZE = 64  # items embedded and featurised together
-SUPPORT_THRESHOLD = 0.5  # P(supported) below this marks a sentence unsupported
+SUPPORT_THRESHOLD = 0.5  # default P(supported) cut; a trained model stores its own calibrated one
 
 
 # --------------------------------------------------------------------------- model
@@ -161,6 +161,10 @@ class LocalModel:
     utilization_rate: LogisticHead
     metadata: dict[str, Any]
     encoder: EncoderSpec = EncoderSpec()
+    #: A response sentence is unsupported when P(supported) is below this. Calibrated in
+    #: training so the share of responses with an unsupported sentence matches the
+    #: training base rate (0.5 marks too few: unsupported sentences are rare).
+    support_threshold: float = SUPPORT_THRESHOLD
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> "LocalModel":
@@ -183,6 +187,7 @@ class LocalModel:
             utilization_rate=LogisticHead.from_dict(heads["utilization_rate"]),
             metadata=dict(data.get("metadata", {})),
             encoder=EncoderSpec.from_dict(data.get("encoder")),
+            support_threshold=float(data.get("support_threshold", SUPPORT_THRESHOLD)),
         )
         model._check()
         return model
@@ -207,6 +212,7 @@ class LocalModel:
             "version": self.version,
             "heads": {name: getattr(self, name).to_dict() for name in HEADS},
             "encoder": self.encoder.to_dict(),
+            "support_threshold": self.support_threshold,
             "metadata": self.metadata,
         }
 
@@ -320,7 +326,7 @@ def labels_from_features(item: EvalItem, feats: RowFeatures, model: LocalModel) 
     for i, key in enumerate(resp_keys):
         sims = feats.resp_doc_sim[i]
         idx = _supporting(doc_keys, sims)
-        ok = bool(p_sup[i] >= SUPPORT_THRESHOLD)
+        ok = bool(p_sup[i] >= model.support_threshold)
         if not ok:
             unsupported.append(key)
         support.append(SentenceSupport(

@@ -294,8 +294,27 @@ def fit_model(ds: Dataset, rows: np.ndarray | None = None, seed: int = DEFAULT_S
                               RATE_FEATURES, c, seed, link="identity", weight=w)
     utilization_rate = fit_head(_rate_matrix(ds, rows, oof_util), ds.truth["utilization"][rows],
                                 RATE_FEATURES, c, seed, link="identity", weight=w)
+    threshold = calibrate_support_threshold(ds, rows, oof_sup, w_row)
     return LocalModel(version, relevance, utilization, support, adherence, completeness,
-                      relevance_rate, utilization_rate, dict(metadata or {}))
+                      relevance_rate, utilization_rate, dict(metadata or {}), support_threshold=threshold)
+
+
+def calibrate_support_threshold(ds: Dataset, rows: np.ndarray, p_support: np.ndarray, w_row: np.ndarray) -> float:
+    """The P(supported) cut at which the (subset-weighted) share of ``rows`` with at
+    least one sentence below it equals the share of responses the labels call not
+    adherent. A row is flagged when its least supported sentence is below the cut, so
+    the cut is a weighted quantile of the per-row minimum of out-of-fold P(supported)."""
+    row_min = np.array([p_support[ds.resp_row == r].min() for r in rows])
+    w = w_row[rows]
+    base_rate = float(np.average(1 - ds.truth["adherence"][rows], weights=w))
+    order = np.argsort(row_min, kind="stable")
+    cum = np.cumsum(w[order]) / w.sum()
+    k = int(np.searchsorted(cum, base_rate))  # rows order[:k] fall below the cut
+    if k <= 0:
+        return float(row_min[order[0]])
+    if k >= len(order):
+        return float(row_min[order[-1]] + 1e-6)
+    return float((row_min[order[k - 1]] + row_min[order[k]]) / 2)
 
 
 def evaluate(model: LocalModel, ds: Dataset, rows: np.ndarray) -> dict[str, float]:
@@ -304,6 +323,7 @@ def evaluate(model: LocalModel, ds: Dataset, rows: np.ndarray) -> dict[str, floa
     from sklearn.metrics import roc_auc_score
 
     pred = {"relevance": [], "utilization": [], "completeness": [], "adherence": []}
+    flagged = []  # the boolean verdict: some response sentence is unsupported
     for r in rows:
         labels = labels_from_features(ds.items[r], ds.feats[r], model)
         s = score_item(ds.items[r], labels, "clean")
@@ -311,10 +331,16 @@ def evaluate(model: LocalModel, ds: Dataset, rows: np.ndarray) -> dict[str, floa
         pred["utilization"].append(s.context_utilization)
         pred["completeness"].append(s.completeness)
         pred["adherence"].append(s.adherence_score)
+        flagged.append(not labels.overall_supported)
     out: dict[str, float] = {"rows": float(len(rows))}
     hallucinated = 1 - ds.truth["adherence"][rows]
     score = 1 - np.asarray(pred["adherence"], dtype=float)
     out["auroc"] = float(roc_auc_score(hallucinated, score)) if 0 < hallucinated.sum() < len(rows) else float("nan")
+    flagged_arr = np.asarray(flagged, dtype=float)
+    out["flagged_rate"] = float(flagged_arr.mean())
+    out["hallucinated_rate"] = float(hallucinated.mean())
+    tp = float((flagged_arr * hallucinated).sum())
+    out["f1_hallucinated"] = 2 * tp / max(float(flagged_arr.sum() + hallucinated.sum()), 1.0)
     for name in ("relevance", "utilization", "completeness"):
         p = np.asarray(pred[name], dtype=float)
         out[f"rmse_{name}"] = float(np.sqrt(np.mean((p - ds.truth[name][rows]) ** 2)))
@@ -341,5 +367,5 @@ def leave_one_subset_out(ds: Dataset, seed: int = DEFAULT_SEED, c: float = DEFAU
 
 __all__ = [
     "SUBSETS", "DEFAULT_SEED", "MAX_CHARS", "ArrayEmbedder", "Dataset", "load_ragbench", "build_dataset",
-    "fit_head", "fit_model", "evaluate", "leave_one_subset_out",
+    "fit_head", "fit_model", "calibrate_support_threshold", "evaluate", "leave_one_subset_out",
 ]

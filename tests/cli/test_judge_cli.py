@@ -85,7 +85,10 @@ def test_ragbench_rows_use_their_own_sentence_keys(tmp_path, openai_server, ragb
     result = run([str(src), "--model", "test-model", "--base-url", openai_server.base_url, "--out", str(out),
                   "--mode", "ragbench"])
     assert result.exit_code == 0, result.output
-    doc_keys, resp_keys = prompt_keys(openai_server.requests[0])
+    # Rows are judged concurrently, so find the request for row 0 by its question.
+    first = next(r for r in openai_server.requests
+                 if ragbench_rows[0]["question"] in next(m["content"] for m in r["messages"] if m["role"] == "user"))
+    doc_keys, resp_keys = prompt_keys(first)
     assert doc_keys == [p[0] for doc in ragbench_rows[0]["documents_sentences"] for p in doc]
     assert resp_keys == [p[0] for p in ragbench_rows[0]["response_sentences"]]
     assert [r["id"] for r in read_jsonl(out)] == [str(r["id"]) for r in ragbench_rows[:2]]

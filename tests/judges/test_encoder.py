@@ -40,7 +40,7 @@ def test_cache_returns_the_same_vectors_and_is_bounded():
     first = enc.encode(["one", "two", "one"])
     assert np.allclose(first[0], first[2])
     enc.encode(["three", "four"])  # would exceed the bound: cache is reset, not grown
-    assert len(enc._cache) <= 3
+    assert len(enc.cache) <= 3
     assert enc.encode([]).shape == (0, 384)
 
 

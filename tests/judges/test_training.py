@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from rag_eval.judges.encoder import JudgeEncoder
-from rag_eval.judges.local import LocalModel
+from rag_eval.judges.local import LocalModel, labels_from_features
 from rag_eval.judges.training import ArrayEmbedder, build_dataset, evaluate, fit_model
 from tests.conftest import PROJECT_ROOT
 
@@ -39,8 +39,23 @@ def test_same_seed_gives_identical_weights(dataset):
 def test_evaluate_reports_the_bench_metrics(dataset):
     model = fit_model(dataset, seed=3)
     out = evaluate(model, dataset, np.arange(len(dataset.items)))
-    assert set(out) == {"rows", "auroc", "rmse_relevance", "rmse_utilization", "rmse_completeness"}
+    assert set(out) == {"rows", "auroc", "rmse_relevance", "rmse_utilization", "rmse_completeness",
+                        "flagged_rate", "hallucinated_rate", "f1_hallucinated"}
     assert 0 <= out["auroc"] <= 1 and out["rmse_relevance"] < 0.5
+    assert 0 <= out["flagged_rate"] <= 1 and 0 <= out["f1_hallucinated"] <= 1
+
+
+def test_support_threshold_matches_the_training_base_rate(dataset):
+    model = fit_model(dataset, seed=3)
+    rows = np.arange(len(dataset.items))
+    flagged = []
+    for r in rows:
+        labels = labels_from_features(dataset.items[r], dataset.feats[r], model)
+        flagged.append(not labels.overall_supported)
+    truth = 1 - dataset.truth["adherence"]
+    # In-sample, with out-of-fold calibration: the flagged share lands near the true share.
+    assert abs(np.mean(flagged) - truth.mean()) <= 0.25
+    assert 0.0 < model.support_threshold < 1.0
 
 
 def test_array_embedder_cache_round_trip(tmp_path):

@@ -1,0 +1,39 @@
+"""The bounded vector cache behind both embedders."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rag_eval.embeddings import VectorCache
+
+
+def fake_vectors(texts: list[str]) -> np.ndarray:
+    return np.array([[float(len(t)), 1.0] for t in texts], dtype=np.float32)
+
+
+def test_computes_each_distinct_missing_text_once():
+    calls = []
+    cache = VectorCache(10)
+
+    def compute(texts):
+        calls.append(list(texts))
+        return fake_vectors(texts)
+
+    out = cache.get_or_compute(["aa", "b", "aa"], compute, 2)
+    assert calls == [["aa", "b"]] and out.shape == (3, 2) and out[0, 0] == out[2, 0] == 2
+    cache.get_or_compute(["b", "ccc"], compute, 2)
+    assert calls[-1] == ["ccc"]
+
+
+def test_a_batch_that_overflows_the_cache_still_gets_its_cached_texts():
+    # Regression: the cache used to be emptied before cached texts of the same batch
+    # were looked up, which lost a whole chunk of rows with a KeyError at ~20k texts.
+    cache = VectorCache(3)
+    cache.get_or_compute(["shared", "x"], fake_vectors, 2)
+    out = cache.get_or_compute(["shared", "y", "z"], fake_vectors, 2)
+    assert out[:, 0].tolist() == [6.0, 1.0, 1.0]
+    assert len(cache) <= 3
+
+
+def test_empty_batch_has_the_given_dimension():
+    assert VectorCache(5).get_or_compute([], fake_vectors, 7).shape == (0, 7)
