@@ -4,8 +4,8 @@ The batch runner (``rag_eval.runs.runner``) sends *questions* through the RAG sy
 Rows that already hold a response (RAGBench rows, or plain question / answer /
 contexts rows) need only the judge, and when they carry RAGBench's ground-truth
 scores those go into each record (``truth``) so Runs can show RMSE and AUROC against
-them. Adapter written for the dashboard because the runner has no judge-only mode yet;
-it only wires library parts (``item_from_row``, the pipeline's ``judge_items``,
+them. This is the runner's judge-only mode (the dashboard's Batch page uses it); it
+only wires library parts (``item_from_row``, the pipeline's ``judge_items``,
 ``score_item``, the run store) and writes records in the runner's shape, so stats,
 compare and export treat both kinds of run alike.
 """
