@@ -125,13 +125,18 @@ def _session(spec: EncoderSpec, threads: int):
     return ort.InferenceSession(str(encoder_path(spec)), options, providers=["CPUExecutionProvider"])
 
 
-@lru_cache(maxsize=1)
-def _tokenizer():
-    from transformers import AutoTokenizer
+@lru_cache(maxsize=2)
+def _tokenizer(max_tokens: int):
+    """The packaged WordPiece tokenizer through ``tokenizers`` alone: importing
+    transformers (and with it torch) would cost seconds on every cold start."""
+    from tokenizers import Tokenizer
 
     from rag_eval.embeddings import packaged_minilm_path
 
-    return AutoTokenizer.from_pretrained(str(packaged_minilm_path()))
+    tokenizer = Tokenizer.from_file(str(packaged_minilm_path() / "tokenizer.json"))
+    tokenizer.enable_truncation(max_length=max_tokens)
+    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # to the longest text of each batch
+    return tokenizer
 
 
 def encode_texts(texts: Sequence[str], spec: EncoderSpec = EncoderSpec(), batch_size: int = 16,
@@ -144,15 +149,15 @@ def encode_texts(texts: Sequence[str], spec: EncoderSpec = EncoderSpec(), batch_
     if not texts:
         return np.zeros((0, 384), dtype=np.float32)
     session = _session(spec, threads or min(2, os.cpu_count() or 1))
-    tokenizer = _tokenizer()
+    tokenizer = _tokenizer(spec.max_tokens)
     order = np.argsort([-len(t) for t in texts], kind="stable")
     out = np.zeros((len(texts), 384), dtype=np.float32)
     for start in range(0, len(texts), batch_size):
         idx = order[start:start + batch_size]
-        enc = tokenizer([texts[i] for i in idx], padding=True, truncation=True, max_length=spec.max_tokens,
-                        return_tensors="np")
-        mask = enc["attention_mask"].astype(np.int64)
-        hidden = session.run(None, {"input_ids": enc["input_ids"].astype(np.int64), "attention_mask": mask})[0]
+        encodings = tokenizer.encode_batch([texts[i] for i in idx])
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        hidden = session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         out[idx] = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
