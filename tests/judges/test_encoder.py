@@ -6,12 +6,12 @@ import json
 
 import numpy as np
 
-from rag_eval.judges.encoder import EncoderSpec, JudgeEncoder, encode_texts, encoder_path
+from rag_eval.judges.encoder import JUDGE_ENCODER, EncoderSpec, JudgeEncoder, encode_texts, encoder_path
 from rag_eval.judges.local import MODEL_DIR, LocalJudge
 
 
 def test_exports_from_the_packaged_model_into_the_data_dir(rag_eval_home):
-    path = encoder_path(EncoderSpec())
+    path = encoder_path(JUDGE_ENCODER)
     assert path.exists() and path.suffix == ".onnx"
     assert path.parent.resolve() == (rag_eval_home / "models").resolve()
     assert not list(path.parent.glob("*.tmp.onnx")) and not list(path.parent.glob("*.float.onnx"))
@@ -19,10 +19,10 @@ def test_exports_from_the_packaged_model_into_the_data_dir(rag_eval_home):
 
 def test_vectors_are_normalised_and_do_not_depend_on_batch_order():
     texts = ["The fridge door alarm beeps after two minutes.", "Press and hold the power button.", "x" * 900, ""]
-    vectors = encode_texts(texts)
+    vectors = encode_texts(texts, JUDGE_ENCODER)
     assert vectors.shape == (4, 384) and vectors.dtype == np.float32
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
-    again = encode_texts(list(reversed(texts)))[::-1]
+    again = encode_texts(list(reversed(texts)), JUDGE_ENCODER)[::-1]
     assert np.allclose(vectors, again, atol=1e-4)
 
 
@@ -31,7 +31,7 @@ def test_similar_sentences_are_closer_than_unrelated_ones():
         "How do I reset the television to factory settings?",
         "To restore the TV's factory defaults, open Settings and choose Reset.",
         "The virus spreads mainly through respiratory droplets.",
-    ])
+    ], JUDGE_ENCODER)
     assert a @ b > a @ c + 0.1
 
 
@@ -46,6 +46,6 @@ def test_cache_returns_the_same_vectors_and_is_bounded():
 
 def test_the_committed_model_names_the_encoder_it_was_trained_on():
     meta = json.loads((MODEL_DIR / "model.json").read_text())
-    assert EncoderSpec.from_dict(meta["encoder"]) == EncoderSpec()
+    assert EncoderSpec.from_dict(meta["encoder"]) == JUDGE_ENCODER
     judge = LocalJudge()
     assert isinstance(judge.embedder, JudgeEncoder) and judge.embedder.spec == judge.model.encoder

