@@ -156,6 +156,14 @@ def main(argv: list[str] | None = None) -> int:
           f"{_fmt(base['completeness'])} |")
     for name, auroc, rel, util in REFERENCES:
         print(f"| {name} |  | {_fmt(auroc)} | {_fmt(rel)} | {_fmt(util)} |  |")
+    print("\n## Calibration on the held-out subset (expected calibration error, 10 bins; Brier score)\n")
+    print("| held-out subset | ECE P(grounded) | Brier P(grounded) | ECE P(supported) per sentence | "
+          "ECE P(relevant) per sentence |")
+    print("|---|---|---|---|---|")
+    cal = ("ece_grounded", "brier_grounded", "ece_supported", "ece_relevant")
+    for name, r in results.items():
+        print(f"| {name} | " + " | ".join(_fmt(r[k]) for k in cal) + " |")
+    print("| **mean** | " + " | ".join(_fmt(float(np.mean([r[k] for r in results.values()]))) for k in cal) + " |")
     return 0
 
 

@@ -33,6 +33,7 @@ from rag_eval.judges.local import (
     rate_features,
     row_level_features,
 )
+from rag_eval.metrics.agreement import calibration_error
 from rag_eval.metrics.trace import score_item
 from rag_eval.schema import EvalItem, _as_list
 from rag_eval.text.keys import normalize_key
@@ -324,6 +325,7 @@ def evaluate(model: LocalModel, ds: Dataset, rows: np.ndarray) -> dict[str, floa
 
     pred = {"relevance": [], "utilization": [], "completeness": [], "adherence": []}
     flagged = []  # the boolean verdict: some response sentence is unsupported
+    p_supported, y_supported, p_relevant, y_relevant = [], [], [], []  # sentence probabilities and labels
     for r in rows:
         labels = labels_from_features(ds.items[r], ds.feats[r], model)
         s = score_item(ds.items[r], labels, "clean")
@@ -332,6 +334,10 @@ def evaluate(model: LocalModel, ds: Dataset, rows: np.ndarray) -> dict[str, floa
         pred["completeness"].append(s.completeness)
         pred["adherence"].append(s.adherence_score)
         flagged.append(not labels.overall_supported)
+        p_supported.extend(labels.support_probabilities[k] for k in ds.items[r].response_keys)
+        p_relevant.extend(labels.relevance_probabilities[k] for k in ds.items[r].document_keys)
+        y_supported.extend(ds.y_supported[ds.resp_row == r].tolist())
+        y_relevant.extend(ds.y_relevant[ds.doc_row == r].tolist())
     out: dict[str, float] = {"rows": float(len(rows))}
     hallucinated = 1 - ds.truth["adherence"][rows]
     score = 1 - np.asarray(pred["adherence"], dtype=float)
@@ -341,6 +347,12 @@ def evaluate(model: LocalModel, ds: Dataset, rows: np.ndarray) -> dict[str, floa
     out["hallucinated_rate"] = float(hallucinated.mean())
     tp = float((flagged_arr * hallucinated).sum())
     out["f1_hallucinated"] = 2 * tp / max(float(flagged_arr.sum() + hallucinated.sum()), 1.0)
+    # Are the probabilities calibrated on a domain the model has not seen?
+    grounded = ds.truth["adherence"][rows]
+    out["ece_grounded"] = calibration_error(pred["adherence"], grounded)
+    out["brier_grounded"] = float(np.mean((np.asarray(pred["adherence"], dtype=float) - grounded) ** 2))
+    out["ece_supported"] = calibration_error(p_supported, y_supported)
+    out["ece_relevant"] = calibration_error(p_relevant, y_relevant)
     for name in ("relevance", "utilization", "completeness"):
         p = np.asarray(pred[name], dtype=float)
         out[f"rmse_{name}"] = float(np.sqrt(np.mean((p - ds.truth[name][rows]) ** 2)))

@@ -165,6 +165,22 @@ def hallucination_f1(
     return float(f1_score(labels, flagged)), None
 
 
+def calibration_error(probabilities: Sequence[float], outcomes: Sequence[Any], bins: int = 10) -> float | None:
+    """Expected calibration error: the mean gap between predicted probability and
+    observed frequency over ``bins`` equal-width probability bins, weighted by how many
+    predictions fall in each. 0 is perfectly calibrated. None when there is no pair.
+
+    scikit-learn's ``calibration_curve`` gives the per-bin points but not their
+    weights, so the weighted sum is done here."""
+    p, y = _pairs(probabilities, outcomes)
+    if not p.size:
+        return None
+    which = np.minimum((p * bins).astype(int), bins - 1)
+    total = np.bincount(which, minlength=bins)
+    gap = np.abs(np.bincount(which, weights=p, minlength=bins) - np.bincount(which, weights=y, minlength=bins))
+    return float(gap.sum() / total.sum())
+
+
 # ---------------------------------------------------------------- bootstrap
 def percentile_interval(samples: np.ndarray, confidence: float) -> tuple[float, float]:
     tail = (1.0 - confidence) / 2.0

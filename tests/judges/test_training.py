@@ -40,9 +40,11 @@ def test_evaluate_reports_the_bench_metrics(dataset):
     model = fit_model(dataset, seed=3)
     out = evaluate(model, dataset, np.arange(len(dataset.items)))
     assert set(out) == {"rows", "auroc", "rmse_relevance", "rmse_utilization", "rmse_completeness",
-                        "flagged_rate", "hallucinated_rate", "f1_hallucinated"}
+                        "flagged_rate", "hallucinated_rate", "f1_hallucinated", "ece_grounded", "brier_grounded",
+                        "ece_supported", "ece_relevant"}
     assert 0 <= out["auroc"] <= 1 and out["rmse_relevance"] < 0.5
     assert 0 <= out["flagged_rate"] <= 1 and 0 <= out["f1_hallucinated"] <= 1
+    assert all(0 <= out[k] <= 1 for k in ("ece_grounded", "brier_grounded", "ece_supported", "ece_relevant"))
 
 
 def test_support_threshold_matches_the_training_base_rate(dataset):

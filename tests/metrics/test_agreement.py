@@ -181,3 +181,15 @@ def test_bootstrap_ci_reports_why_it_is_missing():
     assert "too few" in bootstrap_ci(lambda ix: np.zeros(len(ix)), 1)[2]
     low, high, why = bootstrap_ci(lambda ix: np.full(len(ix), np.nan), 10, n_boot=20)
     assert low is None and "resamples" in why
+
+
+def test_calibration_error_is_zero_when_frequencies_match_probabilities():
+    from rag_eval.metrics.agreement import calibration_error
+
+    # Four predictions of 0.25, one of them positive: frequency equals probability.
+    assert calibration_error([0.25] * 4, [1, 0, 0, 0]) == pytest.approx(0.0)
+    assert calibration_error([0.9, 0.9], [0, 0]) == pytest.approx(0.9)
+    # Two bins: 0.1 (truth 0 -> gap 0.1) and 0.8 (truth 1 -> gap 0.2), equal weight.
+    assert calibration_error([0.1, 0.8], [0, 1]) == pytest.approx(0.15)
+    assert calibration_error([1.0], [1]) == pytest.approx(0.0)
+    assert calibration_error([], []) is None
