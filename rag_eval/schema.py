@@ -151,7 +151,7 @@ class JudgeResult:
     tokens: dict[str, int] = field(default_factory=dict)  # prompt / completion / total
     cost_usd: float | None = None
     latency_s: float | None = None
-    judge: str = ""  # e.g. "llm:gpt-4o-mini" or "local:1.0.0"
+    judge: str = ""  # e.g. "llm:gpt-4o-mini" or "local:2.0.0"
     prompt_id: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # samples, agreement rate, retries...
 

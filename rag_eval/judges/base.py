@@ -17,7 +17,7 @@ ProgressCallback = Callable[[int, int], None]  # (done, total)
 
 @runtime_checkable
 class Judge(Protocol):
-    """Anything with a ``name`` (recorded with every result, e.g. ``"local:1.0.0"``
+    """Anything with a ``name`` (recorded with every result, e.g. ``"local:2.0.0"``
     or ``"llm:gpt-4o-mini"``) and a ``judge`` method."""
 
     name: str
