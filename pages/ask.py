@@ -85,6 +85,9 @@ def render_result(result: AskResult) -> None:
     status = result.judge_result.status.value if result.judge_result else "not judged"
     judge = result.judge_result.judge if result.judge_result else ""
     components.draw_scores(result.scores, judge, status)
+    note = data.judge_note(judge)
+    if note:
+        st.caption(note)
     st.caption(" · ".join(f"{k} {v:.2f}s" for k, v in result.timings.items()))
     st.subheader("Sentence support map")
     view = view_from_result(f"Ask · {result.question}", result.item, result.judge_result, result.scores)

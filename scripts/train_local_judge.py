@@ -30,6 +30,8 @@ from rag_eval.judges.training import (  # noqa: E402
     ArrayEmbedder,
     build_dataset,
     fit_model,
+    held_out_summary,
+    leave_one_subset_out,
     load_ragbench,
 )
 
@@ -44,6 +46,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="first N rows of each split only")
     parser.add_argument("--cache", type=Path, default=None, help="embedding cache dir (read and filled)")
     parser.add_argument("--version", default=VERSION)
+    parser.add_argument("--evaluate", action="store_true",
+                        help="also run leave-one-subset-out and store its figures in the model's metadata")
     args = parser.parse_args(argv)
 
     data = args.data or shared_data_dir()
@@ -72,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
         "document_sentences": int(len(ds.doc_row)),
         "response_sentences": int(len(ds.resp_row)),
     })
+    if args.evaluate:
+        model.metadata["held_out_quality"] = held_out_summary(leave_one_subset_out(ds, seed=args.seed))
     path = model.save(args.out)
     print(f"trained local:{args.version} on {len(ds.items)} rows ({len(ds.skipped)} skipped) "
           f"in {time.perf_counter() - t0:.0f}s -> {path}")

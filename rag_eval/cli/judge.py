@@ -58,7 +58,7 @@ def _echo_invalid(entries) -> None:
         click.echo(f"invalid row: {entry.error}", err=True)
 
 
-def _summary_lines(summary: BatchSummary, out: Path, local: bool = False) -> list[str]:
+def _summary_lines(summary: BatchSummary, out: Path, local: bool = False, note: str | None = None) -> list[str]:
     lines = [f"Judged {summary.rows} row(s) -> {out}", "", "| status | rows |", "|---|---:|"]
     lines += [f"| {status} | {n} |" for status, n in summary.counts.items()]
     cov = summary.coverage
@@ -67,7 +67,8 @@ def _summary_lines(summary: BatchSummary, out: Path, local: bool = False) -> lis
     lines += ["| metric | mean over usable rows |", "|---|---:|"]
     lines += [f"| {name} | {_fmt(value)} |" for name, value in summary.means.items()]
     if local:
-        return lines + ["", "cost: none (the local judge runs on this machine; no tokens are sent anywhere)"]
+        lines += ["", "cost: none (the local judge runs on this machine; no tokens are sent anywhere)"]
+        return lines + ([f"trust: {note}"] if note else [])
     t = summary.tokens
     lines += [
         "",
@@ -163,7 +164,9 @@ def judge_command(file: Path, out: Path | None, kind: str, mode: str, samples: i
             bar.close()
     write_rows(rows, out)
     summary = summarize(rows)
-    click.echo("\n".join(_summary_lines(summary, out, local=judge.name.startswith("local:"))))
+    local = judge.name.startswith("local:")
+    note = judge.model.quality_note() if local else None
+    click.echo("\n".join(_summary_lines(summary, out, local=local, note=note)))
     if summary.errors:
         click.echo(f"{summary.failed} row(s) without usable labels:", err=True)
         for line in summary.errors:

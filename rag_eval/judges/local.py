@@ -207,6 +207,18 @@ class LocalModel:
                     f"model head '{name}' was trained on other features; retrain with scripts/train_local_judge.py"
                 )
 
+    def quality_note(self) -> str | None:
+        """How far to trust this model, from the held-out figures stored at training
+        (``scripts/train_local_judge.py --evaluate``); None if it carries none."""
+        mean = (self.metadata.get("held_out_quality") or {}).get("mean")
+        if not mean:
+            return None
+        return (
+            f"local:{self.version} on RAGBench domains it was not trained on: hallucination AUROC "
+            f"{mean['auroc']:.2f}, relevance RMSE {mean['rmse_relevance']:.2f}, utilization RMSE "
+            f"{mean['rmse_utilization']:.2f}. A triage signal; use an LLM judge for decisions."
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "version": self.version,

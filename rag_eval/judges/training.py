@@ -377,7 +377,21 @@ def leave_one_subset_out(ds: Dataset, seed: int = DEFAULT_SEED, c: float = DEFAU
     return results
 
 
+#: The figures a model carries about itself (see :func:`held_out_summary`).
+SUMMARY_METRICS = ("auroc", "rmse_relevance", "rmse_utilization", "rmse_completeness", "ece_grounded")
+
+
+def held_out_summary(results: dict[str, dict[str, float]]) -> dict[str, Any]:
+    """Leave-one-subset-out results as stored in ``model.json`` metadata, so the judge
+    can say how far to trust it wherever it is used."""
+    return {
+        "protocol": "leave-one-subset-out on RAGBench validation splits (train on six subsets, test on the seventh)",
+        "mean": {k: round(float(np.mean([r[k] for r in results.values()])), 4) for k in SUMMARY_METRICS},
+        "per_subset": {name: {k: round(float(r[k]), 4) for k in SUMMARY_METRICS} for name, r in results.items()},
+    }
+
+
 __all__ = [
     "SUBSETS", "DEFAULT_SEED", "MAX_CHARS", "ArrayEmbedder", "Dataset", "load_ragbench", "build_dataset",
-    "fit_head", "fit_model", "calibrate_support_threshold", "evaluate", "leave_one_subset_out",
+    "fit_head", "fit_model", "calibrate_support_threshold", "evaluate", "leave_one_subset_out", "held_out_summary",
 ]

@@ -146,6 +146,22 @@ def judge_for(config: Any):
     return _judge(config.model_dump_json(), llm_json)
 
 
+def judge_note(judge_name: str) -> str | None:
+    """What the judge that produced a result says about how far to trust it (the
+    local judge's held-out figures); None for other judges."""
+    if not judge_name.startswith("local:"):
+        return None
+    model = _local_model()
+    return model.quality_note() if judge_name == f"local:{model.version}" else None
+
+
+@st.cache_resource(show_spinner=False)
+def _local_model():
+    from rag_eval.judges.local import LocalModel
+
+    return LocalModel.load()
+
+
 def ensure_demo() -> str:
     """Build the demo collection if it is missing (idempotent); returns its name."""
     from rag_eval.demo import ensure_demo_collection

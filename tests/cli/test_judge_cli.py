@@ -161,3 +161,4 @@ def test_local_judge_runs_offline(tmp_path, openai_server, ragbench_rows):
     rows = read_jsonl(out)
     assert [r["status"] for r in rows] == ["ok", "ok"] and rows[0]["judge"].startswith("local:")
     assert rows[0]["context_relevance"] is not None and openai_server.request_count == 0
+    assert "trust: local:" in result.output and "hallucination AUROC" in result.output

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 
@@ -125,3 +126,13 @@ def test_head_rejects_wrong_width():
     head = LocalModel.load().support
     with pytest.raises(ValueError, match="features"):
         head.predict(np.zeros((1, 2)))
+
+
+def test_the_model_says_how_far_to_trust_it():
+    model = LocalModel.load()
+    note = model.quality_note()
+    assert note and note.startswith(f"local:{model.version}") and "AUROC" in note and "LLM judge" in note
+    quality = model.metadata["held_out_quality"]
+    assert set(quality["per_subset"]) == {"covidqa", "delucionqa", "emanual", "expertqa", "hagrid", "hotpotqa",
+                                          "msmarco"}
+    assert dataclasses.replace(model, metadata={}).quality_note() is None

@@ -77,6 +77,7 @@ def test_full_offline_flow(demo_home, local_judge_ready):
     labels = {m.label for m in at.metric}
     assert {"Context relevance", "Context utilization", "Completeness", "Adherence"} <= labels
     assert any("judge **local:" in c.value for c in at.caption)
+    assert any("hallucination AUROC" in c.value and "triage" in c.value for c in at.caption)
     assert at.dataframe, "the retrieved chunks table is missing"
 
     at.button(key="ask.open_map").click().run()
