@@ -155,7 +155,7 @@ def encode_texts(texts: Sequence[str], spec: EncoderSpec = FULL_MINILM, batch_si
     """
     if not texts:
         return np.zeros((0, DIMENSION), dtype=np.float32)
-    session = _session(spec, threads or min(2, os.cpu_count() or 1))
+    session = _session(spec, threads or os.cpu_count() or 1)
     tokenizer = _tokenizer(spec.max_tokens)
     order = np.argsort([-len(t) for t in texts], kind="stable")
     out = np.zeros((len(texts), DIMENSION), dtype=np.float32)
