@@ -7,13 +7,15 @@ How it works, per batch of items:
    all-MiniLM-L6-v2 cut to its first layers and quantised to int8; each distinct
    text once per batch, truncated to :data:`MAX_CHARS`);
 2. compute the features of :mod:`rag_eval.judges.features`;
-3. apply four small learned models (plain JSON weights, no pickle): P(relevant) and
-   P(utilized) per document sentence, P(supported) per response sentence, and
-   P(the response is grounded) per row from aggregates of the sentence model;
-4. turn probabilities into RAGBench labels. The relevant set is the ``round(sum p)``
-   most probable sentences, so ``|relevant| / N`` equals the model's expected
-   relevance (this beats a 0.5 threshold on RMSE because relevant sentences are a
-   minority and probabilities rarely pass 0.5). The same holds for utilization.
+3. apply seven small learned models (plain JSON weights, no pickle): P(relevant) and
+   P(utilized) per document sentence, P(supported) per response sentence, and per
+   row, from aggregates of those: P(the response is grounded), the relevance and
+   utilization rates, and completeness;
+4. turn probabilities into RAGBench labels. The relevant set is the ``round(rate * N)``
+   most probable sentences, with the rate from the row-level head (this beats a 0.5
+   threshold on RMSE because relevant sentences are a minority and probabilities
+   rarely pass 0.5); the same holds for utilization. A response sentence is
+   unsupported below the model's calibrated ``support_threshold``.
 
 Items are processed in chunks so a batch of thousands of rows runs in bounded memory.
 """
