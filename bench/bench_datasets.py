@@ -35,7 +35,7 @@ from rag_eval.config import shared_data_dir  # noqa: E402
 from rag_eval.datasets.fingerprint import fingerprint  # noqa: E402
 from rag_eval.datasets.importers import import_ragbench  # noqa: E402
 from rag_eval.datasets.io import load_dataset, write_dataset  # noqa: E402
-from rag_eval.datasets.validate import validate_file  # noqa: E402
+from rag_eval.datasets.io import validate_file  # noqa: E402
 
 
 def timed(fn):
@@ -85,9 +85,9 @@ def bench_validation(tmp: Path) -> None:
 
 
 def bench_dedupe(rows) -> None:
-    from rag_eval.datasets.synth import drop_near_duplicates
+    from rag_eval.synth import drop_near_duplicates
     from rag_eval.datasets.schema import DatasetRow
-    from rag_eval.embeddings import Embedder
+    from rag_eval.encoders.embedder import Embedder
 
     questions = list(dict.fromkeys(r.question.strip() for r in rows if "validation" in str(r.extras.get("dataset_name", ""))))
     unique_rows = [DatasetRow(id=str(i), question=q) for i, q in enumerate(questions)]
@@ -127,7 +127,7 @@ def scripted(request_json):
 
 
 def bench_synth(n: int, latency: float) -> None:
-    from rag_eval.datasets.synth import SynthOptions, make_answer_judge, synthesize_from_collection
+    from rag_eval.synth import SynthOptions, make_answer_judge, synthesize_from_collection
     from rag_eval.demo import DEMO_COLLECTION, ensure_demo_collection
     from rag_eval.llm.config import LLMConfig
     from tests.openai_server import start_server

@@ -30,7 +30,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from rag_eval.config import shared_data_dir  # noqa: E402
 from rag_eval.io.rows import RowError, iter_rows  # noqa: E402
 from rag_eval.judges.llm import LLMJudge  # noqa: E402
-from rag_eval.judges.output import judged_row  # noqa: E402
+from rag_eval.runs.judge_output import judged_row  # noqa: E402
 from rag_eval.judges.prompts import trace_messages  # noqa: E402
 from rag_eval.llm.config import LLMConfig  # noqa: E402
 from rag_eval.metrics.trace import score_ragbench_row  # noqa: E402

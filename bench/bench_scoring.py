@@ -22,7 +22,7 @@ from rag_eval.config import shared_data_dir  # noqa: E402
 from rag_eval.io.rows import iter_rows  # noqa: E402
 from rag_eval.metrics.trace import score_ragbench_row  # noqa: E402
 from rag_eval.schema import ScoringMode  # noqa: E402
-from rag_eval.scoring import score_rows, summarize  # noqa: E402
+from rag_eval.runs.score_file import score_rows, summarize  # noqa: E402
 
 
 def load_rows() -> list[tuple[int, dict]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from rag_eval.rag.pipeline import AskResult, ask
+from rag_eval.runs.ask import AskResult, ask
 from rag_eval.ui import components, data, settings, state
 from rag_eval.ui.views import view_from_result
 

@@ -116,7 +116,7 @@ def render_synth() -> None:
     n = cols[1].number_input("Questions", 1, 500, 10, key=f"{PAGE}.synth_n")
     name = cols[2].text_input("Save as", "synthetic", key=f"{PAGE}.synth_name")
     if st.button("Generate", key=f"{PAGE}.synth_go"):
-        from rag_eval.datasets.synth import SynthOptions, make_answer_judge, synthesize_from_collection
+        from rag_eval.synth import SynthOptions, make_answer_judge, synthesize_from_collection
 
         _valid_name(name)
         bar = st.progress(0.0, text="Generating…")

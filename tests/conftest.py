@@ -58,3 +58,22 @@ def ragbench_rows() -> list[dict]:
     """The committed RAGBench fixture rows (CC-BY-4.0, see tests/data/ATTRIBUTION.md)."""
     with open(DATA_DIR / "ragbench_sample.jsonl", encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
+
+
+# A tiny corpus on disk for the pipeline tests (tests/rag and tests/runs).
+CORPUS_DOCS = {
+    "qdrant.txt": "Qdrant is a vector database written in Rust. It stores points with payloads and supports filters.",
+    "cats.md": "# Cats\n\nCats are small domesticated carnivores. They sleep for most of the day.",
+    "dogs.html": "<html><head><title>Dogs</title></head><body><p>Dogs bark at strangers.</p>"
+                 "<p>Dogs are loyal companions and enjoy long walks.</p></body></html>",
+    "bm25.txt": "BM25 ranks documents by term frequency and inverse document frequency. Rare terms weigh more.",
+}
+
+
+@pytest.fixture
+def corpus_dir(tmp_path):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name, text in CORPUS_DOCS.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder

@@ -69,7 +69,8 @@ def import_cmd(kind: str, paths: tuple[str, ...], out: str, prefix_subset: bool,
 @click.argument("path", type=click.Path(dir_okay=False))
 def validate_cmd(path: str) -> None:
     """Print every problem of a dataset file; exit 1 when there are errors."""
-    from rag_eval.datasets.validate import summarize_issues, validate_file
+    from rag_eval.datasets.io import validate_file
+    from rag_eval.datasets.validate import summarize_issues
 
     issues = validate_file(path)
     for issue in issues:
@@ -180,7 +181,7 @@ def synth_cmd(collection, n, out, types, model, base_url, api_key_env, few_shot,
               dedupe_threshold, dropped_path) -> None:
     """Generate a synthetic dataset from a collection; every row is provenance 'synthetic'."""
     from rag_eval.datasets.io import write_dataset
-    from rag_eval.datasets.synth import SynthOptions, make_answer_judge, synthesize_from_collection
+    from rag_eval.synth import SynthOptions, make_answer_judge, synthesize_from_collection
     from rag_eval.io.rows import write_rows
     from rag_eval.llm.config import LLMConfig
     from rag_eval.llm.errors import LLMError

@@ -1,7 +1,7 @@
 """``rag-eval judge``: label every row of a file with a judge, score TRACe, write OUT.
 
 Wiring only: options -> :class:`~rag_eval.llm.config.LLMConfig` / judge registry ->
-:func:`rag_eval.judges.batch.judge_entries` -> rows file + summary.
+:func:`rag_eval.runs.judge_file.judge_entries` -> rows file + summary.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from rag_eval.io.rows import FileFormatError, write_rows
-from rag_eval.judges.batch import BatchSummary, load_entries, judge_entries, summarize
+from rag_eval.runs.judge_file import BatchSummary, load_entries, judge_entries, summarize
 from rag_eval.judges.registry import make_judge
 from rag_eval.llm.config import LLMConfig
 from rag_eval.metrics.trace import DEFAULT_MODE

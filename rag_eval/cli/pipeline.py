@@ -143,8 +143,8 @@ def ingest(paths, collection, config_path, chunking, chunk_size, chunk_overlap) 
 @_user_errors
 def ask(question, collection, config_path, k, mode, no_judge, as_json) -> None:
     """Answer QUESTION from a collection, then judge and score the answer."""
-    from rag_eval.rag.pipeline import ask as ask_question
-    from rag_eval.rag.report import format_ask_result
+    from rag_eval.runs.ask import ask as ask_question
+    from rag_eval.cli.report import format_ask_result
 
     config = _load_config(config_path, {"retrieval.k": k, "retrieval.mode": mode})
     if collection == DEMO:

@@ -18,7 +18,7 @@ from rag_eval.metrics.agreement import DEFAULT_F1_THRESHOLD, DEFAULT_N_BOOT, DEF
 from rag_eval.metrics.registry import evaluate_run
 from rag_eval.metrics.retrieval import DEFAULT_ALPHA, DEFAULT_GAMMA
 from rag_eval.schema import METRIC_NAMES, ScoringMode
-from rag_eval.scoring import ScoringSummary, agreement_between_files, score_file
+from rag_eval.runs.score_file import ScoringSummary, agreement_between_files, score_file
 
 RETRIEVAL_COLUMNS = ("precision", "recall", "f1", "hit_rate", "mrr", "ndcg", "log_rank")
 MAX_ERRORS_SHOWN = 20

@@ -216,3 +216,11 @@ def write_dataset(rows: Sequence[DatasetRow | dict[str, Any]], path: str | Path)
     elif suffix not in (".jsonl", ".json"):
         raise FileFormatError(f"{path}: unsupported file type '{suffix}' (use .jsonl, .json, .csv, .parquet)")
     return write_rows(records, path)
+
+
+def validate_file(path: str | Path) -> list[Issue]:
+    """Every issue of a dataset file; an unreadable file gives one file-level issue."""
+    try:
+        return load_dataset(path).issues
+    except FileFormatError as err:
+        return [Issue(str(path), 0, None, str(err).removeprefix(f"{path}: "), Severity.ERROR)]

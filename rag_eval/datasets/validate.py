@@ -11,12 +11,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from enum import Enum
-from pathlib import Path
 from typing import Any, Iterable
 
 from pydantic import ValidationError
 
-from rag_eval.io.rows import FileFormatError, RowError
+from rag_eval.io.rows import RowError
 from rag_eval.schema import SPECIAL_SUPPORT_TOKENS
 from rag_eval.text.keys import normalize_key
 
@@ -191,16 +190,6 @@ def check_rows(rows: Iterable[tuple[int, dict[str, Any]]], file: str) -> list[Is
         else:
             first_seen[rid] = number
     return issues
-
-
-def validate_file(path: str | Path) -> list[Issue]:
-    """Every issue of a dataset file; an unreadable file gives one file-level issue."""
-    from rag_eval.datasets.io import load_dataset
-
-    try:
-        return load_dataset(path).issues
-    except FileFormatError as err:
-        return [Issue(str(path), 0, None, str(err).removeprefix(f"{path}: "), Severity.ERROR)]
 
 
 def summarize_issues(issues: Iterable[Issue]) -> dict[str, int]:

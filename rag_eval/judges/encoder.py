@@ -1,5 +1,5 @@
 """The local judge's sentence encoder: all-MiniLM-L6-v2 cut to its first 3 layers
-and quantised to int8, run with ONNX Runtime (:mod:`rag_eval.minilm_onnx`).
+and quantised to int8, run with ONNX Runtime (:mod:`rag_eval.encoders.onnx`).
 
 Why not the full model: the judge embeds every document sentence of every row
 (about 33 texts per RAGBench row), and on two CPU cores the full float32 model
@@ -16,8 +16,8 @@ from typing import Sequence
 
 import numpy as np
 
-from rag_eval.embeddings import VectorCache
-from rag_eval.minilm_onnx import DIMENSION, INT8, EncoderSpec, encode_texts, encoder_path
+from rag_eval.encoders.cache import VectorCache
+from rag_eval.encoders.onnx import DIMENSION, INT8, EncoderSpec, encode_texts, encoder_path
 
 #: The committed model's encoder; ``model.json`` names it and the judge builds what it names.
 JUDGE_ENCODER = EncoderSpec(layers=3, quantization=INT8)

@@ -1,6 +1,6 @@
 """Embedders for the pipeline, chosen by :class:`~rag_eval.rag.config.EmbedderConfig`.
 
-``sentence-transformers`` wraps :class:`rag_eval.embeddings.Embedder` (the packaged
+``sentence-transformers`` wraps :class:`rag_eval.encoders.embedder.Embedder` (the packaged
 all-MiniLM-L6-v2 by default, offline). ``openai`` calls any OpenAI-compatible
 ``/embeddings`` endpoint with the official client; its key comes from the environment
 variable the config names and never appears in an error message.
@@ -28,7 +28,7 @@ class TextEmbedder(Protocol):
 
 class SentenceTransformerEmbedder:
     def __init__(self, model: str):
-        from rag_eval.embeddings import Embedder
+        from rag_eval.encoders.embedder import Embedder
 
         self.label = f"sentence-transformers:{model}"
         self._embedder = Embedder(model)

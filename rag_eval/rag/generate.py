@@ -160,7 +160,7 @@ _EMBEDDER = None
 def _extractive_embedder():
     global _EMBEDDER
     if _EMBEDDER is None:
-        from rag_eval.embeddings import Embedder
+        from rag_eval.encoders.embedder import Embedder
 
         _EMBEDDER = Embedder()
     return _EMBEDDER

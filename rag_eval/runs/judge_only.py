@@ -20,11 +20,11 @@ from typing import Any, Callable, Sequence
 from rag_eval.io.rows import RowError
 from rag_eval.metrics.trace import score_item
 from rag_eval.rag.config import RagConfig
-from rag_eval.rag.pipeline import judge_items
+from rag_eval.runs.ask import judge_items
 from rag_eval.runs.runner import dataset_fingerprint
 from rag_eval.runs.store import RunStore
 from rag_eval.schema import METRIC_NAMES, RAGBENCH_TRUTH_COLUMNS, EvalItem, JudgeResult, _as_list
-from rag_eval.scoring import truth_number
+from rag_eval.runs.score_file import truth_number
 from rag_eval.text.sentences import item_from_row
 
 RESPONSE_FIELDS = ("response", "answer")

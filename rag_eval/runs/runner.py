@@ -24,7 +24,7 @@ from rag_eval.io.rows import RowError
 from rag_eval.judges.base import Judge
 from rag_eval.rag.config import RagConfig
 from rag_eval.rag.generate import Generation, generate_many
-from rag_eval.rag.pipeline import build_item, judge_items, make_judge_from_config, score_result
+from rag_eval.runs.ask import build_item, judge_items, make_judge_from_config, score_result
 from rag_eval.rag.retrieve import RetrievedChunk, retrieve
 from rag_eval.rag.store import open_qdrant, require_collection
 from rag_eval.runs.store import RunStore
@@ -278,7 +278,7 @@ def run_dataset(
     total, finished = len(questions), len(questions) - len(todo)
     if progress:
         progress(finished, total)
-    from rag_eval.embeddings import Embedder
+    from rag_eval.encoders.embedder import Embedder
 
     embed = Embedder().encode if any(q.gold_contexts for q in todo) else None
     batch_size = max(MIN_BATCH, 2 * config.judge.concurrency)

@@ -121,7 +121,7 @@ def _judge(config_json: str, llm_json: str):
 
     from rag_eval.judges.registry import make_judge
     from rag_eval.rag.config import JudgeConfig
-    from rag_eval.rag.pipeline import make_judge_from_config
+    from rag_eval.runs.ask import make_judge_from_config
 
     config = JudgeConfig.model_validate_json(config_json)
     if config.kind != "llm":

@@ -76,11 +76,11 @@ def view_from_result(
 def item_from_record(record: dict[str, Any]) -> EvalItem:
     """The judged item of a stored run record. Records that kept the keyed sentences
     (``item``) are used as stored; pipeline records are re-keyed from their chunks and
-    answer exactly as the pipeline keyed them (``rag.pipeline.build_item``)."""
+    answer exactly as the pipeline keyed them (``runs.ask.build_item``)."""
     stored = record.get("item")
     if isinstance(stored, dict) and stored.get("documents_sentences") is not None:
         return item_from_row({"id": record.get("item_id"), "question": record.get("question"), **stored})
-    from rag_eval.rag.pipeline import build_item
+    from rag_eval.runs.ask import build_item
     from rag_eval.rag.retrieve import RetrievedChunk
 
     chunks = [RetrievedChunk.from_dict(c) for c in record.get("chunks") or []]

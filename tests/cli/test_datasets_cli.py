@@ -92,7 +92,7 @@ def test_unreadable_file_is_a_click_error(tmp_path):
 
 
 # -- rag-eval synth ----------------------------------------------------------------------
-from tests.datasets.test_synth import collection, scripted  # noqa: E402,F401 - fixture and scripted server replies
+from tests.synth.test_synth import collection, scripted  # noqa: E402,F401 - fixture and scripted server replies
 
 
 def test_synth_command_end_to_end(collection, openai_server, tmp_path, monkeypatch):  # noqa: F811

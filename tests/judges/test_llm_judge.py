@@ -329,7 +329,7 @@ def test_replaying_ragbench_labels_reproduces_ragbench_scores(openai_server, rag
     """Golden check of the whole path (prompt -> HTTP -> parse -> keys -> scores): when the
     "LLM" answers with RAGBench's own GPT-4 labels, the judged rows score exactly as
     scoring those labels directly does."""
-    from rag_eval.judges.output import judged_row
+    from rag_eval.runs.judge_output import judged_row
     from rag_eval.metrics.trace import score_ragbench_row
     from rag_eval.text.sentences import item_from_row
 

@@ -273,7 +273,7 @@ def test_graded_ndcg_agrees_with_ranx(tfidf_run, ranx_scores):
 
 
 def test_cosine_variants_with_real_minilm_embeddings():
-    from rag_eval.embeddings import Embedder
+    from rag_eval.encoders.embedder import Embedder
 
     truth = ["The Eiffel Tower is located in Paris, France.", "Photosynthesis converts light into chemical energy."]
     retrieved = [

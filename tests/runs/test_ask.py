@@ -3,8 +3,8 @@ judge's documents; and the text rendering the CLI prints."""
 
 from rag_eval.rag.config import default_config
 from rag_eval.rag.ingest import ingest_paths
-from rag_eval.rag.pipeline import ask
-from rag_eval.rag.report import format_ask_result
+from rag_eval.runs.ask import ask
+from rag_eval.cli.report import format_ask_result
 from tests.runs.conftest import OverlapJudge
 
 
@@ -30,7 +30,7 @@ def test_ask_without_a_usable_judge_still_answers(corpus_dir, monkeypatch):
     def broken(_config):
         raise ValueError("local judge model not found")
 
-    monkeypatch.setattr("rag_eval.rag.pipeline.make_judge_from_config", broken)
+    monkeypatch.setattr("rag_eval.runs.ask.make_judge_from_config", broken)
     result = ask("Do cats sleep?", "docs", config)
     assert result.answer and result.judge_result is None and result.scores is None
     assert result.judge_error == "judge unavailable: local judge model not found"

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from rag_eval.judges.batch import load_entries, row_problem, summarize
+from rag_eval.runs.judge_file import load_entries, row_problem, summarize
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ import pytest
 
 from rag_eval.datasets.io import load_dataset, write_dataset
 from rag_eval.datasets.schema import CANNOT_ANSWER, DatasetRow, QueryType
-from rag_eval.datasets.synth import SynthOptions, make_answer_judge, synthesize_from_collection
+from rag_eval.synth import SynthOptions, make_answer_judge, synthesize_from_collection
 from rag_eval.llm.config import LLMConfig
 
 DOCS = {

@@ -1,4 +1,4 @@
-"""Plain-text renderings of an :class:`~rag_eval.rag.pipeline.AskResult` for the
+"""Plain-text renderings of an :class:`~rag_eval.runs.ask.AskResult` for the
 terminal: retrieved chunks, the answer, the four TRACe metrics and the support map.
 Pure functions returning strings, so the CLI only echoes them and tests read them."""
 

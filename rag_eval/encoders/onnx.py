@@ -23,6 +23,7 @@ from typing import Sequence
 import numpy as np
 
 from rag_eval.config import data_dir
+from rag_eval.encoders.packaged import packaged_minilm_path
 
 INT8 = "int8-dynamic-per-channel-reduce-range"
 NO_QUANTIZATION = "none"
@@ -68,8 +69,6 @@ def _export(spec: EncoderSpec, target: Path) -> None:
     import torch
     from onnxruntime.quantization import QuantType, quantize_dynamic
     from transformers import AutoModel, AutoTokenizer
-
-    from rag_eval.embeddings import packaged_minilm_path
 
     source = str(packaged_minilm_path())
     model = AutoModel.from_pretrained(source).eval()
@@ -137,8 +136,6 @@ def _tokenizer(max_tokens: int):
     """The packaged WordPiece tokenizer through ``tokenizers`` alone: importing
     transformers (and with it torch) would cost seconds on every cold start."""
     from tokenizers import Tokenizer
-
-    from rag_eval.embeddings import packaged_minilm_path
 
     tokenizer = Tokenizer.from_file(str(packaged_minilm_path() / "tokenizer.json"))
     tokenizer.enable_truncation(max_length=max_tokens)

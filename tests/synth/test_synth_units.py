@@ -8,15 +8,15 @@ import numpy as np
 import pytest
 
 from rag_eval.datasets.schema import CANNOT_ANSWER, DatasetRow, QueryType
-from rag_eval.datasets.synth import (
-    Candidate, Chunk, SynthOptions, Task, build_messages, candidate_row, check_candidate,
+from rag_eval.synth import (
+    Candidate, StoredChunk, SynthOptions, Task, build_messages, candidate_row, check_candidate,
     drop_near_duplicates, embedding_neighbours, parse_reply, plan_tasks, stratified_sample,
 )
 from rag_eval.schema import JudgeStatus
 
 
-def chunks_of(doc: str, n: int) -> list[Chunk]:
-    return [Chunk(id=f"{doc}-{i}", doc_id=doc, text=f"{doc} passage {i}.", source=f"{doc}.md", start=i * 10, end=i * 10 + 9)
+def chunks_of(doc: str, n: int) -> list[StoredChunk]:
+    return [StoredChunk(id=f"{doc}-{i}", doc_id=doc, text=f"{doc} passage {i}.", source=f"{doc}.md", start=i * 10, end=i * 10 + 9)
             for i in range(n)]
 
 
@@ -58,7 +58,7 @@ def test_plan_without_partners_falls_back_to_simple():
 
 
 def test_embedding_neighbours_prefer_other_documents():
-    pool = [Chunk("a1", "A", "x"), Chunk("a2", "A", "y"), Chunk("b1", "B", "z")]
+    pool = [StoredChunk("a1", "A", "x"), StoredChunk("a2", "A", "y"), StoredChunk("b1", "B", "z")]
     vectors = {"x": [1, 0], "y": [0.99, 0.14], "z": [0.6, 0.8]}
     encode = lambda texts: np.array([vectors[t] for t in texts], dtype=np.float32)  # noqa: E731
     near = embedding_neighbours(pool, encode)
@@ -133,7 +133,7 @@ def test_candidate_row_is_synthetic_with_pointers():
 
 @pytest.fixture(scope="module")
 def encode():
-    from rag_eval.embeddings import Embedder
+    from rag_eval.encoders.embedder import Embedder
 
     return Embedder().encode
 
@@ -175,7 +175,7 @@ class ScriptedJudge:
 
 
 def test_answerability_filter_verdicts_and_inverted_check_for_unanswerable():
-    from rag_eval.datasets.synth import answerability_filter
+    from rag_eval.synth import answerability_filter
 
     def row(i, qtype, answer, negative=None):
         return DatasetRow(id=i, question="Q?", reference_answers=[answer], gold_contexts=[] if qtype == "unanswerable" else ["Ctx."],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rag_eval.embeddings import VectorCache
+from rag_eval.encoders.cache import VectorCache
 
 
 def fake_vectors(texts: list[str]) -> np.ndarray:
@@ -42,7 +42,8 @@ def test_empty_batch_has_the_given_dimension():
 def test_default_embedder_matches_sentence_transformers():
     """The packaged MiniLM runs under ONNX Runtime; its vectors must be the ones
     sentence-transformers gives, so collections built either way stay compatible."""
-    from rag_eval.embeddings import Embedder, load_sentence_model
+    from rag_eval.encoders.embedder import Embedder
+    from rag_eval.encoders.packaged import load_sentence_model
 
     texts = ["Press and hold the power button for five seconds.", "COVID-19 spreads through droplets.", "x" * 2000]
     ours = Embedder().encode(texts)

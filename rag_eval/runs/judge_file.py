@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 from rag_eval.io.rows import RowError, iter_rows
 from rag_eval.judges.base import Judge, ProgressCallback
-from rag_eval.judges.output import SCORE_FIELDS, coverage, invalid_row, judged_row, status_counts
+from rag_eval.runs.judge_output import SCORE_FIELDS, coverage, invalid_row, judged_row, status_counts
 from rag_eval.schema import EvalItem, JudgeStatus, ScoringMode, _as_list
 from rag_eval.text.sentences import item_from_row
 

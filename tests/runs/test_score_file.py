@@ -5,7 +5,7 @@ import json
 import pytest
 
 from rag_eval.io.rows import FileFormatError, write_rows
-from rag_eval.scoring import STATUS_INVALID, STATUS_OK, agreement_between_files, score_file, score_row, truth_number
+from rag_eval.runs.score_file import STATUS_INVALID, STATUS_OK, agreement_between_files, score_file, score_row, truth_number
 
 FIELDS = ("id", "row", "status", "context_relevance", "context_utilization", "completeness", "adherence", "adherence_score", "mode", "diagnostics")
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from rag_eval.judges.output import coverage, invalid_row, judged_row, status_counts
+from rag_eval.runs.judge_output import coverage, invalid_row, judged_row, status_counts
 from rag_eval.schema import JudgeResult, JudgeStatus, Labels, SentenceSupport
 from rag_eval.text.sentences import item_from_texts
 

