@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup run test bench browser-deps clean
+.PHONY: setup run lint test bench browser-deps clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,11 +24,16 @@ browser-deps:
 run: setup
 	HF_HUB_OFFLINE=1 $(BIN)/streamlit run app.py
 
-test: setup browser-deps
+# ruff (style, imports, likely bugs) and mypy (types of rag_eval/), configured in pyproject.toml.
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+test: setup lint browser-deps
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest
 
 bench: setup
-	for f in bench/bench_*.py; do echo "== $$f"; HF_HUB_OFFLINE=1 $(BIN)/python $$f || exit 1; done
+	for f in bench/bench_*.py; do echo "== $$f"; HF_HUB_OFFLINE=1 $(BIN)/python -m bench.$$(basename $$f .py) || exit 1; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache

@@ -1,7 +1,7 @@
 """Datasets: format round trips, validation, the near-duplicate filter on real questions,
 and synthetic-generation throughput against the local OpenAI-compatible server.
 
-    HF_HUB_OFFLINE=1 nice -n 10 .venv/bin/python bench/bench_datasets.py [--synth-n 40] [--latency 0.25]
+    HF_HUB_OFFLINE=1 nice -n 10 .venv/bin/python -m bench.bench_datasets [--synth-n 40] [--latency 0.25]
 
 1. Every shared RAGBench parquet row is imported, written and read back in each
    format: time, size, whether every row comes back identical, same fingerprint.
@@ -21,21 +21,22 @@ import glob
 import json
 import os
 import re
-import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("RAG_EVAL_HOME", str(Path(tempfile.gettempdir()) / "rag-eval-bench-datasets"))
 
-from rag_eval.config import shared_data_dir  # noqa: E402
-from rag_eval.datasets.fingerprint import fingerprint  # noqa: E402
-from rag_eval.datasets.importers import import_ragbench  # noqa: E402
-from rag_eval.datasets.io import load_dataset, write_dataset  # noqa: E402
-from rag_eval.datasets.io import validate_file  # noqa: E402
+from rag_eval.config import shared_data_dir
+from rag_eval.datasets.fingerprint import fingerprint
+from rag_eval.datasets.importers import import_ragbench
+from rag_eval.datasets.io import (
+    load_dataset,
+    validate_file,
+    write_dataset,
+)
 
 
 def timed(fn):
@@ -85,9 +86,9 @@ def bench_validation(tmp: Path) -> None:
 
 
 def bench_dedupe(rows) -> None:
-    from rag_eval.synth import drop_near_duplicates
     from rag_eval.datasets.schema import DatasetRow
     from rag_eval.encoders.embedder import Embedder
+    from rag_eval.synth import drop_near_duplicates
 
     questions = list(dict.fromkeys(r.question.strip() for r in rows if "validation" in str(r.extras.get("dataset_name", ""))))
     unique_rows = [DatasetRow(id=str(i), question=q) for i, q in enumerate(questions)]
@@ -127,9 +128,9 @@ def scripted(request_json):
 
 
 def bench_synth(n: int, latency: float) -> None:
-    from rag_eval.synth import SynthOptions, make_answer_judge, synthesize_from_collection
     from rag_eval.demo import DEMO_COLLECTION, ensure_demo_collection
     from rag_eval.llm.config import LLMConfig
+    from rag_eval.synth import SynthOptions, make_answer_judge, synthesize_from_collection
     from tests.openai_server import start_server
 
     ensure_demo_collection()

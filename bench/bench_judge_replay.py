@@ -7,7 +7,7 @@ local OpenAI-compatible server answers each row's prompt with that row's own lab
 output row) gives the same TRACe scores as scoring the labels directly in ``clean``
 mode. It measures the parser, not a model.
 
-    .venv/bin/python bench/bench_judge_replay.py [--subsets covidqa hotpotqa ...] [--limit N]
+    .venv/bin/python -m bench.bench_judge_replay [--subsets covidqa hotpotqa ...] [--limit N]
 
 Needs the shared data (RAG_EVAL_SHARED_DATA). Prints a markdown table.
 """
@@ -18,24 +18,22 @@ import argparse
 import json
 import math
 import os
-import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from rag_eval.config import shared_data_dir  # noqa: E402
-from rag_eval.io.rows import RowError, iter_rows  # noqa: E402
-from rag_eval.judges.llm import LLMJudge  # noqa: E402
-from rag_eval.runs.judge_output import judged_row  # noqa: E402
-from rag_eval.judges.prompts import trace_messages  # noqa: E402
-from rag_eval.llm.config import LLMConfig  # noqa: E402
-from rag_eval.metrics.trace import score_ragbench_row  # noqa: E402
-from rag_eval.text.sentences import item_from_row  # noqa: E402
-from tests.openai_server import start_server  # noqa: E402
+from rag_eval.config import shared_data_dir
+from rag_eval.io.rows import RowError, iter_rows
+from rag_eval.judges.llm import LLMJudge
+from rag_eval.judges.prompts import trace_messages
+from rag_eval.llm.config import LLMConfig
+from rag_eval.metrics.trace import score_ragbench_row
+from rag_eval.runs.judge_output import judged_row
+from rag_eval.text.sentences import item_from_row
+from tests.openai_server import start_server
 
 METRICS = ("context_relevance", "context_utilization", "completeness", "adherence")
 

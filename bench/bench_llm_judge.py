@@ -17,20 +17,19 @@ import json
 import os
 import subprocess
 import sys
-import urllib.request
 import tempfile
 import time
+import urllib.request
 from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from rag_eval.judges.llm import LLMJudge  # noqa: E402
-from rag_eval.llm.config import LLMConfig  # noqa: E402
-from rag_eval.schema import EvalItem  # noqa: E402
-from rag_eval.text.sentences import item_from_row  # noqa: E402
+from rag_eval.judges.llm import LLMJudge
+from rag_eval.llm.config import LLMConfig
+from rag_eval.schema import EvalItem
+from rag_eval.text.sentences import item_from_row
 
 
 class ServerProcess:

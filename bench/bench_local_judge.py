@@ -26,19 +26,17 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import sys
 import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from rag_eval.config import shared_data_dir  # noqa: E402
-from rag_eval.judges.encoder import JudgeEncoder  # noqa: E402
-from rag_eval.judges.local import LocalJudge  # noqa: E402
-from rag_eval.judges.training import (  # noqa: E402
+from rag_eval.config import shared_data_dir
+from rag_eval.judges.encoder import JudgeEncoder
+from rag_eval.judges.local import LocalJudge
+from rag_eval.judges.training import (
     DEFAULT_SEED,
     SUBSETS,
     ArrayEmbedder,
@@ -46,7 +44,7 @@ from rag_eval.judges.training import (  # noqa: E402
     leave_one_subset_out,
     load_ragbench,
 )
-from rag_eval.text.sentences import item_from_row  # noqa: E402
+from rag_eval.text.sentences import item_from_row
 
 REFERENCES = [  # RAGBench paper, test splits, mean over subsets
     ("GPT-3.5 judge (paper)", 0.556, 0.190, 0.126),

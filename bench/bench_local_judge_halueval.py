@@ -22,17 +22,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rag_eval.config import shared_data_dir  # noqa: E402
-from rag_eval.judges.local import LocalJudge  # noqa: E402
-from rag_eval.metrics.agreement import calibration_error, hallucination_auroc  # noqa: E402
-from rag_eval.text.sentences import item_from_texts  # noqa: E402
+from rag_eval.config import shared_data_dir
+from rag_eval.judges.local import LocalJudge
+from rag_eval.metrics.agreement import calibration_error, hallucination_auroc
+from rag_eval.text.sentences import item_from_texts
 
 FILES = ("qa_one-turn_data.jsonl", "qa_multi-turn_data.jsonl")
 

@@ -18,15 +18,12 @@ import contextlib
 import io
 import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from rag_eval.ui import browser  # noqa: E402
-from rag_eval.ui.constants import ALL_PAGES, APP_TITLE, OVERVIEW_READY_TEXT  # noqa: E402
+from rag_eval.ui import browser
+from rag_eval.ui.constants import ALL_PAGES, APP_TITLE, OVERVIEW_READY_TEXT
 
 
 def one_server(repeat_warm: int) -> dict[str, list[float]]:

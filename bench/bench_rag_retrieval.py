@@ -29,15 +29,14 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.stdout.reconfigure(line_buffering=True)  # figures appear as they are measured
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rag_eval.config import shared_data_dir  # noqa: E402
-from rag_eval.metrics.retrieval import ndcg_at_k, recall_at_k, reciprocal_rank  # noqa: E402
-from rag_eval.rag.config import default_config  # noqa: E402
-from rag_eval.rag.embedders import make_embedder  # noqa: E402
-from rag_eval.rag.ingest import ingest_paths  # noqa: E402
-from rag_eval.rag.retrieve import retrieve  # noqa: E402
-from rag_eval.rag.store import open_qdrant  # noqa: E402
+from rag_eval.config import shared_data_dir
+from rag_eval.metrics.retrieval import ndcg_at_k, recall_at_k, reciprocal_rank
+from rag_eval.rag.config import default_config
+from rag_eval.rag.embedders import make_embedder
+from rag_eval.rag.ingest import ingest_paths
+from rag_eval.rag.retrieve import retrieve
+from rag_eval.rag.store import open_qdrant
 
 COLLECTION = "ragbench-retrieval"
 CANDIDATE_CHUNKS = 20  # chunks fetched per query, deduplicated to documents, cut at 10

@@ -20,11 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from rag_eval.config import shared_data_dir  # noqa: E402
-from rag_eval.io.trec import read_qrels, read_run, write_trec_run  # noqa: E402
-from rag_eval.metrics.registry import evaluate_run  # noqa: E402
+from rag_eval.config import shared_data_dir
+from rag_eval.io.trec import read_qrels, read_run, write_trec_run
+from rag_eval.metrics.registry import evaluate_run
 
 KS = (1, 3, 5, 10)
 METRICS = ("precision", "recall", "f1", "hit_rate", "mrr", "ndcg", "log_rank")

@@ -12,17 +12,13 @@ from __future__ import annotations
 
 import argparse
 import glob
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from rag_eval.config import shared_data_dir  # noqa: E402
-from rag_eval.io.rows import iter_rows  # noqa: E402
-from rag_eval.metrics.trace import score_ragbench_row  # noqa: E402
-from rag_eval.schema import ScoringMode  # noqa: E402
-from rag_eval.runs.score_file import score_rows, summarize  # noqa: E402
+from rag_eval.config import shared_data_dir
+from rag_eval.io.rows import iter_rows
+from rag_eval.metrics.trace import score_ragbench_row
+from rag_eval.runs.score_file import score_rows, summarize
+from rag_eval.schema import ScoringMode
 
 
 def load_rows() -> list[tuple[int, dict]]:
@@ -66,7 +62,8 @@ def main() -> None:
           f"{wall:.2f} s wall, {cpu:.2f} s CPU")
 
     print("\nEach mode against RAGBench's stored scores (same labels, different formulas; 95% CI, 1000 resamples):\n")
-    print("| mode | RMSE relevance | RMSE utilization | RMSE completeness | RMSE adherence | aggregated RMSE | consistency | hallucination AUROC |")
+    print("| mode | RMSE relevance | RMSE utilization | RMSE completeness | RMSE adherence | aggregated RMSE | consistency "
+          "| hallucination AUROC |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for mode in ScoringMode:
         report = score_rows(rows, mode, "bench", n_boot=1000).summary.agreement

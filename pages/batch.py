@@ -8,9 +8,9 @@ import streamlit as st
 
 from rag_eval.datasets.io import iter_raw
 from rag_eval.runs.export import export_rows
+from rag_eval.runs.judge_only import has_response, judge_dataset, prepare_row
 from rag_eval.runs.runner import parse_row, run_dataset
 from rag_eval.ui import components, cost, data, frames, jobs, settings, state
-from rag_eval.runs.judge_only import has_response, judge_dataset, prepare_row
 from rag_eval.ui.views import view_from_record
 
 PAGE = "batch"

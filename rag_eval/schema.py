@@ -67,7 +67,7 @@ class SentenceSupport:
     probability: float | None = None  # P(fully supported), from judges that have one
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "SentenceSupport":
+    def from_dict(cls, d: dict[str, Any]) -> SentenceSupport:
         return cls(
             response_sentence_key=str(d.get("response_sentence_key", "")),
             supporting_sentence_keys=_str_list(d.get("supporting_sentence_keys")),
@@ -99,7 +99,7 @@ class Labels:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Labels":
+    def from_dict(cls, d: dict[str, Any]) -> Labels:
         """Build from a RAGBench row or a judge output dict. RAGBench stores
         ``overall_supported`` as ``adherence_score`` (bool); both are accepted."""
         overall = d.get("overall_supported")

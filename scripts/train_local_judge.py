@@ -13,17 +13,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rag_eval.config import shared_data_dir  # noqa: E402
-from rag_eval.judges.encoder import JUDGE_ENCODER, JudgeEncoder  # noqa: E402
-from rag_eval.judges.local import MAX_CHARS, MODEL_DIR  # noqa: E402
-from rag_eval.judges.training import (  # noqa: E402
+from rag_eval.config import shared_data_dir
+from rag_eval.judges.encoder import JUDGE_ENCODER, JudgeEncoder
+from rag_eval.judges.local import MAX_CHARS, MODEL_DIR
+from rag_eval.judges.training import (
     DEFAULT_C,
     DEFAULT_SEED,
     SUBSETS,

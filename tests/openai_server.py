@@ -25,9 +25,10 @@ import socket
 import struct
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -47,7 +48,7 @@ class Reply:
     usage: dict[str, int] | None = None
 
     @classmethod
-    def error(cls, status: int, message: str = "error", retry_after: float | None = None, **headers: str) -> "Reply":
+    def error(cls, status: int, message: str = "error", retry_after: float | None = None, **headers: str) -> Reply:
         hdrs = dict(headers)
         if retry_after is not None:
             hdrs["Retry-After"] = f"{retry_after:g}"
@@ -55,19 +56,19 @@ class Reply:
         return cls(content=None, status=status, headers=hdrs, body=body)
 
     @classmethod
-    def slow(cls, delay_s: float, content: str = "OK") -> "Reply":
+    def slow(cls, delay_s: float, content: str = "OK") -> Reply:
         return cls(content=content, delay_s=delay_s)
 
     @classmethod
-    def dropped(cls) -> "Reply":
+    def dropped(cls) -> Reply:
         return cls(content=None, drop=True)
 
     @classmethod
-    def truncated(cls, content: str) -> "Reply":
+    def truncated(cls, content: str) -> Reply:
         return cls(content=content, finish_reason="length")
 
     @classmethod
-    def refused(cls, refusal: str = "I can't help with that.") -> "Reply":
+    def refused(cls, refusal: str = "I can't help with that.") -> Reply:
         return cls(content=None, refusal=refusal)
 
 
@@ -90,7 +91,7 @@ def deterministic_embedding(text: str, dim: int) -> list[float]:
     values: list[float] = []
     counter = 0
     while len(values) < dim:
-        digest = hashlib.sha256(f"{counter}:{text}".encode("utf-8")).digest()
+        digest = hashlib.sha256(f"{counter}:{text}".encode()).digest()
         values.extend(v / 2**31 - 1.0 for v in struct.unpack(">8I", digest))
         counter += 1
     values = values[:dim]
@@ -148,7 +149,7 @@ class OpenAIServer:
             self.headers.clear()
             self._queue.clear()
 
-    def start(self) -> "OpenAIServer":
+    def start(self) -> OpenAIServer:
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
         return self
@@ -158,7 +159,7 @@ class OpenAIServer:
         self._httpd.shutdown()
         self._httpd.server_close()
 
-    def __enter__(self) -> "OpenAIServer":
+    def __enter__(self) -> OpenAIServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -294,7 +295,8 @@ def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
             choice = payload["choices"][0]
             base = {k: payload[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
             chunks = [
-                base | {"choices": [{"index": 0, "delta": {"role": "assistant", "content": choice["message"]["content"] or ""}, "finish_reason": None}]},
+                base | {"choices": [{"index": 0, "delta": {"role": "assistant", "content": choice["message"]["content"] or ""},
+                                     "finish_reason": None}]},
                 base | {"choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]},
             ]
             data = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"

@@ -6,11 +6,14 @@ and echoes; problems are printed one per line with file, row and field.
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import click
 
+from rag_eval.datasets.schema import QueryType
 from rag_eval.io.rows import FileFormatError
 
 
@@ -50,7 +53,8 @@ def import_cmd(kind: str, paths: tuple[str, ...], out: str, prefix_subset: bool,
     from rag_eval.datasets.importers import import_dataset
     from rag_eval.datasets.io import write_dataset
 
-    options = {"ragbench": {"prefix_subset": prefix_subset}, "beir": {"min_score": min_score}}.get(kind, {})
+    by_kind: dict[str, dict[str, Any]] = {"ragbench": {"prefix_subset": prefix_subset}, "beir": {"min_score": min_score}}
+    options = by_kind.get(kind, {})
     try:
         result = import_dataset(kind, paths, **options)
         if not result.rows:
@@ -149,15 +153,13 @@ def show_cmd(path: str) -> None:
         click.echo(f"  with {name:<22} {count}/{len(rows)}")
 
 
-def _types(values: tuple[str, ...]) -> tuple[str, ...]:
-    from rag_eval.datasets.schema import QueryType
-
+def _types(values: tuple[str, ...]) -> tuple[QueryType, ...]:
     names = [t.strip() for v in values for t in v.split(",") if t.strip()]
     known = [t.value for t in QueryType]
     unknown = [t for t in names if t.replace("-", "_") not in known]
     if unknown:
         raise click.BadParameter(f"unknown type(s) {', '.join(unknown)}; choose from {', '.join(known)}", param_hint="--types")
-    return tuple(t.replace("-", "_") for t in names) or tuple(known)
+    return tuple(QueryType(t.replace("-", "_")) for t in names) or tuple(QueryType)
 
 
 @click.command("synth")
@@ -181,11 +183,11 @@ def synth_cmd(collection, n, out, types, model, base_url, api_key_env, few_shot,
               dedupe_threshold, dropped_path) -> None:
     """Generate a synthetic dataset from a collection; every row is provenance 'synthetic'."""
     from rag_eval.datasets.io import write_dataset
-    from rag_eval.synth import SynthOptions, make_answer_judge, synthesize_from_collection
     from rag_eval.io.rows import write_rows
     from rag_eval.llm.config import LLMConfig
     from rag_eval.llm.errors import LLMError
     from rag_eval.rag.store import CollectionNotFound, QdrantUnavailable
+    from rag_eval.synth import SynthOptions, make_answer_judge, synthesize_from_collection
 
     golden = ()
     if few_shot:
@@ -198,7 +200,7 @@ def synth_cmd(collection, n, out, types, model, base_url, api_key_env, few_shot,
         options = SynthOptions(n=n, types=_types(types), seed=seed, negatives=negatives, few_shot=golden,
                                dedupe_threshold=dedupe_threshold)
         judge = make_answer_judge(judge_kind, llm)
-        with click.progressbar(length=n, label="generating", file=click.get_text_stream("stderr")) as bar:
+        with click.progressbar(length=n, label="generating", file=sys.stderr) as bar:
             def progress(done: int, total: int) -> None:
                 bar.update(done - bar.pos)
 

@@ -13,10 +13,10 @@ from typing import Any
 import click
 
 from rag_eval.io.rows import FileFormatError, write_rows
-from rag_eval.runs.judge_file import BatchSummary, load_entries, judge_entries, summarize
 from rag_eval.judges.registry import make_judge
 from rag_eval.llm.config import LLMConfig
 from rag_eval.metrics.trace import DEFAULT_MODE
+from rag_eval.runs.judge_file import BatchSummary, judge_entries, load_entries, summarize
 from rag_eval.schema import ScoringMode
 
 MAX_ERRORS_SHOWN = 20
@@ -165,7 +165,8 @@ def judge_command(file: Path, out: Path | None, kind: str, mode: str, samples: i
     write_rows(rows, out)
     summary = summarize(rows)
     local = judge.name.startswith("local:")
-    note = judge.model.quality_note() if local else None
+    model = getattr(judge, "model", None)  # the local judge's fitted model says how far to trust it
+    note = model.quality_note() if local and model is not None else None
     click.echo("\n".join(_summary_lines(summary, out, local=local, note=note)))
     if summary.errors:
         click.echo(f"{summary.failed} row(s) without usable labels:", err=True)

@@ -9,8 +9,10 @@ exit code 1; nothing already stored is touched by a failed command.
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import click
 
@@ -50,7 +52,7 @@ def _progress_bar(label: str, unit: str):
     def update(done: int, total: int) -> None:
         bar = state.get("bar")
         if bar is None:
-            bar = state["bar"] = tqdm(desc=label, unit=unit, total=total, file=click.get_text_stream("stderr"),
+            bar = state["bar"] = tqdm(desc=label, unit=unit, total=total, file=sys.stderr,
                                       dynamic_ncols=True)
         elif bar.total != total:
             bar.total = total
@@ -143,8 +145,8 @@ def ingest(paths, collection, config_path, chunking, chunk_size, chunk_overlap) 
 @_user_errors
 def ask(question, collection, config_path, k, mode, no_judge, as_json) -> None:
     """Answer QUESTION from a collection, then judge and score the answer."""
-    from rag_eval.runs.ask import ask as ask_question
     from rag_eval.cli.report import format_ask_result
+    from rag_eval.runs.ask import ask as ask_question
 
     config = _load_config(config_path, {"retrieval.k": k, "retrieval.mode": mode})
     if collection == DEMO:

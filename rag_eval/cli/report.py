@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import textwrap
 
-from rag_eval.schema import EvalItem, Labels, METRIC_NAMES
+from rag_eval.schema import METRIC_NAMES, EvalItem, Labels
 from rag_eval.text.keys import normalize_key
 
 WIDTH = 100

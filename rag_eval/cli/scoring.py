@@ -7,8 +7,9 @@ exits non-zero when any input row failed (after writing every good row).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import click
 
@@ -17,8 +18,8 @@ from rag_eval.io.trec import read_qrels, read_run
 from rag_eval.metrics.agreement import DEFAULT_F1_THRESHOLD, DEFAULT_N_BOOT, DEFAULT_SEED, AgreementReport, Estimate
 from rag_eval.metrics.registry import evaluate_run
 from rag_eval.metrics.retrieval import DEFAULT_ALPHA, DEFAULT_GAMMA
-from rag_eval.schema import METRIC_NAMES, ScoringMode
 from rag_eval.runs.score_file import ScoringSummary, agreement_between_files, score_file
+from rag_eval.schema import METRIC_NAMES, ScoringMode
 
 RETRIEVAL_COLUMNS = ("precision", "recall", "f1", "hit_rate", "mrr", "ndcg", "log_rank")
 MAX_ERRORS_SHOWN = 20

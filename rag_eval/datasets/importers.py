@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import csv
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -170,7 +171,7 @@ def read_qrels(path: Path, issues: list[Issue]) -> dict[str, dict[str, int]]:
 
 def _corpus_texts(path: Path, wanted: set[str], issues: list[Issue]) -> dict[str, str]:
     texts = {}
-    for number, row in iter_raw(path):
+    for _number, row in iter_raw(path):
         if isinstance(row, RowError):
             issues.append(Issue.from_row_error(row))
         elif str(row.get("_id")) in wanted:
@@ -292,7 +293,8 @@ _META_NAMES = ("query_type", "question_source", "difficulty", "domain")
 
 def _csv_record(row: dict[str, Any], columns: dict[str, str | None], used: set[str], stem: str, number: int) -> dict[str, Any]:
     def cell(name: str) -> Any:
-        return row.get(columns[name]) if columns[name] else None
+        column = columns[name]
+        return row.get(column) if column else None
 
     record: dict[str, Any] = {"id": cell("id") if cell("id") not in (None, "") else f"{stem}-{number}",
                               "question": cell("question")}

@@ -20,9 +20,10 @@ dropped silently: they come back as issues naming file, row and field.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -174,13 +175,13 @@ def load_dataset(path: str | Path) -> LoadResult:
     reported = {(i.row, i.field) for i in result.issues if i.severity is Severity.ERROR}
     for number, raw in raw_rows:
         try:
-            row = DatasetRow.model_validate(raw)
+            valid = DatasetRow.model_validate(raw)
         except ValidationError as err:
             result.issues.extend(
                 i for i in issues_from_validation_error(err, name, number) if (i.row, i.field) not in reported
             )
             continue
-        result.rows.append(row)
+        result.rows.append(valid)
         result.row_numbers.append(number)
     result.issues.sort(key=lambda i: (i.row, i.field or ""))
     return result

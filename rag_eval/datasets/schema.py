@@ -67,7 +67,7 @@ class ContextPointer(BaseModel):
     chunk_id: str | None = None
 
     @model_validator(mode="after")
-    def _ordered(self) -> "ContextPointer":
+    def _ordered(self) -> ContextPointer:
         if self.start is not None and self.end is not None and self.end < self.start:
             raise ValueError(f"end ({self.end}) is before start ({self.start})")
         return self

@@ -9,9 +9,10 @@ sentence: the upstream data has some, and the scorer copes with them).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Iterable
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -47,7 +48,7 @@ class Issue:
                 "message": self.message, "severity": self.severity.value}
 
     @classmethod
-    def from_row_error(cls, err: RowError) -> "Issue":
+    def from_row_error(cls, err: RowError) -> Issue:
         return cls(err.file, err.row, err.field, err.message, Severity.ERROR)
 
 
@@ -82,7 +83,7 @@ def check_question(row: dict[str, Any]) -> list[tuple[str, str, Severity]]:
 
 def check_contexts(row: dict[str, Any]) -> list[tuple[str, str, Severity]]:
     """Empty context lists or blank passages in ``documents`` / ``gold_contexts``."""
-    out = []
+    out: list[tuple[str, str, Severity]] = []
     for name in ("documents", "gold_contexts"):
         if name not in row:
             continue
@@ -177,7 +178,7 @@ def check_rows(rows: Iterable[tuple[int, dict[str, Any]]], file: str) -> list[Is
     """Row-level checks (question, contexts, sentence keys) and duplicate ids across
     rows. Type errors are left to the schema (see :func:`issues_from_validation_error`)."""
     rows = list(rows)
-    issues = []
+    issues: list[Issue] = []
     first_seen: dict[str, int] = {}
     for number, row in rows:
         for check in ROW_CHECKS:

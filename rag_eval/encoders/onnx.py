@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -51,7 +51,7 @@ class EncoderSpec:
                 "base_model": self.base_model, "runtime": "onnxruntime"}
 
     @classmethod
-    def from_dict(cls, d: dict | None, default: "EncoderSpec | None" = None) -> "EncoderSpec":
+    def from_dict(cls, d: dict | None, default: EncoderSpec | None = None) -> EncoderSpec:
         d, base = d or {}, default or cls()
         if d.get("quantization", base.quantization) not in (INT8, NO_QUANTIZATION):
             raise ValueError(f"unknown encoder quantization: {d.get('quantization')!r}")

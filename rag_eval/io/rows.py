@@ -12,9 +12,10 @@ import io
 import json
 import math
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -175,9 +176,13 @@ def _iter_text_rows(name: str, suffix: str, text: str) -> Iterator[tuple[int, di
 
 def read_rows(path: str | Path) -> tuple[list[tuple[int, dict[str, Any]]], list[RowError]]:
     """All rows of ``path``: ``([(row_number, row), ...], [errors])``."""
-    rows, errors = [], []
+    rows: list[tuple[int, dict[str, Any]]] = []
+    errors: list[RowError] = []
     for number, value in iter_rows(path):
-        (errors if isinstance(value, RowError) else rows).append(value if isinstance(value, RowError) else (number, value))
+        if isinstance(value, RowError):
+            errors.append(value)
+        else:
+            rows.append((number, value))
     return rows, errors
 
 

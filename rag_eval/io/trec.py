@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from rag_eval.io.rows import FileFormatError, RowError, _decode
 
@@ -88,7 +89,8 @@ def _read_trec_run(name: str, lines: list[tuple[int, str]]) -> tuple[Run, list[R
     for order, (lineno, line) in enumerate(lines):
         cells = line.split()
         if len(cells) != len(TREC_RUN_COLUMNS):
-            errors.append(RowError(name, lineno, None, f"expected {len(TREC_RUN_COLUMNS)} columns ({' '.join(TREC_RUN_COLUMNS)}), got {len(cells)}"))
+            expected = f"{len(TREC_RUN_COLUMNS)} columns ({' '.join(TREC_RUN_COLUMNS)})"
+            errors.append(RowError(name, lineno, None, f"expected {expected}, got {len(cells)}"))
             continue
         qid, _, doc, rank_text, score_text, _ = cells
         rank, score = _number(rank_text), _number(score_text)

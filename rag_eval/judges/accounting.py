@@ -39,7 +39,7 @@ class CallLog:
         self.calls.append(completion)
         return completion
 
-    def extend(self, other: "CallLog") -> None:
+    def extend(self, other: CallLog) -> None:
         self.calls.extend(other.calls)
 
     def tokens(self) -> dict[str, int]:

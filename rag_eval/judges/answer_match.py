@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
@@ -35,7 +36,7 @@ class MatchItem:
     predicted: str
 
     @classmethod
-    def from_row(cls, row: dict[str, Any], default_id: str = "") -> "MatchItem":
+    def from_row(cls, row: dict[str, Any], default_id: str = "") -> MatchItem:
         """From a row with ``question``, ``reference`` (or ``answer``) and ``predicted``
         (or ``response``); ValueError names the missing field."""
         reference = row.get("reference", row.get("answer"))

@@ -8,7 +8,8 @@ explicit status. A judge never raises for a bad item: the failure is the result.
 from __future__ import annotations
 
 import threading
-from typing import Callable, Protocol, Sequence, runtime_checkable
+from collections.abc import Callable, Sequence
+from typing import Protocol, runtime_checkable
 
 from rag_eval.schema import EvalItem, JudgeResult
 

@@ -12,7 +12,7 @@ encoder is part of the judge's model version (``model.json`` records its spec).
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

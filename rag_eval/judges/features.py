@@ -18,8 +18,8 @@ inputs and the same code serves training and judging.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 

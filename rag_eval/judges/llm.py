@@ -27,9 +27,10 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from statistics import mean
-from typing import Any, Sequence
+from typing import Any
 
 from rag_eval.judges.accounting import CallLog, error_text, status_for_error
 from rag_eval.judges.base import ProgressCallback
@@ -172,10 +173,11 @@ class LLMJudge:
                     out.status = JudgeStatus.PARSE_ERROR
                     return out
                 parsed, messages, completion = again, followup, second
-            elif parsed.missing_response_keys:
+            elif parsed is not None and parsed.missing_response_keys:
                 parsed, messages, completion = await self._ask_missing(
                     item, messages, completion, parsed, temperature, namespace, out
                 )
+            assert parsed is not None  # a ParseProblem either returned or was repaired above
             out.parsed = parsed
             out.status = JudgeStatus.REPAIRED if (parsed.repaired or out.reasks) else JudgeStatus.OK
             if self.consistency_check:
@@ -274,7 +276,7 @@ class LLMJudge:
             extra["samples_usable"] = len(usable)
             extra["sample_statuses"] = [o.status.value for o in outcomes]
         first = outcomes[0]
-        base = dict(
+        base: dict[str, Any] = dict(
             item_id=item.id, raw=first.raw, tokens=log.tokens(), cost_usd=log.cost_usd(), latency_s=latency,
             judge=self.name, prompt_id=self.prompt_id,
         )

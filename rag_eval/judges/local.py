@@ -25,9 +25,10 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -78,7 +79,7 @@ class LogisticHead:
         }
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "LogisticHead":
+    def from_dict(cls, d: dict[str, Any]) -> LogisticHead:
         return cls(
             features=tuple(d["features"]),
             mean=np.asarray(d["mean"], dtype=np.float64),
@@ -169,7 +170,7 @@ class LocalModel:
     support_threshold: float = SUPPORT_THRESHOLD
 
     @classmethod
-    def load(cls, path: str | Path | None = None) -> "LocalModel":
+    def load(cls, path: str | Path | None = None) -> LocalModel:
         """Read the JSON artifact (plain numbers, so loading runs no code)."""
         path = Path(path) if path is not None else MODEL_DIR / MODEL_FILE
         if path.is_dir():

@@ -6,7 +6,8 @@ kind is added in one place and the error message lists what exists.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from rag_eval.judges.base import Judge
 
@@ -16,7 +17,7 @@ def _llm(**options: Any) -> Judge:
     from rag_eval.judges.prompts import TRACE_PROMPT_ID
     from rag_eval.llm.config import LLMConfig
 
-    judge_options = {
+    judge_options: dict[str, Any] = {
         "samples": options.pop("samples", 1) or 1,
         "consistency_check": bool(options.pop("consistency_check", False)),
         "prompt_id": options.pop("prompt_id", None) or TRACE_PROMPT_ID,

@@ -13,9 +13,10 @@ learns how far to trust the support model on rows that model has not seen.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -27,9 +28,9 @@ from rag_eval.judges.local import (
     ROW_FEATURES,
     LocalModel,
     LogisticHead,
+    completeness_features,
     featurize_items,
     labels_from_features,
-    completeness_features,
     rate_features,
     row_level_features,
 )
@@ -99,13 +100,13 @@ class ArrayEmbedder:
         """Write every known text and vector as ``<name>.json`` + ``<name>.npy`` (float16)."""
         cache_dir = Path(cache_dir)
         cache_dir.mkdir(parents=True, exist_ok=True)
-        texts = sorted(self._index, key=self._index.get)
+        texts = sorted(self._index, key=self._index.__getitem__)
         vectors = self._vectors[[self._index[t] for t in texts]] if texts else self._vectors[:0]
         (cache_dir / f"{name}.json").write_text(json.dumps(texts), encoding="utf-8")
         np.save(cache_dir / f"{name}.npy", vectors.astype(np.float16))
 
     @classmethod
-    def from_cache(cls, cache_dir: str | Path | None, fallback=None) -> "ArrayEmbedder":
+    def from_cache(cls, cache_dir: str | Path | None, fallback=None) -> ArrayEmbedder:
         """Load every ``<name>.json`` (texts) + ``<name>.npy`` (vectors) pair in ``cache_dir``
         (``None`` or an absent directory gives an empty cache)."""
         texts: list[str] = []
@@ -149,7 +150,10 @@ def _key_set(value: Any) -> set[str]:
 def build_dataset(rows: Sequence[dict[str, Any]], embedder, chunk_size: int = 128) -> Dataset:
     """Featurise labelled RAGBench rows. Rows without document or response sentences
     are skipped and listed in ``skipped`` with the reason."""
-    items, feats, subsets, splits = [], [], [], []
+    items: list[EvalItem] = []
+    feats: list[RowFeatures] = []
+    subsets: list[str] = []
+    splits: list[str] = []
     truth: dict[str, list[float]] = {"relevance": [], "utilization": [], "completeness": [], "adherence": []}
     doc_x, doc_row, y_rel, y_util = [], [], [], []
     resp_x, resp_row, y_sup = [], [], []
@@ -318,14 +322,18 @@ def calibrate_support_threshold(ds: Dataset, rows: np.ndarray, p_support: np.nda
     return float((row_min[order[k - 1]] + row_min[order[k]]) / 2)
 
 
-def evaluate(model: LocalModel, ds: Dataset, rows: np.ndarray) -> dict[str, float]:
+def evaluate(model: LocalModel, ds: Dataset, rows: np.ndarray) -> dict[str, Any]:
     """Hallucination AUROC and TRACe RMSEs of ``model`` on ``rows``, scored exactly as
     a user's run is: judge labels -> ``score_item(..., "clean")`` -> compare with truth."""
     from sklearn.metrics import roc_auc_score
 
-    pred = {"relevance": [], "utilization": [], "completeness": [], "adherence": []}
+    pred: dict[str, list[Any]] = {"relevance": [], "utilization": [], "completeness": [], "adherence": []}
     flagged = []  # the boolean verdict: some response sentence is unsupported
-    p_supported, y_supported, p_relevant, y_relevant = [], [], [], []  # sentence probabilities and labels
+    # sentence probabilities and labels
+    p_supported: list[float] = []
+    y_supported: list[float] = []
+    p_relevant: list[float] = []
+    y_relevant: list[float] = []
     for r in rows:
         labels = labels_from_features(ds.items[r], ds.feats[r], model)
         s = score_item(ds.items[r], labels, "clean")
@@ -334,11 +342,12 @@ def evaluate(model: LocalModel, ds: Dataset, rows: np.ndarray) -> dict[str, floa
         pred["completeness"].append(s.completeness)
         pred["adherence"].append(s.adherence_score)
         flagged.append(not labels.overall_supported)
-        p_supported.extend(labels.support_probabilities[k] for k in ds.items[r].response_keys)
-        p_relevant.extend(labels.relevance_probabilities[k] for k in ds.items[r].document_keys)
+        support, relevance = labels.support_probabilities or {}, labels.relevance_probabilities or {}
+        p_supported.extend(support[k] for k in ds.items[r].response_keys)
+        p_relevant.extend(relevance[k] for k in ds.items[r].document_keys)
         y_supported.extend(ds.y_supported[ds.resp_row == r].tolist())
         y_relevant.extend(ds.y_relevant[ds.doc_row == r].tolist())
-    out: dict[str, float] = {"rows": float(len(rows))}
+    out: dict[str, Any] = {"rows": float(len(rows))}
     hallucinated = 1 - ds.truth["adherence"][rows]
     score = 1 - np.asarray(pred["adherence"], dtype=float)
     out["auroc"] = float(roc_auc_score(hallucinated, score)) if 0 < hallucinated.sum() < len(rows) else float("nan")

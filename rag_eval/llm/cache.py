@@ -10,13 +10,12 @@ a torn file, and an interrupted batch resumes from whatever was written.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
-import itertools
 import threading
 from pathlib import Path
 from typing import Any
-
 
 _counter = itertools.count()
 

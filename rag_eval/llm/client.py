@@ -24,8 +24,9 @@ import ssl
 import sys
 import threading
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, AsyncIterator, Awaitable, Callable, Sequence, TypeVar
+from typing import Any, TypeVar
 
 import openai
 

@@ -86,7 +86,7 @@ class LLMConfig:
             )
 
     @classmethod
-    def from_settings(cls, **overrides: Any) -> "LLMConfig":
+    def from_settings(cls, **overrides: Any) -> LLMConfig:
         """Config from environment / secrets, then ``overrides`` (None values ignored)."""
         values: dict[str, Any] = {}
         for name, fld, convert in _ENV_SETTINGS:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from typing import Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
 from rag_eval.llm.constants import MIN_RATE_FACTOR, RECOVERY_STEP
 
@@ -119,7 +119,7 @@ class AdaptiveLimiter:
         self.factor = max(self.min_factor, self.factor / 2.0)
         self._paused_until = max(self._paused_until, self._clock() + max(0.0, pause_s))
 
-    async def __aenter__(self) -> "AdaptiveLimiter":
+    async def __aenter__(self) -> AdaptiveLimiter:
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -8,8 +8,9 @@ An unknown model has cost ``None`` (unknown), never 0, so a summary can say so.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from rag_eval.llm.constants import CHARS_PER_TOKEN
 

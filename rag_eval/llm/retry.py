@@ -8,7 +8,7 @@ from __future__ import annotations
 import email.utils
 import random
 import time
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from rag_eval.llm.constants import (
     INITIAL_RETRY_DELAY_S,

@@ -12,7 +12,8 @@ denominator has one documented value instead of an exception or a NaN:
 from __future__ import annotations
 
 import math
-from typing import Any, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
 
 PRECISION_DENOMINATORS = ("k", "retrieved")
 

@@ -30,8 +30,9 @@ Undefined statistics (no pairs, one class only for AUROC, no positives for F1) a
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -368,7 +369,8 @@ def agreement(
     # Squared errors over the used rows, NaN where a pair is incomplete; resampling the
     # used rows jointly keeps the per-metric and aggregated intervals consistent.
     squared = {
-        m: np.array([(pred[m][i] - true[m][i]) ** 2 if both[m][i] else np.nan for i in used_rows], dtype=float)
+        m: np.array([(float(pred[m][i] or 0.0) - float(true[m][i] or 0.0)) ** 2 if both[m][i] else np.nan
+                     for i in used_rows], dtype=np.float64)
         for m in METRIC_NAMES
     }
     idx = rng.integers(0, len(used_rows), size=(n_boot, len(used_rows))) if n_boot > 0 and len(used_rows) >= 2 else None

@@ -8,8 +8,9 @@ from :data:`RETRIEVAL_METRICS`, so it always lists exactly what exists.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from typing import Any, Callable, Mapping, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 from rag_eval.metrics import retrieval
 from rag_eval.metrics._common import check_k

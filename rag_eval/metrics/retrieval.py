@@ -32,8 +32,9 @@ best-ranked retrieved item matching each (0 for items not found).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Collection, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 

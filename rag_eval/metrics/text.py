@@ -11,8 +11,9 @@ empty-input values so callers get plain floats:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import NamedTuple, Sequence
+from typing import NamedTuple
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
 

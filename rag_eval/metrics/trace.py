@@ -24,8 +24,9 @@ unsupported, or the judge's own probability of a grounded response when it gives
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from rag_eval.schema import (
     SPECIAL_SUPPORT_TOKENS,

@@ -55,7 +55,8 @@ def _split_long(text: str, start: int, end: int, size: int) -> list[tuple[int, i
     """A sentence longer than ``size`` characters, cut at whitespace into pieces <= size
     (a single longer word stays whole)."""
     pieces: list[tuple[int, int]] = []
-    piece_start = piece_end = None
+    piece_start: int | None = None
+    piece_end = 0
     for m in _TOKEN.finditer(text, start, end):
         if piece_start is None:
             piece_start, piece_end = m.start(), m.end()

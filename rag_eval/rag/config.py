@@ -40,7 +40,7 @@ class ChunkingConfig(_Frozen):
     overlap: int = Field(200, ge=0)
 
     @model_validator(mode="after")
-    def _overlap_below_size(self) -> "ChunkingConfig":
+    def _overlap_below_size(self) -> ChunkingConfig:
         if self.strategy != "document" and self.overlap >= self.size:
             raise ValueError(f"chunking overlap ({self.overlap}) must be smaller than size ({self.size})")
         return self
@@ -127,7 +127,7 @@ class RagConfig(_Frozen):
     def __hash__(self) -> int:
         return hash(self.config_hash)
 
-    def with_changes(self, **changes: Any) -> "RagConfig":
+    def with_changes(self, **changes: Any) -> RagConfig:
         """A copy with dotted-path changes, e.g. ``with_changes(**{"retrieval.k": 2})``."""
         data = self.to_dict()
         for path, value in changes.items():
@@ -146,7 +146,7 @@ class RagConfig(_Frozen):
         return text
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], source: str = "configuration") -> "RagConfig":
+    def from_dict(cls, data: dict[str, Any], source: str = "configuration") -> RagConfig:
         """Validate a plain dict; errors name the offending field (``retrieval.k: ...``)."""
         if not isinstance(data, dict):
             raise ValueError(f"{source}: expected a mapping at the top level, got {type(data).__name__}")
@@ -159,7 +159,7 @@ class RagConfig(_Frozen):
             raise ValueError(f"{source}: {problems}") from None
 
     @classmethod
-    def from_yaml(cls, source: str | Path) -> "RagConfig":
+    def from_yaml(cls, source: str | Path) -> RagConfig:
         """Load from a YAML file path (or YAML text when ``source`` is not an existing file)."""
         label = "configuration"
         text = source

@@ -8,8 +8,9 @@ variable the config names and never appears in an error message.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Protocol, Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -77,7 +78,7 @@ class OpenAIEmbedder:
         return self._dimension
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        out = []
+        out: list[list[float]] = []
         for i in range(0, len(texts), self.batch_size):
             try:
                 response = self._client.embeddings.create(model=self.model, input=list(texts[i:i + self.batch_size]))

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -108,7 +109,7 @@ def render_context(chunks: Sequence[RetrievedChunk], keyed: bool) -> str:
     """The context block: documents separated by blank lines, or keyed sentences."""
     if not keyed:
         return "\n\n".join(f"Document {i + 1}:\n{c.text}" for i, c in enumerate(chunks))
-    lines = []
+    lines: list[str] = []
     for d, chunk in enumerate(chunks):
         lines.extend(f"[{document_key(d, i)}] {s}" for i, (s, _, _) in enumerate(split_sentences(chunk.text)))
         lines.append("")
@@ -190,7 +191,8 @@ def endpoint_configured(config: GeneratorConfig) -> bool:
 
 
 def _from_completion(completion, template: PromptTemplate, base: dict[str, Any], model: str) -> Generation:
-    text, citations = (completion.text or "").strip(), []
+    text = (completion.text or "").strip()
+    citations: list[list[str]] = []
     if template.keyed_context:
         text, citations = strip_citations(text)
     generation = Generation(

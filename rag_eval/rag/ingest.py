@@ -11,9 +11,10 @@ file never stops the others and never touches what is already stored.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any
 
 from qdrant_client import QdrantClient, models
 
@@ -127,7 +128,7 @@ def _points(batch: list[_Pending], config: RagConfig) -> tuple[list[models.Point
             continue
         chunked.append((pending, chunks))
     texts = [c.text for _, chunks in chunked for c in chunks]
-    vectors = make_embedder(config.embedder).encode(texts) if texts else []
+    vectors: Any = make_embedder(config.embedder).encode(texts) if texts else []
     points, done, i = [], [], 0
     chunking = config.chunking.model_dump(mode="json")
     for pending, chunks in chunked:

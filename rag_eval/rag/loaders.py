@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown")
 HTML_SUFFIXES = (".html", ".htm")
@@ -40,7 +41,7 @@ class Document:
 
     @property
     def content_hash(self) -> str:
-        return hashlib.sha256(f"{self.title}\x00{self.text}".encode("utf-8")).hexdigest()
+        return hashlib.sha256(f"{self.title}\x00{self.text}".encode()).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,9 +36,9 @@ class RetrievedChunk:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "RetrievedChunk":
-        return cls(**{k: d.get(k) for k in ("id", "text", "score", "doc_id", "source", "chunk_index", "start", "end")},
-                   title=d.get("title") or "")
+    def from_dict(cls, d: dict[str, Any]) -> RetrievedChunk:
+        fields: dict[str, Any] = {k: d.get(k) for k in ("id", "text", "score", "doc_id", "source", "chunk_index", "start", "end")}
+        return cls(**fields, title=d.get("title") or "")
 
 
 def _sparse(text: str) -> models.SparseVector:

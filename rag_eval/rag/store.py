@@ -18,10 +18,11 @@ import atexit
 import re
 import threading
 import uuid
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from qdrant_client import QdrantClient, models
 
@@ -132,7 +133,7 @@ def _metadata(embedder: EmbedderConfig, dimension: int, chunking: ChunkingConfig
             "dimension": dimension,
             "chunking": chunking.model_dump(mode="json"),
             "sparse": SPARSE_VERSION,
-            "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         }
     }
 

@@ -8,8 +8,9 @@ measures this system's own context and answer.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from qdrant_client import QdrantClient
 

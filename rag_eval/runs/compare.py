@@ -9,7 +9,8 @@ and shows up in the coverage instead.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from rag_eval.runs.stats import SCORE_NAMES, bootstrap_ci, finite, mean_with_ci
 

@@ -9,8 +9,9 @@ secrets, and neither does the export.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from rag_eval.io.rows import write_rows
 from rag_eval.runs.stats import SCORE_NAMES

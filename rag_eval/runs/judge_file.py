@@ -8,10 +8,11 @@ field, and the good rows are judged. Output rows keep input order.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
-from typing import Any, Sequence
+from typing import Any
 
 from rag_eval.io.rows import RowError, iter_rows
 from rag_eval.judges.base import Judge, ProgressCallback
@@ -88,7 +89,7 @@ class BatchSummary:
     errors: list[str] = field(default_factory=list)  # first failures, "id: status: reason"
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__slots__}  # type: ignore[attr-defined]
+        return {k: getattr(self, k) for k in self.__slots__}
 
 
 def judge_entries(
@@ -100,7 +101,7 @@ def judge_entries(
 ) -> list[dict[str, Any]]:
     """Output rows for ``entries``, in order (invalid rows included)."""
     valid = [e for e in entries if e.item is not None]
-    results = iter(judge.judge([e.item for e in valid], progress=progress, cancel=cancel))  # type: ignore[misc]
+    results = iter(judge.judge([e.item for e in valid if e.item is not None], progress=progress, cancel=cancel))
     rows = []
     for entry in entries:
         if entry.item is None:

@@ -14,17 +14,18 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from rag_eval.io.rows import RowError
 from rag_eval.metrics.trace import score_item
 from rag_eval.rag.config import RagConfig
 from rag_eval.runs.ask import judge_items
 from rag_eval.runs.runner import dataset_fingerprint
+from rag_eval.runs.score_file import truth_number
 from rag_eval.runs.store import RunStore
 from rag_eval.schema import METRIC_NAMES, RAGBENCH_TRUTH_COLUMNS, EvalItem, JudgeResult, _as_list
-from rag_eval.runs.score_file import truth_number
 from rag_eval.text.sentences import item_from_row
 
 RESPONSE_FIELDS = ("response", "answer")
@@ -154,7 +155,8 @@ def judge_dataset(
             todo = [p for p in batch if p.item is not None]
             cancelled = cancel is not None and cancel.is_set()
             t = time.perf_counter()
-            results = [] if cancelled or not todo else judge_items(judge, [p.item for p in todo], cancel=cancel)
+            items = [p.item for p in todo if p.item is not None]
+            results = [] if cancelled or not items else judge_items(judge, items, cancel=cancel)
             each = (time.perf_counter() - t) / len(todo) if todo and results else None
             by_pos = {p.position: r for p, r in zip(todo, results)}
             for p in batch:

@@ -15,8 +15,9 @@ import hashlib
 import json
 import threading
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from qdrant_client import QdrantClient
 
@@ -24,9 +25,9 @@ from rag_eval.io.rows import RowError
 from rag_eval.judges.base import Judge
 from rag_eval.rag.config import RagConfig
 from rag_eval.rag.generate import Generation, generate_many
-from rag_eval.runs.ask import build_item, judge_items, make_judge_from_config, score_result
 from rag_eval.rag.retrieve import RetrievedChunk, retrieve
 from rag_eval.rag.store import open_qdrant, require_collection
+from rag_eval.runs.ask import build_item, judge_items, make_judge_from_config, score_result
 from rag_eval.runs.store import RunStore
 from rag_eval.schema import EvalItem, JudgeResult, _as_list
 
@@ -75,7 +76,7 @@ def parse_row(value: dict[str, Any] | RowError, position: int, row_number: int |
 
 
 def _normalise_rows(rows: Iterable[Any]) -> list[tuple[int | None, dict[str, Any] | RowError]]:
-    out = []
+    out: list[tuple[int | None, dict[str, Any] | RowError]] = []
     for value in rows:
         if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], int):
             out.append((value[0], value[1]))
@@ -289,7 +290,8 @@ def run_dataset(
             prepared = [_retrieve(q, config, collection, client) for q in todo[start:start + batch_size]]
             _generate(prepared, config, llm_client)
             to_judge = [p for p in prepared if p.item is not None]
-            results = judge_items(judge, [p.item for p in to_judge], cancel=cancel) if to_judge else []
+            items = [p.item for p in to_judge if p.item is not None]
+            results = judge_items(judge, items, cancel=cancel) if items else []
             by_id = {id(p): r for p, r in zip(to_judge, results)}
             for p in prepared:
                 store.add_item(run_id, _finish(p, by_id.get(id(p)), config, embed))

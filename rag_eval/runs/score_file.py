@@ -9,9 +9,10 @@ Failed rows are counted in the summary's coverage and never enter a mean.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from rag_eval.io.rows import RowError, iter_rows
 from rag_eval.metrics.agreement import (

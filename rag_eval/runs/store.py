@@ -20,9 +20,10 @@ import os
 import sqlite3
 import threading
 import uuid
-from datetime import datetime, timezone
+from collections.abc import Iterable
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from rag_eval.config import data_dir, redact, setting
 from rag_eval.runs.stats import summarize_items
@@ -77,7 +78,7 @@ class RunNotFound(LookupError):
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def default_db_path() -> Path:
@@ -176,7 +177,7 @@ class RunStore:
         ``config`` is a :class:`~rag_eval.rag.config.RagConfig` or its dict."""
         config_dict = config.to_dict() if hasattr(config, "to_dict") else dict(config)
         config_hash = getattr(config, "config_hash", None) or str(config_dict.get("config_hash", ""))
-        run_id = f"{datetime.now(timezone.utc):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
+        run_id = f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
         secrets = _secrets()
         self._write(
             "INSERT INTO runs (id, name, created_at, status, config_name, config_hash, config_json, collection, "

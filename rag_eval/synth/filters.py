@@ -93,7 +93,8 @@ def answerability_filter(
             verdicts[row.id] = f"the reference chunks do not support the answer (judge {judge.name})"
         else:
             verdicts[row.id] = None
-    kept, out = [], []
+    kept: list[DatasetRow] = []
+    out: list[tuple[DatasetRow, str]] = []
     for row in rows:
         if row.id not in verdicts:
             row.metadata.answerability = "not applicable"  # type: ignore[attr-defined]
@@ -102,5 +103,5 @@ def answerability_filter(
             row.metadata.answerability = f"checked by {judge.name}"  # type: ignore[attr-defined]
             kept.append(row)
         else:
-            out.append((row, verdicts[row.id]))
+            out.append((row, str(verdicts[row.id])))
     return kept, out

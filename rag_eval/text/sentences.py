@@ -8,8 +8,9 @@ as they are, so scores stay comparable with the dataset's own labels.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import pysbd
 

@@ -7,18 +7,19 @@ functions lay them out. The support map HTML itself is the pure
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
 from rag_eval.schema import METRIC_NAMES, TraceScores
 from rag_eval.ui.constants import METRIC_LABELS, RESP_UNKNOWN
-from rag_eval.ui.views import SupportView
 from rag_eval.ui.support_map import (  # noqa: F401 - re-exported for pages and tests
     legend_html,
     response_sentence_class,
     support_map_html,
 )
+from rag_eval.ui.views import SupportView
 
 if TYPE_CHECKING:  # pandas and plotly load when a page first draws a table or chart
     import pandas as pd
@@ -76,7 +77,7 @@ def draw_support_map(view: SupportView, key: str) -> None:
     st.html(support_map_html(view.item, view.labels, selected))
 
 
-def draw_table(frame: "pd.DataFrame", key: str | None = None, height: int | None = None) -> None:
+def draw_table(frame: pd.DataFrame, key: str | None = None, height: int | None = None) -> None:
     """A pandas table, full width."""
     kwargs: dict[str, Any] = {"hide_index": True, "key": key}
     if height:
@@ -84,7 +85,7 @@ def draw_table(frame: "pd.DataFrame", key: str | None = None, height: int | None
     st.dataframe(frame, **kwargs)
 
 
-def draw_figure(fig: "go.Figure", key: str) -> None:
+def draw_figure(fig: go.Figure, key: str) -> None:
     st.plotly_chart(fig, key=key, config={"displaylogo": False})
 
 

@@ -8,7 +8,8 @@ It is a floor: prompts add instructions and re-asks are not included.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from rag_eval.llm.pricing import Estimate, dry_run_estimate
 from rag_eval.rag.config import RagConfig

@@ -8,7 +8,8 @@ opened in the support map, two runs' rows side by side) it leaves a
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import streamlit as st
 

@@ -80,8 +80,8 @@ def item_from_record(record: dict[str, Any]) -> EvalItem:
     stored = record.get("item")
     if isinstance(stored, dict) and stored.get("documents_sentences") is not None:
         return item_from_row({"id": record.get("item_id"), "question": record.get("question"), **stored})
-    from rag_eval.runs.ask import build_item
     from rag_eval.rag.retrieve import RetrievedChunk
+    from rag_eval.runs.ask import build_item
 
     chunks = [RetrievedChunk.from_dict(c) for c in record.get("chunks") or []]
     return build_item(str(record.get("item_id")), str(record.get("question") or ""), chunks, str(record.get("answer") or ""))
@@ -91,7 +91,8 @@ def scores_from_record(record: dict[str, Any]) -> TraceScores | None:
     trace = record.get("trace")
     if not isinstance(trace, dict):
         return None
-    return TraceScores(**{k: trace.get(k) for k in TraceScores.__slots__ if k in trace})
+    fields: dict[str, Any] = {k: trace.get(k) for k in TraceScores.__slots__ if k in trace}
+    return TraceScores(**fields)
 
 
 def view_from_record(record: dict[str, Any], run_label: str = "") -> SupportView:

@@ -5,8 +5,7 @@ import json
 
 import pytest
 
-from rag_eval.datasets.io import load_dataset, read_dataset
-from rag_eval.datasets.io import validate_file
+from rag_eval.datasets.io import load_dataset, read_dataset, validate_file
 from rag_eval.datasets.validate import Severity, check_sentence_keys, summarize_issues
 
 

@@ -18,6 +18,11 @@ from tests.judges.fake_answers import answer, answer_text
 from tests.openai_server import Reply
 
 
+# Timeouts: the client's limit leaves a normal reply seconds of margin on a loaded 2-core
+# machine, and a "slow" reply waits far beyond it (the server ends the wait when it stops).
+CLIENT_TIMEOUT_S = 2.0
+NEVER_S = 60.0
+
 def make_item(i: int = 0, docs=("X is a cat. It purrs.", "Dogs bark."), response="X is a cat. It is blue."):
     return item_from_texts(f"q{i}", f"What is X? ({i})", list(docs), response)
 
@@ -143,8 +148,8 @@ def test_provider_errors_map_to_statuses(openai_server, fast_backoff):
 
 
 def test_timeout_maps_to_timeout(openai_server, fast_backoff):
-    openai_server.set_handler(lambda body: Reply.slow(2.0))
-    result = judge_one(openai_server, timeout_s=0.2, max_retries=0)
+    openai_server.set_handler(lambda body: Reply.slow(NEVER_S))
+    result = judge_one(openai_server, timeout_s=CLIENT_TIMEOUT_S, max_retries=0)
     assert result.status is JudgeStatus.TIMEOUT and result.labels is None
 
 
@@ -166,7 +171,7 @@ def test_batch_with_20_percent_faults_loses_no_row(openai_server, fast_backoff):
         2: lambda n: Reply.dropped() if n == 1 else None,  # transient -> ok
         3: lambda n: "no json, sorry about that",  # -> parse_error after a re-ask
         4: lambda n: Reply.truncated('{"relevance'),  # -> truncated
-        5: lambda n: Reply.slow(2.0),  # -> timeout
+        5: lambda n: Reply.slow(NEVER_S),  # -> timeout
         6: lambda n: '{"wrong": 1}' if n == 1 else None,  # -> repaired
         7: lambda n: Reply.refused(),  # -> refused
         8: lambda n: Reply.error(503) if n == 1 else None,  # transient -> ok
@@ -189,7 +194,7 @@ def test_batch_with_20_percent_faults_loses_no_row(openai_server, fast_backoff):
 
     openai_server.set_handler(handler)
     items = [make_item(i) for i in range(50)]
-    results = make_judge(openai_server, max_retries=1, timeout_s=0.3, concurrency=8).judge(items)
+    results = make_judge(openai_server, max_retries=1, timeout_s=CLIENT_TIMEOUT_S, concurrency=8).judge(items)
     assert [r.item_id for r in results] == [i.id for i in items]  # order kept, nothing lost
     by_status = Counter(r.status for r in results)
     assert by_status[JudgeStatus.OK] + by_status[JudgeStatus.REPAIRED] == 45
@@ -329,8 +334,8 @@ def test_replaying_ragbench_labels_reproduces_ragbench_scores(openai_server, rag
     """Golden check of the whole path (prompt -> HTTP -> parse -> keys -> scores): when the
     "LLM" answers with RAGBench's own GPT-4 labels, the judged rows score exactly as
     scoring those labels directly does."""
-    from rag_eval.runs.judge_output import judged_row
     from rag_eval.metrics.trace import score_ragbench_row
+    from rag_eval.runs.judge_output import judged_row
     from rag_eval.text.sentences import item_from_row
 
     by_question = {r["question"]: r for r in ragbench_rows}

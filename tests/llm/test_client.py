@@ -16,6 +16,11 @@ MSG = [{"role": "user", "content": "Say OK."}]
 SECRET = "fake.test-SECRET-0123456789abcdef"
 
 
+# Timeouts: the client's limit leaves a normal reply seconds of margin on a loaded 2-core
+# machine, and a "slow" reply waits far beyond it (the server ends the wait when it stops).
+CLIENT_TIMEOUT_S = 2.0
+NEVER_S = 60.0
+
 def client_for(server, **kw) -> LLMClient:
     kw.setdefault("max_retries", 3)
     kw.setdefault("timeout_s", 5.0)
@@ -68,15 +73,15 @@ def test_400_is_not_retried(openai_server, fast_backoff):
 
 
 def test_timeout_then_success(openai_server, fast_backoff):
-    openai_server.enqueue(Reply.slow(2.0), "fine")
-    out = client_for(openai_server, timeout_s=0.3).complete_sync(MSG)
+    openai_server.enqueue(Reply.slow(NEVER_S), "fine")
+    out = client_for(openai_server, timeout_s=CLIENT_TIMEOUT_S).complete_sync(MSG)
     assert out.text == "fine" and out.retries == 1
 
 
 def test_timeout_exhausted_raises_timeout_error(openai_server, fast_backoff):
-    openai_server.enqueue(Reply.slow(2.0))
+    openai_server.enqueue(Reply.slow(NEVER_S))
     with pytest.raises(errors.TimeoutError):
-        client_for(openai_server, timeout_s=0.3, max_retries=0).complete_sync(MSG)
+        client_for(openai_server, timeout_s=CLIENT_TIMEOUT_S, max_retries=0).complete_sync(MSG)
 
 
 def test_dropped_connection_is_retried(openai_server, fast_backoff):

@@ -26,7 +26,8 @@ def test_unknown_or_malformed_names_list_what_exists(name):
 
 def test_resolve_binds_k_and_only_the_parameters_a_metric_takes():
     run, rel = ["a", "b", "c"], {"b"}
-    assert resolve_metric("precision@2", denominator="retrieved", alpha=0.3)(run, rel) == precision_at_k(run, rel, k=2, denominator="retrieved")
+    expected = precision_at_k(run, rel, k=2, denominator="retrieved")
+    assert resolve_metric("precision@2", denominator="retrieved", alpha=0.3)(run, rel) == expected
     assert resolve_metric("recall@1", denominator="retrieved")(run, rel) == recall_at_k(run, rel, k=1)
 
 

@@ -46,7 +46,8 @@ def _labels(**kw):
 
 
 def test_ragbench_mode_counts_raw_lists_like_the_dataset():
-    labels = _labels(all_relevant_sentence_keys=["0a", "0a", "0b."], all_utilized_sentence_keys=["0a"], unsupported_response_sentence_keys=[])
+    labels = _labels(all_relevant_sentence_keys=["0a", "0a", "0b."], all_utilized_sentence_keys=["0a"],
+                     unsupported_response_sentence_keys=[])
     s = score_labels(labels, DOC_SIZES, RESP, "ragbench")
     assert s.context_relevance == pytest.approx(3 / 5)
     assert s.context_utilization == pytest.approx(1 / 5)
@@ -126,7 +127,8 @@ def test_per_document_breakdown():
     ],
 )
 def test_legacy_worked_examples(relevant, utilized, unsupported, expected):
-    labels = _labels(all_relevant_sentence_keys=relevant, all_utilized_sentence_keys=utilized, unsupported_response_sentence_keys=unsupported)
+    labels = _labels(all_relevant_sentence_keys=relevant, all_utilized_sentence_keys=utilized,
+                     unsupported_response_sentence_keys=unsupported)
     s = score_labels(labels, DOC_SIZES, RESP, "legacy")
     assert (s.context_relevance, s.context_utilization, s.completeness, s.adherence_score) == pytest.approx(expected)
     assert s.mode == "legacy"

@@ -23,7 +23,9 @@ def test_tf_saturates_and_longer_documents_weigh_less():
     short = document_vector("qdrant engine")
     long = document_vector("qdrant engine " + " ".join(f"filler{i}" for i in range(300)))
     qid = term_id("qdrant")
-    w = lambda v: v.values[v.indices.index(qid)]
+    def w(v):
+        return v.values[v.indices.index(qid)]
+
     assert w(short) > w(long)
 
 

@@ -2,7 +2,6 @@
 replaced chunks, embedder mismatch, an unreachable server, and bad files that leave the
 stored data intact."""
 
-import time
 
 import pytest
 

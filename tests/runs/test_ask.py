@@ -1,10 +1,10 @@
 """ask(): retrieve -> generate -> judge -> score, with the retrieved chunks as the
 judge's documents; and the text rendering the CLI prints."""
 
+from rag_eval.cli.report import format_ask_result
 from rag_eval.rag.config import default_config
 from rag_eval.rag.ingest import ingest_paths
 from rag_eval.runs.ask import ask
-from rag_eval.cli.report import format_ask_result
 from tests.runs.conftest import OverlapJudge
 
 

@@ -2,11 +2,11 @@
 
 import pytest
 
+from rag_eval.rag.config import default_config
 from rag_eval.runs.compare import compare_runs, question_differences
 from rag_eval.runs.export import export_run
 from rag_eval.runs.stats import bootstrap_ci, summarize_items
 from rag_eval.runs.store import RunStore
-from rag_eval.rag.config import default_config
 
 
 def item(item_id, completeness, status="ok", recall=None):

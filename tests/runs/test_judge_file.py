@@ -30,7 +30,8 @@ def test_good_rows_have_no_problem(ragbench_rows):
 
 def test_load_entries_keeps_order_ids_and_pre_split_sentences(tmp_path, ragbench_rows):
     path = tmp_path / "in.jsonl"
-    rows = [ragbench_rows[0], {"question": "q"}, {"question": "q", "response": "It rains. It pours.", "documents": ["Rain falls. Snow too."]}]
+    rows = [ragbench_rows[0], {"question": "q"},
+            {"question": "q", "response": "It rains. It pours.", "documents": ["Rain falls. Snow too."]}]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n{oops\n", encoding="utf-8")
     entries = load_entries(path)
     assert [e.row_number for e in entries] == [1, 2, 3, 4]

@@ -7,9 +7,9 @@ import threading
 
 from rag_eval.io.rows import RowError
 from rag_eval.rag.config import default_config
+from rag_eval.runs.judge_only import has_response, judge_dataset, prepare_row
 from rag_eval.runs.store import RunStore
 from rag_eval.schema import JudgeResult, JudgeStatus, Labels
-from rag_eval.runs.judge_only import has_response, judge_dataset, prepare_row
 from rag_eval.ui.views import view_from_record
 
 

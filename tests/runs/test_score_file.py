@@ -7,7 +7,8 @@ import pytest
 from rag_eval.io.rows import FileFormatError, write_rows
 from rag_eval.runs.score_file import STATUS_INVALID, STATUS_OK, agreement_between_files, score_file, score_row, truth_number
 
-FIELDS = ("id", "row", "status", "context_relevance", "context_utilization", "completeness", "adherence", "adherence_score", "mode", "diagnostics")
+FIELDS = ("id", "row", "status", "context_relevance", "context_utilization", "completeness", "adherence", "adherence_score",
+          "mode", "diagnostics")
 
 
 def test_scores_every_row_in_order_and_reproduces_ragbench(tmp_path, ragbench_rows):

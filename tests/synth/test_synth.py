@@ -8,9 +8,9 @@ import re
 import pytest
 
 from rag_eval.datasets.io import load_dataset, write_dataset
-from rag_eval.datasets.schema import CANNOT_ANSWER, DatasetRow, QueryType
-from rag_eval.synth import SynthOptions, make_answer_judge, synthesize_from_collection
+from rag_eval.datasets.schema import CANNOT_ANSWER, DatasetRow
 from rag_eval.llm.config import LLMConfig
+from rag_eval.synth import SynthOptions, make_answer_judge, synthesize_from_collection
 
 DOCS = {
     "mars.md": "Mars is the fourth planet from the Sun. Its surface is red because of iron oxide. "

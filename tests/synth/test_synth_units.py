@@ -8,11 +8,21 @@ import numpy as np
 import pytest
 
 from rag_eval.datasets.schema import CANNOT_ANSWER, DatasetRow, QueryType
-from rag_eval.synth import (
-    Candidate, StoredChunk, SynthOptions, Task, build_messages, candidate_row, check_candidate,
-    drop_near_duplicates, embedding_neighbours, parse_reply, plan_tasks, stratified_sample,
-)
 from rag_eval.schema import JudgeStatus
+from rag_eval.synth import (
+    Candidate,
+    StoredChunk,
+    SynthOptions,
+    Task,
+    build_messages,
+    candidate_row,
+    check_candidate,
+    drop_near_duplicates,
+    embedding_neighbours,
+    parse_reply,
+    plan_tasks,
+    stratified_sample,
+)
 
 
 def chunks_of(doc: str, n: int) -> list[StoredChunk]:
