@@ -17,7 +17,6 @@ from rag_eval.text.sentences import item_from_texts
 from tests.judges.fake_answers import answer, answer_text
 from tests.openai_server import Reply
 
-
 # Timeouts: the client's limit leaves a normal reply seconds of margin on a loaded 2-core
 # machine, and a "slow" reply waits far beyond it (the server ends the wait when it stops).
 CLIENT_TIMEOUT_S = 2.0
