@@ -11,8 +11,6 @@ from pathlib import Path
 
 import click
 
-from rag_eval.io.rows import FileFormatError
-
 
 def _echo_issues(issues, limit: int | None = None) -> None:
     shown = issues if limit is None else issues[:limit]
@@ -24,6 +22,7 @@ def _echo_issues(issues, limit: int | None = None) -> None:
 
 def _load(path: str):
     from rag_eval.datasets.io import load_dataset
+    from rag_eval.io.rows import FileFormatError
 
     try:
         return load_dataset(path)
@@ -49,6 +48,7 @@ def import_cmd(kind: str, paths: tuple[str, ...], out: str, prefix_subset: bool,
     from rag_eval.datasets.fingerprint import fingerprint, short_fingerprint
     from rag_eval.datasets.importers import import_dataset
     from rag_eval.datasets.io import write_dataset
+    from rag_eval.io.rows import FileFormatError
 
     options = {"ragbench": {"prefix_subset": prefix_subset}, "beir": {"min_score": min_score}}.get(kind, {})
     try:
@@ -86,6 +86,7 @@ def validate_cmd(path: str) -> None:
 def convert_cmd(src: str, dst: str) -> None:
     """Convert between .jsonl, .json, .csv and .parquet (rows that fail the schema are reported, not written)."""
     from rag_eval.datasets.io import write_dataset
+    from rag_eval.io.rows import FileFormatError
 
     result = _load(src)
     _echo_issues(result.issues, limit=50)
