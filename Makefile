@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup run test bench browser-deps clean
+.PHONY: setup run test bench browser-deps space-check clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,7 +24,13 @@ browser-deps:
 run: setup
 	HF_HUB_OFFLINE=1 $(BIN)/streamlit run app.py
 
+# The Hugging Face Space built and started as the platform does (docs/space.md): requirements.txt
+# alone on the pinned Python, non-root, read-only repository, fresh HOME, every page in Chromium.
+space-check: setup browser-deps
+	$(BIN)/python scripts/space_check.py
+
 test: setup browser-deps
+	$(BIN)/python scripts/space_check.py
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest
 
 bench: setup
