@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup run lint test bench browser-deps clean
+.PHONY: setup run lint test bench browser-deps space-check clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,7 +29,13 @@ lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
+# The Hugging Face Space built and started as the platform does (docs/space.md): requirements.txt
+# alone on the pinned Python, non-root, read-only repository, fresh HOME, every page in Chromium.
+space-check: setup browser-deps
+	$(BIN)/python scripts/space_check.py
+
 test: setup lint browser-deps
+	$(BIN)/python scripts/space_check.py
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest
 
 bench: setup

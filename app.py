@@ -4,9 +4,18 @@ Every page lives in ``pages/`` and draws numbers computed by the library
 (``rag_eval``); see docs/dashboard.md. Run with ``streamlit run app.py``.
 """
 
-import streamlit as st
+import sys
+from pathlib import Path
 
-from rag_eval.ui.constants import APP_ICON, APP_TITLE
+# A Hugging Face Space installs requirements.txt only, not this package: the library is
+# imported from the repository next to this file.
+_ROOT = str(Path(__file__).resolve().parent)
+if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
+
+import streamlit as st  # noqa: E402
+
+from rag_eval.ui.constants import APP_ICON, APP_TITLE  # noqa: E402
 
 st.set_page_config(page_title=APP_TITLE, page_icon=APP_ICON, layout="wide")
 

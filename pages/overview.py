@@ -48,7 +48,8 @@ def render_status() -> None:
     cols[1].metric("Generator", status["generator"])
     cols[2].metric("Stored runs", status["runs"])
     cols[3].metric("Vector store", status["vector_store"])
-    st.caption(status["note"])
+    (st.info if status["offline"] else st.caption)(status["note"])
+    st.caption(status["storage"])
 
 
 def render_sample() -> None:

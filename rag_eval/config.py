@@ -15,15 +15,43 @@ from typing import Any
 import platformdirs
 
 APP_NAME = "rag-eval"
+# Where a Hugging Face Space mounts its persistent storage (when the owner attaches it).
+SPACE_STORAGE = Path("/data")
+
+
+def on_space() -> bool:
+    """Whether this runs on a Hugging Face Space (the platform sets ``SPACE_ID``)."""
+    return bool(os.environ.get("SPACE_ID"))
+
+
+def _space_storage() -> Path | None:
+    """``/data/rag-eval`` on a Space with persistent storage attached (and writable), else None."""
+    if on_space() and SPACE_STORAGE.is_dir() and os.access(SPACE_STORAGE, os.W_OK | os.X_OK):
+        return SPACE_STORAGE / APP_NAME
+    return None
 
 
 def data_dir() -> Path:
     """Root of the workbench's own files (qdrant/, runs.sqlite, cache/, models/).
-    ``RAG_EVAL_HOME`` overrides the platform default."""
-    root = os.environ.get("RAG_EVAL_HOME") or platformdirs.user_data_dir(APP_NAME)
+    ``RAG_EVAL_HOME`` overrides; on a Space with persistent storage it is ``/data/rag-eval``;
+    otherwise the platform default under the user's home (on a Space: the ephemeral disk)."""
+    root = os.environ.get("RAG_EVAL_HOME") or _space_storage() or platformdirs.user_data_dir(APP_NAME)
     path = Path(root)
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def data_dir_note() -> str:
+    """One line for the Overview page: where runs and collections are kept, and for how long."""
+    where = f"`{data_dir()}`"
+    if os.environ.get("RAG_EVAL_HOME"):
+        return f"Runs, collections and caches are kept in {where} (RAG_EVAL_HOME)."
+    if _space_storage() is not None:
+        return f"Runs, collections and caches are kept in {where}, on this Space's persistent storage."
+    if on_space():
+        return (f"Runs, collections and caches are kept in {where}, on this Space's ephemeral disk: they are lost "
+                "when the Space restarts (attach persistent storage to keep them under /data).")
+    return f"Runs, collections and caches are kept in {where}."
 
 
 def shared_data_dir() -> Path:

@@ -14,7 +14,6 @@ from typing import Any
 import click
 
 from rag_eval.datasets.schema import QueryType
-from rag_eval.io.rows import FileFormatError
 
 
 def _echo_issues(issues, limit: int | None = None) -> None:
@@ -27,6 +26,7 @@ def _echo_issues(issues, limit: int | None = None) -> None:
 
 def _load(path: str):
     from rag_eval.datasets.io import load_dataset
+    from rag_eval.io.rows import FileFormatError
 
     try:
         return load_dataset(path)
@@ -52,6 +52,7 @@ def import_cmd(kind: str, paths: tuple[str, ...], out: str, prefix_subset: bool,
     from rag_eval.datasets.fingerprint import fingerprint, short_fingerprint
     from rag_eval.datasets.importers import import_dataset
     from rag_eval.datasets.io import write_dataset
+    from rag_eval.io.rows import FileFormatError
 
     by_kind: dict[str, dict[str, Any]] = {"ragbench": {"prefix_subset": prefix_subset}, "beir": {"min_score": min_score}}
     options = by_kind.get(kind, {})
@@ -91,6 +92,7 @@ def validate_cmd(path: str) -> None:
 def convert_cmd(src: str, dst: str) -> None:
     """Convert between .jsonl, .json, .csv and .parquet (rows that fail the schema are reported, not written)."""
     from rag_eval.datasets.io import write_dataset
+    from rag_eval.io.rows import FileFormatError
 
     result = _load(src)
     _echo_issues(result.issues, limit=50)

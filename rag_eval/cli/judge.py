@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from rag_eval.io.rows import FileFormatError, write_rows
-from rag_eval.judges.registry import make_judge
 from rag_eval.llm.config import LLMConfig
 from rag_eval.metrics.trace import DEFAULT_MODE
-from rag_eval.runs.judge_file import BatchSummary, judge_entries, load_entries, summarize
 from rag_eval.schema import ScoringMode
+
+if TYPE_CHECKING:  # imported where used, so `rag-eval --help` stays fast
+    from rag_eval.runs.judge_file import BatchSummary
 
 MAX_ERRORS_SHOWN = 20
 
@@ -113,6 +113,10 @@ def judge_command(file: Path, out: Path | None, kind: str, mode: str, samples: i
     Output keeps input order; a row that cannot be judged keeps its place with its
     status and reason. Exit code 1 when any row failed.
     """
+    from rag_eval.io.rows import FileFormatError, write_rows
+    from rag_eval.judges.registry import make_judge
+    from rag_eval.runs.judge_file import judge_entries, load_entries, summarize
+
     try:
         entries = load_entries(file)
     except (FileFormatError, OSError) as err:

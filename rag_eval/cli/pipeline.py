@@ -12,18 +12,25 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from rag_eval.io.rows import FileFormatError, read_rows
-from rag_eval.rag.config import RagConfig, default_config
-from rag_eval.rag.store import QdrantUnavailable
-from rag_eval.runs.store import RunNotFound, RunStore
 from rag_eval.schema import METRIC_NAMES
 
-USER_ERRORS = (ValueError, QdrantUnavailable, FileFormatError, RunNotFound, OSError)
+if TYPE_CHECKING:  # imported where used: `rag-eval --help` must not load Qdrant or scikit-learn
+    from rag_eval.rag.config import RagConfig
+    from rag_eval.runs.store import RunStore
+
 DEMO = "demo"
+
+
+def _user_error_types() -> tuple[type[BaseException], ...]:
+    from rag_eval.io.rows import FileFormatError
+    from rag_eval.rag.store import QdrantUnavailable
+    from rag_eval.runs.store import RunNotFound
+
+    return (ValueError, QdrantUnavailable, FileFormatError, RunNotFound, OSError)
 
 
 def _user_errors(fn: Callable) -> Callable:
@@ -36,7 +43,7 @@ def _user_errors(fn: Callable) -> Callable:
             return fn(*args, **kwargs)
         except click.ClickException:
             raise
-        except USER_ERRORS as err:
+        except _user_error_types() as err:  # evaluated only when something was raised
             raise click.ClickException(str(err)) from None
 
     return wrapper
@@ -66,12 +73,16 @@ def _progress_bar(label: str, unit: str):
 
 
 def _load_config(path: str | None, overrides: dict[str, Any]) -> RagConfig:
+    from rag_eval.rag.config import RagConfig, default_config
+
     config = RagConfig.from_yaml(Path(path)) if path else default_config()
     changes = {k: v for k, v in overrides.items() if v is not None}
     return config.with_changes(**changes) if changes else config
 
 
 def _store(db: str | None) -> RunStore:
+    from rag_eval.runs.store import RunStore
+
     return RunStore(db) if db else RunStore()
 
 
@@ -159,6 +170,8 @@ def ask(question, collection, config_path, k, mode, no_judge, as_json) -> None:
 
 # ---------------------------------------------------------------- run
 def _dataset_rows(dataset: str) -> tuple[list, str]:
+    from rag_eval.io.rows import read_rows
+
     if dataset == DEMO:
         from rag_eval.demo import QUESTIONS_PATH
 

@@ -9,17 +9,20 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from rag_eval.io.rows import FileFormatError, RowError, write_rows
-from rag_eval.io.trec import read_qrels, read_run
-from rag_eval.metrics.agreement import DEFAULT_F1_THRESHOLD, DEFAULT_N_BOOT, DEFAULT_SEED, AgreementReport, Estimate
-from rag_eval.metrics.registry import evaluate_run
+# Light modules only (option defaults); the rest is imported inside each command so that
+# `rag-eval --help` never loads the heavy libraries.
+from rag_eval.metrics.agreement import DEFAULT_F1_THRESHOLD, DEFAULT_N_BOOT, DEFAULT_SEED
 from rag_eval.metrics.retrieval import DEFAULT_ALPHA, DEFAULT_GAMMA
-from rag_eval.runs.score_file import ScoringSummary, agreement_between_files, score_file
 from rag_eval.schema import METRIC_NAMES, ScoringMode
+
+if TYPE_CHECKING:
+    from rag_eval.io.rows import RowError
+    from rag_eval.metrics.agreement import AgreementReport, Estimate
+    from rag_eval.runs.score_file import ScoringSummary
 
 RETRIEVAL_COLUMNS = ("precision", "recall", "f1", "hit_rate", "mrr", "ndcg", "log_rank")
 MAX_ERRORS_SHOWN = 20
@@ -124,6 +127,9 @@ def score_command(file: Path, mode: str, out: Path | None, n_boot: int, seed: in
     'invalid_input' and the error), then prints means with coverage and, when the rows
     carry RAGBench's ground-truth scores, the agreement with them.
     """
+    from rag_eval.io.rows import FileFormatError, write_rows
+    from rag_eval.runs.score_file import score_file
+
     try:
         result = score_file(file, mode, n_boot=n_boot, seed=seed, threshold=threshold)
     except FileFormatError as err:
@@ -159,6 +165,9 @@ def agreement_command(pred: Path, truth: Path, as_json: bool, n_boot: int, seed:
     RAGBench's relevance_score / utilization_score / completeness_score /
     adherence_score (or the metric names).
     """
+    from rag_eval.io.rows import FileFormatError
+    from rag_eval.runs.score_file import agreement_between_files
+
     try:
         result = agreement_between_files(pred, truth, n_boot=n_boot, seed=seed, threshold=threshold)
     except FileFormatError as err:
@@ -188,6 +197,10 @@ def retrieval_command(run_file: Path, qrels_file: Path, ks: str, as_json: bool, 
     (TREC or BEIR TSV): precision, recall, F1, hit rate, MRR, nDCG and the hybrid
     log-rank score at each k, averaged over the queries with a relevant document.
     """
+    from rag_eval.io.rows import FileFormatError
+    from rag_eval.io.trec import read_qrels, read_run
+    from rag_eval.metrics.registry import evaluate_run
+
     cutoffs = _parse_ks(ks)
     try:
         run, run_errors = read_run(run_file)

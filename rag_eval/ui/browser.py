@@ -133,7 +133,7 @@ def _devtools_port(profile: str, proc: subprocess.Popen, timeout_s: float) -> in
     raise TimeoutError("chromium did not open its DevTools port")
 
 
-class _DevTools:
+class DevTools:
     """The few Chrome DevTools Protocol calls we need, over the page's websocket."""
 
     def __init__(self, ws_url: str) -> None:
@@ -172,18 +172,26 @@ def load_page(
     """Open ``url`` in headless Chromium and time it: when the ``heading`` h1 appears and
     when the page is ready (``ready_text``, from the page's last section, is shown). Returns the DOM
     and saves a screenshot when asked. Raises RuntimeError without a binary."""
+    with chromium_tab() as tools:
+        return _visit(tools, url, heading, ready_text, screenshot, timeout_s, settle_s)
+
+
+@contextmanager
+def chromium_tab(start_timeout_s: float = 60.0) -> Iterator[DevTools]:
+    """A fresh headless Chromium (new empty profile) and a DevTools client on its tab;
+    both closed on exit. Raises RuntimeError without a binary."""
     binary = find_chromium()
     if binary is None:
         raise RuntimeError("no chromium binary found (install Debian's 'chromium' package)")
     with tempfile.TemporaryDirectory(prefix="rag-eval-chromium-", ignore_cleanup_errors=True) as profile:
         proc = subprocess.Popen(_chromium_args(binary, profile), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            port = _devtools_port(profile, proc, timeout_s=30)
+            port = _devtools_port(profile, proc, timeout_s=start_timeout_s)
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10) as resp:
                 targets = [t for t in json.load(resp) if t.get("type") == "page"]
-            tools = _DevTools(targets[0]["webSocketDebuggerUrl"])
+            tools = DevTools(targets[0]["webSocketDebuggerUrl"])
             try:
-                return _visit(tools, url, heading, ready_text, screenshot, timeout_s, settle_s)
+                yield tools
             finally:
                 tools.close()
         finally:
@@ -192,10 +200,11 @@ def load_page(
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 proc.kill()
+                proc.wait(timeout=5)
 
 
 def _visit(
-    tools: _DevTools, url: str, heading: str, ready_text: str, screenshot: Path | None, timeout_s: float, settle_s: float) -> PageLoad:
+    tools: DevTools, url: str, heading: str, ready_text: str, screenshot: Path | None, timeout_s: float, settle_s: float) -> PageLoad:
     quoted = json.dumps(heading)
     start = time.perf_counter()
     tools.call("Page.navigate", url=url)

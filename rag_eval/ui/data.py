@@ -14,7 +14,7 @@ from typing import Any
 
 import streamlit as st
 
-from rag_eval.config import data_dir, setting
+from rag_eval.config import data_dir, data_dir_note, setting
 from rag_eval.demo import DEMO_COLLECTION, load_demo  # noqa: F401  (DEMO_COLLECTION: read by the pages)
 from rag_eval.ui.constants import RUNS_TTL
 from rag_eval.ui.views import load_labelled_sample
@@ -48,7 +48,8 @@ def install_status() -> dict[str, Any]:
     note = (
         "An API key is set: the LLM judge and generator are one setting away (Settings)."
         if has_key
-        else "No API key: running fully offline (local judge, extractive generator, embedded Qdrant)."
+        else "Offline demo: no API key is set, so this runs fully offline (local judge, extractive generator, "
+        "embedded Qdrant). For the LLM judge, set OPENAI_API_KEY (a Space secret) and RAG_EVAL_LLM_MODEL."
     )
     return {
         "judge": cfg.judge.kind if cfg.judge.kind == "local" else f"llm:{cfg.judge.model or 'default'}",
@@ -56,6 +57,8 @@ def install_status() -> dict[str, Any]:
         "runs": runs,
         "vector_store": "Qdrant server" if setting("QDRANT_URL") else "Qdrant local",
         "note": note,
+        "offline": not has_key,
+        "storage": data_dir_note(),
     }
 
 

@@ -1,0 +1,488 @@
+"""Build and start the Hugging Face Space on this machine, the way the platform does.
+
+A Streamlit Space installs ``requirements.txt`` alone (not this package, not the dev
+requirements) on the ``python_version`` and ``sdk_version`` of the README front matter,
+runs as a non-root user with a fresh home, serves on port 7860 and sees the repository
+as files it does not own. This script reproduces that:
+
+1. a virtual environment from ``requirements.txt`` alone on the pinned Python minor
+   (``pythonX.Y -m venv``); it is kept under ``$RAG_EVAL_SPACE_CACHE``
+   (default ``/var/tmp/rag-eval-space-check``) keyed on the requirements, the Streamlit and
+   the Python version, so an unchanged build is reused (``--fresh`` rebuilds it);
+2. a read-only copy of the repository (tracked and untracked-but-not-ignored files);
+3. a non-root user (``rag-eval-space``, created with ``useradd`` when running as root) with a
+   fresh, empty ``HOME`` and ``SPACE_ID`` set, no API key, no ``RAG_EVAL_HOME``;
+4. ``streamlit run app.py --server.port 7860 --server.headless true`` (another free port if
+   7860 is taken, said so);
+5. every page loaded in headless Chromium (DevTools protocol, ``rag_eval.ui.browser``):
+   heading rendered, script idle, no exception or error element, no "Traceback";
+   then a question asked on the Ask page until its TRACe scores show.
+
+Prints the cold start (server launch to the first interactive page), the time to the
+first answer on Ask, the server's peak memory and the disk used. Exit code 0 when every
+page passed, 1 on any failure, 0 with a "skipped:" line when Chromium or the pinned
+Python is not on this machine (``make browser-deps`` installs Chromium).
+
+Usage: ``make space-check`` or ``.venv/bin/python scripts/space_check.py [--fresh] [--keep]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from rag_eval.ui import browser  # noqa: E402  (stdlib only at import; websockets when a tab opens)
+from rag_eval.ui.constants import ALL_PAGES, APP_TITLE, OVERVIEW_READY_TEXT  # noqa: E402
+
+SPACE_PORT = 7860
+SPACE_USER = "rag-eval-space"
+CACHE = Path(os.environ.get("RAG_EVAL_SPACE_CACHE", "/var/tmp/rag-eval-space-check"))
+STAMP = ".space-check-complete"
+# The h1 of every page (st.title), by page script.
+HEADINGS = {
+    "pages/overview.py": APP_TITLE,
+    "pages/ask.py": "Ask",
+    "pages/support_map.py": "Sentence support map",
+    "pages/batch.py": "Batch evaluation",
+    "pages/runs.py": "Runs and trends",
+    "pages/compare.py": "Compare runs",
+    "pages/datasets.py": "Datasets",
+    "pages/corpus.py": "Corpus",
+    "pages/settings.py": "Settings",
+}
+PAGE_TIMEOUT_S = 300.0  # per attempt; the Ask page builds the demo collection on its first visit
+ANSWER_TIMEOUT_S = 600.0  # the first answer exports the local judge's ONNX model
+# With no key set, the Overview says it runs the offline demo and where runs are kept.
+OVERVIEW_NOTES = ("Offline demo", "on this Space's ephemeral disk")
+SETTLE_S = 1.5  # the script must stay idle this long before a page counts as ready
+# Environment variables of this machine the Space process keeps (OpenBLAS needs these here).
+PASS_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "TZ")
+
+MAIN_TEXT_JS = "(document.querySelector('[data-testid=stMain]') || {innerText: ''}).innerText"
+RUNNING_JS = ("!!document.querySelector('[data-testid=stStatusWidgetRunningIcon],"
+              "[data-testid=stStatusWidgetRunningManIcon],[data-testid=stSpinner]')")
+HEADING_JS = "Array.from(document.querySelectorAll('[data-testid=stMain] h1')).some(h => h.innerText.includes(%s))"
+H3_JS = "Array.from(document.querySelectorAll('[data-testid=stMain] h3')).some(h => h.innerText.includes(%s))"
+
+
+class CheckFailed(Exception):
+    """The Space would not build, start or render: the message says where."""
+
+
+@dataclass
+class Figures:
+    build_s: float | None = None
+    build_reused: bool = False
+    health_s: float | None = None
+    cold_start_s: float | None = None
+    ask_page_s: float | None = None
+    first_answer_s: float | None = None
+    peak_rss_mb: float | None = None
+    disk_mb: dict[str, float] = field(default_factory=dict)
+    pages: dict[str, float] = field(default_factory=dict)
+    port: int = SPACE_PORT
+    user: str = ""
+
+
+# ---------------------------------------------------------------- front matter and build
+def front_matter() -> dict:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    if not text.startswith("---\n"):
+        raise CheckFailed("README.md has no front matter")
+    meta = yaml.safe_load(text.split("---\n", 2)[1])
+    for key in ("python_version", "sdk_version"):
+        if not meta.get(key):
+            raise CheckFailed(f"README front matter does not pin {key}")
+    return meta
+
+
+def pinned_python(version: str, user: tuple[int, int, str] | None) -> str | None:
+    """A ``pythonX.Y`` of the pinned minor that the Space's user can run (a venv runs its
+    base interpreter in place, so one under root's home will not do), or None."""
+    candidates = [shutil.which(f"python{version}"), f"/usr/local/bin/python{version}", f"/usr/bin/python{version}"]
+    run_as = {"user": user[0], "group": user[1], "extra_groups": []} if user else {}
+    for candidate in dict.fromkeys(c for c in candidates if c and Path(c).is_file()):
+        try:
+            out = subprocess.run([candidate, "-c", "import sys, venv, ensurepip; print('%d.%d' % sys.version_info[:2])"],
+                                 capture_output=True, text=True, check=False, cwd="/", timeout=60,
+                                 env={"PATH": "/usr/bin:/bin"}, **run_as)  # type: ignore[call-overload]
+        except (OSError, subprocess.SubprocessError):
+            continue
+        if out.returncode == 0 and out.stdout.strip() == str(version):
+            return candidate
+    return None
+
+
+def build_key(python: str, meta: dict) -> str:
+    digest = hashlib.sha256()
+    digest.update((ROOT / "requirements.txt").read_bytes())
+    version = subprocess.run([python, "-VV"], capture_output=True, text=True, check=True).stdout
+    digest.update(f"{version}|{meta['sdk_version']}".encode())
+    return digest.hexdigest()[:12]
+
+
+def build_venv(python: str, meta: dict, fresh: bool, figures: Figures) -> Path:
+    """The Space's environment: requirements.txt plus the sdk_version of Streamlit, nothing else."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    os.chmod(CACHE, 0o755)
+    venv = CACHE / f"venv-{build_key(python, meta)}"
+    if (venv / STAMP).is_file() and not fresh:
+        figures.build_reused = True
+        print(f"environment: reusing {venv} (same requirements.txt, Python and Streamlit; --fresh rebuilds)")
+        return venv
+    for old in CACHE.glob("venv-*"):  # one build at a time on disk
+        shutil.rmtree(old, ignore_errors=True)
+    log = CACHE / "build.log"
+    print(f"environment: building {venv} from requirements.txt alone with {python} (log: {log})", flush=True)
+    start = time.perf_counter()
+    with open(log, "wb") as out:
+        steps = [
+            [python, "-m", "venv", str(venv)],
+            [str(venv / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check",
+             "-r", str(ROOT / "requirements.txt"), f"streamlit=={meta['sdk_version']}"],
+        ]
+        for step in steps:
+            if subprocess.run(step, stdout=out, stderr=subprocess.STDOUT, check=False).returncode != 0:
+                tail = log.read_text(errors="replace")[-3000:]
+                raise CheckFailed(f"the Space's environment does not build ({' '.join(step[:3])} ...):\n{tail}")
+    figures.build_s = time.perf_counter() - start
+    (venv / STAMP).write_text(time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    return venv
+
+
+# ---------------------------------------------------------------- user, copy, home
+def space_user() -> tuple[int, int, str] | None:
+    """(uid, gid, name) of the non-root user the app runs as; None when not root (then the
+    current user, already not root, runs it)."""
+    if os.geteuid() != 0:
+        return None
+    import pwd
+
+    try:
+        entry = pwd.getpwnam(SPACE_USER)
+    except KeyError:
+        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", SPACE_USER],
+                       check=True)
+        entry = pwd.getpwnam(SPACE_USER)
+    return entry.pw_uid, entry.pw_gid, SPACE_USER
+
+
+def repository_files() -> list[str]:
+    """What a clone of the Space repository holds: tracked files plus new, not-ignored ones."""
+    out = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                         capture_output=True, check=True)
+    return sorted({p for p in out.stdout.decode().split("\0") if p and (ROOT / p).is_file()})
+
+
+def read_only_copy(target: Path) -> None:
+    for rel in repository_files():
+        dst = target / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / rel, dst)
+    for folder, _dirs, files in os.walk(target):
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o444)
+        os.chmod(folder, 0o555)
+
+
+def make_writable(path: Path) -> None:
+    for folder, _dirs, _files in os.walk(path):
+        os.chmod(folder, stat.S_IRWXU | os.stat(folder).st_mode)
+
+
+def disk_mb(path: Path) -> float:
+    total = 0
+    for folder, _dirs, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(folder, name)).st_blocks * 512
+            except OSError:
+                pass
+    return total / 1e6
+
+
+def port_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server does: TIME_WAIT is no obstacle
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+# ---------------------------------------------------------------- server
+@dataclass
+class Space:
+    process: subprocess.Popen
+    url: str
+    started: float
+    log_path: Path
+
+    def log_tail(self, chars: int = 3000) -> str:
+        return self.log_path.read_text(encoding="utf-8", errors="replace")[-chars:]
+
+    def peak_rss_mb(self) -> float | None:
+        """VmHWM: the server process's peak resident memory so far."""
+        try:
+            for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+        except OSError:
+            return None
+        return None
+
+
+@contextmanager
+def start_space(venv: Path, app_dir: Path, home: Path, port: int, user: tuple[int, int, str] | None,
+                log_path: Path) -> Iterator[Space]:
+    env = {
+        "PATH": f"{venv / 'bin'}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "PYTHONUNBUFFERED": "1",
+        "SPACE_ID": "local/rag-eval-space-check",
+        "SYSTEM": "spaces",
+        **{k: os.environ[k] for k in PASS_ENV if k in os.environ},
+    }
+    cmd = [str(venv / "bin" / "streamlit"), "run", "app.py", "--server.port", str(port), "--server.headless", "true",
+           "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]
+    run_as = {"user": user[0], "group": user[1], "extra_groups": []} if user else {}
+    with open(log_path, "wb") as log:
+        started = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=app_dir, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True, **run_as)  # type: ignore[call-overload]
+    space = Space(proc, f"http://127.0.0.1:{port}", started, log_path)
+    try:
+        yield space
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+# ---------------------------------------------------------------- browser
+def wait_for(tools: browser.DevTools, condition_js: str, timeout_s: float, space: Space) -> float | None:
+    """Poll until ``condition_js`` holds and the script has been idle for SETTLE_S; returns
+    the seconds taken, or None on timeout."""
+    start = time.perf_counter()
+    idle_since: float | None = None
+    while time.perf_counter() - start < timeout_s:
+        if space.process.poll() is not None:
+            raise CheckFailed(f"the Space's server exited with code {space.process.returncode}:\n{space.log_tail()}")
+        ok = bool(tools.evaluate(condition_js)) and not tools.evaluate(RUNNING_JS)
+        now = time.perf_counter()
+        if ok:
+            idle_since = idle_since or now
+            if now - idle_since >= SETTLE_S:
+                return idle_since - start
+        else:
+            idle_since = None
+        time.sleep(0.1)
+    return None
+
+
+def check_dom(tools: browser.DevTools, where: str, space: Space) -> None:
+    dom = str(tools.evaluate("document.documentElement.outerHTML") or "")
+    markers = browser.page_errors(dom)
+    if markers or "Traceback" in dom:
+        text = str(tools.evaluate(MAIN_TEXT_JS) or "")[:2000]
+        raise CheckFailed(f"{where}: error element on the page ({markers or 'Traceback'}):\n{text}\n"
+                          f"server log:\n{space.log_tail()}")
+
+
+def visit(tools: browser.DevTools, space: Space, page: str, ready_js: str) -> float:
+    """Open a page (one retry with a reload when it does not settle in time) and check it."""
+    url = space.url + ("/" if page == ALL_PAGES[0] else f"/{Path(page).stem}")
+    for attempt in (1, 2):
+        tools.call("Page.navigate", url=url)
+        seconds = wait_for(tools, ready_js, PAGE_TIMEOUT_S, space)
+        if seconds is not None:
+            check_dom(tools, page, space)
+            return seconds
+        print(f"  {page}: not ready after {PAGE_TIMEOUT_S:.0f}s (attempt {attempt})", flush=True)
+    check_dom(tools, page, space)
+    raise CheckFailed(f"{page} never became interactive; page text:\n{str(tools.evaluate(MAIN_TEXT_JS))[:2000]}\n"
+                      f"server log:\n{space.log_tail()}")
+
+
+def first_question() -> str:
+    line = (ROOT / "rag_eval" / "demo" / "questions.jsonl").read_text(encoding="utf-8").splitlines()[0]
+    return str(json.loads(line)["question"])
+
+
+def ask_once(tools: browser.DevTools, space: Space) -> float:
+    """Type the first demo question, press Ask, wait for the TRACe scores: seconds from the click."""
+    focused = tools.evaluate("(() => { const el = document.querySelector('[data-testid=stMain] "
+                             "input[aria-label=\"Question\"]'); if (!el) return false; el.focus(); return true; })()")
+    if not focused:
+        raise CheckFailed("Ask: no Question input on the page")
+    tools.call("Input.insertText", text=first_question())
+    for kind in ("keyDown", "keyUp"):
+        tools.call("Input.dispatchKeyEvent", type=kind, key="Enter", code="Enter", windowsVirtualKeyCode=13,
+                   **({"text": "\r"} if kind == "keyDown" else {}))
+    if wait_for(tools, "true", 120, space) is None:
+        raise CheckFailed("Ask: the page did not settle after typing the question")
+    clicked = tools.evaluate("(() => { const b = Array.from(document.querySelectorAll('[data-testid=stMain] button'))"
+                             ".find(b => b.innerText.trim() === 'Ask'); if (!b) return false; b.click(); return true; })()")
+    if not clicked:
+        raise CheckFailed("Ask: no Ask button on the page")
+    seconds = wait_for(tools, H3_JS % json.dumps("TRACe"), ANSWER_TIMEOUT_S, space)
+    check_dom(tools, "Ask (answer)", space)
+    if seconds is None:
+        raise CheckFailed(f"Ask: no answer after {ANSWER_TIMEOUT_S:.0f}s; page text:\n"
+                          f"{str(tools.evaluate(MAIN_TEXT_JS))[:2000]}\nserver log:\n{space.log_tail()}")
+    return seconds
+
+
+def screenshot(tools: browser.DevTools, shots: Path | None, name: str) -> None:
+    if shots is not None:
+        import base64
+
+        data = tools.call("Page.captureScreenshot", format="png")["data"]
+        (shots / f"{name}.png").write_bytes(base64.b64decode(data))
+
+
+def check_overview_notes(tools: browser.DevTools) -> None:
+    """No key in the environment: the Overview says it is the offline demo, and where runs go."""
+    text = str(tools.evaluate(MAIN_TEXT_JS) or "")
+    for expected in OVERVIEW_NOTES:
+        if expected not in text:
+            raise CheckFailed(f"the Overview page does not say {expected!r}; page text:\n{text[:2000]}")
+
+
+def drive(space: Space, figures: Figures, shots: Path | None = None) -> None:
+    figures.health_s = browser.wait_healthy(space.url, timeout_s=PAGE_TIMEOUT_S, process=space.process) - space.started
+    print(f"server healthy after {figures.health_s:.1f}s", flush=True)
+    with browser.chromium_tab() as tools:
+        for page in ALL_PAGES:
+            heading = HEADING_JS % json.dumps(HEADINGS[page])
+            ready_js = heading
+            if page == ALL_PAGES[0]:
+                ready_js = f"({heading}) && {MAIN_TEXT_JS}.includes({json.dumps(OVERVIEW_READY_TEXT)})"
+            if page == "pages/ask.py":
+                ready_js = f"({heading}) && !!document.querySelector('[data-testid=stMain] input[aria-label=\"Question\"]')"
+            seconds = visit(tools, space, page, ready_js)
+            figures.pages[page] = seconds
+            screenshot(tools, shots, Path(page).stem)
+            if page == ALL_PAGES[0]:
+                figures.cold_start_s = time.perf_counter() - space.started
+                check_overview_notes(tools)
+            print(f"  {page}: interactive in {seconds:.1f}s, no error element", flush=True)
+            if page == "pages/ask.py":
+                figures.ask_page_s = seconds
+                figures.first_answer_s = ask_once(tools, space)
+                screenshot(tools, shots, "ask-answer")
+                print(f"  pages/ask.py: first answer {figures.first_answer_s:.1f}s after pressing Ask", flush=True)
+    figures.peak_rss_mb = space.peak_rss_mb()
+
+
+# ---------------------------------------------------------------- report
+def report(figures: Figures, meta: dict) -> str:
+    def fmt(value: float | None, unit: str = "s") -> str:
+        return "n/a" if value is None else f"{value:.1f} {unit}"
+
+    build = "reused (unchanged requirements)" if figures.build_reused else fmt(figures.build_s)
+    lines = [
+        (f"Space check: Python {meta['python_version']}, Streamlit {meta['sdk_version']}, port {figures.port}, "
+         f"user {figures.user}, read-only repository, fresh HOME"),
+        "",
+        "| figure | value |",
+        "|---|---:|",
+        f"| environment build (requirements.txt alone) | {build} |",
+        f"| server launch -> health endpoint | {fmt(figures.health_s)} |",
+        f"| cold start: server launch -> first interactive page | {fmt(figures.cold_start_s)} |",
+        f"| Ask page interactive (first visit builds the demo collection) | {fmt(figures.ask_page_s)} |",
+        f"| time to first answer on Ask (press -> TRACe scores) | {fmt(figures.first_answer_s)} |",
+        f"| server peak memory (VmHWM) | {fmt(figures.peak_rss_mb, 'MB')} |",
+    ]
+    lines += [f"| disk: {name} | {fmt(mb, 'MB')} |" for name, mb in figures.disk_mb.items()]
+    lines += ["", "| page | interactive after (s) |", "|---|---:|"]
+    lines += [f"| {page} | {seconds:.1f} |" for page, seconds in figures.pages.items()]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--fresh", action="store_true", help="Rebuild the environment even if requirements are unchanged.")
+    parser.add_argument("--keep", action="store_true",
+                        help="Keep the repository copy, HOME, server log and a screenshot of every page (path printed).")
+    args = parser.parse_args()
+
+    meta = front_matter()
+    if browser.find_chromium() is None:
+        print("skipped: no chromium binary on PATH (make browser-deps installs Debian's chromium)")
+        return 0
+    user = space_user()
+    python = pinned_python(str(meta["python_version"]), user)
+    if python is None:
+        print(f"skipped: no python{meta['python_version']} with venv that the Space's user can run "
+              f"(Debian: python{meta['python_version']}-venv)")
+        return 0
+    figures = Figures()
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one check at a time on a machine: they share the environment and port
+        return run_check(python, meta, user, figures, args.fresh, args.keep)
+
+
+def run_check(python: str, meta: dict, user: tuple[int, int, str] | None, figures: Figures, fresh: bool,
+              keep: bool) -> int:
+    try:
+        venv = build_venv(python, meta, fresh, figures)
+        figures.user = user[2] if user else f"{os.getuid()} (not root)"
+        work = Path(tempfile.mkdtemp(prefix="rag-eval-space-"))
+        os.chmod(work, 0o755)
+        app_dir, home = work / "app", work / "home"
+        try:
+            app_dir.mkdir()
+            read_only_copy(app_dir)
+            home.mkdir(mode=0o700)
+            if user:
+                os.chown(home, user[0], user[1])
+            if not port_free(SPACE_PORT):
+                figures.port = browser.free_port()
+                print(f"port {SPACE_PORT} is taken on this machine; serving on {figures.port} instead")
+            with start_space(venv, app_dir, home, figures.port, user, work / "streamlit.log") as space:
+                drive(space, figures, shots=work if keep else None)
+            figures.disk_mb = {"environment (venv)": disk_mb(venv), "repository copy": disk_mb(app_dir),
+                               "HOME after the run (models, demo collection, runs)": disk_mb(home)}
+        finally:
+            if keep:
+                print(f"kept: {work}")
+            else:
+                make_writable(work)
+                shutil.rmtree(work, ignore_errors=True)
+    except (CheckFailed, TimeoutError, RuntimeError, OSError, subprocess.SubprocessError) as err:
+        print(report(figures, meta))
+        print(f"\nFAILED: {type(err).__name__}: {err}")
+        return 1
+    print(report(figures, meta))
+    print("\nspace check passed: every page rendered without an error element and Ask answered")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,102 @@
+"""The Hugging Face Space is built from what the tests run with.
+
+A Space reads ``python_version`` and ``sdk_version`` from the README front matter and
+installs ``requirements.txt`` alone; these checks keep the three (and ``pyproject.toml``)
+in agreement, and cover where a Space keeps its files. ``make space-check``
+(scripts/space_check.py) builds and starts the Space itself.
+"""
+
+from __future__ import annotations
+
+import sys
+import tomllib
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+import yaml
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+
+from rag_eval import config
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def front_matter() -> dict:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert text.startswith("---\n"), "README.md must open with the Space's YAML front matter"
+    return yaml.safe_load(text.split("---\n", 2)[1])
+
+
+def requirements() -> dict[str, Requirement]:
+    lines = (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    reqs = [Requirement(line.split("#", 1)[0]) for line in lines if line.split("#", 1)[0].strip()]
+    return {r.name.lower(): r for r in reqs}
+
+
+def test_front_matter_pins_the_space_build() -> None:
+    meta = front_matter()
+    assert meta["sdk"] == "streamlit" and meta["app_file"] == "app.py"
+    assert isinstance(meta["python_version"], str), "quote python_version (YAML reads 3.10 as 3.1)"
+    assert isinstance(meta["sdk_version"], str)
+
+
+def test_python_version_agrees_with_pyproject_and_the_test_interpreter() -> None:
+    pinned = front_matter()["python_version"]
+    requires = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["requires-python"]
+    assert SpecifierSet(requires).contains(f"{pinned}.0"), f"python_version {pinned} outside requires-python {requires}"
+    assert f"{sys.version_info.major}.{sys.version_info.minor}" == pinned, (
+        f"the tests run on Python {sys.version_info.major}.{sys.version_info.minor}, the Space on {pinned}")
+
+
+def test_streamlit_version_agrees_with_requirements_and_the_test_environment() -> None:
+    pinned = front_matter()["sdk_version"]
+    assert requirements()["streamlit"].specifier.contains(pinned), "requirements.txt must admit the Space's Streamlit"
+    assert version("streamlit") == pinned, "the tests must run on the Space's Streamlit"
+
+
+def test_requirements_keep_torch_on_the_cpu_build() -> None:
+    assert str(requirements()["torch"].specifier) == "==2.13.0"
+
+
+@pytest.fixture
+def space(monkeypatch, tmp_path: Path) -> Path:
+    """A Space without RAG_EVAL_HOME, with a fresh HOME."""
+    monkeypatch.setenv("SPACE_ID", "someone/rag-eval")
+    monkeypatch.delenv("RAG_EVAL_HOME", raising=False)
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    return tmp_path
+
+
+def test_space_with_persistent_storage_keeps_files_under_data(space: Path, monkeypatch) -> None:
+    storage = space / "data"
+    storage.mkdir()
+    monkeypatch.setattr(config, "SPACE_STORAGE", storage)
+    assert config.data_dir() == storage / "rag-eval"
+    assert "persistent storage" in config.data_dir_note()
+
+
+def test_space_without_storage_uses_the_ephemeral_home(space: Path, monkeypatch) -> None:
+    monkeypatch.setattr(config, "SPACE_STORAGE", space / "no-such-mount")
+    assert config.data_dir().is_relative_to(space / "home")
+    assert "lost" in config.data_dir_note() and "ephemeral" in config.data_dir_note()
+
+
+def test_off_a_space_data_is_never_chosen(monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("SPACE_ID", raising=False)
+    storage = tmp_path / "data"
+    storage.mkdir()
+    monkeypatch.setattr(config, "SPACE_STORAGE", storage)
+    assert not config.data_dir().is_relative_to(storage)  # RAG_EVAL_HOME (set by conftest) wins
+
+
+def test_overview_says_offline_and_where_runs_are_kept(monkeypatch) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    assert not at.exception
+    assert any("Offline demo" in i.value for i in at.info)
+    assert any("are kept in" in c.value for c in at.caption)
