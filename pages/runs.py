@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from rag_eval.ui import charts, components, data, frames, state
+from rag_eval.ui import charts, components, data, diagnosis_view, frames, state
 from rag_eval.ui.constants import PAGE_BATCH
 
 PAGE = "runs"
@@ -55,19 +55,18 @@ def render_agreement(runs: list[dict]) -> None:
 
 
 def render_spread(runs: list[dict]) -> None:
-    st.subheader("Single-evaluation spread")
+    st.subheader("Single-evaluation RMSE and diagnosis")
     labels = {r["id"]: frames.run_label(r) for r in runs}
     run_id = st.selectbox("Run", list(labels), format_func=labels.get, key=K_RUN)
     spread = frames.spread_frame(data.run_items(data.where(), run_id))
     if spread.empty:
         st.info("This run has no scored item.")
         return
-    counts = spread["band"].value_counts()
-    cols = st.columns(3)
-    for col, band in zip(cols, ("balanced", "moderately imbalanced", "imbalanced")):
-        col.metric(band.capitalize(), int(counts.get(band, 0)))
+    items = data.run_items(data.where(), run_id)
+    diagnosis_view.draw_bands(spread)
     components.draw_figure(charts.spread_figure(spread), key=f"{PAGE}.spread")
-    st.caption("Spread = RMSE of an item's four metrics around their mean; bands from rag_eval.metrics.agreement.")
+    diagnosis_view.draw_diagnosis(data.run_diagnosis(items))
+    diagnosis_view.draw_report_download(run_id, labels[run_id], key=f"{PAGE}.report")
 
 
 def main() -> None:

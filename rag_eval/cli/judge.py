@@ -66,6 +66,8 @@ def _summary_lines(summary: BatchSummary, out: Path, local: bool = False, note: 
     lines += ["", f"coverage: {usable}/{summary.rows} rows with usable labels ({_fmt(cov, 3)})", ""]
     lines += ["| metric | mean over usable rows |", "|---|---:|"]
     lines += [f"| {name} | {_fmt(value)} |" for name, value in summary.means.items()]
+    if summary.diagnosis is not None:
+        lines += [""] + summary.diagnosis.lines()
     if local:
         lines += ["", "cost: none (the local judge runs on this machine; no tokens are sent anywhere)"]
         return lines + ([f"trust: {note}"] if note else [])

@@ -18,6 +18,7 @@ from rag_eval.io.rows import FileFormatError, read_rows
 from rag_eval.rag.config import RagConfig, default_config
 from rag_eval.rag.store import QdrantUnavailable
 from rag_eval.runs.store import RunNotFound, RunStore
+from rag_eval.metrics.report_fields import REPORT_FIELDS
 from rag_eval.schema import METRIC_NAMES
 
 USER_ERRORS = (ValueError, QdrantUnavailable, FileFormatError, RunNotFound, OSError)
@@ -203,11 +204,11 @@ def run(dataset, config_path, collection, name, resume_run, db) -> None:
                                    f"rag-eval run {dataset} --config {config_path or '<config>'}{hint}") from None
     finally:
         close()
-    _show_run(store.get_run(run_id))
+    _show_run(store.get_run(run_id), store.items(run_id))
 
 
 # ---------------------------------------------------------------- runs
-def _show_run(run: dict[str, Any]) -> None:
+def _show_run(run: dict[str, Any], items: Sequence[dict[str, Any]] = ()) -> None:
     summary = run.get("summary") or {}
     click.echo(f"Run {run['id']}  name={run['name']}  status={run['status']}  config={run['config_name']} "
                f"({run['config_hash']})  collection={run.get('collection')}")
@@ -223,6 +224,10 @@ def _show_run(run: dict[str, Any]) -> None:
                        for m, s in metrics.items()]))
     click.echo(f"latency p50 {_fmt(summary.get('latency_p50_s'))}s, p95 {_fmt(summary.get('latency_p95_s'))}s; "
                f"tokens {summary.get('tokens_total', 0)}; cost {_fmt(summary.get('cost_usd_total'), 4)} USD")
+    if items:
+        from rag_eval.runs.item_fields import run_diagnosis
+
+        click.echo("\n".join(run_diagnosis(items).lines()))
 
 
 @click.group()
@@ -260,11 +265,14 @@ def runs_show(run_ref, show_items, as_json, db) -> None:
     if as_json:
         click.echo(json.dumps(record, indent=1, default=str))
         return
-    _show_run(record)
+    items = store.items(record["id"])
+    _show_run(record, items)
     if show_items:
+        from rag_eval.runs.item_fields import item_report_fields
+
         rows = [(i["item_id"], i["status"], *[(i.get("scores") or {}).get(m) for m in METRIC_NAMES],
-                 (i.get("error") or "")[:60]) for i in store.items(record["id"])]
-        click.echo(_table(["item", "status", *METRIC_NAMES, "error"], rows))
+                 *item_report_fields(i).values(), (i.get("error") or "")[:60]) for i in items]
+        click.echo(_table(["item", "status", *METRIC_NAMES, *REPORT_FIELDS, "error"], rows))
 
 
 @runs.command("export")

@@ -16,6 +16,7 @@ from rag_eval.io.rows import FileFormatError, RowError, write_rows
 from rag_eval.io.trec import read_qrels, read_run
 from rag_eval.metrics.agreement import DEFAULT_F1_THRESHOLD, DEFAULT_N_BOOT, DEFAULT_SEED, AgreementReport, Estimate
 from rag_eval.metrics.registry import evaluate_run
+from rag_eval.metrics.report_fields import consistency_reading
 from rag_eval.metrics.retrieval import DEFAULT_ALPHA, DEFAULT_GAMMA
 from rag_eval.schema import METRIC_NAMES, ScoringMode
 from rag_eval.scoring import ScoringSummary, agreement_between_files, score_file
@@ -50,7 +51,8 @@ def _agreement_lines(report: AgreementReport) -> list[str]:
         lines.append(f"  RMSE {metric:<20} {_estimate(report.rmse[metric])}")
     lines += [
         f"  aggregated RMSE           {_estimate(report.aggregated_rmse)}",
-        f"  consistency score         {_estimate(report.consistency)}",
+        f"  consistency score         {_estimate(report.consistency)}"
+        + (f"  ({consistency_reading(report.consistency.value)})" if report.consistency.value is not None else ""),
         f"  hallucination AUROC       {_estimate(report.hallucination_auroc)}",
         f"  hallucination F1 @ {report.f1_threshold:<6} {_estimate(report.hallucination_f1)}",
         f"  coverage: {cov.rows_used}/{cov.rows_given} rows used; {cov.missing_prediction} without prediction, "
@@ -71,6 +73,8 @@ def _summary_lines(summary: ScoringSummary) -> list[str]:
         lines.append(f"| {metric} | {_fmt(m.mean)} | {m.n}/{m.rows_given} | {_fmt(m.coverage, 3)} |")
     if summary.agreement is not None:
         lines += [""] + _agreement_lines(summary.agreement)
+    if summary.diagnosis is not None:
+        lines += [""] + summary.diagnosis.lines()
     return lines
 
 

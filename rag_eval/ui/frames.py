@@ -13,6 +13,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import pandas as pd
 
 from rag_eval.metrics.agreement import agreement, metric_spread
+from rag_eval.metrics.report_fields import REPORT_FIELDS
+from rag_eval.runs.item_fields import item_report_fields
 from rag_eval.schema import METRIC_NAMES
 
 SCORE_COLUMNS = (*METRIC_NAMES, "adherence_score")
@@ -20,7 +22,7 @@ SCORE_COLUMNS = (*METRIC_NAMES, "adherence_score")
 
 def items_frame(items: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """One row per stored item: id, question, status, error, the scores (None stays
-    missing, never 0), tokens, cost and latency."""
+    missing, never 0), the original project's report fields, tokens, cost and latency."""
     rows = []
     for item in items:
         scores = item.get("scores") or {}
@@ -33,11 +35,12 @@ def items_frame(items: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
         for name in SCORE_COLUMNS:
             value = scores.get(name)
             row[name] = float(value) if value is not None else None
+        row.update(item_report_fields(item))
         row["tokens"] = (item.get("tokens") or {}).get("total")
         row["cost_usd"] = item.get("cost_usd")
         row["latency_s"] = item.get("latency_s")
         rows.append(row)
-    columns = ["item_id", "question", "status", "error", *SCORE_COLUMNS, "tokens", "cost_usd", "latency_s"]
+    columns = ["item_id", "question", "status", "error", *SCORE_COLUMNS, *REPORT_FIELDS, "tokens", "cost_usd", "latency_s"]
     return pd.DataFrame(rows, columns=columns)
 
 

@@ -55,7 +55,7 @@ def test_agreement_frame_only_for_runs_with_truth():
 
 def test_spread_frame_uses_library_bands():
     frame = frames.spread_frame([_item("a", scores=SCORES), _item("b", status="timeout")])
-    assert list(frame["item_id"]) == ["a"] and frame.loc[0, "band"] in ("balanced", "moderately imbalanced", "imbalanced")
+    assert list(frame["item_id"]) == ["a"] and frame.loc[0, "band"] in ("excellent", "good", "acceptable", "poor")
 
 
 def test_default_comparison_pairs_runs_over_the_same_dataset():
