@@ -14,6 +14,7 @@ from typing import Any, Callable, Sequence
 
 import click
 
+from rag_eval.cli.gate_options import gate_options, request_from, run_gate
 from rag_eval.io.rows import FileFormatError, read_rows
 from rag_eval.rag.config import RagConfig, default_config
 from rag_eval.rag.store import QdrantUnavailable
@@ -173,16 +174,19 @@ def _dataset_rows(dataset: str) -> tuple[list, str]:
 @click.option("--name", help="Run name (default: the configuration's name).")
 @click.option("--resume", "resume_run", help="Resume this run (id, id prefix or name) instead of starting a new one.")
 @db_option
+@gate_options
 @_user_errors
-def run(dataset, config_path, collection, name, resume_run, db) -> None:
+def run(dataset, config_path, collection, name, resume_run, db, **gate_kwargs) -> None:
     """Run every question of DATASET (.jsonl/.json/.csv/.parquet, or 'demo') through the
     RAG system: retrieve, generate, judge, score; store the run.
 
     Rows need 'question'; optional 'id', 'reference_answer', 'gold_doc_ids' and
     'gold_contexts' (retrieval metrics). Ctrl-C stops after storing finished items;
-    --resume RUN continues without repeating them."""
+    --resume RUN continues without repeating them. With --fail-under / --min-coverage /
+    --junit the stored run is gated (exit 1 when a threshold or the coverage is not met)."""
     from rag_eval.runs.runner import run_dataset
 
+    gate = request_from(gate_kwargs)
     config = _load_config(config_path, {})
     rows, path = _dataset_rows(dataset)
     if not rows:
@@ -204,7 +208,14 @@ def run(dataset, config_path, collection, name, resume_run, db) -> None:
                                    f"rag-eval run {dataset} --config {config_path or '<config>'}{hint}") from None
     finally:
         close()
-    _show_run(store.get_run(run_id), store.items(run_id))
+    record, items = store.get_run(run_id), store.items(run_id)
+    _show_run(record, items)
+    if gate.active:
+        from rag_eval.runs.item_fields import run_gate_inputs
+
+        stats, cases = run_gate_inputs(record, items)
+        if not run_gate(gate, stats, len(items), sum(c.usable for c in cases), cases):
+            raise click.exceptions.Exit(1)
 
 
 # ---------------------------------------------------------------- runs

@@ -12,14 +12,16 @@ from typing import Any, Sequence
 
 import click
 
+from rag_eval.cli.gate_options import gate_options, request_from, run_gate
 from rag_eval.io.rows import FileFormatError, RowError, write_rows
 from rag_eval.io.trec import read_qrels, read_run
 from rag_eval.metrics.agreement import DEFAULT_F1_THRESHOLD, DEFAULT_N_BOOT, DEFAULT_SEED, AgreementReport, Estimate
+from rag_eval.metrics.gate import RowCase, stats_from_rows
 from rag_eval.metrics.registry import evaluate_run
 from rag_eval.metrics.report_fields import consistency_reading
 from rag_eval.metrics.retrieval import DEFAULT_ALPHA, DEFAULT_GAMMA
 from rag_eval.schema import METRIC_NAMES, ScoringMode
-from rag_eval.scoring import ScoringSummary, agreement_between_files, score_file
+from rag_eval.scoring import SUMMARY_METRICS, ScoringSummary, agreement_between_files, score_file
 
 RETRIEVAL_COLUMNS = ("precision", "recall", "f1", "hit_rate", "mrr", "ndcg", "log_rank")
 MAX_ERRORS_SHOWN = 20
@@ -120,13 +122,17 @@ def _plain_records(records: list[dict[str, Any]], out: Path) -> list[dict[str, A
 @_boot_option
 @_seed_option
 @_threshold_option
-def score_command(file: Path, mode: str, out: Path | None, n_boot: int, seed: int, threshold: float) -> None:
+@gate_options
+def score_command(file: Path, mode: str, out: Path | None, n_boot: int, seed: int, threshold: float,
+                  **gate_kwargs: Any) -> None:
     """Score the TRACe metrics of every RAGBench-format row of FILE.
 
     Writes one object per input row, in input order (failed rows with status
     'invalid_input' and the error), then prints means with coverage and, when the rows
-    carry RAGBench's ground-truth scores, the agreement with them.
+    carry RAGBench's ground-truth scores, the agreement with them. Exit code 1 when any
+    row failed, or when a --fail-under threshold or --min-coverage is not met (the gate).
     """
+    gate = request_from(gate_kwargs)
     try:
         result = score_file(file, mode, n_boot=n_boot, seed=seed, threshold=threshold)
     except FileFormatError as err:
@@ -145,6 +151,15 @@ def score_command(file: Path, mode: str, out: Path | None, n_boot: int, seed: in
     if out is not None:
         click.echo(f"Wrote {len(records)} rows to {out}")
     _report_errors(result.errors)
+    if gate.active:
+        usable = [r["status"] == "ok" for r in records]
+        stats = stats_from_rows([r if ok else None for r, ok in zip(records, usable)], (*SUMMARY_METRICS, "average"),
+                                n_boot=n_boot, seed=seed)
+        cases = [RowCase(str(r.get("id", f"row-{r['row']}")), r["status"], ok, r,
+                         (r.get("error") or {}).get("message")) for r, ok in zip(records, usable)]
+        if not run_gate(gate, stats, len(records), sum(usable), cases, err=out is None):
+            raise click.exceptions.Exit(1)
+        return
     _fail_if(result.errors)
 
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from rag_eval.metrics.diagnosis import DEFAULT_HIGH, DEFAULT_LOW, Diagnosis, diagnose
+from rag_eval.metrics.gate import MetricStat, RowCase, stats_from_rows
 from rag_eval.metrics.report_fields import report_fields
+from rag_eval.runs.stats import summarize_items
 
 
 def _response_keys(item: Mapping[str, Any]) -> list[str] | None:
@@ -31,3 +33,22 @@ def item_report_fields(item: Mapping[str, Any]) -> dict[str, Any]:
 def run_diagnosis(items: Sequence[Mapping[str, Any]], high: float = DEFAULT_HIGH, low: float = DEFAULT_LOW) -> Diagnosis:
     """The pattern diagnosis of a run's items (items without scores are not diagnosed)."""
     return diagnose([(str(i.get("item_id")), i.get("scores") or None) for i in items], high, low)
+
+
+def run_gate_inputs(run: Mapping[str, Any], items: Sequence[Mapping[str, Any]]) -> tuple[dict[str, MetricStat], list[RowCase]]:
+    """What the CI gate needs from a stored run: per metric (TRACe, adherence_score,
+    retrieval metrics, ``average``) its mean and 95% interval as ``runs show`` reports them,
+    and one :class:`RowCase` per item (usable when it has scores)."""
+    summary = run.get("summary") or summarize_items(list(items))
+    stats: dict[str, MetricStat] = {}
+    for group in ("metrics", "retrieval"):
+        for name, s in (summary.get(group) or {}).items():
+            stats[name] = MetricStat(s.get("mean"), s.get("ci_low"), s.get("ci_high"), int(s.get("n") or 0))
+    fields = [item_report_fields(i) for i in items]
+    stats.update(stats_from_rows([f if f["average"] is not None else None for f in fields], ["average"]))
+    cases = [
+        RowCase(str(i.get("item_id")), str(i.get("status")), bool(i.get("scores")),
+                {**(i.get("scores") or {}), **(i.get("retrieval") or {}), **f}, i.get("error"))
+        for i, f in zip(items, fields)
+    ]
+    return stats, cases
