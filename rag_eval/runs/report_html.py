@@ -196,8 +196,19 @@ def _charts(runs: Sequence[Mapping[str, Any]], items_by_run: Mapping[str, Sequen
                        title="Per-row scores (adherence: continuous adherence score)")
     out["distributions"] = _figure_html(dist)
 
-    spread = frames.spread_frame([i for run in runs for i in items_by_run[run["id"]]])
-    out["spread"] = _figure_html(charts.spread_figure(spread)) if not spread.empty else ""
+    spreads = [(run["id"], frames.spread_frame(items_by_run[run["id"]])) for run in runs]
+    spreads = [(run_id, s) for run_id, s in spreads if not s.empty]
+    if spreads:
+        fig = charts.spread_figure(spreads[0][1])
+        fig.data[0].name = labels[spreads[0][0]]
+        for i, (run_id, spread) in enumerate(spreads[1:], start=1):
+            fig.add_trace(go.Histogram(x=spread["spread_rmse"], xbins={"start": 0, "end": 0.6, "size": 0.025},
+                                       name=labels[run_id], marker_color=charts.PALETTE[i % len(charts.PALETTE)]))
+        fig.update_traces(xbins={"start": 0, "end": 0.6, "size": 0.025}, opacity=0.75)
+        fig.update_layout(barmode="overlay", showlegend=len(spreads) > 1)
+        out["spread"] = _figure_html(fig)
+    else:
+        out["spread"] = ""
 
     lat = go.Figure()
     for i, run in enumerate(runs):
