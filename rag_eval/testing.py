@@ -22,8 +22,9 @@ which document sentence), so a red test says why.
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from rag_eval.metrics.report_fields import report_fields
 from rag_eval.metrics.trace import DEFAULT_MODE, score_item
@@ -62,8 +63,8 @@ class TraceCheck:
         return support_map_text(self.item, self.result.labels)
 
     def message(self) -> str:
-        head = [f"TRACe check failed for question {self.item.question!r} (judge {self.result.judge or '?'}, "
-                f"status {self.result.status.value}):"]
+        head = [(f"TRACe check failed for question {self.item.question!r} (judge {self.result.judge or '?'}, "
+                 f"status {self.result.status.value}):")]
         head += [f"  - {f}" for f in self.failures]
         shown = {k: v for k, v in self.values.items() if v is not None}
         head.append("  values: " + ", ".join(f"{k}={_fmt(v)}" for k, v in shown.items()))
@@ -85,9 +86,9 @@ def check_trace(
     **metric_thresholds: float,
 ) -> TraceCheck:
     """Judge and score one triple and compare with the thresholds; never raises for a
-    low score (see :func:`assert_trace`). ValueError for a bad argument."""
+    low score (see :func:`assert_trace`). TypeError when ``documents`` is one string."""
     if isinstance(documents, str):
-        raise ValueError("documents must be a list of texts, not one string")
+        raise TypeError("documents must be a list of texts, not one string")
     wanted = {**dict(thresholds or {}), **metric_thresholds}
     item = item_from_row({"id": "assert_trace", "question": question, "documents": list(documents),
                           "response": response})

@@ -47,5 +47,5 @@ def test_a_given_llm_judge(openai_server):
 
 
 def test_bad_arguments():
-    with pytest.raises(ValueError):
+    with pytest.raises(TypeError):
         check_trace(QUESTION, "one string", ANSWER)

@@ -7,13 +7,21 @@ Wiring only: the options are parsed here, the decisions are
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import click
 
-from rag_eval.metrics.gate import MetricStat, RowCase, Threshold, evaluate_gate, junit_suite, parse_thresholds
+from rag_eval.metrics.gate import (
+    MetricStat,
+    RowCase,
+    Threshold,
+    evaluate_gate,
+    junit_suite,
+    parse_thresholds,
+)
 
 GATE_KEYS = ("fail_under", "fail_under_ci", "min_coverage", "junit", "junit_rows")
 

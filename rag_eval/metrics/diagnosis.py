@@ -23,8 +23,9 @@ row lacking a metric that a pattern needs is not counted for that pattern. Faile
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 DEFAULT_HIGH = 0.6
 DEFAULT_LOW = 0.4

@@ -17,12 +17,18 @@ thresholds with :func:`parse_thresholds`, summarizes the rows with :func:`stats_
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from rag_eval.metrics.agreement import DEFAULT_CONFIDENCE, DEFAULT_N_BOOT, DEFAULT_SEED, bootstrap_ci
+from rag_eval.metrics.agreement import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_N_BOOT,
+    DEFAULT_SEED,
+    bootstrap_ci,
+)
 
 BASES = ("mean", "lower")
 FAILURES_CHECK = "failed rows"
@@ -137,11 +143,20 @@ def stats_from_rows(
         if values.size == 0:
             out[name] = MetricStat(None)
             continue
-        low, high = (float(values[0]), float(values[0])) if values.size == 1 else bootstrap_ci(
-            lambda idx: values[idx].mean(axis=1), int(values.size), n_boot=n_boot, confidence=confidence,
-            rng=np.random.default_rng(seed))[:2]
-        out[name] = MetricStat(float(values.mean()), low, high, int(values.size))
+        out[name] = MetricStat(float(values.mean()), *_mean_interval(values, n_boot, confidence, seed), int(values.size))
     return out
+
+
+def _mean_interval(values: np.ndarray, n_boot: int, confidence: float, seed: int) -> tuple[float | None, float | None]:
+    if values.size == 1:
+        return float(values[0]), float(values[0])
+
+    def resampled_means(idx: np.ndarray) -> np.ndarray:
+        return np.asarray(values[idx].mean(axis=1))
+
+    low, high, _ = bootstrap_ci(resampled_means, int(values.size), n_boot=n_boot, confidence=confidence,
+                                rng=np.random.default_rng(seed))
+    return low, high
 
 
 def evaluate_gate(

@@ -29,7 +29,8 @@ The batch consistency score (``1 - min(aggregated RMSE, 1)``, see
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from rag_eval.schema import METRIC_NAMES, Labels
 from rag_eval.text.keys import normalize_key

@@ -7,7 +7,8 @@ them too, in exports and in the dashboard's tables.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from rag_eval.metrics.diagnosis import DEFAULT_HIGH, DEFAULT_LOW, Diagnosis, diagnose
 from rag_eval.metrics.gate import MetricStat, RowCase, stats_from_rows
@@ -30,12 +31,12 @@ def item_report_fields(item: Mapping[str, Any]) -> dict[str, Any]:
     return report_fields(scores, labels if isinstance(labels, Mapping) else None, _response_keys(item))
 
 
-def run_diagnosis(items: Sequence[Mapping[str, Any]], high: float = DEFAULT_HIGH, low: float = DEFAULT_LOW) -> Diagnosis:
+def run_diagnosis(items: Sequence[dict[str, Any]], high: float = DEFAULT_HIGH, low: float = DEFAULT_LOW) -> Diagnosis:
     """The pattern diagnosis of a run's items (items without scores are not diagnosed)."""
     return diagnose([(str(i.get("item_id")), i.get("scores") or None) for i in items], high, low)
 
 
-def run_gate_inputs(run: Mapping[str, Any], items: Sequence[Mapping[str, Any]]) -> tuple[dict[str, MetricStat], list[RowCase]]:
+def run_gate_inputs(run: Mapping[str, Any], items: Sequence[dict[str, Any]]) -> tuple[dict[str, MetricStat], list[RowCase]]:
     """What the CI gate needs from a stored run: per metric (TRACe, adherence_score,
     retrieval metrics, ``average``) its mean and 95% interval as ``runs show`` reports them,
     and one :class:`RowCase` per item (usable when it has scores)."""

@@ -26,11 +26,17 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from rag_eval.metrics.agreement import agreement
-from rag_eval.metrics.report_fields import RMSE_BAND_MEANING, RMSE_BANDS, consistency_reading, rmse_band
+from rag_eval.metrics.report_fields import (
+    RMSE_BAND_MEANING,
+    RMSE_BANDS,
+    consistency_reading,
+    rmse_band,
+)
 from rag_eval.runs.compare import compare_runs, metric_table
 from rag_eval.runs.item_fields import item_report_fields, run_diagnosis
 from rag_eval.runs.stats import SCORE_NAMES, summarize_items
@@ -170,7 +176,7 @@ def _figure_html(fig: Any) -> str:
     return str(fig.to_html(full_html=False, include_plotlyjs=False, config={"displaylogo": False}))
 
 
-def _charts(runs: Sequence[Mapping[str, Any]], items_by_run: Mapping[str, Sequence[Mapping[str, Any]]],
+def _charts(runs: Sequence[dict[str, Any]], items_by_run: Mapping[str, Sequence[dict[str, Any]]],
             labels: Mapping[str, str]) -> dict[str, str]:
     import pandas as pd
     import plotly.graph_objects as go
@@ -221,7 +227,7 @@ def _charts(runs: Sequence[Mapping[str, Any]], items_by_run: Mapping[str, Sequen
     return out
 
 
-def _worst_rows(items: Sequence[Mapping[str, Any]], worst: int, label: str) -> list[dict[str, Any]]:
+def _worst_rows(items: Sequence[dict[str, Any]], worst: int, label: str) -> list[dict[str, Any]]:
     from markupsafe import Markup
 
     from rag_eval.ui.support_map import support_map_html
@@ -236,7 +242,7 @@ def _worst_rows(items: Sequence[Mapping[str, Any]], worst: int, label: str) -> l
         try:
             view = view_from_record(dict(item), label)
             html_map = support_map_html(view.item, view.labels)
-        except Exception as err:  # a record too damaged to rebuild still gets its line
+        except Exception as err:  # noqa: BLE001 - a record too damaged to rebuild still gets its line
             html_map = f"<p class='note'>support map unavailable: {type(err).__name__}</p>"
         scores = item.get("scores") or {}
         rows.append({
@@ -252,7 +258,7 @@ def _worst_rows(items: Sequence[Mapping[str, Any]], worst: int, label: str) -> l
     return rows
 
 
-def _agreement_rows(label: str, items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def _agreement_rows(label: str, items: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     if not any(i.get("truth") for i in items):
         return []
     predictions = [dict(i["scores"]) if i.get("scores") else None for i in items]
@@ -275,8 +281,8 @@ def _agreement_rows(label: str, items: Sequence[Mapping[str, Any]]) -> list[dict
 
 
 def build_report(
-    runs: Sequence[Mapping[str, Any]],
-    items_by_run: Mapping[str, Sequence[Mapping[str, Any]]],
+    runs: Sequence[dict[str, Any]],
+    items_by_run: Mapping[str, Sequence[dict[str, Any]]],
     *,
     worst: int = DEFAULT_WORST,
     title: str | None = None,
@@ -284,10 +290,11 @@ def build_report(
 ) -> str:
     """The report as one HTML string. ``runs`` are run records (the first is the
     comparison baseline); ``items_by_run`` maps each run id to its item records."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as package_version
+
     import jinja2
     from plotly.offline import get_plotlyjs
-
-    from importlib.metadata import PackageNotFoundError, version as package_version
 
     try:
         version = package_version("rag-eval")
@@ -343,7 +350,7 @@ def build_report(
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     return env.from_string(_TEMPLATE).render(
         title=title or ("rag-eval report: " + ", ".join(labels.values())),
-        generated=generated or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        generated=generated or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         version=version, runs=views, metric_names=list(SCORE_NAMES), bands=_band_rows(), agreement=agreement_rows,
         comparison=comparison, charts=charts, worst=worst, plotly_js=Markup(get_plotlyjs()),
     )

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 MAX_IDS = 20
 
 
-def draw_bands(spread: "pd.DataFrame") -> None:
+def draw_bands(spread: pd.DataFrame) -> None:
     """How many rows fall in each RMSE band (``spread`` from ``frames.spread_frame``)."""
     counts = spread["band"].value_counts()
     cols = st.columns(len(RMSE_BANDS))
@@ -29,7 +29,7 @@ def draw_bands(spread: "pd.DataFrame") -> None:
                "≤ 0.10 excellent, ≤ 0.20 good, ≤ 0.30 acceptable, above poor.")
 
 
-def draw_diagnosis(diagnosis: "Diagnosis") -> None:
+def draw_diagnosis(diagnosis: Diagnosis) -> None:
     """Each pattern found, with what it means, what to do and the rows that show it."""
     st.markdown("**Diagnosis**")
     if not diagnosis.findings:
