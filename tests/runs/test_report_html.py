@@ -11,12 +11,15 @@ import pytest
 from click.testing import CliRunner
 
 from rag_eval.cli import cli
+from rag_eval.metrics.report_fields import REPORT_FIELDS
 from rag_eval.rag.config import default_config
+from rag_eval.runs.export import export_rows
 from rag_eval.runs.item_fields import run_gate_inputs
 from rag_eval.runs.judge_only import judge_dataset
 from rag_eval.runs.report_html import SECTIONS, build_report
 from rag_eval.runs.store import RunStore
 from rag_eval.ui import browser
+from rag_eval.ui.frames import items_frame
 
 HOSTILE = "<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned = 2\">"
 OUTPUT = browser.PROJECT_ROOT / "test-output"
@@ -64,19 +67,25 @@ def test_report_has_every_section_and_escapes_user_text(stored_runs, tmp_path):
     assert "Paired differences" in text and "broken" in text and "invalid_input" in text
     assert "rmse_aggregation" in text and "excellent" in text
 
+    # one run: nothing to compare, and the truth-less subset run still has its sections
+    single = build_report([store.get_run(second)], {second: store.items(second)}, worst=1)
+    assert "pass several runs to compare" in single and "No ground truth" not in single
 
-def test_gate_inputs_of_a_stored_run(stored_runs):
-    store, first, _ = stored_runs
-    stats, cases = run_gate_inputs(store.get_run(first), store.items(first))
+    # the same stored items carry the seed's report fields in the export and the dashboard table,
+    # and give the CI gate its inputs
+    items = store.items(first)
+    exported = export_rows(store.get_run(first), items)
+    table = items_frame(items)
+    for name in REPORT_FIELDS:
+        assert name in exported[0] and name in table.columns
+    assert exported[-1]["average"] is None and exported[-1]["status"] == "invalid_input"
+    scored = [r for r in exported if r["average"] is not None]
+    assert all(r["fully_supported_sentences"] + r["partially_supported_sentences"] + r["unsupported_sentences"] >= 1
+               for r in scored)
+    stats, cases = run_gate_inputs(store.get_run(first), items)
     assert {"context_relevance", "adherence_score", "average"} <= set(stats)
     assert stats["average"].n == 9 and len(cases) == 10
     assert [c.row_id for c in cases if not c.usable] == ["broken"]
-
-
-def test_one_run_report_says_there_is_nothing_to_compare(stored_runs):
-    store, _, second = stored_runs
-    text = build_report([store.get_run(second)], {second: store.items(second)}, worst=1)
-    assert "pass several runs to compare" in text and "No ground truth" not in text
 
 
 @pytest.mark.browser
