@@ -13,7 +13,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import pandas as pd
 
 from rag_eval.metrics.agreement import agreement, metric_spread
-from rag_eval.metrics.report_fields import REPORT_FIELDS
+from rag_eval.metrics.report_fields import REPORT_FIELDS, consistency_reading
 from rag_eval.runs.item_fields import item_report_fields
 from rag_eval.schema import METRIC_NAMES
 
@@ -125,7 +125,8 @@ def has_truth(items: Sequence[Mapping[str, Any]]) -> bool:
 
 def agreement_frame(items_by_run: Mapping[str, Sequence[Mapping[str, Any]]], n_boot: int = 500) -> pd.DataFrame:
     """Per run with ground truth: the library's agreement report flattened to rows
-    (statistic, value, ci_low, ci_high, n, reason)."""
+    (statistic, value, ci_low, ci_high, n, reason, coverage; ``reading`` is the consistency
+    score's band)."""
     rows = []
     for run_id, items in items_by_run.items():
         if not has_truth(items):
@@ -137,8 +138,10 @@ def agreement_frame(items_by_run: Mapping[str, Sequence[Mapping[str, Any]]], n_b
         for name, est in stats.items():
             rows.append({"run": run_id, "statistic": name, "value": est.value, "ci_low": est.ci_low,
                          "ci_high": est.ci_high, "n": est.n, "reason": est.reason,
-                         "coverage": report.coverage.fraction})
-    return pd.DataFrame(rows, columns=["run", "statistic", "value", "ci_low", "ci_high", "n", "reason", "coverage"])
+                         "coverage": report.coverage.fraction,
+                         "reading": consistency_reading(est.value) if name == "consistency" else None})
+    return pd.DataFrame(rows, columns=["run", "statistic", "value", "ci_low", "ci_high", "n", "reason", "coverage",
+                                       "reading"])
 
 
 def spread_frame(items: Sequence[Mapping[str, Any]]) -> pd.DataFrame:

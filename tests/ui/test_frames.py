@@ -51,6 +51,9 @@ def test_agreement_frame_only_for_runs_with_truth():
     rmse = table[table["statistic"] == "rmse:context_relevance"]["value"].iloc[0]
     assert rmse == pytest.approx(0.0)
     assert "hallucination_auroc" in set(table["statistic"])
+    consistency = table[table["statistic"] == "consistency"].iloc[0]
+    assert consistency["reading"] in ("excellent", "good", "acceptable", "poor")
+    assert table[table["statistic"] != "consistency"]["reading"].isna().all()
 
 
 def test_spread_frame_uses_library_bands():
