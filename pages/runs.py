@@ -1,12 +1,14 @@
 """Runs and trends: every stored run, the four metrics over runs, agreement with ground
 truth (RMSE per metric, aggregated RMSE, consistency, hallucination AUROC, with
-bootstrap bands) and the single-evaluation spread of one run."""
+bootstrap bands) and, for one run, its single-evaluation RMSE bands, the diagnosis and
+a downloadable HTML report."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from rag_eval.ui import charts, components, data, frames, state
+from rag_eval.runs.item_fields import run_diagnosis
+from rag_eval.ui import charts, components, data, diagnosis_view, frames, state
 from rag_eval.ui.constants import PAGE_BATCH
 
 PAGE = "runs"
@@ -55,19 +57,18 @@ def render_agreement(runs: list[dict]) -> None:
 
 
 def render_spread(runs: list[dict]) -> None:
-    st.subheader("Single-evaluation spread")
+    st.subheader("Single-evaluation RMSE and diagnosis")
     labels = {r["id"]: frames.run_label(r) for r in runs}
     run_id = st.selectbox("Run", list(labels), format_func=labels.get, key=K_RUN)
-    spread = frames.spread_frame(data.run_items(data.where(), run_id))
+    items = data.run_items(data.where(), run_id)
+    diagnosis_view.draw_report_download(run_id, key=f"{PAGE}.report")
+    spread = frames.spread_frame(items)
     if spread.empty:
         st.info("This run has no scored item.")
         return
-    counts = spread["band"].value_counts()
-    cols = st.columns(3)
-    for col, band in zip(cols, ("balanced", "moderately imbalanced", "imbalanced")):
-        col.metric(band.capitalize(), int(counts.get(band, 0)))
+    diagnosis_view.draw_bands(spread)
     components.draw_figure(charts.spread_figure(spread), key=f"{PAGE}.spread")
-    st.caption("Spread = RMSE of an item's four metrics around their mean; bands from rag_eval.metrics.agreement.")
+    diagnosis_view.draw_diagnosis(run_diagnosis(items))
 
 
 def main() -> None:

@@ -12,14 +12,18 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from rag_eval.cli.gate_options import gate_options, request_from, run_gate
 from rag_eval.llm.config import LLMConfig
+from rag_eval.metrics.gate import RowCase, stats_from_rows
 from rag_eval.metrics.trace import DEFAULT_MODE
-from rag_eval.schema import ScoringMode
+from rag_eval.runs.judge_output import SCORE_FIELDS
+from rag_eval.schema import JudgeStatus, ScoringMode
 
 if TYPE_CHECKING:  # imported where used, so `rag-eval --help` stays fast
     from rag_eval.runs.judge_file import BatchSummary
 
 MAX_ERRORS_SHOWN = 20
+GATE_METRICS = (*SCORE_FIELDS, "average")
 
 
 def _fmt(value: float | None, digits: int = 4) -> str:
@@ -66,6 +70,8 @@ def _summary_lines(summary: BatchSummary, out: Path, local: bool = False, note: 
     lines += ["", f"coverage: {usable}/{summary.rows} rows with usable labels ({_fmt(cov, 3)})", ""]
     lines += ["| metric | mean over usable rows |", "|---|---:|"]
     lines += [f"| {name} | {_fmt(value)} |" for name, value in summary.means.items()]
+    if summary.diagnosis is not None:
+        lines += [""] + summary.diagnosis.lines()
     if local:
         lines += ["", "cost: none (the local judge runs on this machine; no tokens are sent anywhere)"]
         return lines + ([f"trust: {note}"] if note else [])
@@ -104,6 +110,7 @@ def _summary_lines(summary: BatchSummary, out: Path, local: bool = False, note: 
 @click.option("--price-out", type=click.FloatRange(min=0), default=None, help="Override: USD per million completion tokens.")
 @click.option("--model-path", type=click.Path(path_type=Path), default=None, help="Local judge model file (--judge local).")
 @click.option("--dry-run", is_flag=True, help="Print the token and cost estimate and send nothing.")
+@gate_options
 def judge_command(file: Path, out: Path | None, kind: str, mode: str, samples: int, consistency_check: bool,
                   model_path: Path | None, dry_run: bool, **llm_options: Any) -> None:
     """Label every row of FILE with a judge and score TRACe.
@@ -111,12 +118,14 @@ def judge_command(file: Path, out: Path | None, kind: str, mode: str, samples: i
     Rows need `question`, `response` and `documents` (list of texts) or
     `documents_sentences` (then `response_sentences` is used as given when present).
     Output keeps input order; a row that cannot be judged keeps its place with its
-    status and reason. Exit code 1 when any row failed.
+    status and reason. Exit code 1 when any row failed, or when a --fail-under
+    threshold or --min-coverage is not met (the gate).
     """
     from rag_eval.io.rows import FileFormatError, write_rows
     from rag_eval.judges.registry import make_judge
     from rag_eval.runs.judge_file import judge_entries, load_entries, summarize
 
+    gate = request_from(llm_options)
     try:
         entries = load_entries(file)
     except (FileFormatError, OSError) as err:
@@ -176,6 +185,13 @@ def judge_command(file: Path, out: Path | None, kind: str, mode: str, samples: i
         click.echo(f"{summary.failed} row(s) without usable labels:", err=True)
         for line in summary.errors:
             click.echo(f"  {line}", err=True)
+    if gate.active:
+        usable = [JudgeStatus(r["status"]).usable for r in rows]
+        stats = stats_from_rows([r if ok else None for r, ok in zip(rows, usable)], GATE_METRICS)
+        cases = [RowCase(str(r["id"]), r["status"], ok, r, r.get("error")) for r, ok in zip(rows, usable)]
+        if not run_gate(gate, stats, len(rows), sum(usable), cases):
+            raise click.exceptions.Exit(1)
+    elif summary.errors:
         raise click.exceptions.Exit(1)
 
 

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from rag_eval.cli.gate_options import gate_options, request_from, run_gate
+from rag_eval.metrics.report_fields import REPORT_FIELDS
 from rag_eval.schema import METRIC_NAMES
 
 if TYPE_CHECKING:  # imported where used: `rag-eval --help` must not load Qdrant or scikit-learn
@@ -187,16 +189,19 @@ def _dataset_rows(dataset: str) -> tuple[list, str]:
 @click.option("--name", help="Run name (default: the configuration's name).")
 @click.option("--resume", "resume_run", help="Resume this run (id, id prefix or name) instead of starting a new one.")
 @db_option
+@gate_options
 @_user_errors
-def run(dataset, config_path, collection, name, resume_run, db) -> None:
+def run(dataset, config_path, collection, name, resume_run, db, **gate_kwargs) -> None:
     """Run every question of DATASET (.jsonl/.json/.csv/.parquet, or 'demo') through the
     RAG system: retrieve, generate, judge, score; store the run.
 
     Rows need 'question'; optional 'id', 'reference_answer', 'gold_doc_ids' and
     'gold_contexts' (retrieval metrics). Ctrl-C stops after storing finished items;
-    --resume RUN continues without repeating them."""
+    --resume RUN continues without repeating them. With --fail-under / --min-coverage /
+    --junit the stored run is gated (exit 1 when a threshold or the coverage is not met)."""
     from rag_eval.runs.runner import run_dataset
 
+    gate = request_from(gate_kwargs)
     config = _load_config(config_path, {})
     rows, path = _dataset_rows(dataset)
     if not rows:
@@ -218,11 +223,18 @@ def run(dataset, config_path, collection, name, resume_run, db) -> None:
                                    f"rag-eval run {dataset} --config {config_path or '<config>'}{hint}") from None
     finally:
         close()
-    _show_run(store.get_run(run_id))
+    record, items = store.get_run(run_id), store.items(run_id)
+    _show_run(record, items)
+    if gate.active:
+        from rag_eval.runs.item_fields import run_gate_inputs
+
+        stats, cases = run_gate_inputs(record, items)
+        if not run_gate(gate, stats, len(items), sum(c.usable for c in cases), cases):
+            raise click.exceptions.Exit(1)
 
 
 # ---------------------------------------------------------------- runs
-def _show_run(run: dict[str, Any]) -> None:
+def _show_run(run: dict[str, Any], items: Sequence[dict[str, Any]] = ()) -> None:
     summary = run.get("summary") or {}
     click.echo(f"Run {run['id']}  name={run['name']}  status={run['status']}  config={run['config_name']} "
                f"({run['config_hash']})  collection={run.get('collection')}")
@@ -238,6 +250,10 @@ def _show_run(run: dict[str, Any]) -> None:
                        for m, s in metrics.items()]))
     click.echo(f"latency p50 {_fmt(summary.get('latency_p50_s'))}s, p95 {_fmt(summary.get('latency_p95_s'))}s; "
                f"tokens {summary.get('tokens_total', 0)}; cost {_fmt(summary.get('cost_usd_total'), 4)} USD")
+    if items:
+        from rag_eval.runs.item_fields import run_diagnosis
+
+        click.echo("\n".join(run_diagnosis(items).lines()))
 
 
 @click.group()
@@ -275,11 +291,14 @@ def runs_show(run_ref, show_items, as_json, db) -> None:
     if as_json:
         click.echo(json.dumps(record, indent=1, default=str))
         return
-    _show_run(record)
+    items = store.items(record["id"])
+    _show_run(record, items)
     if show_items:
+        from rag_eval.runs.item_fields import item_report_fields
+
         rows = [(i["item_id"], i["status"], *[(i.get("scores") or {}).get(m) for m in METRIC_NAMES],
-                 (i.get("error") or "")[:60]) for i in store.items(record["id"])]
-        click.echo(_table(["item", "status", *METRIC_NAMES, "error"], rows))
+                 *item_report_fields(i).values(), (i.get("error") or "")[:60]) for i in items]
+        click.echo(_table(["item", "status", *METRIC_NAMES, *REPORT_FIELDS, "error"], rows))
 
 
 @runs.command("export")

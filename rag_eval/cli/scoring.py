@@ -13,9 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from rag_eval.cli.gate_options import gate_options, request_from, run_gate
+
 # Light modules only (option defaults); the rest is imported inside each command so that
 # `rag-eval --help` never loads the heavy libraries.
 from rag_eval.metrics.agreement import DEFAULT_F1_THRESHOLD, DEFAULT_N_BOOT, DEFAULT_SEED
+from rag_eval.metrics.gate import RowCase, stats_from_rows
+from rag_eval.metrics.report_fields import consistency_reading
 from rag_eval.metrics.retrieval import DEFAULT_ALPHA, DEFAULT_GAMMA
 from rag_eval.schema import METRIC_NAMES, ScoringMode
 
@@ -54,7 +58,8 @@ def _agreement_lines(report: AgreementReport) -> list[str]:
         lines.append(f"  RMSE {metric:<20} {_estimate(report.rmse[metric])}")
     lines += [
         f"  aggregated RMSE           {_estimate(report.aggregated_rmse)}",
-        f"  consistency score         {_estimate(report.consistency)}",
+        f"  consistency score         {_estimate(report.consistency)}"
+        + (f"  ({consistency_reading(report.consistency.value)})" if report.consistency.value is not None else ""),
         f"  hallucination AUROC       {_estimate(report.hallucination_auroc)}",
         f"  hallucination F1 @ {report.f1_threshold:<6} {_estimate(report.hallucination_f1)}",
         f"  coverage: {cov.rows_used}/{cov.rows_given} rows used; {cov.missing_prediction} without prediction, "
@@ -75,6 +80,8 @@ def _summary_lines(summary: ScoringSummary) -> list[str]:
         lines.append(f"| {metric} | {_fmt(m.mean)} | {m.n}/{m.rows_given} | {_fmt(m.coverage, 3)} |")
     if summary.agreement is not None:
         lines += [""] + _agreement_lines(summary.agreement)
+    if summary.diagnosis is not None:
+        lines += [""] + summary.diagnosis.lines()
     return lines
 
 
@@ -120,16 +127,20 @@ def _plain_records(records: list[dict[str, Any]], out: Path) -> list[dict[str, A
 @_boot_option
 @_seed_option
 @_threshold_option
-def score_command(file: Path, mode: str, out: Path | None, n_boot: int, seed: int, threshold: float) -> None:
+@gate_options
+def score_command(file: Path, mode: str, out: Path | None, n_boot: int, seed: int, threshold: float,
+                  **gate_kwargs: Any) -> None:
     """Score the TRACe metrics of every RAGBench-format row of FILE.
 
     Writes one object per input row, in input order (failed rows with status
     'invalid_input' and the error), then prints means with coverage and, when the rows
-    carry RAGBench's ground-truth scores, the agreement with them.
+    carry RAGBench's ground-truth scores, the agreement with them. Exit code 1 when any
+    row failed, or when a --fail-under threshold or --min-coverage is not met (the gate).
     """
     from rag_eval.io.rows import FileFormatError, write_rows
-    from rag_eval.runs.score_file import score_file
+    from rag_eval.runs.score_file import SUMMARY_METRICS, score_file
 
+    gate = request_from(gate_kwargs)
     try:
         result = score_file(file, mode, n_boot=n_boot, seed=seed, threshold=threshold)
     except FileFormatError as err:
@@ -148,6 +159,15 @@ def score_command(file: Path, mode: str, out: Path | None, n_boot: int, seed: in
     if out is not None:
         click.echo(f"Wrote {len(records)} rows to {out}")
     _report_errors(result.errors)
+    if gate.active:
+        usable = [r["status"] == "ok" for r in records]
+        stats = stats_from_rows([r if ok else None for r, ok in zip(records, usable)], (*SUMMARY_METRICS, "average"),
+                                n_boot=n_boot, seed=seed)
+        cases = [RowCase(str(r.get("id", f"row-{r['row']}")), r["status"], ok, r,
+                         (r.get("error") or {}).get("message")) for r, ok in zip(records, usable)]
+        if not run_gate(gate, stats, len(records), sum(usable), cases, err=out is None):
+            raise click.exceptions.Exit(1)
+        return
     _fail_if(result.errors)
 
 

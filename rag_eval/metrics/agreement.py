@@ -3,9 +3,8 @@ evaluation's four scores are.
 
 Per evaluation (:func:`metric_spread`)
     the mean of the four metrics and the RMSE spread of the four around that mean,
-    read through named bands (the seeds' bands were not recovered; these are ours):
-    spread < ``SPREAD_BALANCED_BELOW`` (0.10) is "balanced", < ``SPREAD_IMBALANCED_FROM``
-    (0.25) "moderately imbalanced", otherwise "imbalanced".
+    read through the original project's bands (:data:`rag_eval.metrics.report_fields.RMSE_BANDS`:
+    up to 0.10 excellent, 0.20 good, 0.30 acceptable, above that poor).
 
 Per batch (:func:`agreement`)
     - RMSE per metric over the rows where both prediction and truth exist (adherence
@@ -36,11 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from rag_eval.metrics.report_fields import average_and_rmse, rmse_band
 from rag_eval.schema import METRIC_NAMES
-
-SPREAD_BALANCED_BELOW = 0.10
-SPREAD_IMBALANCED_FROM = 0.25
-BALANCED, MODERATELY_IMBALANCED, IMBALANCED = "balanced", "moderately imbalanced", "imbalanced"
 
 DEFAULT_F1_THRESHOLD = 0.5
 DEFAULT_N_BOOT = 1000
@@ -66,22 +62,17 @@ class Spread:
 
 
 def spread_reading(rmse: float) -> str:
-    """The named band of an RMSE spread."""
-    if rmse < SPREAD_BALANCED_BELOW:
-        return BALANCED
-    if rmse < SPREAD_IMBALANCED_FROM:
-        return MODERATELY_IMBALANCED
-    return IMBALANCED
+    """The named band of an RMSE spread (excellent, good, acceptable, poor)."""
+    return rmse_band(rmse) or ""
 
 
 def metric_spread(values: Mapping[str, Any]) -> Spread:
     """Mean and RMSE spread around it of the defined metrics among ``METRIC_NAMES``
     (booleans count as 0/1; None is skipped and shows in ``n_metrics``)."""
-    found = [v for v in (_number(values.get(m), m) for m in METRIC_NAMES) if v is not None]
-    if not found:
+    found = {m: v for m in METRIC_NAMES if (v := _number(values.get(m), m)) is not None}
+    mean, rmse = average_and_rmse(found)
+    if mean is None or rmse is None:
         return Spread(None, None, None, 0, "no metric is defined")
-    mean = sum(found) / len(found)
-    rmse = math.sqrt(sum((v - mean) ** 2 for v in found) / len(found))
     return Spread(mean, rmse, spread_reading(rmse), len(found))
 
 

@@ -1,6 +1,7 @@
 """Exporting a run's items as flat rows (``jsonl``, ``csv`` or ``parquet``).
 
-One row per item: identifiers, question, answer, status and error, the TRACe scores and
+One row per item: identifiers, question, answer, status and error, the TRACe scores, the
+original project's report fields (``average``, ``rmse_aggregation``, support counts...) and
 retrieval metrics as columns, and the nested parts (retrieved chunks, labels, tokens)
 JSON-encoded so every format holds the same information. The stored records carry no
 secrets, and neither does the export.
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_eval.io.rows import write_rows
+from rag_eval.runs.item_fields import item_report_fields
 from rag_eval.runs.stats import SCORE_NAMES
 
 FORMATS = ("jsonl", "csv", "parquet")
@@ -36,6 +38,7 @@ def flatten_item(item: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
         "judge": item.get("judge"),
     }
     row.update({name: scores.get(name) for name in SCORE_NAMES})
+    row.update(item_report_fields(item))
     row.update({name: value for name, value in sorted((item.get("retrieval") or {}).items())})
     row["retrieved_doc_ids"] = json.dumps(item.get("retrieved_doc_ids") or [], ensure_ascii=False)
     row["gold_doc_ids"] = json.dumps(item.get("gold_doc_ids") or [], ensure_ascii=False)

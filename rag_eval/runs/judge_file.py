@@ -16,6 +16,7 @@ from typing import Any
 
 from rag_eval.io.rows import RowError, iter_rows
 from rag_eval.judges.base import Judge, ProgressCallback
+from rag_eval.metrics.diagnosis import Diagnosis, diagnose
 from rag_eval.runs.judge_output import SCORE_FIELDS, coverage, invalid_row, judged_row, status_counts
 from rag_eval.schema import EvalItem, JudgeStatus, ScoringMode, _as_list
 from rag_eval.text.sentences import item_from_row
@@ -87,9 +88,12 @@ class BatchSummary:
     cost_usd_spent: float | None  # what this run paid
     failed: int
     errors: list[str] = field(default_factory=list)  # first failures, "id: status: reason"
+    diagnosis: Diagnosis | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__slots__}
+        out = {k: getattr(self, k) for k in self.__slots__}
+        out["diagnosis"] = None if self.diagnosis is None else self.diagnosis.to_dict()
+        return out
 
 
 def judge_entries(
@@ -139,4 +143,5 @@ def summarize(rows: Sequence[dict[str, Any]], max_errors: int = 20) -> BatchSumm
         cost_usd_spent=sum(spent) if spent else None,
         failed=len(failed),
         errors=[f"{r['id']}: {r['status']}: {r.get('error')}" for r in failed[:max_errors]],
+        diagnosis=diagnose([(str(r["id"]), r if JudgeStatus(r["status"]).usable else None) for r in rows]),
     )

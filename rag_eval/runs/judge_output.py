@@ -2,6 +2,8 @@
 
 One flat dict per input row: the input ``id``; the labels under RAGBench's field
 names; the TRACe scores under the same names as ``rag-eval score`` with their mode;
+the original project's report fields (``average``, ``rmse_aggregation``,
+``overall_supported`` and the support counts, see :mod:`rag_eval.metrics.report_fields`);
 ``status``, ``error`` (when failed), ``tokens``, ``latency_s``, ``cost_usd``. A failed
 row has every label and score set to None (never 0) so no average can pick it up.
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rag_eval.metrics.report_fields import REPORT_FIELDS, report_fields
 from rag_eval.metrics.trace import DEFAULT_MODE, score_item
 from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus, ScoringMode
 
@@ -32,6 +35,7 @@ def _base(item_id: str, status: JudgeStatus, error: str | None, mode: str) -> di
     row: dict[str, Any] = {"id": item_id, "status": status.value, "error": error}
     row.update({f: None for f in LABEL_FIELDS})
     row.update({f: None for f in SCORE_FIELDS})
+    row.update(dict.fromkeys(REPORT_FIELDS))
     row["mode"] = mode
     return row
 
@@ -48,6 +52,7 @@ def judged_row(item: EvalItem, result: JudgeResult, mode: ScoringMode | str = DE
             row["adherence_probability"] = result.labels.adherence_probability
         scores = score_item(item, result.labels, mode)
         row.update({f: getattr(scores, f) for f in SCORE_FIELDS})
+        row.update(report_fields(scores.metric_values(), result.labels, item.response_keys))
         if scores.diagnostics.get("undefined"):
             row["scores_undefined"] = scores.diagnostics["undefined"]
     else:

@@ -23,8 +23,10 @@ from rag_eval.metrics.agreement import (
     agreement,
     metric_spread,
 )
+from rag_eval.metrics.diagnosis import Diagnosis, diagnose
+from rag_eval.metrics.report_fields import REPORT_FIELDS, report_fields
 from rag_eval.metrics.trace import score_ragbench_row
-from rag_eval.schema import METRIC_NAMES, RAGBENCH_TRUTH_COLUMNS, ScoringMode, TraceScores
+from rag_eval.schema import METRIC_NAMES, RAGBENCH_TRUTH_COLUMNS, Labels, ScoringMode, TraceScores
 
 STATUS_OK = "ok"
 STATUS_INVALID = "invalid_input"  # same word as JudgeStatus.INVALID_INPUT
@@ -137,6 +139,7 @@ class ScoredRow:
     scores: TraceScores | None = None
     error: RowError | None = None
     truth: dict[str, float | None] | None = None
+    report: dict[str, Any] | None = None  # the original project's six report fields
 
     @property
     def status(self) -> str:
@@ -160,6 +163,7 @@ class ScoredRow:
         if s is not None:
             spread = metric_spread(s.metric_values())
             record.update(trace_mean=spread.mean, trace_spread=spread.rmse, trace_balance=spread.reading)
+        record.update(self.report or dict.fromkeys(REPORT_FIELDS))
         record["diagnostics"] = {} if s is None else s.diagnostics
         if self.error is not None:
             record["error"] = {"file": self.error.file, "row": self.error.row, "field": self.error.field, "message": self.error.message}
@@ -185,7 +189,9 @@ def score_row(number: int, row: Mapping[str, Any], mode: ScoringMode | str, file
         scores = score_ragbench_row(dict(row), mode)
     except ValueError as err:  # trace names the field in its message
         return ScoredRow(number, row_id, error=RowError(file, number, None, str(err)))
-    return ScoredRow(number, row_id, scores, None, truth if any(v is not None for v in truth.values()) else None)
+    response_keys = [str(p[0]) for p in row["response_sentences"]]
+    report = report_fields(scores.metric_values(), Labels.from_dict(dict(row)), response_keys)
+    return ScoredRow(number, row_id, scores, None, truth if any(v is not None for v in truth.values()) else None, report)
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +219,7 @@ class ScoringSummary:
     means: dict[str, MetricMean]
     agreement: AgreementReport | None = None
     errors: list[RowError] = field(default_factory=list)
+    diagnosis: Diagnosis | None = None
 
     @property
     def rows_failed(self) -> int:
@@ -228,6 +235,7 @@ class ScoringSummary:
             "means": {m: v.to_dict() for m, v in self.means.items()},
             "agreement": None if self.agreement is None else self.agreement.to_dict(),
             "errors": [str(e) for e in self.errors],
+            "diagnosis": None if self.diagnosis is None else self.diagnosis.to_dict(),
         }
 
 
@@ -261,6 +269,7 @@ def summarize(
         file=file, mode=ScoringMode(mode).value, rows_given=len(rows),
         rows_scored=sum(r.error is None for r in rows), means=means, agreement=report,
         errors=[r.error for r in rows if r.error is not None],
+        diagnosis=diagnose([(r.id if r.id is not None else f"row-{r.row}", p) for r, p in zip(rows, predictions)]),
     )
 
 

@@ -9,10 +9,12 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from rag_eval.metrics.agreement import SPREAD_BALANCED_BELOW, SPREAD_IMBALANCED_FROM
+from rag_eval.metrics.report_fields import RMSE_BANDS
 from rag_eval.ui.constants import METRIC_LABELS
 
 PALETTE = ("#1c7ed6", "#f59f00", "#37b24d", "#e03131", "#7048e8", "#0ca678")
+BAND_COLOURS = {"excellent": "#d3f9d8", "good": "#e9fac8", "acceptable": "#fff3bf", "poor": "#ffe3e3"}
+SPREAD_AXIS_MAX = 0.6
 
 
 def _layout(fig: go.Figure, title: str, y_title: str = "", y_range: tuple[float, float] | None = (0, 1)) -> go.Figure:
@@ -64,15 +66,15 @@ def agreement_figure(frame: pd.DataFrame, statistics: list[str], title: str) -> 
 def spread_figure(spread: pd.DataFrame) -> go.Figure:
     """Histogram of single-evaluation RMSE spreads with the named bands shaded."""
     fig = go.Figure()
-    bands = ((0, SPREAD_BALANCED_BELOW, "#d3f9d8", "balanced"),
-             (SPREAD_BALANCED_BELOW, SPREAD_IMBALANCED_FROM, "#fff3bf", "moderately imbalanced"),
-             (SPREAD_IMBALANCED_FROM, 0.6, "#ffe3e3", "imbalanced"))
-    for low, high, colour, name in bands:
-        fig.add_vrect(x0=low, x1=high, fillcolor=colour, opacity=0.6, line_width=0, layer="below",
+    low = 0.0
+    for upper, name in RMSE_BANDS:
+        high = min(upper, SPREAD_AXIS_MAX)
+        fig.add_vrect(x0=low, x1=high, fillcolor=BAND_COLOURS[name], opacity=0.6, line_width=0, layer="below",
                       annotation_text=name, annotation_position="top left")
+        low = high
     fig.add_trace(go.Histogram(x=spread["spread_rmse"], nbinsx=24, marker_color="#1c7ed6", name="items"))
-    fig.update_xaxes(title="RMSE spread of the four metrics around their mean", range=[0, 0.6])
-    return _layout(fig, "Single-evaluation spread", "items", y_range=None)
+    fig.update_xaxes(title="single-evaluation RMSE of the four metrics around their mean", range=[0, SPREAD_AXIS_MAX])
+    return _layout(fig, "Single-evaluation RMSE (rmse_aggregation)", "items", y_range=None)
 
 
 def metric_bars(table: pd.DataFrame, run_labels: dict[str, str]) -> go.Figure:

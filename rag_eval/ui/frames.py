@@ -14,6 +14,8 @@ from typing import Any
 import pandas as pd
 
 from rag_eval.metrics.agreement import agreement, metric_spread
+from rag_eval.metrics.report_fields import REPORT_FIELDS, consistency_reading
+from rag_eval.runs.item_fields import item_report_fields
 from rag_eval.schema import METRIC_NAMES
 
 SCORE_COLUMNS = (*METRIC_NAMES, "adherence_score")
@@ -21,7 +23,7 @@ SCORE_COLUMNS = (*METRIC_NAMES, "adherence_score")
 
 def items_frame(items: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """One row per stored item: id, question, status, error, the scores (None stays
-    missing, never 0), tokens, cost and latency."""
+    missing, never 0), the original project's report fields, tokens, cost and latency."""
     rows = []
     for item in items:
         scores = item.get("scores") or {}
@@ -34,11 +36,12 @@ def items_frame(items: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
         for name in SCORE_COLUMNS:
             value = scores.get(name)
             row[name] = float(value) if value is not None else None
+        row.update(item_report_fields(item))
         row["tokens"] = (item.get("tokens") or {}).get("total")
         row["cost_usd"] = item.get("cost_usd")
         row["latency_s"] = item.get("latency_s")
         rows.append(row)
-    columns = ["item_id", "question", "status", "error", *SCORE_COLUMNS, "tokens", "cost_usd", "latency_s"]
+    columns = ["item_id", "question", "status", "error", *SCORE_COLUMNS, *REPORT_FIELDS, "tokens", "cost_usd", "latency_s"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -123,7 +126,8 @@ def has_truth(items: Sequence[Mapping[str, Any]]) -> bool:
 
 def agreement_frame(items_by_run: Mapping[str, Sequence[Mapping[str, Any]]], n_boot: int = 500) -> pd.DataFrame:
     """Per run with ground truth: the library's agreement report flattened to rows
-    (statistic, value, ci_low, ci_high, n, reason)."""
+    (statistic, value, ci_low, ci_high, n, reason, coverage; ``reading`` is the consistency
+    score's band)."""
     rows = []
     for run_id, items in items_by_run.items():
         if not has_truth(items):
@@ -135,8 +139,10 @@ def agreement_frame(items_by_run: Mapping[str, Sequence[Mapping[str, Any]]], n_b
         for name, est in stats.items():
             rows.append({"run": run_id, "statistic": name, "value": est.value, "ci_low": est.ci_low,
                          "ci_high": est.ci_high, "n": est.n, "reason": est.reason,
-                         "coverage": report.coverage.fraction})
-    return pd.DataFrame(rows, columns=["run", "statistic", "value", "ci_low", "ci_high", "n", "reason", "coverage"])
+                         "coverage": report.coverage.fraction,
+                         "reading": consistency_reading(est.value) if name == "consistency" else None})
+    return pd.DataFrame(rows, columns=["run", "statistic", "value", "ci_low", "ci_high", "n", "reason", "coverage",
+                                       "reading"])
 
 
 def spread_frame(items: Sequence[Mapping[str, Any]]) -> pd.DataFrame:

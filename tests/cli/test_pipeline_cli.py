@@ -115,3 +115,11 @@ def test_run_command_stores_every_row_and_resumes(runner, tmp_path, demo_questio
     again = runner.invoke(cli, ["run", str(dataset), "--config", str(config), "--resume", run["id"]])
     assert again.exit_code == 0, again.output
     assert len(RunStore().items(run["id"])) == 3
+    assert "Diagnosis (2/3 scored rows" in again.output
+    # the CI gate on the stored run: the invalid row fails it unless the coverage is enough
+    gate = ["run", str(dataset), "--config", str(config), "--resume", run["id"], "--fail-under", "average=0.01,recall@2=0"]
+    strict = runner.invoke(cli, gate)
+    assert strict.exit_code == 1 and "FAIL: 1 of 3 row(s) failed" in strict.output
+    assert "| average >= 0.01 |" in strict.output and "| recall@2 >= 0 |" in strict.output
+    tolerant = runner.invoke(cli, [*gate, "--min-coverage", "0.6"])
+    assert tolerant.exit_code == 0 and "gate PASSED" in tolerant.output

@@ -51,11 +51,14 @@ def test_agreement_frame_only_for_runs_with_truth():
     rmse = table[table["statistic"] == "rmse:context_relevance"]["value"].iloc[0]
     assert rmse == pytest.approx(0.0)
     assert "hallucination_auroc" in set(table["statistic"])
+    consistency = table[table["statistic"] == "consistency"].iloc[0]
+    assert consistency["reading"] in ("excellent", "good", "acceptable", "poor")
+    assert table[table["statistic"] != "consistency"]["reading"].isna().all()
 
 
 def test_spread_frame_uses_library_bands():
     frame = frames.spread_frame([_item("a", scores=SCORES), _item("b", status="timeout")])
-    assert list(frame["item_id"]) == ["a"] and frame.loc[0, "band"] in ("balanced", "moderately imbalanced", "imbalanced")
+    assert list(frame["item_id"]) == ["a"] and frame.loc[0, "band"] in ("excellent", "good", "acceptable", "poor")
 
 
 def test_default_comparison_pairs_runs_over_the_same_dataset():

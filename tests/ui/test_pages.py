@@ -133,6 +133,10 @@ def test_batch_judges_labelled_sample_with_truth_and_runs_shows_agreement(local_
         if "statistic" in frame.value.columns:
             statistics |= set(frame.value["statistic"])
     assert {"rmse:context_relevance", "aggregated_rmse", "consistency"} <= statistics
+    # the seed's RMSE bands, the diagnosis and the report download for the selected run
+    assert {"Excellent", "Good", "Acceptable", "Poor"} <= {m.label for m in at.metric}
+    assert any("Diagnosis" in m.value for m in at.markdown)
+    assert at.get("download_button"), "no Download report button"
 
 
 def test_a_failing_page_shows_a_message_not_a_traceback(tmp_path, monkeypatch):

@@ -1,0 +1,156 @@
+"""A diagnosis of a batch of evaluations from the patterns of their four metrics.
+
+The original project named four patterns; each is checked on every row, and a finding
+lists the rows that show it (a pattern is a property of rows, so the evidence is rows):
+
+``prompt``  high context relevance, low context utilization
+    the retriever found good context and the generator did not use it: work on the
+    prompt and the generator's instructions;
+``retrieval_coverage``  low completeness, high adherence
+    the answer is grounded but leaves out relevant information: widen retrieval
+    (more or larger chunks, better ranking) so the context covers the question;
+``systematic``  all four metrics low (and therefore balanced)
+    nothing stands out because everything is weak: review the whole pipeline;
+``hallucination_risk``  low context relevance, high context utilization
+    the answer leans on context that does not address the question.
+
+"High" means at least ``high`` (0.6 by default) and "low" at most ``low`` (0.4). Adherence
+uses the continuous ``adherence_score`` when the row has one, else the 0/1 verdict. A
+row lacking a metric that a pattern needs is not counted for that pattern. Failed rows
+(no scores) never enter; the diagnosis says how many rows it looked at.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+DEFAULT_HIGH = 0.6
+DEFAULT_LOW = 0.4
+MAX_IDS_SHOWN = 10
+
+
+@dataclass(frozen=True, slots=True)
+class Pattern:
+    key: str
+    title: str
+    meaning: str
+    action: str
+
+
+PATTERNS: tuple[Pattern, ...] = (
+    Pattern("prompt", "High relevance, low utilization",
+            "good context was retrieved but the answer does not use it",
+            "improve the prompt and the generator's instructions"),
+    Pattern("retrieval_coverage", "Low completeness, high adherence",
+            "grounded but incomplete answers",
+            "improve retrieval coverage (k, chunk size, ranking)"),
+    Pattern("systematic", "Balanced but all low",
+            "every metric is weak: a systematic problem, not one stage",
+            "review the whole RAG pipeline"),
+    Pattern("hallucination_risk", "Low relevance, high utilization",
+            "the answer leans on context that does not address the question",
+            "check grounding; tighten retrieval and the prompt"),
+)
+PATTERN_BY_KEY = {p.key: p for p in PATTERNS}
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    pattern: str
+    title: str
+    meaning: str
+    action: str
+    row_ids: tuple[str, ...]
+    share: float  # of the rows looked at
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["row_ids"] = list(self.row_ids)
+        out["n_rows"] = len(self.row_ids)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnosis:
+    findings: tuple[Finding, ...]
+    rows_considered: int
+    rows_given: int
+    high: float = DEFAULT_HIGH
+    low: float = DEFAULT_LOW
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "findings": [f.to_dict() for f in self.findings],
+            "rows_considered": self.rows_considered,
+            "rows_given": self.rows_given,
+            "high": self.high,
+            "low": self.low,
+        }
+
+    def lines(self, max_ids: int = MAX_IDS_SHOWN) -> list[str]:
+        """Plain-text rendering for terminals and failure messages."""
+        head = (f"Diagnosis ({self.rows_considered}/{self.rows_given} scored rows; high >= {self.high:g}, "
+                f"low <= {self.low:g}):")
+        if not self.findings:
+            return [head, "  no pattern found" if self.rows_considered else "  no scored row to diagnose"]
+        out = [head]
+        for f in self.findings:
+            ids = ", ".join(f.row_ids[:max_ids]) + (f" … (+{len(f.row_ids) - max_ids})" if len(f.row_ids) > max_ids else "")
+            out.append(f"  - {f.title}: {len(f.row_ids)} row(s) ({f.share:.0%}); {f.meaning} -> {f.action}")
+            out.append(f"    rows: {ids}")
+        return out
+
+
+def _value(values: Mapping[str, Any], name: str) -> float | None:
+    value = values.get(name)
+    if value is None or isinstance(value, str):
+        return None
+    number = float(value)
+    return None if math.isnan(number) else number
+
+
+def row_patterns(values: Mapping[str, Any], high: float = DEFAULT_HIGH, low: float = DEFAULT_LOW) -> list[str]:
+    """The pattern keys one row's metrics show (in :data:`PATTERNS` order)."""
+    rel = _value(values, "context_relevance")
+    util = _value(values, "context_utilization")
+    comp = _value(values, "completeness")
+    adh = _value(values, "adherence_score")
+    if adh is None:
+        adh = _value(values, "adherence")
+    found = []
+    if rel is not None and util is not None and rel >= high and util <= low:
+        found.append("prompt")
+    if comp is not None and adh is not None and comp <= low and adh >= high:
+        found.append("retrieval_coverage")
+    metrics = (rel, util, comp, adh)
+    if all(m is not None for m in metrics) and all(m <= low for m in metrics):  # type: ignore[operator]
+        found.append("systematic")
+    if rel is not None and util is not None and rel <= low and util >= high:
+        found.append("hallucination_risk")
+    return found
+
+
+def diagnose(
+    rows: Sequence[tuple[str, Mapping[str, Any] | None]], high: float = DEFAULT_HIGH, low: float = DEFAULT_LOW
+) -> Diagnosis:
+    """Findings over ``(row_id, metric values or None)`` pairs; None marks a failed row."""
+    if not 0.0 <= low <= high <= 1.0:
+        raise ValueError(f"need 0 <= low <= high <= 1, got low={low}, high={high}")
+    hits: dict[str, list[str]] = {p.key: [] for p in PATTERNS}
+    considered = 0
+    for row_id, values in rows:
+        if not values or all(_value(values, m) is None for m in ("context_relevance", "context_utilization",
+                                                                  "completeness", "adherence", "adherence_score")):
+            continue
+        considered += 1
+        for key in row_patterns(values, high, low):
+            hits[key].append(str(row_id))
+    findings = tuple(
+        Finding(p.key, p.title, p.meaning, p.action, tuple(hits[p.key]), len(hits[p.key]) / considered)
+        for p in PATTERNS if hits[p.key]
+    )
+    return Diagnosis(findings, considered, len(rows), high, low)

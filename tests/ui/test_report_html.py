@@ -1,0 +1,114 @@
+"""``rag-eval report``: one self-contained HTML file from real stored runs (the local judge
+over the committed RAGBench rows, plus a row whose document is hostile HTML), every
+section present, user text escaped; opened offline in headless Chromium."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+import pytest
+from click.testing import CliRunner
+
+from rag_eval.cli import cli
+from rag_eval.metrics.report_fields import REPORT_FIELDS
+from rag_eval.rag.config import default_config
+from rag_eval.runs.export import export_rows
+from rag_eval.runs.item_fields import run_gate_inputs
+from rag_eval.runs.judge_only import judge_dataset
+from rag_eval.runs.store import RunStore
+from rag_eval.ui import browser
+from rag_eval.ui.frames import items_frame
+from rag_eval.ui.report_html import SECTIONS, build_report
+
+HOSTILE = "<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned = 2\">"
+OUTPUT = browser.PROJECT_ROOT / "test-output"
+
+
+def _hostile_row(row: dict) -> dict:
+    return {"id": "hostile<b>", "question": "What does <b>this</b> page say?",
+            "documents": [f"The page says hello. {HOSTILE} It ends here."], "response": "The page says hello."}
+
+
+@pytest.fixture
+def stored_runs(tmp_path, ragbench_rows):
+    pytest.importorskip("rag_eval.judges.local")
+    from rag_eval.judges.registry import make_judge
+
+    judge = make_judge("local")
+    store = RunStore(tmp_path / "runs.sqlite")
+    rows = [(i + 1, r) for i, r in enumerate([*ragbench_rows[:8], _hostile_row(ragbench_rows[0])])]
+    rows.append((10, {"id": "broken", "question": "no documents here"}))
+    first = judge_dataset(rows, default_config(), store, judge, name="<i>baseline</i>", dataset_path="rows.jsonl")
+    second = judge_dataset(rows[:6], default_config(), store, judge, name="subset")
+    return store, first, second
+
+
+def test_report_has_every_section_and_escapes_user_text(stored_runs, tmp_path):
+    store, first, second = stored_runs
+    out = tmp_path / "report.html"
+    result = CliRunner().invoke(cli, ["report", first, second, "--out", str(out), "--db", str(store.path), "--worst", "10"],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    text = out.read_text(encoding="utf-8")
+    for section in SECTIONS:
+        assert f'<section id="{section}">' in text
+    # plotly is inlined, nothing is fetched
+    assert "plotly.js v" in text and not re.search(r"<script[^>]+src=", text)
+    assert "cdn.plot.ly" not in text.split("</script>", 1)[1]
+    # user text renders as text
+    i = text.find(HOSTILE)
+    assert i < 0, text[i - 400:i + 100]
+    assert "window.__pwned = 1" in text and "&lt;script&gt;window.__pwned" in text
+    assert "<i>baseline</i>" not in text and "&lt;i&gt;baseline&lt;/i&gt;" in text
+    assert "hostile&lt;b&gt;" in text
+    # agreement with RAGBench truth, consistency reading, diagnosis, comparison, worst rows and the failed row
+    assert "RMSE context_relevance" in text and "consistency" in text
+    assert "Paired differences" in text and "broken" in text and "invalid_input" in text
+    assert "rmse_aggregation" in text and "excellent" in text
+
+    # one run: nothing to compare, and the truth-less subset run still has its sections
+    single = build_report([store.get_run(second)], {second: store.items(second)}, worst=1)
+    assert "pass several runs to compare" in single and "No ground truth" not in single
+
+    # the same stored items carry the seed's report fields in the export and the dashboard table,
+    # and give the CI gate its inputs
+    items = store.items(first)
+    exported = export_rows(store.get_run(first), items)
+    table = items_frame(items)
+    for name in REPORT_FIELDS:
+        assert name in exported[0] and name in table.columns
+    assert exported[-1]["average"] is None and exported[-1]["status"] == "invalid_input"
+    scored = [r for r in exported if r["average"] is not None]
+    assert all(r["fully_supported_sentences"] + r["partially_supported_sentences"] + r["unsupported_sentences"] >= 1
+               for r in scored)
+    stats, cases = run_gate_inputs(store.get_run(first), items)
+    assert {"context_relevance", "adherence_score", "average"} <= set(stats)
+    assert stats["average"].n == 9 and len(cases) == 10
+    assert [c.row_id for c in cases if not c.usable] == ["broken"]
+
+
+@pytest.mark.browser
+def test_report_opens_offline_in_headless_chromium(stored_runs, tmp_path):
+    binary = browser.find_chromium()
+    if binary is None:
+        pytest.skip("no chromium binary on PATH: install Debian's 'chromium' (make browser-deps) or set CHROMIUM")
+    store, first, second = stored_runs
+    report = tmp_path / "report.html"
+    CliRunner().invoke(cli, ["report", first, second, "--out", str(report), "--db", str(store.path), "--worst", "10"],
+                       catch_exceptions=False)
+    # every host resolves to nothing and every request goes to a dead proxy: no network
+    offline = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+               "--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=http://127.0.0.1:9",
+               f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=15000", "--hide-scrollbars"]
+    dom = subprocess.run([*offline, "--dump-dom", report.as_uri()], check=False, capture_output=True, text=True,
+                         timeout=180).stdout
+    for section in SECTIONS:
+        assert f'<section id="{section}">' in dom
+    assert dom.count('class="main-svg"') >= 4  # plotly drew the charts from the inlined script
+    assert "<img src=\"x\"" not in dom and "window.__pwned = 1" in dom
+    shot = OUTPUT / "report.png"
+    shot.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run([*offline, "--window-size=1300,5200", f"--screenshot={shot}", report.as_uri()],
+                   check=False, capture_output=True, timeout=180)
+    assert shot.is_file() and shot.stat().st_size > 50_000
