@@ -17,12 +17,12 @@ import glob
 import re
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rag_eval.config import shared_data_dir  # noqa: E402
+from rag_eval.config import shared_data_dir
 
 _WS = re.compile(r"\s+")
 

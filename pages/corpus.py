@@ -51,7 +51,7 @@ def render_upload() -> None:
     bar = st.progress(0.0, text="Ingesting…")
     report = ingest_paths(paths, target, settings.current_config(),
                           progress=lambda done, total: bar.progress(done / total if total else 1.0,
-                                                                    text=f"Ingesting {done}/{total} documents"))
+                                                                    text=f"Ingesting {done}/{total} files"))
     data.refresh()
     st.session_state[K_REPORT] = (
         f"'{target}': {report.documents_added} documents added, {report.documents_replaced} replaced, "

@@ -50,6 +50,10 @@ def judged_row(item: EvalItem, result: JudgeResult, mode: ScoringMode | str = DE
         row.update({f: getattr(scores, f) for f in SCORE_FIELDS})
         if scores.diagnostics.get("undefined"):
             row["scores_undefined"] = scores.diagnostics["undefined"]
+        if scores.diagnostics.get("completeness_vacuous"):
+            row["completeness_vacuous"] = True
+        if result.extra.get("label_repairs"):
+            row["label_repairs"] = result.extra["label_repairs"]
     else:
         row["raw"] = result.raw  # what the judge said, to see why it failed
     row.update(tokens=dict(result.tokens), latency_s=result.latency_s, cost_usd=result.cost_usd)

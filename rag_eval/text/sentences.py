@@ -20,7 +20,8 @@ they are, so scores stay comparable with the dataset's own labels.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import sentencex
 
