@@ -69,10 +69,11 @@ def _export(spec: EncoderSpec, target: Path) -> None:
     from onnxruntime.quantization import QuantType, quantize_dynamic
     from transformers import AutoModel, AutoTokenizer
 
-    from rag_eval.embeddings import packaged_minilm_path
+    from rag_eval.embeddings import packaged_minilm_path, quiet_third_party
 
     source = str(packaged_minilm_path())
-    model = AutoModel.from_pretrained(source).eval()
+    with quiet_third_party():
+        model = AutoModel.from_pretrained(source).eval()
     if not 1 <= spec.layers <= len(model.encoder.layer):
         raise ValueError(f"layers must be 1..{len(model.encoder.layer)}, got {spec.layers}")
     model.encoder.layer = model.encoder.layer[: spec.layers]
@@ -102,8 +103,9 @@ def _export(spec: EncoderSpec, target: Path) -> None:
                 opset_version=17, dynamo=False,
             )
         if spec.quantization == INT8:
-            quantize_dynamic(str(float_path), str(tmp_path), weight_type=QuantType.QInt8,
-                             per_channel=True, reduce_range=True)
+            with quiet_third_party():  # "Please consider to run pre-processing before quantization"
+                quantize_dynamic(str(float_path), str(tmp_path), weight_type=QuantType.QInt8,
+                                 per_channel=True, reduce_range=True)
             os.replace(tmp_path, target)
         else:
             os.replace(float_path, target)

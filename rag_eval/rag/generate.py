@@ -164,7 +164,7 @@ def extractive_answer(
     seen: set[str] = set()
     for d, chunk in enumerate(chunks):
         for i, sentence in enumerate(chunk_sentences(chunk)):
-            if sentence not in seen and sentence not in chunk.heading_path:
+            if sentence not in seen and sentence not in chunk.heading_path and sentence not in chunk.headings:
                 seen.add(sentence)
                 candidates.append((document_key(d, i), sentence))
     if not candidates:

@@ -148,6 +148,8 @@ def chunk_payload(doc: Document, chunk: Chunk, units: list[tuple[int, int]]) -> 
         "page": page, "page_end": page_end if page_end != page else None,
         "chunk_index": chunk.index, "text": chunk.text, "start": chunk.start, "end": chunk.end,
         "sentences": [list(u) for u in clip_units(units, chunk.start, chunk.end)],
+        "headings": [doc.text[b.start:b.end] for b in doc.blocks
+                     if b.kind == "heading" and chunk.start <= b.start < chunk.end],
     }
 
 

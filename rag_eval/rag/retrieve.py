@@ -37,6 +37,7 @@ class RetrievedChunk:
     page: int | None = None  # PDFs: the page the chunk starts on (1-based)
     page_end: int | None = None  # ... and ends on, when another
     sentences: tuple[tuple[int, int], ...] = ()  # the chunk's sentences as offsets into text
+    headings: tuple[str, ...] = ()  # headings inside the chunk (units, never answers)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -57,7 +58,8 @@ class RetrievedChunk:
                    title=d.get("title") or "", source_name=str(d.get("source_name") or ""),
                    heading_path=tuple(str(h) for h in d.get("heading_path") or ()),
                    page=d.get("page"), page_end=d.get("page_end"),
-                   sentences=tuple((int(u[0]), int(u[1])) for u in d.get("sentences") or ()))
+                   sentences=tuple((int(u[0]), int(u[1])) for u in d.get("sentences") or ()),
+                   headings=tuple(str(h) for h in d.get("headings") or ()))
 
 
 def _sparse(text: str) -> models.SparseVector:
@@ -109,5 +111,6 @@ def retrieve(
             heading_path=tuple(str(h) for h in payload.get("heading_path") or ()),
             page=payload.get("page"), page_end=payload.get("page_end"),
             sentences=tuple((int(u[0]), int(u[1])) for u in payload.get("sentences") or ()),
+            headings=tuple(str(h) for h in payload.get("headings") or ()),
         ))
     return out
