@@ -96,4 +96,7 @@ def extract_html(html: str) -> Extracted:
         walk(holder, in_list)
 
     walk(main)
-    return Extracted(title=_title(html, blocks), blocks=blocks)
+    title = _title(html, blocks)
+    if title and not any(b.kind == "heading" for b in blocks):  # the page's own title heads its content
+        blocks = [Block(b.kind, b.text, (title,), b.page) for b in blocks]
+    return Extracted(title=title, blocks=blocks)
