@@ -134,4 +134,7 @@ def extract_pdf(data: bytes) -> Extracted:
     if not extracted.title:  # the first line of the first page (often also the running header)
         first = next((line for line in _page_lines(pages[0] if pages else "") if line), "")
         extracted.title = first[:120]
+    if extracted.title:  # the document's title heads every heading path, as an HTML page's h1 does
+        extracted.blocks = [Block(b.kind, b.text, (extracted.title, *b.heading_path), b.page)
+                            for b in extracted.blocks]
     return extracted
