@@ -73,7 +73,7 @@ def splitters() -> dict[str, Callable[[str], list[str]]]:
     out["nupunkt"] = lambda t: nupunkt.sent_tokenize(t)
     from rag_eval.text.sentences import split_sentences
 
-    out["rag_eval (blingfire + units)"] = lambda t: [s for s, _, _ in split_sentences(t)]
+    out["rag_eval split_sentences (sentencex + units)"] = lambda t: [s for s, _, _ in split_sentences(t)]
     return out
 
 

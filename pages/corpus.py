@@ -82,7 +82,7 @@ def render_browser() -> None:
     if not chunks:
         st.info("No chunks on this page.")
         return
-    frame = pd.DataFrame(chunks)[["doc_id", "chunk_index", "title", "source", "text"]]
+    frame = pd.DataFrame(chunks)[["source_name", "title", "heading_path", "page", "chunk_index", "text"]]
     components.draw_table(frame, key=f"{PAGE}.chunks")
 
 

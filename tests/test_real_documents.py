@@ -97,7 +97,7 @@ def test_extractive_answers_are_source_sentences_and_labels_consistent(asked):
         g = result["generation"]
         assert g["kind"] == "extractive" and 1 <= len(g["sentences"]) <= 3 and len(g["citations"]) == len(g["sentences"])
         item = build_item("ask", result["question"], chunks, g["text"], response_sentences=g["sentences"])
-        by_key = item.sentence_text
+        by_key = item.sentence_text()
         for sentence, (key,) in zip(g["sentences"], g["citations"]):
             assert by_key[key] == sentence  # verbatim, a whole unit of the cited chunk
         labels = Labels.from_dict(result["judge_result"]["labels"])
