@@ -43,7 +43,7 @@ CHROME = ["Previous topic", "Next topic", "This Page", "Show Source", "Navigatio
 def _cli(*args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(PROJECT_ROOT))
     return subprocess.run([sys.executable, "-c", "from rag_eval.cli import cli; cli()", *args], cwd=PROJECT_ROOT,
-                          env=env, capture_output=True, text=True, timeout=600)
+                          env=env, capture_output=True, text=True, timeout=600, check=False)
 
 
 @pytest.fixture(scope="module")

@@ -195,8 +195,9 @@ def _prepare(files: Sequence[Path], report: IngestReport, existing: dict[str, li
     yield batch
 
 
-def _points(batch: _Batch, vectors, config: RagConfig) -> list[models.PointStruct]:
-    points, i = [], 0
+def _points(batch: _Batch, vectors: Any, config: RagConfig) -> list[models.PointStruct]:
+    points: list[models.PointStruct] = []
+    i = 0
     chunking = config.chunking.model_dump(mode="json")
     for pending, chunks, (units,) in batch.items:
         doc = pending.document
@@ -251,7 +252,7 @@ def _background(iterator: Iterator[_Batch], depth: int = 2) -> Iterator[_Batch]:
                 if stop.is_set():
                     return
             q.put(end)
-        except BaseException as err:  # handed to the consumer, which re-raises it
+        except BaseException as err:  # noqa: BLE001 - handed to the consumer, which re-raises it
             q.put(err)
 
     thread = threading.Thread(target=run, name="ingest-prepare", daemon=True)
@@ -305,7 +306,7 @@ def ingest_paths(
         pending_done = 0
         for batch in _background(_prepare(files, report, existing, config)):
             texts = [c.text for _, chunks, _ in batch.items for c in chunks]
-            vectors = embedder.encode(texts) if texts else []
+            vectors: Any = embedder.encode(texts) if texts else []
             points = _points(batch, vectors, config)
             if writing is not None:
                 writing.result()

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from rag_eval.rag.chunking import chunk_text
+from rag_eval.rag.config import ChunkingConfig
 from rag_eval.rag.extract.markdown import extract_markdown
 from rag_eval.rag.extract.pdf import extract_pdf_pages
 from rag_eval.rag.ingest import chunk_payload, document_units
-from rag_eval.rag.chunking import chunk_text
-from rag_eval.rag.config import ChunkingConfig
 from rag_eval.rag.loaders import load_file
 
 DOCS = Path(__file__).parent.parent / "data" / "docs"
@@ -21,28 +21,28 @@ DOCS = Path(__file__).parent.parent / "data" / "docs"
 # Sentences as a reader sees them on each page (copied from the rendered page).
 READER_SENTENCES = {
     "venv.html": [
-        "The solution for this problem is to create a virtual environment, a self-contained directory tree that "
-        "contains a Python installation for a particular version of Python, plus a number of additional packages.",
+        ("The solution for this problem is to create a virtual environment, a self-contained directory tree that "
+         "contains a Python installation for a particular version of Python, plus a number of additional packages."),
         "python3 -m venv tutorial-env",
         "tutorial-env\\Scripts\\activate.bat",
-        "This will create the tutorial-env directory if it doesn’t exist, and also create directories inside it "
-        "containing a copy of the Python interpreter and various supporting files.",
+        ("This will create the tutorial-env directory if it doesn’t exist, and also create directories inside it "
+         "containing a copy of the Python interpreter and various supporting files."),
     ],
     "controlflow.html": [
-        "Loop statements may have an else clause; it is executed when the loop terminates through exhaustion of the "
-        "iterable (with for) or when the condition becomes false (with while), but not when the loop is terminated "
-        "by a break statement.",
+        ("Loop statements may have an else clause; it is executed when the loop terminates through exhaustion of the "
+         "iterable (with for) or when the condition becomes false (with while), but not when the loop is terminated "
+         "by a break statement."),
         "The break statement, like in C, breaks out of the innermost enclosing for or while loop.",
     ],
     "tutorial-transactions.html": [
         "Transactions are a fundamental concept of all database systems.",
-        "In PostgreSQL, a transaction is set up by surrounding the SQL commands of the transaction with BEGIN and "
-        "COMMIT commands.",
+        ("In PostgreSQL, a transaction is set up by surrounding the SQL commands of the transaction with BEGIN and "
+         "COMMIT commands."),
     ],
     "shared-mime-info-spec.pdf": [
         "Frequently, it is necessary to work out the correct MIME type for a file.",
-        "This is generally done by examining the file’s name or contents, and looking up the correct MIME type in a "
-        "database.",
+        ("This is generally done by examining the file’s name or contents, and looking up the correct MIME type in a "
+         "database."),
         "• A standard way of getting the MIME type for a file.",
     ],
     "local-project-installs.md": [
@@ -62,7 +62,7 @@ def _units(name: str) -> tuple[str, list[str]]:
 
 @pytest.mark.parametrize("name", sorted(READER_SENTENCES))
 def test_reader_sentences_survive_as_whole_units(name):
-    text, units = _units(name)
+    _, units = _units(name)
     for sentence in READER_SENTENCES[name]:
         assert sentence in units, f"{name}: {sentence!r} is not a whole unit"
     assert statistics.mean(len(u) for u in units) > 60  # whole sentences, not fragments
