@@ -71,7 +71,8 @@ def render_result(result: AskResult) -> None:
     st.subheader("Retrieved chunks")
     chunks = pd.DataFrame(
         [
-            {"rank": i + 1, "score": round(c.score, 4), "doc_id": c.doc_id, "source": c.source, "text": c.text}
+            {"rank": i + 1, "score": round(c.score, 4), "source": c.source_name, "title": c.title,
+             "section": " › ".join(c.heading_path), "page": c.page, "text": c.text}
             for i, c in enumerate(result.chunks)
         ]
     )
@@ -80,7 +81,12 @@ def render_result(result: AskResult) -> None:
     if result.generation.status != "ok":
         st.error(f"Generation failed ({result.generation.status}): {result.generation.error}")
         return
-    st.text(result.answer or "(empty answer)")
+    g = result.generation
+    if g.sentences and len(g.citations) == len(g.sentences):  # extractive: source sentences, each with its key
+        st.caption("Extractive answer: the retrieved sentences closest to the question, verbatim.")
+        st.text("\n".join(f"{s} [{']['.join(keys)}]" for s, keys in zip(g.sentences, g.citations)))
+    else:
+        st.text(result.answer or "(empty answer)")
     st.subheader("TRACe")
     status = result.judge_result.status.value if result.judge_result else "not judged"
     judge = result.judge_result.judge if result.judge_result else ""

@@ -51,7 +51,7 @@ def render_upload() -> None:
     bar = st.progress(0.0, text="Ingesting…")
     report = ingest_paths(paths, target, settings.current_config(),
                           progress=lambda done, total: bar.progress(done / total if total else 1.0,
-                                                                    text=f"Ingesting {done}/{total} documents"))
+                                                                    text=f"Ingesting {done}/{total} files"))
     data.refresh()
     st.session_state[K_REPORT] = (
         f"'{target}': {report.documents_added} documents added, {report.documents_replaced} replaced, "
@@ -82,7 +82,7 @@ def render_browser() -> None:
     if not chunks:
         st.info("No chunks on this page.")
         return
-    frame = pd.DataFrame(chunks)[["doc_id", "chunk_index", "title", "source", "text"]]
+    frame = pd.DataFrame(chunks)[["source_name", "title", "heading_path", "page", "chunk_index", "text"]]
     components.draw_table(frame, key=f"{PAGE}.chunks")
 
 

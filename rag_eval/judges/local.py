@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from rag_eval.judges.base import ProgressCallback
+from rag_eval.judges.consistency import make_consistent
 from rag_eval.judges.encoder import JUDGE_ENCODER, EncoderSpec
 from rag_eval.judges.features import DOC_FEATURES, RESP_FEATURES, RowFeatures, row_features
 from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus, Labels, SentenceSupport
@@ -358,7 +359,7 @@ def labels_from_features(item: EvalItem, feats: RowFeatures, model: LocalModel) 
     utilized = _top_expected(doc_keys, p_util, util_rate)
     relevant = _relevant_with_overlap(doc_keys, p_rel, utilized, c_hat, rel_rate)
     n = len(doc_keys)
-    return Labels(
+    labels = Labels(
         all_relevant_sentence_keys=relevant,
         all_utilized_sentence_keys=utilized,
         sentence_support_information=support,
@@ -378,6 +379,9 @@ def labels_from_features(item: EvalItem, feats: RowFeatures, model: LocalModel) 
         support_probabilities={k: round(float(v), 4) for k, v in zip(resp_keys, p_sup)},
         adherence_probability=round(p_row, 6),
     )
+    # Supported sentences' supporting keys are utilized, utilized keys relevant: part of
+    # how the labels are made, not a repair (judges.consistency).
+    return make_consistent(item, labels)[0]
 
 
 # -------------------------------------------------------------------------- judge

@@ -152,6 +152,8 @@ def score_labels(
         relevance = len(raw_r) / n_doc if n_doc else None
         utilization = len(raw_u) / n_doc if n_doc else None
         completeness = len(set(raw_r) & set(raw_u)) / len(raw_r) if raw_r else 1.0
+        if not raw_r:
+            diagnostics["completeness_vacuous"] = True  # 1.0 by RAGBench's definition: nothing relevant to cover
         adherent = len(raw_unsup) == 0
         if dropped:
             diagnostics["irregular_keys"] = dropped  # counted anyway, as RAGBench does

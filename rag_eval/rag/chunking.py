@@ -9,6 +9,7 @@ parameters come from :class:`~rag_eval.rag.config.ChunkingConfig`.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rag_eval.rag.config import ChunkingConfig
@@ -44,7 +45,9 @@ def _token_windows(tokens: list[tuple[int, int]], size: int, overlap: int) -> li
 
 
 def chunk_tokens(text: str, size: int, overlap: int) -> list[Chunk]:
-    """Windows of ``size`` whitespace-separated tokens overlapping by ``overlap`` tokens."""
+    """Windows of ``size`` whitespace-separated tokens overlapping by ``overlap`` tokens.
+    Tokens are counted, but a window is cut at the character offsets of its first and
+    last token in the original text: nothing is re-joined from tokens."""
     if overlap >= size:
         raise ValueError(f"overlap ({overlap}) must be smaller than size ({size})")
     tokens = [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
@@ -70,20 +73,24 @@ def _split_long(text: str, start: int, end: int, size: int) -> list[tuple[int, i
     return pieces
 
 
-def chunk_sentences(text: str, size: int, overlap: int) -> list[Chunk]:
+def chunk_sentences(
+    text: str, size: int, overlap: int, units: Sequence[tuple[int, int]] | None = None
+) -> list[Chunk]:
     """Whole sentences packed greedily up to ``size`` characters; each new chunk starts
     with the previous chunk's trailing sentences totalling at most ``overlap`` characters
-    (never the whole previous chunk, so chunking always advances)."""
+    (never the whole previous chunk, so chunking always advances). ``units`` are the
+    document's sentences when known (an extracted document's, see
+    :func:`rag_eval.text.sentences.split_blocks`); else the text is split here."""
     if overlap >= size:
         raise ValueError(f"overlap ({overlap}) must be smaller than size ({size})")
     if len(text.strip()) <= size:  # fits whole: the same single chunk, without the sentence splitter's cost
         return chunk_document(text)
-    units: list[tuple[int, int]] = []
-    for _, a, b in split_sentences(text):
-        units.extend(_split_long(text, a, b, size) if b - a > size else [(a, b)])
+    pieces: list[tuple[int, int]] = []
+    for a, b in units if units is not None else [(a, b) for _, a, b in split_sentences(text)]:
+        pieces.extend(_split_long(text, a, b, size) if b - a > size else [(a, b)])
     spans: list[tuple[int, int]] = []
     current: list[tuple[int, int]] = []
-    for unit in units:
+    for unit in pieces:
         if current and unit[1] - current[0][0] > size:
             spans.append((current[0][0], current[-1][1]))
             carried: list[tuple[int, int]] = []
@@ -105,12 +112,12 @@ def chunk_document(text: str) -> list[Chunk]:
     return [Chunk(0, text[start:end], start, end)] if end > start else []
 
 
-def chunk_text(text: str, config: ChunkingConfig) -> list[Chunk]:
-    """Chunks of ``text`` by ``config.strategy``."""
+def chunk_text(text: str, config: ChunkingConfig, units: Sequence[tuple[int, int]] | None = None) -> list[Chunk]:
+    """Chunks of ``text`` by ``config.strategy`` (``units``: see :func:`chunk_sentences`)."""
     if config.strategy == "document":
         return chunk_document(text)
     if config.strategy == "tokens":
         return chunk_tokens(text, config.size, config.overlap)
     if config.strategy == "sentence":
-        return chunk_sentences(text, config.size, config.overlap)
+        return chunk_sentences(text, config.size, config.overlap, units)
     raise ValueError(f"unknown chunking strategy {config.strategy!r} (use sentence, tokens, document)")

@@ -30,7 +30,7 @@ class _Frozen(BaseModel):
 class ChunkingConfig(_Frozen):
     """How documents are cut into chunks.
 
-    ``sentence``: whole sentences (pysbd) packed up to ``size`` characters, the next chunk
+    ``sentence``: whole sentences (sentencex) packed up to ``size`` characters, the next chunk
     repeating trailing sentences worth at most ``overlap`` characters. ``tokens``: windows
     of ``size`` whitespace tokens advancing by ``size - overlap``. ``document``: one chunk
     per document (``size``/``overlap`` unused)."""

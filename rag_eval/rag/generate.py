@@ -1,7 +1,8 @@
 """Answer generation from retrieved chunks.
 
-``extractive`` (the offline default) answers with the retrieved sentences most similar
-to the question, in context order; its output is labelled ``extractive`` everywhere so
+``extractive`` (the offline default) answers with whole retrieved sentences, verbatim,
+the most similar to the question first (at most ``max_sentences``, about 600 characters),
+each citing its key; its output is labelled ``extractive`` everywhere so
 nobody mistakes it for a model's answer. ``openai`` sends a named prompt template to any
 OpenAI-compatible chat endpoint through :mod:`rag_eval.llm` (same settings, retries,
 cache and cost accounting as the LLM judge). Generation never raises for a provider
@@ -26,6 +27,7 @@ from rag_eval.text.sentences import split_sentences
 
 NO_CONTEXT_ANSWER = "I could not find any relevant context to answer this question."
 EXTRACTIVE_MODEL = "extractive:all-MiniLM-L6-v2"
+EXTRACTIVE_MAX_CHARS = 600
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +91,8 @@ class Generation:
     tokens: dict[str, int] = field(default_factory=dict)
     cost_usd: float | None = None
     latency_s: float | None = None
-    citations: list[list[str]] = field(default_factory=list)  # per answer sentence (cite_sentences)
+    citations: list[list[str]] = field(default_factory=list)  # per answer sentence (cite_sentences, extractive)
+    sentences: list[str] = field(default_factory=list)  # the answer's sentences, when the generator chose them
 
     @property
     def extractive(self) -> bool:
@@ -111,7 +114,7 @@ def render_context(chunks: Sequence[RetrievedChunk], keyed: bool) -> str:
         return "\n\n".join(f"Document {i + 1}:\n{c.text}" for i, c in enumerate(chunks))
     lines: list[str] = []
     for d, chunk in enumerate(chunks):
-        lines.extend(f"[{document_key(d, i)}] {s}" for i, (s, _, _) in enumerate(split_sentences(chunk.text)))
+        lines.extend(f"[{document_key(d, i)}] {s}" for i, s in enumerate(chunk_sentences(chunk)))
         lines.append("")
     return "\n".join(lines).strip()
 
@@ -131,28 +134,62 @@ def strip_citations(text: str) -> tuple[str, list[list[str]]]:
     return _CITATION.sub("", text).strip(), cited
 
 
+def chunk_sentences(chunk: RetrievedChunk) -> list[str]:
+    """A retrieved chunk's sentences: the ones ingestion recorded, else split here."""
+    if chunk.sentences:
+        return [chunk.text[a:b].strip() for a, b in chunk.sentences if chunk.text[a:b].strip()]
+    return [s for s, _, _ in split_sentences(chunk.text)]
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractiveAnswer:
+    sentences: list[str]
+    keys: list[str]
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.sentences) if self.sentences else NO_CONTEXT_ANSWER
+
+
 def extractive_answer(
-    question: str, chunks: Sequence[RetrievedChunk], max_sentences: int, embed
-) -> str:
-    """The ``max_sentences`` retrieved sentences closest to the question (cosine of
-    normalised embeddings), joined in their context order. ``embed(texts)`` returns
-    normalised vectors."""
-    candidates = [(d, start, s) for d, c in enumerate(chunks) for s, start, _ in split_sentences(c.text)]
-    candidates = list({s: (d, start, s) for d, start, s in reversed(candidates)}.values())  # dedupe, keep first
+    question: str, chunks: Sequence[RetrievedChunk], max_sentences: int, embed,
+    max_chars: int = EXTRACTIVE_MAX_CHARS,
+) -> ExtractiveAnswer:
+    """Whole retrieved sentences, verbatim, most similar to the question first (cosine
+    of normalised embeddings), at most ``max_sentences`` of them and about ``max_chars``
+    characters (the best one always, even when longer), each with its key (``0a``: the
+    first chunk's first sentence). Headings and sentences repeated across chunks are
+    skipped. ``embed(texts)`` returns normalised vectors."""
+    candidates: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for d, chunk in enumerate(chunks):
+        for i, sentence in enumerate(chunk_sentences(chunk)):
+            if sentence not in seen and sentence not in chunk.heading_path and sentence not in chunk.headings:
+                seen.add(sentence)
+                candidates.append((document_key(d, i), sentence))
     if not candidates:
-        return NO_CONTEXT_ANSWER
-    vectors = embed([question] + [s for _, _, s in candidates])
+        return ExtractiveAnswer([], [])
+    vectors = embed([question] + [s for _, s in candidates])
     similarity = vectors[1:] @ vectors[0]
-    best = np.argsort(-similarity, kind="stable")[:max_sentences]
-    chosen = sorted((candidates[i] for i in best), key=lambda c: (c[0], c[1]))
-    return " ".join(s for _, _, s in chosen)
+    chosen: list[tuple[str, str]] = []
+    used = 0
+    for i in np.argsort(-similarity, kind="stable"):
+        key, sentence = candidates[int(i)]
+        if len(chosen) >= max_sentences:
+            break
+        if chosen and used + len(sentence) > max_chars:
+            continue
+        chosen.append((key, sentence))
+        used += len(sentence) + 1
+    return ExtractiveAnswer([s for _, s in chosen], [k for k, _ in chosen])
 
 
 def generate_extractive(question: str, chunks: Sequence[RetrievedChunk], config: GeneratorConfig) -> Generation:
     started = time.perf_counter()
-    text = extractive_answer(question, chunks, config.max_sentences, _extractive_embedder().encode)
-    return Generation(text=text, kind="extractive", model=EXTRACTIVE_MODEL, latency_s=time.perf_counter() - started,
-                      finish_reason="stop")
+    answer = extractive_answer(question, chunks, config.max_sentences, _extractive_embedder().encode)
+    return Generation(text=answer.text, kind="extractive", model=EXTRACTIVE_MODEL,
+                      latency_s=time.perf_counter() - started, finish_reason="stop",
+                      citations=[[k] for k in answer.keys], sentences=list(answer.sentences))
 
 
 _EMBEDDER = None

@@ -10,18 +10,29 @@ file never stops the others and never touches what is already stored.
 
 from __future__ import annotations
 
+import bisect
+import queue
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from qdrant_client import QdrantClient, models
 
-from rag_eval.rag.chunking import chunk_text
+from rag_eval.rag.chunking import Chunk, chunk_text
 from rag_eval.rag.config import RagConfig
 from rag_eval.rag.embedders import make_embedder
-from rag_eval.rag.loaders import Document, LoaderError, RowProblem, discover_files, load_file
+from rag_eval.rag.extract import BlockSpan
+from rag_eval.rag.loaders import (
+    Document,
+    LoaderError,
+    RowProblem,
+    discover_files,
+    load_file,
+)
 from rag_eval.rag.sparse import document_vector
 from rag_eval.rag.store import (
     DENSE,
@@ -32,9 +43,10 @@ from rag_eval.rag.store import (
     open_qdrant,
     point_id,
 )
+from rag_eval.text.sentences import clip_units, split_blocks, split_sentences
 
-ProgressCallback = Callable[[int, int], None]  # (documents done, documents total)
-BATCH_DOCUMENTS = 32
+ProgressCallback = Callable[[int, int], None]  # (files done, files total)
+BATCH_CHUNKS = 64
 
 
 @dataclass(slots=True)
@@ -95,13 +107,62 @@ class _Pending:
     stale_ids: list[str]
 
 
-def _load_all(files: Sequence[Path], report: IngestReport) -> list[tuple[Document, FileReport]]:
-    """Every loadable document with its file's report; file and row problems recorded."""
-    loaded: list[tuple[Document, FileReport]] = []
+@dataclass(slots=True)
+class _Batch:
+    """Chunks ready to embed, and the files whose every chunk is in this or an earlier batch."""
+
+    items: list[tuple[_Pending, list[Chunk], list[list[tuple[int, int]]]]] = field(default_factory=list)
+    files_done: int = 0
+
+    @property
+    def size(self) -> int:
+        return sum(len(chunks) for _, chunks, _ in self.items)
+
+
+def document_units(doc: Document) -> list[tuple[int, int]]:
+    """The document's sentences and units (code, table rows, list items, headings whole)."""
+    if doc.blocks:
+        spans = split_blocks(doc.text, [(b.start, b.end, b.kind) for b in doc.blocks])
+    else:
+        spans = split_sentences(doc.text)
+    return [(a, b) for _, a, b in spans]
+
+
+def _block_at(blocks: Sequence[BlockSpan], offset: int) -> BlockSpan | None:
+    """The block containing ``offset`` (or the last one before it)."""
+    i = bisect.bisect_right([b.start for b in blocks], offset) - 1
+    return blocks[i] if i >= 0 else (blocks[0] if blocks else None)
+
+
+def chunk_payload(doc: Document, chunk: Chunk, units: list[tuple[int, int]]) -> dict[str, Any]:
+    """What a point carries besides its vectors: where the chunk comes from (source file
+    name, title, heading path, PDF pages) and its sentences as offsets into its text."""
+    first = _block_at(doc.blocks, chunk.start)
+    last = _block_at(doc.blocks, max(chunk.start, chunk.end - 1))
+    page = first.page if first else None
+    page_end = last.page if last else None
+    return {
+        "doc_id": doc.doc_id, "doc_hash": doc.content_hash, "source": doc.source,
+        "source_name": Path(doc.source).name if doc.source else "", "title": doc.title,
+        "heading_path": list(first.heading_path) if first else [],
+        "page": page, "page_end": page_end if page_end != page else None,
+        "chunk_index": chunk.index, "text": chunk.text, "start": chunk.start, "end": chunk.end,
+        "sentences": [list(u) for u in clip_units(units, chunk.start, chunk.end)],
+        "headings": [doc.text[b.start:b.end] for b in doc.blocks
+                     if b.kind == "heading" and chunk.start <= b.start < chunk.end],
+    }
+
+
+def _prepare(files: Sequence[Path], report: IngestReport, existing: dict[str, list[tuple[str, str]]],
+             config: RagConfig) -> Iterator[_Batch]:
+    """Load, extract, chunk and split every file, in batches of about ``BATCH_CHUNKS`` chunks.
+    Runs in a thread beside the embedder."""
     seen: set[str] = set()
+    batch = _Batch()
     for path in files:
         file_report = FileReport(path=str(path))
         report.files.append(file_report)
+        loaded: list[Document] = []
         try:
             for value in load_file(path):
                 if isinstance(value, RowProblem):
@@ -110,48 +171,102 @@ def _load_all(files: Sequence[Path], report: IngestReport) -> list[tuple[Documen
                     file_report.problems.append(f"{path}: document id '{value.doc_id}' seen before; skipped")
                 else:
                     seen.add(value.doc_id)
-                    file_report.documents += 1
-                    loaded.append((value, file_report))
+                    loaded.append(value)
         except LoaderError as err:
             file_report.status, file_report.error = "error", str(err)
-            loaded = [(d, r) for d, r in loaded if r is not file_report]
-            file_report.documents = 0
-    return loaded
+            loaded = []
+        file_report.documents = len(loaded)
+        for doc in loaded:
+            known = existing.get(doc.doc_id)
+            stale = [pid for pid, h in known if h != doc.content_hash] if known is not None else []
+            if known is not None and not stale:
+                file_report.unchanged += 1
+                continue
+            units = document_units(doc)
+            chunks = chunk_text(doc.text, config.chunking, units)
+            if not chunks:
+                file_report.problems.append(f"{doc.source}: document '{doc.doc_id}' has no text")
+                continue
+            batch.items.append((_Pending(doc, file_report, stale), chunks, [units]))
+            if batch.size >= BATCH_CHUNKS:
+                yield batch
+                batch = _Batch()
+        batch.files_done += 1
+    yield batch
 
 
-def _points(batch: list[_Pending], config: RagConfig) -> tuple[list[models.PointStruct], list[_Pending]]:
-    chunked = []
-    for pending in batch:
-        chunks = chunk_text(pending.document.text, config.chunking)
-        if not chunks:
-            pending.report.problems.append(f"{pending.document.source}: document '{pending.document.doc_id}' has no text")
-            continue
-        chunked.append((pending, chunks))
-    texts = [c.text for _, chunks in chunked for c in chunks]
-    vectors: Any = make_embedder(config.embedder).encode(texts) if texts else []
-    points, done, i = [], [], 0
+def _points(batch: _Batch, vectors: Any, config: RagConfig) -> list[models.PointStruct]:
+    points: list[models.PointStruct] = []
+    i = 0
     chunking = config.chunking.model_dump(mode="json")
-    for pending, chunks in chunked:
+    for pending, chunks, (units,) in batch.items:
         doc = pending.document
-        doc_hash = doc.content_hash
         for c in chunks:
             sparse = document_vector(c.text)
+            payload = chunk_payload(doc, c, units)
+            payload.update(embedder=config.embedder.label, chunking=chunking)
             points.append(models.PointStruct(
-                id=point_id(doc.doc_id, doc_hash, c.index, c.text),
+                id=point_id(doc.doc_id, doc.content_hash, c.index, c.text),
                 vector={
                     DENSE: vectors[i].tolist(),
                     SPARSE: models.SparseVector(indices=sparse.indices, values=sparse.values),
                 },
-                payload={
-                    "doc_id": doc.doc_id, "doc_hash": doc_hash, "source": doc.source, "title": doc.title,
-                    "chunk_index": c.index, "text": c.text, "start": c.start, "end": c.end,
-                    "embedder": config.embedder.label, "chunking": chunking,
-                },
+                payload=payload,
             ))
             i += 1
         pending.report.chunks += len(chunks)
-        done.append(pending)
-    return points, done
+    return points
+
+
+def _write(client: QdrantClient, collection: str, batch: _Batch, points: list[models.PointStruct],
+           existing: dict[str, list[tuple[str, str]]], report: IngestReport) -> None:
+    """New chunks first, then the replaced documents' old ones (never missing in between)."""
+    if points:
+        client.upsert(collection, points=points, wait=True)
+        report.chunks_added += len(points)
+    for pending, _, _ in batch.items:
+        if pending.stale_ids:
+            delete_points(client, collection, pending.stale_ids)
+            report.chunks_deleted += len(pending.stale_ids)
+        if existing.get(pending.document.doc_id) is None:
+            pending.report.added += 1
+        else:
+            pending.report.replaced += 1
+
+
+def _background(iterator: Iterator[_Batch], depth: int = 2) -> Iterator[_Batch]:
+    """``iterator`` run in a thread, at most ``depth`` batches ahead (an error is re-raised here)."""
+    q: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    end = object()
+
+    def run() -> None:
+        try:
+            for item in iterator:
+                while not stop.is_set():
+                    try:
+                        q.put(item, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            q.put(end)
+        except BaseException as err:  # noqa: BLE001 - handed to the consumer, which re-raises it
+            q.put(err)
+
+    thread = threading.Thread(target=run, name="ingest-prepare", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = q.get()
+            if item is end:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
 
 
 def ingest_paths(
@@ -164,52 +279,46 @@ def ingest_paths(
     """Ingest files and folders into ``collection`` (created on first use with the
     config's embedder and chunking). Raises only for problems with the collection as a
     whole (unreachable Qdrant, mismatched embedder or chunking); everything about a file
-    or a row ends up in the report."""
+    or a row ends up in the report.
+
+    Three stages overlap: a thread loads, extracts, chunks and splits the next files
+    while this thread embeds the current batch, and another thread writes the previous
+    batch to Qdrant, so ingest runs at about the speed of the embedder
+    (``bench/bench_ingest.py``). ``progress(files done, files total)`` is called from
+    this thread."""
     started = time.perf_counter()
     if not collection or not collection.strip():
         raise ValueError("collection name must not be empty")
     report = IngestReport(collection=collection)
     files, missing = discover_files(list(paths))
     report.files.extend(FileReport(path=m.split(":")[0], status="error", error=m) for m in missing)
-    loaded = _load_all(files, report)
     client = client or open_qdrant()
     embedder = make_embedder(config.embedder)
     report.created_collection = ensure_collection(
         client, collection, config.embedder, lambda: embedder.dimension, config.chunking
     )
     existing = {} if report.created_collection else existing_documents(client, collection)
-
-    todo: list[_Pending] = []
-    for doc, file_report in loaded:
-        known = existing.get(doc.doc_id)
-        if known is None:
-            todo.append(_Pending(doc, file_report, []))
-            continue
-        stale = [pid for pid, h in known if h != doc.content_hash]
-        if not stale:
-            file_report.unchanged += 1
-        else:
-            todo.append(_Pending(doc, file_report, stale))
-    total = len(loaded)
-    done = total - len(todo)
+    total, done = len(files), 0
     if progress:
-        progress(done, total)
-    for start in range(0, len(todo), BATCH_DOCUMENTS):
-        batch = todo[start:start + BATCH_DOCUMENTS]
-        points, written = _points(batch, config)
-        if points:
-            client.upsert(collection, points=points, wait=True)
-            report.chunks_added += len(points)
-        for pending in written:
-            if pending.stale_ids:
-                delete_points(client, collection, pending.stale_ids)
-                report.chunks_deleted += len(pending.stale_ids)
-            if existing.get(pending.document.doc_id) is None:
-                pending.report.added += 1
-            else:
-                pending.report.replaced += 1
-        done += len(batch)
-        if progress:
-            progress(done, total)
+        progress(0, total)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-write") as writer:
+        writing: Future | None = None
+        pending_done = 0
+        for batch in _background(_prepare(files, report, existing, config)):
+            texts = [c.text for _, chunks, _ in batch.items for c in chunks]
+            vectors: Any = embedder.encode(texts) if texts else []
+            points = _points(batch, vectors, config)
+            if writing is not None:
+                writing.result()
+                done += pending_done
+                if progress:
+                    progress(done, total)
+            writing = writer.submit(_write, client, collection, batch, points, existing, report)
+            pending_done = batch.files_done
+        if writing is not None:
+            writing.result()
+            done += pending_done
+    if progress:
+        progress(total, total)
     report.seconds = time.perf_counter() - started
     return report

@@ -1,6 +1,10 @@
 """Reading documents from files: ``.txt``, ``.md``, ``.pdf``, ``.html``/``.htm`` and
 BEIR-style ``corpus.jsonl`` (rows with ``_id``/``id`` and ``text``, optional ``title``).
 
+HTML, PDF and Markdown go through :mod:`rag_eval.rag.extract`: the document's text is
+the extracted main content, and :attr:`Document.blocks` says where each heading,
+paragraph, list item, table and code block lies in it (with heading path and page).
+
 A file that cannot be used (unreadable PDF, empty, binary, not UTF-8) raises
 :class:`LoaderError` with a message that names the file and says why, so ingestion can
 report it and carry on with the other files. A bad row of a corpus file is reported
@@ -16,11 +20,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-TEXT_SUFFIXES = (".txt", ".md", ".markdown")
+from rag_eval.rag.extract import BlockSpan, Extracted
+
+TEXT_SUFFIXES = (".txt",)
+MARKDOWN_SUFFIXES = (".md", ".markdown")
 HTML_SUFFIXES = (".html", ".htm")
 PDF_SUFFIXES = (".pdf",)
 CORPUS_SUFFIXES = (".jsonl",)
-SUPPORTED_SUFFIXES = TEXT_SUFFIXES + HTML_SUFFIXES + PDF_SUFFIXES + CORPUS_SUFFIXES
+SUPPORTED_SUFFIXES = TEXT_SUFFIXES + MARKDOWN_SUFFIXES + HTML_SUFFIXES + PDF_SUFFIXES + CORPUS_SUFFIXES
 _BINARY_SNIFF_BYTES = 8192
 
 
@@ -38,6 +45,7 @@ class Document:
     source: str
     title: str = ""
     metadata: dict[str, Any] = field(default_factory=dict)
+    blocks: tuple[BlockSpan, ...] = ()  # where headings, paragraphs, list items, tables, code lie in text
 
     @property
     def content_hash(self) -> str:
@@ -101,55 +109,50 @@ def _non_empty(path: Path, text: str, what: str = "text") -> str:
     return text
 
 
+def _from_extracted(path: Path, extracted: Extracted, what: str = "text") -> Document:
+    text, spans = extracted.assemble()
+    return Document(
+        doc_id=str(path.resolve()), text=_non_empty(path, text, what), source=str(path),
+        title=extracted.title or path.stem, metadata=dict(extracted.metadata), blocks=tuple(spans),
+    )
+
+
 def load_text(path: Path) -> Document:
     text = _non_empty(path, _decode_text(path, _read_bytes(path)))
     return Document(doc_id=str(path.resolve()), text=text, source=str(path), title=path.stem)
 
 
+def load_markdown(path: Path) -> Document:
+    """Markdown parsed into blocks (:mod:`rag_eval.rag.extract.markdown`)."""
+    from rag_eval.rag.extract.markdown import extract_markdown
+
+    source = _non_empty(path, _decode_text(path, _read_bytes(path)))
+    return _from_extracted(path, extract_markdown(source, path.stem))
+
+
 def load_html(path: Path) -> Document:
-    """Visible text of an HTML page (BeautifulSoup; scripts, styles and templates dropped)."""
-    from bs4 import BeautifulSoup
+    """The page's main content (trafilatura; navigation and page chrome dropped)."""
+    from rag_eval.rag.extract.html import extract_html
 
     raw = _decode_text(path, _read_bytes(path))
-    soup = BeautifulSoup(raw, "html.parser")
-    for tag in soup(["script", "style", "noscript", "template"]):
-        tag.decompose()
-    title = soup.title.get_text(strip=True) if soup.title else ""
-    body = soup.body or soup
-    lines = (line.strip() for line in body.get_text("\n").splitlines())
-    text = "\n".join(line for line in lines if line)
-    return Document(doc_id=str(path.resolve()), text=_non_empty(path, text), source=str(path), title=title or path.stem)
+    return _from_extracted(path, extract_html(raw), "readable main content")
 
 
 def load_pdf(path: Path) -> Document:
-    """Text of every page (pypdf). Encrypted, corrupt and image-only PDFs are errors."""
-    from pypdf import PdfReader
-    from pypdf.errors import PyPdfError
+    """Re-flowed text of every page (pypdfium2). Encrypted, corrupt and image-only PDFs are errors."""
+    from rag_eval.rag.extract.pdf import extract_pdf
 
     data = _read_bytes(path)
     if not data.lstrip().startswith(b"%PDF"):
         raise LoaderError(f"{path}: not a readable PDF (no PDF header)")
     try:
-        import io
-
-        reader = PdfReader(io.BytesIO(data))
-        if reader.is_encrypted:
-            raise LoaderError(f"{path}: the PDF is encrypted; decrypt it first")
-        pages = [page.extract_text() or "" for page in reader.pages]
-    except LoaderError:
-        raise
-    except (PyPdfError, ValueError, KeyError, TypeError, OSError) as err:
-        raise LoaderError(f"{path}: not a readable PDF ({type(err).__name__}: {err})") from err
-    text = "\n\n".join(p.strip() for p in pages if p.strip())
-    title = ""
-    try:
-        title = (reader.metadata.title if reader.metadata else "") or ""
-    except Exception:  # pypdf metadata access can fail on odd files; the title is optional
-        title = ""
-    return Document(
-        doc_id=str(path.resolve()), text=_non_empty(path, text, "extractable text (a scanned PDF needs OCR first)"),
-        source=str(path), title=title or path.stem, metadata={"pages": len(pages)},
-    )
+        extracted = extract_pdf(data)
+    except ValueError as err:
+        reason = str(err)
+        if "password" in reason.lower() or "security" in reason.lower():
+            raise LoaderError(f"{path}: the PDF is encrypted; decrypt it first") from None
+        raise LoaderError(f"{path}: not a readable PDF ({reason})") from None
+    return _from_extracted(path, extracted, "extractable text (a scanned PDF needs OCR first)")
 
 
 def iter_corpus(path: Path) -> Iterator[Document | RowProblem]:
@@ -189,6 +192,8 @@ def load_file(path: str | Path) -> Iterator[Document | RowProblem]:
         yield from iter_corpus(path)
     elif suffix in TEXT_SUFFIXES:
         yield load_text(path)
+    elif suffix in MARKDOWN_SUFFIXES:
+        yield load_markdown(path)
     elif suffix in HTML_SUFFIXES:
         yield load_html(path)
     elif suffix in PDF_SUFFIXES:

@@ -8,6 +8,7 @@ collection was built with the same one.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from qdrant_client import QdrantClient, models
@@ -31,14 +32,35 @@ class RetrievedChunk:
     start: int | None = None
     end: int | None = None
     title: str = ""
+    source_name: str = ""  # the file name, shown to users instead of a server path
+    heading_path: tuple[str, ...] = ()
+    page: int | None = None  # PDFs: the page the chunk starts on (1-based)
+    page_end: int | None = None  # ... and ends on, when another
+    sentences: tuple[tuple[int, int], ...] = ()  # the chunk's sentences as offsets into text
+    headings: tuple[str, ...] = ()  # headings inside the chunk (units, never answers)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    @property
+    def location(self) -> str:
+        """Where the chunk comes from, as a reader would cite it: file, section, page."""
+        parts = [self.source_name or Path(self.source).name or self.doc_id]
+        if self.heading_path:
+            parts.append(" › ".join(self.heading_path))
+        if self.page is not None:
+            parts.append(f"p. {self.page}" + (f"–{self.page_end}" if self.page_end else ""))
+        return " · ".join(p for p in parts if p)
+
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RetrievedChunk:
         fields: dict[str, Any] = {k: d.get(k) for k in ("id", "text", "score", "doc_id", "source", "chunk_index", "start", "end")}
-        return cls(**fields, title=d.get("title") or "")
+        return cls(**fields,
+                   title=d.get("title") or "", source_name=str(d.get("source_name") or ""),
+                   heading_path=tuple(str(h) for h in d.get("heading_path") or ()),
+                   page=d.get("page"), page_end=d.get("page_end"),
+                   sentences=tuple((int(u[0]), int(u[1])) for u in d.get("sentences") or ()),
+                   headings=tuple(str(h) for h in d.get("headings") or ()))
 
 
 def _sparse(text: str) -> models.SparseVector:
@@ -86,5 +108,10 @@ def retrieve(
             doc_id=str(payload.get("doc_id", "")), source=str(payload.get("source", "")),
             chunk_index=int(payload.get("chunk_index") or 0), start=payload.get("start"), end=payload.get("end"),
             title=str(payload.get("title") or ""),
+            source_name=str(payload.get("source_name") or Path(str(payload.get("source", ""))).name),
+            heading_path=tuple(str(h) for h in payload.get("heading_path") or ()),
+            page=payload.get("page"), page_end=payload.get("page_end"),
+            sentences=tuple((int(u[0]), int(u[1])) for u in payload.get("sentences") or ()),
+            headings=tuple(str(h) for h in payload.get("headings") or ()),
         ))
     return out

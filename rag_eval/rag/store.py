@@ -290,6 +290,9 @@ def chunk_payload(point_id_: str, payload: dict[str, Any]) -> dict[str, Any]:
         "text": payload.get("text", ""),
         "start": payload.get("start"),
         "end": payload.get("end"),
+        "source_name": payload.get("source_name") or Path(str(payload.get("source") or "")).name,
+        "heading_path": " › ".join(payload.get("heading_path") or []),
+        "page": payload.get("page"),
     }
 
 

@@ -66,18 +66,25 @@ def make_judge_from_config(config: JudgeConfig) -> Judge:
 
 
 def build_item(item_id: str, question: str, chunks: Sequence[RetrievedChunk], answer: str,
-               metadata: dict[str, Any] | None = None) -> EvalItem:
-    """The judge's view: the retrieved chunks as documents, the answer as the response."""
-    meta = {"doc_ids": [c.doc_id for c in chunks], "chunk_ids": [c.id for c in chunks]}
+               metadata: dict[str, Any] | None = None, response_sentences: Sequence[str] | None = None) -> EvalItem:
+    """The judge's view: the retrieved chunks as documents (split into the sentences
+    ingestion recorded for them), the answer as the response (``response_sentences``:
+    the sentences a generator chose, e.g. the extractive one's)."""
+    meta = {"doc_ids": [c.doc_id for c in chunks], "chunk_ids": [c.id for c in chunks],
+            "sources": [c.location for c in chunks]}
     meta.update(metadata or {})
-    return item_from_texts(item_id, question, [c.text for c in chunks], answer, metadata=meta)
+    return item_from_texts(item_id, question, [c.text for c in chunks], answer, metadata=meta,
+                           units=[c.sentences or None for c in chunks], response_sentences=response_sentences)
 
 
 def score_result(item: EvalItem, result: JudgeResult, config: RagConfig) -> TraceScores | None:
     """TRACe from usable labels; ``None`` when the judgement failed (never a zero)."""
     if not result.status.usable or result.labels is None:
         return None
-    return score_item(item, result.labels, config.scoring_mode)
+    scores = score_item(item, result.labels, config.scoring_mode)
+    if result.extra.get("label_repairs"):
+        scores.diagnostics["label_repairs"] = result.extra["label_repairs"]
+    return scores
 
 
 def judge_items(judge: Judge, items: Sequence[EvalItem], cancel=None) -> list[JudgeResult]:
@@ -109,7 +116,8 @@ def ask(
     t1 = time.perf_counter()
     generation = generate(question, chunks, config.generator, client=llm_client)
     timings["generate_s"] = time.perf_counter() - t1
-    item = build_item("ask", question, chunks, generation.text, {"generator": generation.kind})
+    item = build_item("ask", question, chunks, generation.text, {"generator": generation.kind},
+                      response_sentences=generation.sentences or None)
     result = AskResult(question=question, chunks=chunks, generation=generation, item=item,
                        config_hash=config.config_hash, timings=timings)
     if evaluate and generation.status == "ok":

@@ -124,6 +124,8 @@ def _record(p: Prepared, result: JudgeResult | None, config: RagConfig, seconds:
                   latency_s=result.latency_s if result.latency_s is not None else seconds)
     if result.status.usable and result.labels is not None:
         scores = score_item(p.item, result.labels, config.scoring_mode)
+        if result.extra.get("label_repairs"):
+            scores.diagnostics["label_repairs"] = result.extra["label_repairs"]
         record["trace"] = scores.to_dict()
         record["scores"] = dict(scores.metric_values(), adherence_score=scores.adherence_score)
     return record

@@ -55,6 +55,10 @@ def judged_row(item: EvalItem, result: JudgeResult, mode: ScoringMode | str = DE
         row.update(report_fields(scores.metric_values(), result.labels, item.response_keys))
         if scores.diagnostics.get("undefined"):
             row["scores_undefined"] = scores.diagnostics["undefined"]
+        if scores.diagnostics.get("completeness_vacuous"):
+            row["completeness_vacuous"] = True
+        if result.extra.get("label_repairs"):
+            row["label_repairs"] = result.extra["label_repairs"]
     else:
         row["raw"] = result.raw  # what the judge said, to see why it failed
     row.update(tokens=dict(result.tokens), latency_s=result.latency_s, cost_usd=result.cost_usd)

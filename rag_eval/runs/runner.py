@@ -208,7 +208,7 @@ def _generate(batch: list[_Prepared], config: RagConfig, llm_client) -> None:
             p.record.update(status="generation_error", error=generation.error)
             continue
         p.item = build_item(p.question.item_id, p.question.question, p.chunks, generation.text,
-                            {"generator": generation.kind})
+                            {"generator": generation.kind}, response_sentences=generation.sentences or None)
 
 
 def _finish(p: _Prepared, result: JudgeResult | None, config: RagConfig, embed) -> dict[str, Any]:

@@ -50,6 +50,12 @@ def draw_scores(scores: TraceScores | None, judge: str = "", status: str = "") -
     for col, name in zip(cols, METRIC_NAMES):
         col.metric(METRIC_LABELS[name], values[name])
     st.caption(f"Scoring mode **{scores.mode}** · judge **{judge or 'unknown'}**" + (f" · status {status}" if status else ""))
+    if scores.diagnostics.get("completeness_vacuous"):
+        st.caption("Completeness is vacuous: the judge found no relevant sentence, so there is nothing to cover.")
+    repairs = scores.diagnostics.get("label_repairs")
+    if repairs:
+        st.caption("Labels repaired for consistency: "
+                   + "; ".join(f"{k.replace('_', ' ')} {', '.join(map(str, v))}" for k, v in repairs.items()))
 
 
 def _sentence_label(view: SupportView, key: str) -> str:

@@ -84,7 +84,9 @@ def item_from_record(record: dict[str, Any]) -> EvalItem:
     from rag_eval.runs.ask import build_item
 
     chunks = [RetrievedChunk.from_dict(c) for c in record.get("chunks") or []]
-    return build_item(str(record.get("item_id")), str(record.get("question") or ""), chunks, str(record.get("answer") or ""))
+    chosen = (record.get("generator") or {}).get("sentences") or None  # the extractive answer's own sentences
+    return build_item(str(record.get("item_id")), str(record.get("question") or ""), chunks,
+                      str(record.get("answer") or ""), response_sentences=chosen)
 
 
 def scores_from_record(record: dict[str, Any]) -> TraceScores | None:

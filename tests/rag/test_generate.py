@@ -23,13 +23,19 @@ CHUNKS = [
 ]
 
 
-def test_extractive_picks_the_closest_sentences_in_context_order():
+def test_extractive_answers_with_whole_cited_sentences_most_relevant_first():
     g = generate("What is the capital of France?", CHUNKS, GeneratorConfig(max_sentences=2))
     assert g.kind == "extractive" and g.extractive and g.status == "ok" and g.model.startswith("extractive")
-    assert "Paris is the capital of France." in g.text
-    sentences = g.text.split(". ")
-    assert len(sentences) == 2
-    assert g.text.index("Eiffel") < g.text.index("capital")  # context order, not score order
+    assert g.sentences == ["Paris is the capital of France.", "The Eiffel Tower is in Paris."]  # by relevance
+    assert g.citations == [["1a"], ["0b"]]  # each sentence cites its key
+    assert g.text == " ".join(g.sentences)
+
+
+def test_extractive_answer_is_bounded():
+    long = chunk(" ".join(f"Paris fact number {i} is about the capital of France and more words here." for i in range(30)), 0)
+    g = generate("What is the capital of France?", [long], GeneratorConfig(max_sentences=10))
+    assert 1 <= len(g.sentences) <= 10 and len(g.text) <= 600 + 100
+    assert all(s in long.text for s in g.sentences)
 
 
 def test_extractive_without_context():

@@ -79,6 +79,10 @@ def test_full_offline_flow(demo_home, local_judge_ready):
     assert any("judge **local:" in c.value for c in at.caption)
     assert any("hallucination AUROC" in c.value and "triage" in c.value for c in at.caption)
     assert at.dataframe, "the retrieved chunks table is missing"
+    retrieved = at.dataframe[0].value
+    assert {"source", "title", "section", "page"} <= set(retrieved.columns) and "doc_id" not in retrieved.columns
+    assert not any(str(s).startswith("/") for s in retrieved["source"])  # the file's name, not a server path
+    assert any("Extractive answer" in c.value for c in at.caption)
 
     at.button(key="ask.open_map").click().run()
     _no_failure(at)
@@ -273,6 +277,8 @@ def test_corpus_upload_ingest_and_browse():
     collections = at.dataframe[0].value
     assert "notes" in set(collections["collection"]) and int(collections.set_index("collection").loc["notes", "chunks"]) >= 1
     assert any("reset button" in str(t) for t in at.dataframe[-1].value["text"])
+    browsed = at.dataframe[-1].value
+    assert set(browsed["source_name"]) == {"manual.txt"} and "source" not in browsed.columns  # no server path
 
 
 def test_batch_upload_csv_of_plain_rows(demo_home):

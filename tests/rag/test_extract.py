@@ -1,0 +1,148 @@
+"""Extraction of real documentation pages (tests/data/docs, see ATTRIBUTION.md there):
+sentences a reader sees on each page survive verbatim as whole units, page chrome does
+not, and blocks carry heading paths (and PDF pages)."""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+import pytest
+
+from rag_eval.rag.chunking import chunk_text
+from rag_eval.rag.config import ChunkingConfig
+from rag_eval.rag.extract.markdown import extract_markdown
+from rag_eval.rag.extract.pdf import extract_pdf_pages
+from rag_eval.rag.ingest import chunk_payload, document_units
+from rag_eval.rag.loaders import load_file
+
+DOCS = Path(__file__).parent.parent / "data" / "docs"
+
+# Sentences as a reader sees them on each page (copied from the rendered page).
+READER_SENTENCES = {
+    "venv.html": [
+        ("The solution for this problem is to create a virtual environment, a self-contained directory tree that "
+         "contains a Python installation for a particular version of Python, plus a number of additional packages."),
+        "python3 -m venv tutorial-env",
+        "tutorial-env\\Scripts\\activate.bat",
+        ("This will create the tutorial-env directory if it doesn’t exist, and also create directories inside it "
+         "containing a copy of the Python interpreter and various supporting files."),
+    ],
+    "controlflow.html": [
+        ("Loop statements may have an else clause; it is executed when the loop terminates through exhaustion of the "
+         "iterable (with for) or when the condition becomes false (with while), but not when the loop is terminated "
+         "by a break statement."),
+        "The break statement, like in C, breaks out of the innermost enclosing for or while loop.",
+    ],
+    "tutorial-transactions.html": [
+        "Transactions are a fundamental concept of all database systems.",
+        ("In PostgreSQL, a transaction is set up by surrounding the SQL commands of the transaction with BEGIN and "
+         "COMMIT commands."),
+    ],
+    "shared-mime-info-spec.pdf": [
+        "Frequently, it is necessary to work out the correct MIME type for a file.",
+        ("This is generally done by examining the file’s name or contents, and looking up the correct MIME type in a "
+         "database."),
+        "• A standard way of getting the MIME type for a file.",
+    ],
+    "local-project-installs.md": [
+        "Editable installs allow you to install your project without copying any files.",
+        "$ pip install -e path/to/SomeProject",
+        "An editable install",
+    ],
+}
+CHROME = ["Previous topic", "Next topic", "This Page", "Show Source", "Report a Bug", "Navigation", "Quick search",
+          "Table of Contents", "modules |", "next |", "previous |", "Prev Up", "Home Next", "Theme"]
+
+
+def _units(name: str) -> tuple[str, list[str]]:
+    doc = next(load_file(DOCS / name))
+    return doc.text, [doc.text[a:b] for a, b in document_units(doc)]
+
+
+@pytest.mark.parametrize("name", sorted(READER_SENTENCES))
+def test_reader_sentences_survive_as_whole_units(name):
+    _, units = _units(name)
+    for sentence in READER_SENTENCES[name]:
+        assert sentence in units, f"{name}: {sentence!r} is not a whole unit"
+    assert statistics.mean(len(u) for u in units) > 60  # whole sentences, not fragments
+    assert not [u for u in units if u.strip() in ("¶", "|", "")]
+
+
+@pytest.mark.parametrize("name", ["venv.html", "controlflow.html", "tutorial-transactions.html"])
+def test_no_page_chrome_survives(name):
+    text, _ = _units(name)
+    for chrome in CHROME:
+        assert chrome not in text, f"{name}: page chrome {chrome!r} survived"
+    assert "¶" not in text
+
+
+def test_html_blocks_have_heading_paths_and_code_keeps_its_lines():
+    doc = next(load_file(DOCS / "controlflow.html"))
+    assert doc.title == "4. More Control Flow Tools"
+    kinds = {b.kind for b in doc.blocks}
+    assert {"heading", "paragraph", "code", "list_item"} <= kinds
+    loop = next(b for b in doc.blocks if doc.text[b.start:b.end].startswith("Loop statements may have an else"))
+    assert loop.heading_path == ("4. More Control Flow Tools",
+                                 "4.4. break and continue Statements, and else Clauses on Loops")
+    code = next(b for b in doc.blocks if b.kind == "code" and "for n in range(2, 10):" in doc.text[b.start:b.end])
+    assert "\n...     for x in range(2, n):" in doc.text[code.start:code.end]
+
+
+def test_pdf_pages_headings_and_running_headers():
+    doc = next(load_file(DOCS / "shared-mime-info-spec.pdf"))
+    assert doc.title == "Shared MIME-info Database" and doc.metadata["pages"] == 17
+    assert doc.text.count("Shared MIME-info Database") <= 3  # the running header of all 17 pages is gone
+    assert all(b.page is not None and 1 <= b.page <= 17 for b in doc.blocks)
+    body = [doc.text[b.start:b.end] for b in doc.blocks]
+    assert not [t for t in body if t.strip().isdigit()]  # page numbers dropped
+    layout = next(b for b in doc.blocks if doc.text[b.start:b.end] == "2.1. Directory layout")
+    assert layout.kind == "heading" and layout.page == 2
+    assert layout.heading_path == ("Shared MIME-info Database", "2. Unified system", "2.1. Directory layout")
+
+
+def test_pdf_reflow_hyphenation_headers_and_footers():
+    pages = [
+        f"Running Title\r\n{n}. Section {'ABCD'[n - 1]}\r\n"
+        "This line is long enough to count as a full line of the page, and it goes on-\r\n"
+        f"ward to the next line without a break.\r\nShort closing line.\r\nAnother paragraph starts here.\r\n"
+        f"Page {n}\r\n"
+        for n in range(1, 5)
+    ]
+    extracted = extract_pdf_pages(pages)
+    text, spans = extracted.assemble()
+    assert "Running Title" not in text and "Page 2" not in text
+    assert "goes onward to the next line without a break." in text
+    assert text.count("Short closing line.") == 4
+    assert [s.page for s in spans if s.kind == "heading"] == [1, 2, 3, 4]
+
+
+def test_markdown_fences_are_code_and_directives_are_prose():
+    extracted = extract_markdown((DOCS / "local-project-installs.md").read_text(encoding="utf-8"))
+    text, spans = extracted.assemble()
+    code = [text[s.start:s.end] for s in spans if s.kind == "code"]
+    assert code == ["$ pip install path/to/SomeProject", "$ pip install -e path/to/SomeProject"]
+    assert "It is possible to see behaviour differences between regular installs vs editable installs." in text
+    assert "{caution}" not in text and "(editable-installs)=" not in text and "```" not in text
+    heading = next(s for s in spans if text[s.start:s.end].startswith("Editable installs allow"))
+    assert heading.heading_path == ("Local project installs", "Editable installs")
+
+
+@pytest.mark.parametrize("strategy", ["sentence", "tokens"])
+def test_chunks_are_slices_whose_sentences_are_the_documents(strategy):
+    doc = next(load_file(DOCS / "venv.html"))
+    units = document_units(doc)
+    config = ChunkingConfig(strategy=strategy, size=120 if strategy == "tokens" else 800, overlap=20)
+    chunks = chunk_text(doc.text, config, units)
+    assert len(chunks) > 2
+    for chunk in chunks:
+        assert doc.text[chunk.start:chunk.end] == chunk.text
+        payload = chunk_payload(doc, chunk, units)
+        assert payload["source_name"] == "venv.html" and payload["heading_path"][0].startswith("12. Virtual")
+        for a, b in payload["sentences"]:
+            assert chunk.text[a:b].strip()
+    if strategy == "sentence":  # whole units only: every chunk sentence is a document unit
+        whole = {doc.text[a:b] for a, b in units}
+        for chunk in chunks:
+            payload = chunk_payload(doc, chunk, units)
+            assert all(chunk.text[a:b] in whole for a, b in payload["sentences"])
