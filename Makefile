@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup run test bench browser-deps clean
+.PHONY: setup run test bench browser-deps pg-deps clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -13,7 +13,14 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	$(BIN)/pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
-setup: $(STAMP)
+setup: $(STAMP) pg-deps
+
+# PostgreSQL server binaries (Debian's postgresql) for the run-store tests, which start a throwaway
+# server in a temporary directory and FAIL (never skip) without them. Skipped when already installed.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+pg-deps:
+	@ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || \
+	  ( $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq postgresql >/dev/null )
 
 # Headless Chromium for the browser test (Debian package); the test skips with a reason if it is unavailable.
 browser-deps:

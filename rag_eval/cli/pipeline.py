@@ -90,8 +90,9 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 config_option = click.option("--config", "config_path", type=click.Path(dir_okay=False),
                              help="RAG configuration YAML (default: the offline default configuration).")
-db_option = click.option("--db", type=click.Path(dir_okay=False),
-                         help="Run store (default: RAG_EVAL_DB or <data dir>/runs.sqlite).")
+db_option = click.option("--db", metavar="PATH|URL",
+                         help="Run store: a SQLite file or a database URL "
+                              "(default: RAG_EVAL_DB_URL, RAG_EVAL_DB or <data dir>/runs.sqlite).")
 
 
 # ---------------------------------------------------------------- ingest / ask
@@ -227,7 +228,7 @@ def _show_run(run: dict[str, Any]) -> None:
 
 @click.group()
 def runs() -> None:
-    """Stored runs: list, show, export, delete."""
+    """Stored runs: list, show, export, delete, migrate."""
 
 
 @runs.command("list")
@@ -294,6 +295,25 @@ def runs_delete(run_ref, db) -> None:
     run_id = store.resolve_run_id(run_ref)
     store.delete_run(run_id)
     click.echo(f"deleted run {run_id}")
+
+
+@runs.command("migrate")
+@click.option("--to", "target", required=True, metavar="URL",
+              help="Target store: a SQLAlchemy URL (postgresql+psycopg://user:password@host/db) or a SQLite file.")
+@db_option
+@_user_errors
+def runs_migrate(target, db) -> None:
+    """Copy every run of the store (RAG_EVAL_DB_URL, --db or the local file) into the
+    store at --to. Rows already there are kept; running it again copies nothing; the
+    counts of every table are verified afterwards."""
+    from rag_eval.runs.store_copy import copy_store
+
+    source, dest = _store(db), RunStore(target)
+    click.echo(f"from {source.url}\nto   {dest.url}", err=True)
+    report = copy_store(source, dest)
+    click.echo(_table(["table", "source rows", "copied", "target rows", "missing"],
+                      [(r.table, r.source_rows, r.copied, r.target_rows, r.missing) for r in report]))
+    click.echo(f"verified: every source row of {len(report)} tables is in the target")
 
 
 @click.command()
