@@ -172,9 +172,12 @@ def _dataset_rows(dataset: str) -> tuple[list, str]:
 @click.option("--collection", "-c", default=DEMO, show_default=True, help="Collection to retrieve from.")
 @click.option("--name", help="Run name (default: the configuration's name).")
 @click.option("--resume", "resume_run", help="Resume this run (id, id prefix or name) instead of starting a new one.")
+@click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]",
+              help="Judge on a Ray cluster (ADDRESS, or alone: a local Ray instance); LLM calls stay here.")
+@click.option("--ray-workers", type=click.IntRange(min=1), default=2, show_default=True, help="Ray workers.")
 @db_option
 @_user_errors
-def run(dataset, config_path, collection, name, resume_run, db) -> None:
+def run(dataset, config_path, collection, name, resume_run, ray_address, ray_workers, db) -> None:
     """Run every question of DATASET (.jsonl/.json/.csv/.parquet, or 'demo') through the
     RAG system: retrieve, generate, judge, score; store the run.
 
@@ -192,10 +195,18 @@ def run(dataset, config_path, collection, name, resume_run, db) -> None:
         from rag_eval.demo import ensure_demo_collection
 
         ensure_demo_collection(config)
+    judge = None
+    if ray_address:
+        from rag_eval.rag.pipeline import make_judge_from_config
+        from rag_eval.runs.ray_judge import make_parallel_judge
+
+        judge = (make_parallel_judge("local", {}, address=None if ray_address == "local" else ray_address,
+                                     workers=ray_workers)
+                 if config.judge.kind == "local" else make_judge_from_config(config.judge))
     update, close = _progress_bar(f"run {config.name}", "q")
     try:
         run_id = run_dataset(rows, config, collection, store, name=name, progress=update,
-                             resume_run_id=resume_run, dataset_path=path)
+                             resume_run_id=resume_run, dataset_path=path, judge=judge)
     except KeyboardInterrupt:
         close()
         latest = store.list_runs(limit=1)
@@ -204,6 +215,8 @@ def run(dataset, config_path, collection, name, resume_run, db) -> None:
                                    f"rag-eval run {dataset} --config {config_path or '<config>'}{hint}") from None
     finally:
         close()
+        if judge is not None and hasattr(judge, "close"):
+            judge.close()
     _show_run(store.get_run(run_id))
 
 
