@@ -111,3 +111,17 @@ def test_without_ray_nothing_imports_ray(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], cwd=PROJECT_ROOT, capture_output=True, text=True,
                           timeout=600, check=False, env=dict(os.environ))
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_a_chunk_whose_worker_dies_twice_keeps_its_rows_as_provider_errors(local_ray, items):
+    from tests.runs.ray_workers import CrashingWorker
+
+    class Crashing(RayJudge):
+        def _new_actor(self, ray_module):
+            return ray_module.remote(num_cpus=1, max_restarts=0)(CrashingWorker).remote()
+
+    with Crashing(workers=1, chunk_rows=len(items)) as judge:
+        got = judge.judge(items[:4])
+    assert [r.item_id for r in got] == [it.id for it in items[:4]]
+    assert {r.status.value for r in got} == {"provider_error"}
+    assert all("Ray worker failed" in r.error and "after 2 attempts" in r.error for r in got)
