@@ -46,7 +46,7 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rag_eval.config import data_dir, redact, setting
 from rag_eval.runs.stats import summarize_items
@@ -240,6 +240,26 @@ class Row(tuple):
         return tuple.__getitem__(self, key)
 
 
+_OR_IGNORE = re.compile(r"^\s*INSERT\s+OR\s+IGNORE\b", re.IGNORECASE)
+
+
+def _on_conflict_do_nothing(sql: str) -> str:
+    """SQLite's ``INSERT OR IGNORE …`` as the ``INSERT … ON CONFLICT DO NOTHING`` both accept."""
+    sql = _OR_IGNORE.sub("INSERT", sql, count=1).rstrip().rstrip(";")
+    returning = re.search(r"\bRETURNING\b", sql, re.IGNORECASE)
+    if returning:
+        return f"{sql[:returning.start()].rstrip()} ON CONFLICT DO NOTHING {sql[returning.start():]}"
+    return f"{sql} ON CONFLICT DO NOTHING"
+
+
+class WriteResult(NamedTuple):
+    """What a write did: rows affected, SQLite's last row id, rows of a ``RETURNING``."""
+
+    rowcount: int
+    lastrowid: int | None
+    rows: list[Row]
+
+
 def _sqlite_engine(path: str) -> Engine:
     from sqlalchemy import create_engine, event
     from sqlalchemy.pool import StaticPool
@@ -320,8 +340,8 @@ class RunStore:
     def _secrets(self) -> list[str]:
         return _secrets([self._password])
 
-    def _conn(self, write: bool):
-        """A connection in a transaction (committed on success): ``with self._conn(True) as c``."""
+    def _tx(self, write: bool):
+        """A connection in a transaction (committed on success): ``with self._tx(True) as conn``; several statements in one transaction go through ``self._execute(conn, sql, params)``."""
         conn = self.engine.connect()
         if not write and self.backend == "sqlite":
             conn = conn.execution_options(read_only=True)
@@ -335,14 +355,21 @@ class RunStore:
         named_sql, named = _qmark_to_named(sql, params)
         return conn.execute(text(named_sql), named)
 
-    def _write(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> int:
-        """Run one statement in its own write transaction; returns the row count.
-        ``params`` is a sequence for ``?`` placeholders or a mapping for ``:name``."""
-        with self._conn(True) as conn:
-            return int(self._execute(conn, sql, params).rowcount)
+    def _write(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> WriteResult:
+        """Run one statement in its own write transaction. ``params`` is a sequence for
+        ``?`` placeholders or a mapping for ``:name``. ``INSERT OR IGNORE`` is accepted
+        on both backends; for a generated id, end the INSERT with ``RETURNING id`` and
+        read ``.rows`` (``.lastrowid`` is SQLite's only)."""
+        if self.backend == "postgresql" and _OR_IGNORE.match(sql):
+            sql = _on_conflict_do_nothing(sql)
+        with self._tx(True) as conn:
+            result = self._execute(conn, sql, params)
+            rows = [Row(tuple(r), list(result.keys())) for r in result.fetchall()] if result.returns_rows else []
+            lastrowid = result.lastrowid if self.backend == "sqlite" and not result.returns_rows else None
+            return WriteResult(int(result.rowcount), lastrowid, rows)
 
     def _read(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[Row]:
-        with self._conn(False) as conn:
+        with self._tx(False) as conn:
             result = self._execute(conn, sql, params)
             keys = list(result.keys())
             return [Row(tuple(r), keys) for r in result.fetchall()]
@@ -371,7 +398,7 @@ class RunStore:
     def migrate(self) -> int:
         """Apply the migrations not yet applied, in one transaction that other processes
         opening the store at the same moment wait for."""
-        with self._conn(True) as conn:
+        with self._tx(True) as conn:
             if self.backend == "postgresql":
                 self._execute(conn, "SELECT pg_advisory_xact_lock(:k)", {"k": MIGRATION_LOCK_ID})
             self._execute(conn, "CREATE TABLE IF NOT EXISTS schema_migrations "
@@ -405,7 +432,7 @@ class RunStore:
             "OR heartbeat_at < :stale)",
             {"me": self.owner, "now": _now(), "id": run_id, "stale": stale},
         )
-        if won != 1:
+        if won.rowcount != 1:
             row = self._read("SELECT owner, heartbeat_at FROM runs WHERE id = :id", {"id": run_id})[0]
             raise RunBusy(f"run {run_id} is being run by {row[0]} (last heartbeat {row[1]}); if that process "
                           f"died, resume again after {lease_s:.0f} s")
@@ -531,7 +558,7 @@ class RunStore:
 
     def delete_run(self, run_id: str) -> None:
         run_id = self.resolve_run_id(run_id)
-        with self._conn(True) as conn:
+        with self._tx(True) as conn:
             self._execute(conn, "DELETE FROM items WHERE run_id = ?", (run_id,))
             self._execute(conn, "DELETE FROM runs WHERE id = ?", (run_id,))
         self._release(run_id)
@@ -555,7 +582,7 @@ class RunStore:
                    "status": str(r["status"]), "error": _clean(str(r["error"]), secrets) if r.get("error") else None,
                    "question": _clean(r.get("question"), secrets), "record_json": _dumps(r, secrets),
                    "updated_at": now} for r in records]
-        with self._conn(True) as conn:
+        with self._tx(True) as conn:
             self._execute_many(conn, (
                 "INSERT INTO items (run_id, item_id, position, status, error, question, record_json, updated_at) "
                 "VALUES (:run_id, :item_id, :position, :status, :error, :question, :record_json, :updated_at) "

@@ -232,3 +232,23 @@ def test_copy_to_another_store_is_idempotent_and_verified(tmp_path, pg_url, monk
     assert {r.table: r.copied for r in copy_store(target, back)} == {"runs": 2, "items": 8}
     with pytest.raises(CopyError, match="same store"):
         copy_store(target, RunStore(pg_url))
+
+
+def test_a_step_appended_by_another_feature_runs_on_both_backends(store_url, monkeypatch):
+    """How a later feature adds a table: append a step; SQLite-isms it may use are translated."""
+    import rag_eval.runs.store as store_module
+
+    step = (max(v for v, _ in MIGRATIONS) + 1, """
+        CREATE TABLE label_sets (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT REFERENCES runs(id),
+                                 name TEXT NOT NULL UNIQUE, weight REAL);
+        CREATE INDEX label_sets_run ON label_sets(run_id)
+    """)
+    monkeypatch.setattr(store_module, "MIGRATIONS", [*MIGRATIONS, step])
+    store = RunStore(store_url)
+    assert store.schema_version() == step[0] and "label_sets" in store.table_names()
+    first = store._write("INSERT OR IGNORE INTO label_sets (name, weight) VALUES (?, ?) RETURNING id", ("a", 0.1))
+    again = store._write("INSERT OR IGNORE INTO label_sets (name, weight) VALUES (?, ?)", ("a", 0.2))
+    second = store._write("INSERT INTO label_sets (name, weight) VALUES (:n, :w) RETURNING id", {"n": "b", "w": 1 / 3})
+    assert first.rows[0][0] == 1 and again.rowcount == 0 and second.rows[0]["id"] > 1  # (ids may skip)
+    rows = store._read("SELECT name, weight FROM label_sets ORDER BY id")
+    assert [dict(r) for r in rows] == [{"name": "a", "weight": 0.1}, {"name": "b", "weight": 1 / 3}]
