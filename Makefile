@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup run lint test bench browser-deps space-check clean
+.PHONY: setup run lint test bench browser-deps pg-deps space-check clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -14,6 +14,13 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	touch $(STAMP)
 
 setup: $(STAMP)
+
+# PostgreSQL server binaries (Debian's postgresql) for the run-store tests, which start a throwaway
+# server in a temporary directory and FAIL (never skip) without them. Skipped when already installed.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+pg-deps:
+	@ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || \
+	  ( $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq postgresql >/dev/null )
 
 # Headless Chromium for the browser test (Debian package); the test skips with a reason if it is unavailable.
 browser-deps:
@@ -34,7 +41,7 @@ lint: setup
 space-check: setup browser-deps
 	$(BIN)/python scripts/space_check.py
 
-test: setup lint browser-deps
+test: setup pg-deps lint browser-deps
 	$(BIN)/python scripts/space_check.py
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest
 

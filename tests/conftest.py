@@ -17,7 +17,7 @@ import pytest
 
 # The local OpenAI-compatible HTTP server (real sockets on loopback) used by judge,
 # generation and synthetic-data tests.
-pytest_plugins = ["tests.openai_server"]
+pytest_plugins = ["tests.openai_server", "tests.pg_server"]
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -39,6 +39,8 @@ def rag_eval_home(tmp_path, monkeypatch, _session_models_dir) -> Path:
     (home / "models").symlink_to(_session_models_dir, target_is_directory=True)
     monkeypatch.setenv("RAG_EVAL_HOME", str(home))
     monkeypatch.delenv("QDRANT_URL", raising=False)
+    monkeypatch.delenv("RAG_EVAL_DB_URL", raising=False)
+    monkeypatch.delenv("RAG_EVAL_DB", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     return home
 

@@ -111,8 +111,14 @@ def _summary_lines(summary: BatchSummary, out: Path, local: bool = False, note: 
 @click.option("--model-path", type=click.Path(path_type=Path), default=None, help="Local judge model file (--judge local).")
 @click.option("--dry-run", is_flag=True, help="Print the token and cost estimate and send nothing.")
 @gate_options
+@click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]",
+              help="Spread the local judge over a Ray cluster (ADDRESS, e.g. auto or ray://host:10001; "
+                   "alone: a local Ray instance). LLM calls stay in this process under one rate limiter.")
+@click.option("--ray-workers", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Ray workers (actors), each holding a local judge.")
 def judge_command(file: Path, out: Path | None, kind: str, mode: str, samples: int, consistency_check: bool,
-                  model_path: Path | None, dry_run: bool, **llm_options: Any) -> None:
+                  model_path: Path | None, dry_run: bool, ray_address: str | None, ray_workers: int,
+                  **llm_options: Any) -> None:
     """Label every row of FILE with a judge and score TRACe.
 
     Rows need `question`, `response` and `documents` (list of texts) or
@@ -153,7 +159,14 @@ def judge_command(file: Path, out: Path | None, kind: str, mode: str, samples: i
             click.echo(f"Dry run: the local judge runs on this machine; {len(items)} row(s), no requests, no cost.")
             return
         try:
-            judge = make_judge("local", **({"model_path": model_path} if model_path else {}))
+            options = {"model_path": model_path} if model_path else {}
+            if ray_address:
+                from rag_eval.runs.ray_judge import make_parallel_judge
+
+                judge = make_parallel_judge("local", options, address=None if ray_address == "local" else ray_address,
+                                            workers=ray_workers)
+            else:
+                judge = make_judge("local", **options)
         except (OSError, ValueError) as err:
             raise click.ClickException(f"cannot load the local judge: {err}") from err
     if out is None:
@@ -170,11 +183,17 @@ def judge_command(file: Path, out: Path | None, kind: str, mode: str, samples: i
             bar.n = done
             bar.refresh()
 
+    if ray_address and kind == "llm":
+        click.echo("--ray: the LLM judge's calls stay in this process under one rate limiter", err=True)
     try:
         rows = judge_entries(entries, judge, mode, progress=progress)
+    except RuntimeError as err:  # RayUnavailable: not installed, cluster unreachable
+        raise click.ClickException(str(err)) from err
     finally:
         if bar is not None:
             bar.close()
+        if hasattr(judge, "close"):
+            judge.close()
     write_rows(rows, out)
     summary = summarize(rows)
     local = judge.name.startswith("local:")

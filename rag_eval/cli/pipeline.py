@@ -105,8 +105,9 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 config_option = click.option("--config", "config_path", type=click.Path(dir_okay=False),
                              help="RAG configuration YAML (default: the offline default configuration).")
-db_option = click.option("--db", type=click.Path(dir_okay=False),
-                         help="Run store (default: RAG_EVAL_DB or <data dir>/runs.sqlite).")
+db_option = click.option("--db", metavar="PATH|URL",
+                         help="Run store: a SQLite file or a database URL "
+                              "(default: RAG_EVAL_DB_URL, RAG_EVAL_DB or <data dir>/runs.sqlite).")
 
 
 # ---------------------------------------------------------------- ingest / ask
@@ -188,10 +189,13 @@ def _dataset_rows(dataset: str) -> tuple[list, str]:
 @click.option("--collection", "-c", default=DEMO, show_default=True, help="Collection to retrieve from.")
 @click.option("--name", help="Run name (default: the configuration's name).")
 @click.option("--resume", "resume_run", help="Resume this run (id, id prefix or name) instead of starting a new one.")
+@click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]",
+              help="Judge on a Ray cluster (ADDRESS, or alone: a local Ray instance); LLM calls stay here.")
+@click.option("--ray-workers", type=click.IntRange(min=1), default=2, show_default=True, help="Ray workers.")
 @db_option
 @gate_options
 @_user_errors
-def run(dataset, config_path, collection, name, resume_run, db, **gate_kwargs) -> None:
+def run(dataset, config_path, collection, name, resume_run, ray_address, ray_workers, db, **gate_kwargs) -> None:
     """Run every question of DATASET (.jsonl/.json/.csv/.parquet, or 'demo') through the
     RAG system: retrieve, generate, judge, score; store the run.
 
@@ -211,10 +215,18 @@ def run(dataset, config_path, collection, name, resume_run, db, **gate_kwargs) -
         from rag_eval.demo import ensure_demo_collection
 
         ensure_demo_collection(config)
+    judge = None
+    if ray_address:
+        from rag_eval.runs.ask import make_judge_from_config
+        from rag_eval.runs.ray_judge import make_parallel_judge
+
+        judge = (make_parallel_judge("local", {}, address=None if ray_address == "local" else ray_address,
+                                     workers=ray_workers)
+                 if config.judge.kind == "local" else make_judge_from_config(config.judge))
     update, close = _progress_bar(f"run {config.name}", "q")
     try:
         run_id = run_dataset(rows, config, collection, store, name=name, progress=update,
-                             resume_run_id=resume_run, dataset_path=path)
+                             resume_run_id=resume_run, dataset_path=path, judge=judge)
     except KeyboardInterrupt:
         close()
         latest = store.list_runs(limit=1)
@@ -223,6 +235,8 @@ def run(dataset, config_path, collection, name, resume_run, db, **gate_kwargs) -
                                    f"rag-eval run {dataset} --config {config_path or '<config>'}{hint}") from None
     finally:
         close()
+        if judge is not None and hasattr(judge, "close"):
+            judge.close()
     record, items = store.get_run(run_id), store.items(run_id)
     _show_run(record, items)
     if gate.active:
@@ -258,7 +272,7 @@ def _show_run(run: dict[str, Any], items: Sequence[dict[str, Any]] = ()) -> None
 
 @click.group()
 def runs() -> None:
-    """Stored runs: list, show, export, delete."""
+    """Stored runs: list, show, export, delete, migrate."""
 
 
 @runs.command("list")
@@ -328,6 +342,25 @@ def runs_delete(run_ref, db) -> None:
     run_id = store.resolve_run_id(run_ref)
     store.delete_run(run_id)
     click.echo(f"deleted run {run_id}")
+
+
+@runs.command("migrate")
+@click.option("--to", "target", required=True, metavar="URL",
+              help="Target store: a SQLAlchemy URL (postgresql+psycopg://user:password@host/db) or a SQLite file.")
+@db_option
+@_user_errors
+def runs_migrate(target, db) -> None:
+    """Copy every run of the store (RAG_EVAL_DB_URL, --db or the local file) into the
+    store at --to. Rows already there are kept; running it again copies nothing; the
+    counts of every table are verified afterwards."""
+    from rag_eval.runs.store_copy import copy_store
+
+    source, dest = _store(db), RunStore(target)
+    click.echo(f"from {source.url}\nto   {dest.url}", err=True)
+    report = copy_store(source, dest)
+    click.echo(_table(["table", "source rows", "copied", "target rows", "missing"],
+                      [(r.table, r.source_rows, r.copied, r.target_rows, r.missing) for r in report]))
+    click.echo(f"verified: every source row of {len(report)} tables is in the target")
 
 
 @click.command()

@@ -69,6 +69,12 @@ def open_qdrant(url: str | None = None, api_key: str | None = None, path: str | 
                 client.get_collections()
             except Exception as err:  # httpx/grpc/qdrant errors all mean "not reachable"
                 message = redact(f"{type(err).__name__}: {err}", api_key)
+                status = getattr(err, "status_code", None)
+                if status in (401, 403):
+                    raise QdrantUnavailable(
+                        f"Qdrant at {url} refused the API key (HTTP {status}); check QDRANT_API_KEY "
+                        f"({'set' if api_key else 'not set'})"
+                    ) from None
                 raise QdrantUnavailable(
                     f"cannot reach Qdrant at {url} ({message}); check QDRANT_URL and QDRANT_API_KEY, "
                     "or unset QDRANT_URL to use the embedded local store"

@@ -240,8 +240,8 @@ def _resume_state(store: RunStore, resume_run_id: str, config: RagConfig, finger
                          "resume it with its own configuration")
     if run.get("dataset_fingerprint") and run["dataset_fingerprint"] != fingerprint:
         raise ValueError(f"run {run['id']} evaluated another dataset (fingerprint {run['dataset_fingerprint']})")
+    store.claim_run(run["id"])  # atomic: of two processes resuming at once, one wins, the other gets RunBusy
     done = {item_id for item_id, status in store.item_statuses(run["id"]).items() if status not in RETRY_STATUSES}
-    store.set_status(run["id"], "running")
     return run["id"], done
 
 

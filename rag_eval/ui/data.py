@@ -96,10 +96,11 @@ def _run_store(path: str):
 
 
 def run_store():
-    """The run store (``RAG_EVAL_DB``, else ``data_dir()/runs.sqlite``), opened once per path."""
-    from rag_eval.runs.store import default_db_path
+    """The run store (``RAG_EVAL_DB_URL``, ``RAG_EVAL_DB``, else ``data_dir()/runs.sqlite``),
+    opened once per location."""
+    from rag_eval.runs.store import default_db_location
 
-    return _run_store(str(default_db_path()))
+    return _run_store(default_db_location())
 
 
 @st.cache_data(ttl=RUNS_TTL, show_spinner=False)

@@ -55,6 +55,9 @@ def error_message(exc: BaseException) -> str:
     if custom:
         names.append(custom)  # the variable the Settings page points the LLM at
     secrets = [setting(name) for name in names]
+    from rag_eval.runs.store import url_password
+
+    secrets.append(url_password(setting("RAG_EVAL_DB_URL")))  # the run store's password, like a key
     message = redact(text, *secrets)
     log.warning("page error: %s: %s", type(exc).__name__, message)
     return message

@@ -1,22 +1,73 @@
-"""The run store: migrations, WAL, concurrent writers, lookups, no secrets stored."""
+"""The run store on SQLite and PostgreSQL: migrations, concurrent writers, atomic
+resume claims, lookups, no secrets stored, store-to-store copy.
 
+``store_url`` (tests/pg_server.py) runs each test on a SQLite file and on a fresh
+database of a throwaway PostgreSQL server."""
+
+import multiprocessing
 import sqlite3
-import threading
 
 import pytest
 
 from rag_eval.rag.config import default_config
-from rag_eval.runs.store import MIGRATIONS, RunNotFound, RunStore
+from rag_eval.runs.store import (
+    MIGRATIONS,
+    RunBusy,
+    RunNotFound,
+    RunStore,
+    StoreUnavailable,
+    _check_migrations,
+    display_location,
+)
+from rag_eval.runs.store_copy import CopyError, copy_store
+
+FAKE_KEY = "test-key-not-real-123"
 
 
-def test_migrations_on_an_in_memory_db_give_the_expected_schema():
-    store = RunStore(":memory:")
+def _fill(store: RunStore, run: str, n: int = 3) -> None:
+    for i in range(n):
+        store.add_item(run, {"item_id": f"i{i}", "position": i, "status": "ok", "question": f"q{i}",
+                             "scores": {"completeness": i / max(n - 1, 1)}})
+
+
+def test_migrations_give_the_same_schema_on_both_backends(store_url):
+    store = RunStore(store_url)
     assert store.schema_version() == max(v for v, _ in MIGRATIONS)
-    columns = {r[1] for r in store._read("PRAGMA table_info(runs)")}
-    assert {"id", "config_hash", "config_json", "dataset_fingerprint", "summary_json", "meta_json"} <= columns
-    item_columns = {r[1] for r in store._read("PRAGMA table_info(items)")}
-    assert {"run_id", "item_id", "status", "error", "record_json"} <= item_columns
+    assert {"runs", "items", "schema_migrations"} <= set(store.table_names())
+    assert {"id", "config_hash", "config_json", "dataset_fingerprint", "summary_json", "meta_json", "owner",
+            "heartbeat_at"} <= set(store.columns("runs"))
+    assert {"run_id", "item_id", "status", "error", "record_json"} <= set(store.columns("items"))
     assert store.migrate() == store.schema_version()  # idempotent
+    assert RunStore(store_url).schema_version() == store.schema_version()  # reopening applies nothing twice
+
+
+def test_in_memory_store_migrates():
+    store = RunStore(":memory:")
+    assert store.schema_version() == max(v for v, _ in MIGRATIONS) and store.backend == "sqlite"
+
+
+def test_an_old_sqlite_store_opens_and_migrates(tmp_path):
+    path = tmp_path / "old.sqlite"
+    conn = sqlite3.connect(path)  # a store as the sqlite3 version (schema 2) left it
+    conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
+    for version, sql in MIGRATIONS[:2]:
+        conn.executescript(str(sql))
+        conn.execute("INSERT INTO schema_migrations VALUES (?, '2026-01-01T00:00:00+00:00')", (version,))
+    conn.execute("INSERT INTO runs (id, name, created_at, status, config_name, config_hash, config_json) "
+                 "VALUES ('20260101-000000-abcdef', 'old', '2026-01-01', 'running', 'base', 'h', '{}')")
+    conn.commit()
+    conn.close()
+    store = RunStore(path)
+    assert store.schema_version() == max(v for v, _ in MIGRATIONS)
+    run = store.get_run("old")
+    assert run["id"] == "20260101-000000-abcdef" and run["owner"] is None
+    store.claim_run(run["id"])  # a running run from before claims existed is resumable
+    assert store.get_run("old")["owner"] == store.owner
+
+
+def test_migration_versions_must_be_unique_and_increasing():
+    with pytest.raises(RuntimeError, match="unique and increasing"):
+        _check_migrations([(1, "x"), (2, "y"), (2, "z")])
 
 
 def test_file_store_uses_wal_and_default_path(rag_eval_home, monkeypatch):
@@ -26,12 +77,29 @@ def test_file_store_uses_wal_and_default_path(rag_eval_home, monkeypatch):
     assert RunStore().path.endswith("other.sqlite")
 
 
-def test_run_lifecycle_and_summary():
-    store = RunStore(":memory:")
+def test_rag_eval_db_url_selects_postgresql_and_hides_the_password(pg_url, monkeypatch, postgres_server):
+    monkeypatch.setenv("RAG_EVAL_DB_URL", pg_url)
+    store = RunStore()
+    assert store.backend == "postgresql" and postgres_server.password not in store.url
+    assert store.url == display_location(pg_url) and "***" in store.url
+
+
+def test_unreachable_or_refused_server_gives_a_password_free_error(postgres_server, tmp_path):
+    bad = postgres_server.url("postgres").replace(postgres_server.password, "wrong-pass-not-real-9")
+    with pytest.raises(StoreUnavailable, match="password authentication failed") as info:
+        RunStore(bad)
+    assert "wrong-pass-not-real-9" not in str(info.value)
+    with pytest.raises(StoreUnavailable, match="cannot open the run store") as info:
+        RunStore("postgresql+psycopg://u:secret-pw-not-real@127.0.0.1:1/x?connect_timeout=3")
+    assert "secret-pw-not-real" not in str(info.value)
+
+
+def test_run_lifecycle_and_summary(store_url):
+    store = RunStore(store_url)
     run = store.create_run(default_config("base"), collection="demo", dataset_fingerprint="sha256:abc", n_items=3)
     store.add_item(run, {"item_id": "a", "position": 0, "status": "ok", "question": "qa",
                          "scores": {"completeness": 1.0, "adherence": 1.0}, "latency_s": 0.5})
-    store.add_item(run, {"item_id": "b", "position": 1, "status": "ok", "question": "qb",
+    store.add_item(run, {"item_id": "b", "position": 1, "status": "ok", "question": "qb\x00",
                          "scores": {"completeness": 0.5, "adherence": 0.0}, "latency_s": 1.5})
     store.add_item(run, {"item_id": "c", "position": 2, "status": "timeout", "error": "took too long"})
     summary = store.finish_run(run)
@@ -44,23 +112,27 @@ def test_run_lifecycle_and_summary():
     assert got["status"] == "finished" and got["config"]["name"] == "base" and got["n_done"] == 3
     assert got["config_hash"] == default_config().config_hash
     assert [i["item_id"] for i in store.items(run)] == ["a", "b", "c"]
-    assert store.list_runs()[0]["id"] == run
+    store.add_item(run, {"item_id": "c", "position": 2, "status": "ok"})  # a resumed run replaces a failed item
+    assert store.item_statuses(run) == {"a": "ok", "b": "ok", "c": "ok"}
+    assert store.list_runs()[0]["id"] == run and store.list_runs(limit=1)[0]["n_done"] == 3
     store.delete_run(run)
     assert store.list_runs() == [] and store.items(run) == []
 
 
-def test_lookup_errors():
-    store = RunStore(":memory:")
+def test_lookup_errors(store_url):
+    store = RunStore(store_url)
     with pytest.raises(RunNotFound, match="no run 'zzz'"):
         store.get_run("zzz")
     store.create_run(default_config(), name="same")
     store.create_run(default_config(), name="same")
     with pytest.raises(RunNotFound, match="matches 2 runs"):
         store.get_run("2")  # both ids start with the year
+    with pytest.raises(RunNotFound, match="no run"):
+        store.get_run("2_%")  # LIKE wildcards are literal
 
 
-def test_bad_records_are_rejected():
-    store = RunStore(":memory:")
+def test_bad_records_are_rejected(store_url):
+    store = RunStore(store_url)
     run = store.create_run(default_config())
     with pytest.raises(ValueError, match="item_id"):
         store.add_item(run, {"status": "ok"})
@@ -68,37 +140,115 @@ def test_bad_records_are_rejected():
         store.finish_run(run, status="done")
 
 
-def test_secrets_never_reach_the_database(tmp_path, monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-very-secret-key-42")
-    store = RunStore(tmp_path / "runs.sqlite")
-    run = store.create_run(default_config())
+def _dump(store_url: str, postgres_server) -> str:
+    if "://" in store_url:
+        return postgres_server.dump(store_url.rsplit("/", 1)[1])
+    return "\n".join(sqlite3.connect(store_url).iterdump())
+
+
+def test_secrets_never_reach_the_database(store_url, monkeypatch, request):
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    store = RunStore(store_url)
+    password = store._password or FAKE_KEY  # the PostgreSQL URL's password is a secret too
+    run = store.create_run(default_config(), meta={"note": f"key {FAKE_KEY}"})
     store.add_item(run, {"item_id": "a", "status": "provider_error",
-                         "error": "401 for key sk-very-secret-key-42", "raw": "Bearer sk-very-secret-key-42"})
-    store.finish_run(run, error="failed with sk-very-secret-key-42")
+                         "error": f"401 for key {FAKE_KEY}", "raw": f"Bearer {FAKE_KEY} db {password}"})
+    store.finish_run(run, error=f"failed with {FAKE_KEY} and {password}")
     store.close()
-    dump = "\n".join(sqlite3.connect(tmp_path / "runs.sqlite").iterdump())
-    assert "sk-very-secret-key-42" not in dump and "***" in dump
+    dump = _dump(store_url, request.getfixturevalue("postgres_server") if "://" in store_url else None)
+    assert FAKE_KEY not in dump and password not in dump and "***" in dump
 
 
-def test_two_writers_at_once_do_not_corrupt_the_store(tmp_path):
-    path = tmp_path / "runs.sqlite"
-    stores = [RunStore(path), RunStore(path)]  # two connections, as two processes would have
-    runs = [s.create_run(default_config(f"w{i}")) for i, s in enumerate(stores)]
-    errors = []
+def _processes(target, args_list):
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=target, args=args) for args in args_list]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=300)
+    assert [p.exitcode for p in procs] == [0] * len(procs)
 
-    def write(store, run, n=150):
-        try:
-            for i in range(n):
-                store.add_item(run, {"item_id": f"i{i}", "position": i, "status": "ok", "question": "q" * 200})
-        except Exception as err:  # collected and asserted below
-            errors.append(err)
 
-    threads = [threading.Thread(target=write, args=(s, r)) for s, r in zip(stores, runs)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
-    check = RunStore(path)
-    assert [len(check.items(r)) for r in runs] == [150, 150]
-    assert check._read("PRAGMA integrity_check")[0][0] == "ok"
+def test_four_processes_writing_into_one_run_lose_and_duplicate_nothing(store_url):
+    from tests.runs.store_workers import write_items
+
+    store = RunStore(store_url)
+    run = store.create_run(default_config())
+    n, shared, workers = 500, 20, 4
+    barrier = multiprocessing.get_context("spawn").Barrier(workers)
+    _processes(write_items, [(store_url, run, w, n, shared, barrier) for w in range(workers)])
+    ids = [i["item_id"] for i in store.items(run)]
+    expected = {f"w{w}-{i}" for w in range(workers) for i in range(n)} | {f"shared-{i}" for i in range(shared)}
+    assert len(ids) == len(set(ids)) == workers * n + shared and set(ids) == expected
+    assert store.get_run(run)["n_done"] == workers * n + shared
+
+
+def test_two_processes_racing_to_resume_one_wins(store_url):
+    from tests.runs.store_workers import claim
+
+    store = RunStore(store_url)
+    runs = [store.create_run(default_config(f"r{i}")) for i in range(3)]
+    for run in runs:
+        store.finish_run(run, "failed", error="crashed")
+    ctx = multiprocessing.get_context("spawn")
+    barrier, results = ctx.Barrier(2), ctx.Queue()
+    _processes(claim, [(store_url, runs, barrier, results, w) for w in range(2)])
+    winners: dict[str, list[int]] = {}
+    while not results.empty():
+        run, worker = results.get()
+        winners.setdefault(run, []).append(worker)
+    assert sorted(winners) == sorted(runs) and all(len(w) == 1 for w in winners.values())
+    assert all(store.get_run(r)["status"] == "running" for r in runs)
+
+
+def test_a_live_claim_blocks_a_second_process_until_its_lease_lapses(store_url):
+    first, second = RunStore(store_url), RunStore(store_url)
+    run = first.create_run(default_config())
+    with pytest.raises(RunBusy, match="is being run by"):
+        second.claim_run(run)
+    first.claim_run(run)  # the holder itself may resume
+    second.claim_run(run, lease_s=-1)  # its heartbeat is older than a (negative) lease: the holder died
+    assert second.get_run(run)["owner"] == second.owner
+    second.finish_run(run, "cancelled")
+    first.claim_run(run)  # a finished run is free again
+
+
+def test_copy_to_another_store_is_idempotent_and_verified(tmp_path, pg_url, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    source = RunStore(tmp_path / "local.sqlite")
+    runs = [source.create_run(default_config(f"c{i}")) for i in range(2)]
+    for run in runs:
+        _fill(source, run, 4)
+        source.finish_run(run)
+    target = RunStore(pg_url)
+    report = {r.table: r for r in copy_store(source, target, batch_rows=3)}
+    assert (report["runs"].source_rows, report["runs"].copied, report["runs"].missing) == (2, 2, 0)
+    assert (report["items"].source_rows, report["items"].copied, report["items"].target_rows) == (8, 8, 8)
+    again = {r.table: r for r in copy_store(source, target)}
+    assert again["items"].copied == 0 and again["items"].target_rows == 8
+    assert target.get_run(runs[0])["summary"] == source.get_run(runs[0])["summary"]
+    assert target.items(runs[1]) == source.items(runs[1])
+    back = RunStore(tmp_path / "back.sqlite")  # and back from the server to a file
+    assert {r.table: r.copied for r in copy_store(target, back)} == {"runs": 2, "items": 8}
+    with pytest.raises(CopyError, match="same store"):
+        copy_store(target, RunStore(pg_url))
+
+
+def test_a_step_appended_by_another_feature_runs_on_both_backends(store_url, monkeypatch):
+    """How a later feature adds a table: append a step; SQLite-isms it may use are translated."""
+    import rag_eval.runs.store as store_module
+
+    step = (max(v for v, _ in MIGRATIONS) + 1, """
+        CREATE TABLE label_sets (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT REFERENCES runs(id),
+                                 name TEXT NOT NULL UNIQUE, weight REAL);
+        CREATE INDEX label_sets_run ON label_sets(run_id)
+    """)
+    monkeypatch.setattr(store_module, "MIGRATIONS", [*MIGRATIONS, step])
+    store = RunStore(store_url)
+    assert store.schema_version() == step[0] and "label_sets" in store.table_names()
+    first = store._write("INSERT OR IGNORE INTO label_sets (name, weight) VALUES (?, ?) RETURNING id", ("a", 0.1))
+    again = store._write("INSERT OR IGNORE INTO label_sets (name, weight) VALUES (?, ?)", ("a", 0.2))
+    second = store._write("INSERT INTO label_sets (name, weight) VALUES (:n, :w) RETURNING id", {"n": "b", "w": 1 / 3})
+    assert first.rows[0][0] == 1 and again.rowcount == 0 and second.rows[0]["id"] > 1  # (ids may skip)
+    rows = store._read("SELECT name, weight FROM label_sets ORDER BY id")
+    assert [dict(r) for r in rows] == [{"name": "a", "weight": 0.1}, {"name": "b", "weight": 1 / 3}]

@@ -1,0 +1,225 @@
+"""Batch judging spread over a Ray cluster (``--ray [ADDRESS]``; optional extra
+``rag-eval[ray]``). Nothing here imports Ray until a :class:`RayJudge` judges.
+
+What runs where:
+
+- the **local judge** (CPU-bound: sentence embedding, features, heads) runs in Ray
+  actors, each holding its own :class:`~rag_eval.judges.local.LocalJudge`, so the
+  model and its ONNX session load once per worker, not once per chunk;
+- the **LLM judge** stays in the driver: its requests go through one client with one
+  rate limiter per run (N workers must not each get the full rate), so
+  :func:`make_parallel_judge` returns the ordinary LLM judge for ``kind="llm"``.
+
+The driver cuts the items into chunks, keeps at most ``max_in_flight`` chunks
+submitted (bounded memory on both sides), and puts every chunk's results back at its
+position: results come out in input order, whatever order the workers finish in.
+A chunk whose worker died (node lost, process killed) is retried once on a fresh
+worker; if that fails too its rows end as ``provider_error`` with the reason, so a
+row is never lost. Cancelling stops submitting; rows not submitted end ``cancelled``.
+
+Results equal a single-process run's, field for field except latency, because the
+judge's embeddings do not depend on batch composition (see
+:class:`~rag_eval.judges.encoder.JudgeEncoder`).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import deque
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rag_eval.judges.base import Judge, ProgressCallback
+from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus
+
+CHUNK_ROWS = 64  # rows per task: the local judge's own chunk, so a worker embeds what one process would
+IN_FLIGHT_PER_WORKER = 2  # one chunk running, one queued: workers never wait, memory stays bounded
+MAX_ATTEMPTS = 2  # a chunk whose worker died is retried once
+PASSED_ENV = ("RAG_EVAL_HOME", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "RAG_EVAL_SHARED_DATA")
+
+
+class RayUnavailable(RuntimeError):
+    """Ray is not installed or the cluster cannot be reached."""
+
+
+def _env() -> dict[str, str]:
+    return {k: os.environ[k] for k in PASSED_ENV if os.environ.get(k)}
+
+
+def init_ray(address: str | None = None, cpus: int = 2) -> None:
+    """Connect to the cluster at ``address``, or start a local Ray instance with
+    ``cpus`` CPUs whose workers import this very copy of rag_eval."""
+    ray = _import_ray()
+    kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
+    if address is None:
+        package_root = str(Path(__file__).resolve().parent.parent.parent)
+        path = os.pathsep.join([package_root, *filter(None, [os.environ.get("PYTHONPATH")])])
+        kwargs.update(num_cpus=cpus, object_store_memory=256 * 1024 * 1024,
+                      runtime_env={"env_vars": {"PYTHONPATH": path, **_env()}})
+    else:
+        kwargs["address"] = address
+    try:
+        ray.init(**kwargs)
+    except (ConnectionError, RuntimeError, ValueError) as err:
+        raise RayUnavailable(f"cannot reach the Ray cluster at {address or 'local'}: {err}") from err
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError as err:
+        raise RayUnavailable("--ray needs Ray: pip install 'rag-eval[ray]' (or pip install ray)") from err
+    return ray
+
+
+class _Worker:
+    """The actor body: one local judge per worker process, ONNX on one thread (the
+    worker owns one CPU; Ray gives each worker its own)."""
+
+    def __init__(self, options: dict[str, Any], env: dict[str, str]):
+        os.environ.update(env)
+        from rag_eval.judges.local import LocalJudge
+
+        self.judge = LocalJudge(**options)
+        self.pid = os.getpid()
+
+    def judge_chunk(self, items: list[EvalItem]) -> list[JudgeResult]:
+        return self.judge.judge(items)
+
+    def ping(self) -> int:
+        return self.pid
+
+
+def _failed(item: EvalItem, name: str, reason: str) -> JudgeResult:
+    return JudgeResult(item_id=item.id, status=JudgeStatus.PROVIDER_ERROR, error=reason, judge=name,
+                       extra={"judge_kind": "local", "ray": True})
+
+
+class RayJudge:
+    """A :class:`~rag_eval.judges.base.Judge` running the local judge on ``workers`` Ray
+    actors. ``address`` is a cluster address (``"auto"``, ``"ray://host:10001"``) or
+    ``None`` to start a local Ray instance with ``workers`` CPUs."""
+
+    def __init__(self, options: dict[str, Any] | None = None, address: str | None = None, workers: int = 2,
+                 chunk_rows: int = CHUNK_ROWS, max_in_flight: int | None = None):
+        if workers < 1:
+            raise ValueError(f"--ray-workers must be >= 1, got {workers}")
+        from rag_eval.judges.local import LocalModel
+
+        self.options = dict(options or {})
+        model = LocalModel.load(self.options.get("model_path"))
+        self.name = f"local:{model.version}"
+        self.model = model  # for the CLI's trust line, as LocalJudge.model
+        self.address = address
+        self.workers = workers
+        self.chunk_rows = max(1, chunk_rows)
+        self.max_in_flight = max_in_flight or workers * IN_FLIGHT_PER_WORKER
+        self._actors: list[Any] = []
+        self._started_ray = False
+
+    # ------------------------------------------------------------------ lifecycle
+    def _start(self) -> Any:
+        ray = _import_ray()
+        if not ray.is_initialized():
+            init_ray(self.address, self.workers)
+            self._started_ray = True
+        while len(self._actors) < self.workers:
+            self._actors.append(self._new_actor(ray))
+        return ray
+
+    def _new_actor(self, ray: Any) -> Any:
+        actor_class = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(_Worker)
+        env = dict(_env(), OMP_NUM_THREADS="1")
+        return actor_class.remote(self.options, env)
+
+    def worker_pids(self) -> list[int]:
+        """Process ids of the workers (started if needed), e.g. to kill one in a test."""
+        ray = self._start()
+        return list(ray.get([a.ping.remote() for a in self._actors]))
+
+    def close(self) -> None:
+        """Stop the workers, and Ray itself if this judge started it."""
+        if not self._actors and not self._started_ray:
+            return
+        ray = _import_ray()
+        for actor in self._actors:
+            try:
+                ray.kill(actor)
+            except Exception:  # noqa: BLE001, S110 - already dead is fine
+                pass
+        self._actors = []
+        if self._started_ray:
+            ray.shutdown()
+            self._started_ray = False
+
+    def __enter__(self) -> RayJudge:  # noqa: PYI034
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ judging
+    def judge(self, items: Sequence[EvalItem], progress: ProgressCallback | None = None,
+              cancel: threading.Event | None = None) -> list[JudgeResult]:
+        total = len(items)
+        if total == 0:
+            if progress is not None:
+                progress(0, 0)
+            return []
+        ray = self._start()
+        chunks = [list(items[i:i + self.chunk_rows]) for i in range(0, total, self.chunk_rows)]
+        results: list[list[JudgeResult] | None] = [None] * len(chunks)
+        attempts = [0] * len(chunks)
+        todo = deque(range(len(chunks)))
+        in_flight: dict[Any, tuple[int, int, Any]] = {}  # ref -> (chunk, worker slot, actor handle)
+        load = [0] * self.workers
+        done_rows = 0
+        while todo or in_flight:
+            while todo and len(in_flight) < self.max_in_flight and not (cancel is not None and cancel.is_set()):
+                index = todo.popleft()
+                slot = min(range(self.workers), key=lambda s: load[s])
+                actor = self._actors[slot]
+                attempts[index] += 1
+                in_flight[actor.judge_chunk.remote(chunks[index])] = (index, slot, actor)
+                load[slot] += 1
+            if not in_flight:
+                break  # cancelled with nothing running
+            ready, _ = ray.wait(list(in_flight), num_returns=1)
+            ref = ready[0]
+            index, slot, actor = in_flight.pop(ref)
+            load[slot] -= 1
+            try:
+                results[index] = ray.get(ref)
+            except ray.exceptions.RayError as err:
+                reason = f"Ray worker failed: {type(err).__name__}: {str(err).strip().splitlines()[0][:200]}"
+                if self._actors[slot] is actor:  # replace the dead worker once, whichever chunk notices first
+                    self._actors[slot] = self._new_actor(ray)
+                if attempts[index] < MAX_ATTEMPTS:
+                    todo.appendleft(index)
+                    continue
+                results[index] = [_failed(it, self.name, f"{reason} (after {attempts[index]} attempts)")
+                                  for it in chunks[index]]
+            done_rows += len(chunks[index])
+            if progress is not None:
+                progress(done_rows, total)
+        out: list[JudgeResult] = []
+        for index, chunk in enumerate(chunks):
+            got = results[index]
+            if got is None:
+                got = [JudgeResult(item_id=it.id, status=JudgeStatus.CANCELLED, error="cancelled before judging",
+                                   judge=self.name, extra={"judge_kind": "local"}) for it in chunk]
+            out.extend(got)
+        return out
+
+
+def make_parallel_judge(kind: str, options: dict[str, Any] | None = None, address: str | None = None,
+                        workers: int = 2) -> Judge:
+    """The judge for ``--ray``: a :class:`RayJudge` for the local judge; the ordinary
+    LLM judge for ``kind="llm"`` (its calls stay in the driver under one rate limiter)."""
+    from rag_eval.judges.registry import make_judge
+
+    if kind == "local":
+        return RayJudge(options, address=address, workers=workers)
+    return make_judge(kind, **(options or {}))

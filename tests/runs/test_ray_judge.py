@@ -1,0 +1,127 @@
+"""Batch judging on Ray in local mode with two workers: the same results as one
+process (every field but latency), in input order; a killed worker loses no row;
+without --ray nothing imports Ray."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from rag_eval.cli import cli
+from rag_eval.judges.local import LocalJudge
+from rag_eval.text.sentences import item_from_row
+from tests.conftest import DATA_DIR, PROJECT_ROOT
+
+ray = pytest.importorskip("ray", reason="ray is in requirements-dev.txt; install it to run the Ray tests")
+
+from rag_eval.runs.ray_judge import RayJudge, init_ray  # noqa: E402  (after the importorskip)
+
+SHARED_ROWS = 12
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    init_ray(None, cpus=2)
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def items(ragbench_rows):
+    """The committed RAGBench rows, plus a few shared validation rows when the shared data is there."""
+    from rag_eval.config import shared_data_dir
+
+    rows = list(ragbench_rows)
+    sample = shared_data_dir() / "ragbench" / "sample" / "ragbench_validation_sample.jsonl"
+    if sample.is_file():
+        with open(sample, encoding="utf-8") as fh:
+            rows += [json.loads(line) for line in fh if line.strip()][:SHARED_ROWS]
+    return [item_from_row(r, default_id=f"row-{i}") for i, r in enumerate(rows)]
+
+
+@pytest.fixture(scope="module")
+def one_process(items):
+    return LocalJudge().judge(items)
+
+
+def _fields(result) -> dict:
+    return {k: getattr(result, k) for k in result.__slots__ if k != "latency_s"}
+
+
+def test_two_workers_give_the_results_of_one_process(local_ray, items, one_process):
+    seen = []
+    with RayJudge(workers=2, chunk_rows=5) as judge:
+        got = judge.judge(items, progress=lambda done, total: seen.append((done, total)))
+        assert len(set(judge.worker_pids())) == 2
+    assert [r.item_id for r in got] == [it.id for it in items]  # input order
+    assert [_fields(r) for r in got] == [_fields(r) for r in one_process]
+    assert all(r.status.value == "ok" for r in got) and seen[-1] == (len(items), len(items))
+
+
+def test_a_killed_worker_loses_no_row(local_ray, items, one_process):
+    with RayJudge(workers=2, chunk_rows=3) as judge:
+        victim = judge.worker_pids()[0]
+        killed = []
+
+        def kill_once(done, total):
+            if not killed:
+                os.kill(victim, signal.SIGKILL)
+                killed.append(done)
+
+        got = judge.judge(items, progress=kill_once)
+        assert victim not in judge.worker_pids()  # replaced
+    assert killed and [r.item_id for r in got] == [it.id for it in items]
+    assert [_fields(r) for r in got] == [_fields(r) for r in one_process]
+
+
+def test_cli_judge_with_ray_writes_what_one_process_writes(local_ray, tmp_path):
+    runner = CliRunner()
+    src = DATA_DIR / "ragbench_sample.jsonl"
+    plain, spread = tmp_path / "plain.jsonl", tmp_path / "ray.jsonl"
+    assert runner.invoke(cli, ["judge", str(src), "--judge", "local", "--out", str(plain)]).exit_code == 0
+    result = runner.invoke(cli, ["judge", str(src), "--judge", "local", "--out", str(spread), "--ray-workers", "2",
+                                 "--ray"])
+    assert result.exit_code == 0, result.output
+
+    def rows(path):
+        out = []
+        for line in path.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            row.pop("latency_s", None)
+            out.append(row)
+        return out
+
+    assert rows(spread) == rows(plain)
+
+
+def test_without_ray_nothing_imports_ray(tmp_path):
+    code = (
+        "import sys\n"
+        "from click.testing import CliRunner\n"
+        "from rag_eval.cli import cli\n"
+        f"r = CliRunner().invoke(cli, ['judge', {str(DATA_DIR / 'ragbench_sample.jsonl')!r}, '--judge', 'local',"
+        f" '--out', {str(tmp_path / 'out.jsonl')!r}])\n"
+        "assert r.exit_code == 0, r.output\n"
+        "assert 'ray' not in sys.modules, 'ray was imported'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=PROJECT_ROOT, capture_output=True, text=True,
+                          timeout=600, check=False, env=dict(os.environ))
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_a_chunk_whose_worker_dies_twice_keeps_its_rows_as_provider_errors(local_ray, items):
+    from tests.runs.ray_workers import CrashingWorker
+
+    class Crashing(RayJudge):
+        def _new_actor(self, ray_module):
+            return ray_module.remote(num_cpus=1, max_restarts=0)(CrashingWorker).remote()
+
+    with Crashing(workers=1, chunk_rows=len(items)) as judge:
+        got = judge.judge(items[:4])
+    assert [r.item_id for r in got] == [it.id for it in items[:4]]
+    assert {r.status.value for r in got} == {"provider_error"}
+    assert all("Ray worker failed" in r.error and "after 2 attempts" in r.error for r in got)
