@@ -173,18 +173,26 @@ def _dataset_rows(dataset: str) -> tuple[list, str]:
 @click.option("--collection", "-c", default=DEMO, show_default=True, help="Collection to retrieve from.")
 @click.option("--name", help="Run name (default: the configuration's name).")
 @click.option("--resume", "resume_run", help="Resume this run (id, id prefix or name) instead of starting a new one.")
+@click.option("--judge-only", is_flag=True,
+              help="Judge the responses the rows already carry (response/answer + documents/contexts, or RAGBench "
+                   "columns); no retrieval or generation. The same rows, ids and checks as `rag-eval judge` and the "
+                   "Batch page.")
 @db_option
 @_user_errors
-def run(dataset, config_path, collection, name, resume_run, db) -> None:
+def run(dataset, config_path, collection, name, resume_run, judge_only, db) -> None:
     """Run every question of DATASET (.jsonl/.json/.csv/.parquet, or 'demo') through the
     RAG system: retrieve, generate, judge, score; store the run.
 
     Rows need 'question'; optional 'id', 'reference_answer', 'gold_doc_ids' and
     'gold_contexts' (retrieval metrics). Ctrl-C stops after storing finished items;
-    --resume RUN continues without repeating them."""
+    --resume RUN continues without repeating them. With --judge-only the rows' own
+    responses are judged and scored instead."""
     from rag_eval.runs.runner import run_dataset
 
     config = _load_config(config_path, {})
+    if judge_only:
+        _run_judge_only(dataset, config, name, resume_run, db)
+        return
     rows, path = _dataset_rows(dataset)
     if not rows:
         raise click.ClickException(f"{path}: no rows")
@@ -203,6 +211,28 @@ def run(dataset, config_path, collection, name, resume_run, db) -> None:
         hint = f" --resume {latest[0]['id']}" if latest else ""
         raise click.ClickException(f"interrupted; finished items are stored. Continue with: "
                                    f"rag-eval run {dataset} --config {config_path or '<config>'}{hint}") from None
+    finally:
+        close()
+    _show_run(store.get_run(run_id))
+
+
+def _run_judge_only(dataset: str, config: RagConfig, name: str | None, resume_run: str | None, db: str | None) -> None:
+    from rag_eval.runs.ask import make_judge_from_config
+    from rag_eval.runs.judge_only import judge_dataset
+    from rag_eval.runs.prepare import read_rows_to_judge
+
+    if resume_run:
+        raise click.UsageError("--resume is for pipeline runs; a judge-only run is re-run whole")
+    rows = read_rows_to_judge(dataset)
+    if not rows:
+        raise click.ClickException(f"{dataset}: no rows")
+    store = _store(db)
+    update, close = _progress_bar(f"judge {config.name}", "row")
+    try:
+        run_id = judge_dataset(rows, config, store, make_judge_from_config(config.judge), name=name, progress=update,
+                               dataset_path=dataset)
+    except KeyboardInterrupt:
+        raise click.ClickException("interrupted; finished items are stored (run status: cancelled)") from None
     finally:
         close()
     _show_run(store.get_run(run_id))

@@ -28,6 +28,7 @@ from rag_eval.rag.generate import Generation, generate_many
 from rag_eval.rag.retrieve import RetrievedChunk, retrieve
 from rag_eval.rag.store import open_qdrant, require_collection
 from rag_eval.runs.ask import build_item, judge_items, make_judge_from_config, score_result
+from rag_eval.runs.prepare import default_row_id, row_id
 from rag_eval.runs.store import RunStore
 from rag_eval.schema import EvalItem, JudgeResult, _as_list
 
@@ -53,14 +54,17 @@ def _strings(value: Any) -> list[str]:
     return [str(v) for v in _as_list(value) if v not in (None, "")]
 
 
-def parse_row(value: dict[str, Any] | RowError, position: int, row_number: int | None = None,
-              source: str = "dataset") -> Question:
-    """A :class:`Question` from a dataset row; a row that cannot be used gets ``error``
-    naming the file, the row and the field."""
-    where = f"{source}: row {row_number if row_number is not None else position + 1}"
+def parse_row(value: dict[str, Any] | RowError, row_number: int, source: str = "dataset",
+              position: int | None = None) -> Question:
+    """A :class:`Question` from a dataset row (arguments in the order of
+    :func:`rag_eval.runs.prepare.prepare_row`; ``position`` defaults to ``row_number - 1``);
+    a row that cannot be used gets ``error`` naming the file, the row and the field. The
+    id rule is :func:`rag_eval.runs.prepare.row_id`'s."""
+    position = row_number - 1 if position is None else position
+    where = f"{source}: row {row_number}"
     if isinstance(value, RowError):
-        return Question(position, f"row-{value.row or position + 1}", error=str(value))
-    item_id = str(value.get("id")) if value.get("id") not in (None, "") else f"row-{position + 1}"
+        return Question(position, default_row_id(value.row or row_number), error=str(value))
+    item_id = row_id(value, row_number)
     question = value.get("question")
     if not isinstance(question, str) or not question.strip():
         return Question(position, item_id, error=f"{where}, field 'question': missing or empty")
@@ -85,6 +89,12 @@ def _normalise_rows(rows: Iterable[Any]) -> list[tuple[int | None, dict[str, Any
         else:
             out.append((None, RowError("dataset", len(out) + 1, None, f"expected an object, got {type(value).__name__}")))
     return out
+
+
+def interrupted_status(err: BaseException) -> str:
+    """The run status stored when ``err`` stops a run (pipeline or judge-only alike):
+    ``cancelled`` for an interrupt (Ctrl-C), ``failed`` for anything else."""
+    return "cancelled" if isinstance(err, KeyboardInterrupt) else "failed"
 
 
 def dataset_fingerprint(rows: Sequence[dict[str, Any]]) -> str:
@@ -263,7 +273,8 @@ def run_dataset(
     stored when the collection is unusable or a resumed run does not match."""
     source = dataset_path or "dataset"
     entries = _normalise_rows(rows)
-    questions = [parse_row(value, pos, number, source) for pos, (number, value) in enumerate(entries)]
+    questions = [parse_row(value, pos + 1 if number is None else number, source, pos)
+                 for pos, (number, value) in enumerate(entries)]
     _unique_ids(questions)
     fingerprint = dataset_fingerprint([v for _, v in entries if isinstance(v, dict)])
     client = client or open_qdrant()
@@ -299,8 +310,7 @@ def run_dataset(
             if progress:
                 progress(finished, total)
     except BaseException as err:  # KeyboardInterrupt included: record it, keep the items
-        store.finish_run(run_id, "cancelled" if isinstance(err, KeyboardInterrupt) else "failed",
-                         error=f"{type(err).__name__}: {err}")
+        store.finish_run(run_id, interrupted_status(err), error=f"{type(err).__name__}: {err}")
         raise
     cancelled = cancel is not None and cancel.is_set()
     if cancelled:
