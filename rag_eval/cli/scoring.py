@@ -15,7 +15,8 @@ import click
 
 from rag_eval.io.rows import FileFormatError, RowError, write_rows
 from rag_eval.io.trec import read_qrels, read_run
-from rag_eval.metrics.agreement import DEFAULT_F1_THRESHOLD, DEFAULT_N_BOOT, DEFAULT_SEED, AgreementReport, Estimate
+from rag_eval.metrics.aggregate import DEFAULT_N_BOOT, DEFAULT_SEED
+from rag_eval.metrics.agreement import DEFAULT_F1_THRESHOLD, AgreementReport, Estimate
 from rag_eval.metrics.registry import evaluate_run
 from rag_eval.metrics.retrieval import DEFAULT_ALPHA, DEFAULT_GAMMA
 from rag_eval.runs.score_file import ScoringSummary, agreement_between_files, score_file

@@ -15,10 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from rag_eval.io.rows import RowError, iter_rows
+from rag_eval.metrics.aggregate import DEFAULT_N_BOOT, DEFAULT_SEED
 from rag_eval.metrics.agreement import (
     DEFAULT_F1_THRESHOLD,
-    DEFAULT_N_BOOT,
-    DEFAULT_SEED,
     AgreementReport,
     agreement,
     metric_spread,
