@@ -247,7 +247,8 @@ def _show_run(run: dict[str, Any]) -> None:
     if not summary:
         click.echo(f"{run.get('n_done', 0)}/{run.get('n_items', 0)} items stored; no summary yet")
         return
-    click.echo(f"items: {summary['n_items']}, scored: {summary['n_scored']} (coverage {'n/a' if summary['coverage'] is None else format(summary['coverage'], '.0%')}); "
+    cov = "n/a" if summary["coverage"] is None else format(summary["coverage"], ".0%")
+    click.echo(f"items: {summary['n_items']}, scored: {summary['n_scored']} (coverage {cov}); "
                f"statuses: {', '.join(f'{k}={v}' for k, v in summary['status_counts'].items())}")
     metrics = summary.get("metrics", {}) | summary.get("retrieval", {})
     click.echo(_table(["metric", "mean", "95% CI", "n", "coverage"],
