@@ -62,7 +62,8 @@ def validate(rows: list, mode: str, label: str) -> tuple[int, pd.DataFrame]:
 
 def render_estimate(rows: list, config) -> None:
     texts = [cost.item_text(v) for _, v in rows if isinstance(v, dict)]
-    estimate = cost.estimate_batch(texts, config)
+    llm = settings.llm_config(settings.llm_values_for(config.judge)) if config.judge.kind == "llm" else None
+    estimate = cost.estimate_batch(texts, config, llm)
     if estimate is None:
         st.caption(f"Cost estimate: **free** ({len(texts)} rows, local judge and extractive generator, offline).")
     else:

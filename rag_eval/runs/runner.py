@@ -30,10 +30,11 @@ from rag_eval.rag.store import open_qdrant, require_collection
 from rag_eval.runs.ask import build_item, judge_items, make_judge_from_config, score_result
 from rag_eval.runs.prepare import default_row_id, row_id
 from rag_eval.runs.store import RunStore
-from rag_eval.schema import EvalItem, JudgeResult, _as_list
+from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus, _as_list
 
 ProgressCallback = Callable[[int, int], None]
-RETRY_STATUSES = frozenset({"provider_error", "timeout", "cancelled", "retrieval_error", "generation_error"})
+RETRY_STATUSES = frozenset({JudgeStatus.PROVIDER_ERROR.value, JudgeStatus.TIMEOUT.value, JudgeStatus.CANCELLED.value,
+                            "retrieval_error", "generation_error"})
 MIN_BATCH = 8
 
 
@@ -186,7 +187,7 @@ def _retrieve(q: Question, config: RagConfig, collection: str, client: QdrantCli
     record = _base_record(q)
     p = _Prepared(q, record)
     if q.error:
-        record.update(status="invalid_input", error=q.error)
+        record.update(status=JudgeStatus.INVALID_INPUT.value, error=q.error)
         return p
     try:
         t = time.perf_counter()
@@ -318,7 +319,7 @@ def run_dataset(
         for q in questions:
             if q.item_id not in stored:
                 record = _base_record(q)
-                record.update(status="cancelled", error="run cancelled before this item")
+                record.update(status=JudgeStatus.CANCELLED.value, error="run cancelled before this item")
                 store.add_item(run_id, record)
     store.finish_run(run_id, "cancelled" if cancelled else "finished")
     return run_id

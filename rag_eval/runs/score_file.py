@@ -23,10 +23,10 @@ from rag_eval.metrics.agreement import (
     metric_spread,
 )
 from rag_eval.metrics.trace import score_ragbench_row
-from rag_eval.schema import METRIC_NAMES, RAGBENCH_TRUTH_COLUMNS, ScoringMode, TraceScores
+from rag_eval.schema import METRIC_NAMES, RAGBENCH_TRUTH_COLUMNS, JudgeStatus, ScoringMode, TraceScores
 
-STATUS_OK = "ok"
-STATUS_INVALID = "invalid_input"  # same word as JudgeStatus.INVALID_INPUT
+STATUS_OK = JudgeStatus.OK.value
+STATUS_INVALID = JudgeStatus.INVALID_INPUT.value
 
 KEY_LIST_FIELDS = ("all_relevant_sentence_keys", "all_utilized_sentence_keys", "unsupported_response_sentence_keys")
 SENTENCE_FIELDS = ("documents_sentences", "response_sentences")
