@@ -19,6 +19,7 @@ from rag_eval.metrics.aggregate import DEFAULT_N_BOOT, DEFAULT_SEED
 from rag_eval.metrics.agreement import DEFAULT_F1_THRESHOLD, AgreementReport, Estimate
 from rag_eval.metrics.registry import evaluate_run
 from rag_eval.metrics.retrieval import DEFAULT_ALPHA, DEFAULT_GAMMA
+from rag_eval.runs.join import RepeatedIdMismatch
 from rag_eval.runs.score_file import ScoringSummary, agreement_between_files, score_file
 from rag_eval.schema import METRIC_NAMES, ScoringMode
 
@@ -162,13 +163,15 @@ def agreement_command(pred: Path, truth: Path, as_json: bool, n_boot: int, seed:
     """
     try:
         result = agreement_between_files(pred, truth, n_boot=n_boot, seed=seed, threshold=threshold)
-    except FileFormatError as err:
+    except (FileFormatError, RepeatedIdMismatch) as err:
         raise click.ClickException(str(err)) from None
     if as_json:
         click.echo(json.dumps(result.to_dict()))
     else:
         click.echo(f"Joined on id: {len(result.ids)} ids ({len(result.only_in_predictions)} only in {pred}, "
                    f"{len(result.only_in_truth)} only in {truth})")
+        if result.note:
+            click.echo(result.note)
         click.echo("\n".join(_agreement_lines(result.report)))
     _report_errors(result.errors)
     _fail_if(result.errors)

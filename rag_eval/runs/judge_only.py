@@ -21,6 +21,7 @@ from rag_eval.io.rows import RowError
 from rag_eval.metrics.trace import score_item
 from rag_eval.rag.config import RagConfig
 from rag_eval.runs.ask import judge_items
+from rag_eval.runs.join import occurrence_keys
 from rag_eval.runs.prepare import PreparedRow, prepare_rows
 from rag_eval.runs.runner import dataset_fingerprint, interrupted_status
 from rag_eval.runs.store import RunStore
@@ -77,6 +78,9 @@ def judge_dataset(
     cancelled rows are ``cancelled``."""
     source = dataset_path or "dataset"
     prepared = list(enumerate(prepare_rows(rows, source)))
+    # a repeated id's k-th occurrence is stored as id#k, as the pipeline runner does (runs.join)
+    for (_, p), key in zip(prepared, occurrence_keys([p.item_id for _, p in prepared])):
+        p.item_id = key
     fingerprint = dataset_fingerprint([v for _, v in rows if isinstance(v, dict)])
     run_id = store.create_run(config, collection=None, dataset_fingerprint=fingerprint, dataset_path=dataset_path,
                               name=name, n_items=len(prepared), meta={"kind": "judge-given-responses"})

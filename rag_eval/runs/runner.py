@@ -28,6 +28,7 @@ from rag_eval.rag.generate import Generation, generate_many
 from rag_eval.rag.retrieve import RetrievedChunk, retrieve
 from rag_eval.rag.store import open_qdrant, require_collection
 from rag_eval.runs.ask import build_item, judge_items, make_judge_from_config, score_result
+from rag_eval.runs.join import occurrence_keys
 from rag_eval.runs.prepare import default_row_id, row_id
 from rag_eval.runs.store import RunStore
 from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus, _as_list
@@ -112,12 +113,10 @@ def dataset_fingerprint(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def _unique_ids(questions: list[Question]) -> None:
-    seen: dict[str, int] = {}
-    for q in questions:
-        count = seen.get(q.item_id, 0)
-        seen[q.item_id] = count + 1
-        if count:
-            q.item_id = f"{q.item_id}#{count + 1}"  # a duplicate id still gets its own row
+    """A repeated id's k-th occurrence is stored as ``id#k`` (:func:`rag_eval.runs.join.occurrence_keys`):
+    each row keeps its own record, and Compare pairs the k-th with the k-th."""
+    for q, key in zip(questions, occurrence_keys([q.item_id for q in questions])):
+        q.item_id = key
 
 
 def retrieval_metrics(chunks: Sequence[RetrievedChunk], q: Question, k: int, embed=None) -> dict[str, float] | None:
