@@ -8,7 +8,8 @@ import streamlit as st
 
 from rag_eval.datasets.io import iter_raw
 from rag_eval.runs.export import export_rows
-from rag_eval.runs.judge_only import has_response, judge_dataset, prepare_row
+from rag_eval.runs.judge_only import judge_dataset
+from rag_eval.runs.prepare import has_response, prepare_row
 from rag_eval.runs.runner import parse_row, run_dataset
 from rag_eval.ui import components, cost, data, frames, jobs, settings, state
 from rag_eval.ui.views import view_from_record
@@ -51,17 +52,18 @@ def validate(rows: list, mode: str, label: str) -> tuple[int, pd.DataFrame]:
     problems = []
     for position, (number, value) in enumerate(rows):
         if mode == MODE_JUDGE:
-            error = prepare_row(value, position, label, number).error
+            error = prepare_row(value, number, label).error
         else:
-            error = parse_row(value, position, number, label).error
+            error = parse_row(value, number, label, position).error
         if error:
-            problems.append({"row": number, "problem": error})
+            problems.append({"row": number, "problem": str(error)})
     return len(rows) - len(problems), pd.DataFrame(problems, columns=["row", "problem"])
 
 
 def render_estimate(rows: list, config) -> None:
     texts = [cost.item_text(v) for _, v in rows if isinstance(v, dict)]
-    estimate = cost.estimate_batch(texts, config)
+    llm = settings.llm_config(settings.llm_values_for(config.judge)) if config.judge.kind == "llm" else None
+    estimate = cost.estimate_batch(texts, config, llm)
     if estimate is None:
         st.caption(f"Cost estimate: **free** ({len(texts)} rows, local judge and extractive generator, offline).")
     else:

@@ -192,21 +192,30 @@ def _dataset_rows(dataset: str) -> tuple[list, str]:
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]",
               help="Judge on a Ray cluster (ADDRESS, or alone: a local Ray instance); LLM calls stay here.")
 @click.option("--ray-workers", type=click.IntRange(min=1), default=2, show_default=True, help="Ray workers.")
+@click.option("--judge-only", is_flag=True,
+              help="Judge the responses the rows already carry (response/answer + documents/contexts, or RAGBench "
+                   "columns); no retrieval or generation. The same rows, ids and checks as `rag-eval judge` and the "
+                   "Batch page.")
 @db_option
 @gate_options
 @_user_errors
-def run(dataset, config_path, collection, name, resume_run, ray_address, ray_workers, db, **gate_kwargs) -> None:
+def run(dataset, config_path, collection, name, resume_run, ray_address, ray_workers, judge_only, db,
+        **gate_kwargs) -> None:
     """Run every question of DATASET (.jsonl/.json/.csv/.parquet, or 'demo') through the
     RAG system: retrieve, generate, judge, score; store the run.
 
     Rows need 'question'; optional 'id', 'reference_answer', 'gold_doc_ids' and
     'gold_contexts' (retrieval metrics). Ctrl-C stops after storing finished items;
-    --resume RUN continues without repeating them. With --fail-under / --min-coverage /
+    --resume RUN continues without repeating them. With --judge-only the rows' own
+    responses are judged and scored instead. With --fail-under / --min-coverage /
     --junit the stored run is gated (exit 1 when a threshold or the coverage is not met)."""
     from rag_eval.runs.runner import run_dataset
 
     gate = request_from(gate_kwargs)
     config = _load_config(config_path, {})
+    if judge_only:
+        _run_judge_only(dataset, config, name, resume_run, db)
+        return
     rows, path = _dataset_rows(dataset)
     if not rows:
         raise click.ClickException(f"{path}: no rows")
@@ -247,6 +256,28 @@ def run(dataset, config_path, collection, name, resume_run, ray_address, ray_wor
             raise click.exceptions.Exit(1)
 
 
+def _run_judge_only(dataset: str, config: RagConfig, name: str | None, resume_run: str | None, db: str | None) -> None:
+    from rag_eval.runs.ask import make_judge_from_config
+    from rag_eval.runs.judge_only import judge_dataset
+    from rag_eval.runs.prepare import read_rows_to_judge
+
+    if resume_run:
+        raise click.UsageError("--resume is for pipeline runs; a judge-only run is re-run whole")
+    rows = read_rows_to_judge(dataset)
+    if not rows:
+        raise click.ClickException(f"{dataset}: no rows")
+    store = _store(db)
+    update, close = _progress_bar(f"judge {config.name}", "row")
+    try:
+        run_id = judge_dataset(rows, config, store, make_judge_from_config(config.judge), name=name, progress=update,
+                               dataset_path=dataset)
+    except KeyboardInterrupt:
+        raise click.ClickException("interrupted; finished items are stored (run status: cancelled)") from None
+    finally:
+        close()
+    _show_run(store.get_run(run_id))
+
+
 # ---------------------------------------------------------------- runs
 def _show_run(run: dict[str, Any], items: Sequence[dict[str, Any]] = ()) -> None:
     summary = run.get("summary") or {}
@@ -256,7 +287,8 @@ def _show_run(run: dict[str, Any], items: Sequence[dict[str, Any]] = ()) -> None
     if not summary:
         click.echo(f"{run.get('n_done', 0)}/{run.get('n_items', 0)} items stored; no summary yet")
         return
-    click.echo(f"items: {summary['n_items']}, scored: {summary['n_scored']} (coverage {summary['coverage']:.0%}); "
+    cov = "n/a" if summary["coverage"] is None else format(summary["coverage"], ".0%")
+    click.echo(f"items: {summary['n_items']}, scored: {summary['n_scored']} (coverage {cov}); "
                f"statuses: {', '.join(f'{k}={v}' for k, v in summary['status_counts'].items())}")
     metrics = summary.get("metrics", {}) | summary.get("retrieval", {})
     click.echo(_table(["metric", "mean", "95% CI", "n", "coverage"],
@@ -353,6 +385,7 @@ def runs_migrate(target, db) -> None:
     """Copy every run of the store (RAG_EVAL_DB_URL, --db or the local file) into the
     store at --to. Rows already there are kept; running it again copies nothing; the
     counts of every table are verified afterwards."""
+    from rag_eval.runs.store import RunStore
     from rag_eval.runs.store_copy import copy_store
 
     source, dest = _store(db), RunStore(target)

@@ -17,7 +17,8 @@ from rag_eval.cli.gate_options import gate_options, request_from, run_gate
 
 # Light modules only (option defaults); the rest is imported inside each command so that
 # `rag-eval --help` never loads the heavy libraries.
-from rag_eval.metrics.agreement import DEFAULT_F1_THRESHOLD, DEFAULT_N_BOOT, DEFAULT_SEED
+from rag_eval.metrics.aggregate import DEFAULT_N_BOOT, DEFAULT_SEED
+from rag_eval.metrics.agreement import DEFAULT_F1_THRESHOLD
 from rag_eval.metrics.gate import RowCase, stats_from_rows
 from rag_eval.metrics.report_fields import consistency_reading
 from rag_eval.metrics.retrieval import DEFAULT_ALPHA, DEFAULT_GAMMA
@@ -186,17 +187,20 @@ def agreement_command(pred: Path, truth: Path, as_json: bool, n_boot: int, seed:
     adherence_score (or the metric names).
     """
     from rag_eval.io.rows import FileFormatError
+    from rag_eval.runs.join import RepeatedIdMismatch
     from rag_eval.runs.score_file import agreement_between_files
 
     try:
         result = agreement_between_files(pred, truth, n_boot=n_boot, seed=seed, threshold=threshold)
-    except FileFormatError as err:
+    except (FileFormatError, RepeatedIdMismatch) as err:
         raise click.ClickException(str(err)) from None
     if as_json:
         click.echo(json.dumps(result.to_dict()))
     else:
         click.echo(f"Joined on id: {len(result.ids)} ids ({len(result.only_in_predictions)} only in {pred}, "
                    f"{len(result.only_in_truth)} only in {truth})")
+        if result.note:
+            click.echo(result.note)
         click.echo("\n".join(_agreement_lines(result.report)))
     _report_errors(result.errors)
     _fail_if(result.errors)

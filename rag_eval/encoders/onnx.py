@@ -57,7 +57,8 @@ class EncoderSpec:
             raise ValueError(f"unknown encoder quantization: {d.get('quantization')!r}")
         return cls(layers=int(d.get("layers", base.layers)),
                    quantization=str(d.get("quantization", base.quantization)),
-                   max_tokens=int(d.get("max_tokens", base.max_tokens)))
+                   max_tokens=int(d.get("max_tokens", base.max_tokens)),
+                   base_model=str(d.get("base_model", base.base_model)))
 
 
 #: The full model in float32: the pipeline's default embedder.

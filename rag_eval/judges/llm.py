@@ -45,7 +45,7 @@ from rag_eval.judges.prompts import (
 from rag_eval.llm import errors
 from rag_eval.llm.client import Completion, LLMClient
 from rag_eval.llm.config import LLMConfig
-from rag_eval.llm.pricing import Estimate, dry_run_estimate
+from rag_eval.llm.pricing import CostEstimate, dry_run_estimate
 from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus, Labels, SentenceSupport
 from rag_eval.text.keys import normalize_key
 
@@ -110,7 +110,7 @@ class LLMJudge:
     def messages_for(self, item: EvalItem) -> list[dict[str, str]]:
         return trace_messages(item, self.prompt_id)
 
-    def estimate(self, items: Sequence[EvalItem]) -> Estimate:
+    def estimate(self, items: Sequence[EvalItem]) -> CostEstimate:
         """Dry-run token/cost estimate for judging ``items`` (no request is made)."""
         expected = EXPECTED_BASE_TOKENS + EXPECTED_TOKENS_PER_RESPONSE_SENTENCE * (
             mean(len(i.response_sentences) for i in items) if items else 0

@@ -88,7 +88,7 @@ def estimate_message_tokens(messages: Sequence[Mapping[str, Any]]) -> int:
 
 
 @dataclass(frozen=True, slots=True)
-class Estimate:
+class CostEstimate:
     requests: int
     prompt_tokens: int
     completion_tokens: int
@@ -111,7 +111,7 @@ def dry_run_estimate(
     expected_completion_tokens: int,
     overrides: Mapping[str, Any] | None = None,
     samples: int = 1,
-) -> Estimate:
+) -> CostEstimate:
     """What a batch of chats would cost, without sending anything. Completion tokens
     are an expectation per call (the judge passes a typical answer size); re-asks are
     not included, so treat the figure as a floor."""
@@ -120,4 +120,4 @@ def dry_run_estimate(
     prompt = sum(estimate_message_tokens(m) for m in batch) * samples
     completion = expected_completion_tokens * len(batch) * samples
     cost = cost_usd({"prompt_tokens": prompt, "completion_tokens": completion}, price_for(model, overrides))
-    return Estimate(len(batch) * samples, prompt, completion, cost, model)
+    return CostEstimate(len(batch) * samples, prompt, completion, cost, model)

@@ -29,21 +29,26 @@ Undefined statistics (no pairs, one class only for AUROC, no positives for F1) a
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
+from rag_eval.metrics.aggregate import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_N_BOOT,
+    DEFAULT_SEED,
+    bootstrap_ci,
+    coverage_fraction,
+    interval_from_samples,
+    resample_indices,
+    why_no_interval,
+)
 from rag_eval.metrics.report_fields import average_and_rmse, rmse_band
 from rag_eval.schema import METRIC_NAMES
 
 DEFAULT_F1_THRESHOLD = 0.5
-DEFAULT_N_BOOT = 1000
-DEFAULT_CONFIDENCE = 0.95
-DEFAULT_SEED = 0
-# A CI needs most resamples to be defined (AUROC needs both classes in a resample).
-MIN_VALID_RESAMPLE_FRACTION = 0.5
 
 CONTINUOUS_ADHERENCE = "adherence_score"
 
@@ -173,37 +178,7 @@ def calibration_error(probabilities: Sequence[float], outcomes: Sequence[Any], b
     return float(gap.sum() / total.sum())
 
 
-# ---------------------------------------------------------------- bootstrap
-def percentile_interval(samples: np.ndarray, confidence: float) -> tuple[float, float]:
-    tail = (1.0 - confidence) / 2.0
-    low, high = np.quantile(samples, [tail, 1.0 - tail])
-    return float(low), float(high)
-
-
-def bootstrap_ci(
-    statistic: Callable[[np.ndarray], np.ndarray],
-    n: int,
-    *,
-    n_boot: int = DEFAULT_N_BOOT,
-    confidence: float = DEFAULT_CONFIDENCE,
-    rng: np.random.Generator | None = None,
-) -> tuple[float | None, float | None, str | None]:
-    """Percentile bootstrap over ``n`` rows. ``statistic`` takes an (n_boot, n) index
-    matrix and returns one value per resample (NaN where undefined). Returns
-    ``(low, high, None)`` or ``(None, None, reason)``."""
-    if n_boot <= 0:
-        return None, None, "bootstrap disabled"
-    if n < 2:
-        return None, None, f"too few rows for a bootstrap ({n})"
-    rng = rng if rng is not None else np.random.default_rng(DEFAULT_SEED)
-    values = np.asarray(statistic(rng.integers(0, n, size=(n_boot, n))), dtype=float)
-    valid = values[~np.isnan(values)]
-    if valid.size < MIN_VALID_RESAMPLE_FRACTION * n_boot:
-        return None, None, f"only {valid.size} of {n_boot} resamples were defined"
-    low, high = percentile_interval(valid, confidence)
-    return low, high, None
-
-
+# ---------------------------------------------------------------- resampled statistics
 def _resampled_mse(squared_errors: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """Mean of the non-NaN squared errors in each resample (NaN when a resample has none)."""
     values = squared_errors[idx]
@@ -272,7 +247,7 @@ class Coverage:
 
     @property
     def fraction(self) -> float | None:
-        return self.rows_used / self.rows_given if self.rows_given else None
+        return coverage_fraction(self.rows_used, self.rows_given)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -318,6 +293,97 @@ def _predicted_adherence(predictions: Sequence[Mapping[str, Any] | None]) -> lis
     return [c if c is not None else v for c, v in zip(continuous, verdict)]
 
 
+def _coverage(pred: dict[str, list[float | None]], true: dict[str, list[float | None]], n: int) -> Coverage:
+    both = {m: [pred[m][i] is not None and true[m][i] is not None for i in range(n)] for m in METRIC_NAMES}
+    return Coverage(
+        rows_given=n,
+        rows_used=sum(any(both[m][i] for m in METRIC_NAMES) for i in range(n)),
+        missing_prediction=sum(all(pred[m][i] is None for m in METRIC_NAMES) for i in range(n)),
+        missing_truth=sum(all(true[m][i] is None for m in METRIC_NAMES) for i in range(n)),
+        per_metric={
+            m: MetricCoverage(sum(both[m]), sum(v is None for v in pred[m]), sum(v is None for v in true[m]))
+            for m in METRIC_NAMES
+        },
+    )
+
+
+def _squared_errors(pred: dict[str, list[float | None]], true: dict[str, list[float | None]]) -> dict[str, np.ndarray]:
+    """Per metric, the squared error of every row that has any metric pair (NaN where this
+    metric's pair is incomplete): resampling these rows jointly keeps the per-metric and
+    aggregated intervals consistent."""
+    n = len(next(iter(pred.values()))) if pred else 0
+    used = [i for i in range(n) if any(pred[m][i] is not None and true[m][i] is not None for m in METRIC_NAMES)]
+    out = {}
+    for m in METRIC_NAMES:
+        errors = []
+        for i in used:
+            p, t = pred[m][i], true[m][i]
+            errors.append(np.nan if p is None or t is None else (p - t) ** 2)
+        out[m] = np.array(errors, dtype=np.float64)
+    return out
+
+
+def _rmse_estimates(
+    squared: dict[str, np.ndarray], coverage: Coverage, n_boot: int, confidence: float, rng: np.random.Generator
+) -> tuple[dict[str, Estimate], Estimate, Estimate]:
+    """RMSE per metric, aggregated RMSE and consistency, with their bootstrap intervals."""
+    n_used = coverage.rows_used
+    idx = resample_indices(n_used, n_boot, rng)
+    boot_mse = {m: _resampled_mse(squared[m], idx) for m in METRIC_NAMES} if idx is not None else {}
+    no_interval = why_no_interval(n_used, n_boot)
+
+    def interval(samples: np.ndarray | None) -> tuple[float | None, float | None, str | None]:
+        return (None, None, no_interval) if samples is None else interval_from_samples(samples, n_boot, confidence)
+
+    per_metric: dict[str, Estimate] = {}
+    for m in METRIC_NAMES:
+        count = coverage.per_metric[m].used
+        if not count:
+            per_metric[m] = Estimate(None, n=0, reason="no row has both a prediction and a truth")
+            continue
+        low, high, why = interval(np.sqrt(boot_mse[m]) if idx is not None else None)
+        per_metric[m] = Estimate(math.sqrt(float(np.nanmean(squared[m]))), low, high, count, why)
+
+    used_metrics = [m for m in METRIC_NAMES if per_metric[m].value is not None]
+    agg_value = aggregated_rmse({m: per_metric[m].value for m in used_metrics})
+    if agg_value is None:
+        agg = Estimate(None, n=0, reason="no metric has both predictions and truths")
+        return per_metric, agg, Estimate(None, n=0, reason=agg.reason)
+    low, high, why = interval(np.sqrt(np.mean([boot_mse[m] for m in used_metrics], axis=0)) if idx is not None else None)
+    agg = Estimate(agg_value, low, high, n_used, why)
+    consistency = Estimate(
+        consistency_score(agg_value),
+        None if high is None else consistency_score(high),
+        None if low is None else consistency_score(low),
+        n_used,
+        why,
+    )
+    return per_metric, agg, consistency
+
+
+def _hallucination_estimates(
+    truth_adherence: Sequence[float | None], predicted_adherence: Sequence[float | None], threshold: float,
+    n_boot: int, confidence: float, rng: np.random.Generator,
+) -> tuple[Estimate, Estimate]:
+    """Hallucination AUROC and F1 at ``threshold``, with their bootstrap intervals."""
+    labels, scores = _hallucination_arrays(truth_adherence, predicted_adherence)
+    n = int(labels.size)
+    auroc_value, auroc_reason = hallucination_auroc(truth_adherence, predicted_adherence)
+    if auroc_value is None:
+        auroc = Estimate(None, n=n, reason=auroc_reason)
+    else:
+        low, high, why = bootstrap_ci(lambda ix: _resampled_auroc(labels, scores, ix), n, n_boot=n_boot,
+                                      confidence=confidence, rng=rng)
+        auroc = Estimate(auroc_value, low, high, n, why)
+    f1_value, f1_reason = hallucination_f1(truth_adherence, predicted_adherence, threshold)
+    if f1_value is None:
+        return auroc, Estimate(None, n=n, reason=f1_reason)
+    flagged = (scores >= threshold).astype(int)
+    low, high, why = bootstrap_ci(lambda ix: _resampled_f1(labels, flagged, ix), n, n_boot=n_boot,
+                                  confidence=confidence, rng=rng)
+    return auroc, Estimate(f1_value, low, high, n, why)
+
+
 def agreement(
     predictions: Sequence[Mapping[str, Any] | None],
     truths: Sequence[Mapping[str, Any] | None],
@@ -332,7 +398,8 @@ def agreement(
 
     Each row maps metric names (:data:`METRIC_NAMES`) to values; predictions may also
     carry the continuous ``adherence_score``. None rows and None/NaN values are
-    missing and counted in the coverage. ``rng`` (or ``seed``) drives the bootstrap.
+    missing and counted in the coverage. ``rng`` (or ``seed``) drives the bootstrap;
+    intervals follow :mod:`rag_eval.metrics.aggregate` (none for fewer than two rows).
     """
     if len(predictions) != len(truths):
         raise ValueError(f"{len(predictions)} prediction rows but {len(truths)} truth rows")
@@ -342,79 +409,10 @@ def agreement(
     n = len(predictions)
     pred = {m: _column(predictions, m, "prediction") for m in METRIC_NAMES}
     true = {m: _column(truths, m, "truth") for m in METRIC_NAMES}
-
-    both = {m: [pred[m][i] is not None and true[m][i] is not None for i in range(n)] for m in METRIC_NAMES}
-    used_rows = [i for i in range(n) if any(both[m][i] for m in METRIC_NAMES)]
-    per_metric_cov = {
-        m: MetricCoverage(sum(both[m]), sum(v is None for v in pred[m]), sum(v is None for v in true[m]))
-        for m in METRIC_NAMES
-    }
-    coverage = Coverage(
-        rows_given=n,
-        rows_used=len(used_rows),
-        missing_prediction=sum(all(pred[m][i] is None for m in METRIC_NAMES) for i in range(n)),
-        missing_truth=sum(all(true[m][i] is None for m in METRIC_NAMES) for i in range(n)),
-        per_metric=per_metric_cov,
-    )
-
-    # Squared errors over the used rows, NaN where a pair is incomplete; resampling the
-    # used rows jointly keeps the per-metric and aggregated intervals consistent.
-    squared = {
-        m: np.array([(float(pred[m][i] or 0.0) - float(true[m][i] or 0.0)) ** 2 if both[m][i] else np.nan
-                     for i in used_rows], dtype=np.float64)
-        for m in METRIC_NAMES
-    }
-    idx = rng.integers(0, len(used_rows), size=(n_boot, len(used_rows))) if n_boot > 0 and len(used_rows) >= 2 else None
-    boot_mse = {m: _resampled_mse(squared[m], idx) for m in METRIC_NAMES} if idx is not None else {}
-
-    rmse_estimates: dict[str, Estimate] = {}
-    for m in METRIC_NAMES:
-        count = per_metric_cov[m].used
-        if not count:
-            rmse_estimates[m] = Estimate(None, n=0, reason="no row has both a prediction and a truth")
-            continue
-        value = math.sqrt(float(np.nanmean(squared[m])))
-        low, high, why = _interval(np.sqrt(boot_mse[m]) if idx is not None else None, n_boot, confidence, len(used_rows))
-        rmse_estimates[m] = Estimate(value, low, high, count, why)
-
-    metrics_used = tuple(m for m in METRIC_NAMES if rmse_estimates[m].value is not None)
-    agg_value = aggregated_rmse({m: rmse_estimates[m].value for m in metrics_used})
-    if agg_value is None:
-        agg = Estimate(None, n=0, reason="no metric has both predictions and truths")
-        consistency = Estimate(None, n=0, reason=agg.reason)
-    else:
-        samples = np.sqrt(np.mean([boot_mse[m] for m in metrics_used], axis=0)) if idx is not None else None
-        low, high, why = _interval(samples, n_boot, confidence, len(used_rows))
-        agg = Estimate(agg_value, low, high, len(used_rows), why)
-        consistency = Estimate(
-            consistency_score(agg_value),
-            None if high is None else consistency_score(high),
-            None if low is None else consistency_score(low),
-            len(used_rows),
-            why,
-        )
-
-    predicted_adherence = _predicted_adherence(predictions)
-    labels, scores = _hallucination_arrays(true["adherence"], predicted_adherence)
-    auroc_value, auroc_reason = hallucination_auroc(true["adherence"], predicted_adherence)
-    if auroc_value is None:
-        auroc = Estimate(None, n=int(labels.size), reason=auroc_reason)
-    else:
-        low, high, why = bootstrap_ci(
-            lambda ix: _resampled_auroc(labels, scores, ix), labels.size, n_boot=n_boot, confidence=confidence, rng=rng
-        )
-        auroc = Estimate(auroc_value, low, high, int(labels.size), why)
-
-    f1_value, f1_reason = hallucination_f1(true["adherence"], predicted_adherence, threshold)
-    if f1_value is None:
-        f1_estimate = Estimate(None, n=int(labels.size), reason=f1_reason)
-    else:
-        flagged = (scores >= threshold).astype(int)
-        low, high, why = bootstrap_ci(
-            lambda ix: _resampled_f1(labels, flagged, ix), labels.size, n_boot=n_boot, confidence=confidence, rng=rng
-        )
-        f1_estimate = Estimate(f1_value, low, high, int(labels.size), why)
-
+    coverage = _coverage(pred, true, n)
+    rmse_estimates, agg, consistency = _rmse_estimates(_squared_errors(pred, true), coverage, n_boot, confidence, rng)
+    auroc, f1_estimate = _hallucination_estimates(true["adherence"], _predicted_adherence(predictions), threshold,
+                                                  n_boot, confidence, rng)
     return AgreementReport(
         rmse=rmse_estimates,
         aggregated_rmse=agg,
@@ -422,18 +420,8 @@ def agreement(
         hallucination_auroc=auroc,
         hallucination_f1=f1_estimate,
         coverage=coverage,
-        metrics_used=metrics_used,
+        metrics_used=tuple(m for m in METRIC_NAMES if rmse_estimates[m].value is not None),
         f1_threshold=threshold,
         confidence=confidence,
         n_boot=n_boot,
     )
-
-
-def _interval(samples: np.ndarray | None, n_boot: int, confidence: float, n: int) -> tuple[float | None, float | None, str | None]:
-    if samples is None:
-        return None, None, "bootstrap disabled" if n_boot <= 0 else f"too few rows for a bootstrap ({n})"
-    valid = samples[~np.isnan(samples)]
-    if valid.size < MIN_VALID_RESAMPLE_FRACTION * n_boot:
-        return None, None, f"only {valid.size} of {n_boot} resamples were defined"
-    low, high = percentile_interval(valid, confidence)
-    return low, high, None

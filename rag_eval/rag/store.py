@@ -15,6 +15,7 @@ cached per folder so a process opens it once.
 from __future__ import annotations
 
 import atexit
+import hashlib
 import re
 import threading
 import uuid
@@ -60,7 +61,9 @@ def open_qdrant(url: str | None = None, api_key: str | None = None, path: str | 
     url = url or setting("QDRANT_URL")
     if url:
         api_key = api_key or setting("QDRANT_API_KEY")
-        key = f"url:{url}"
+        # One client per server *and* key: a changed QDRANT_API_KEY takes effect. The key
+        # is kept only as a digest.
+        key = f"url:{url}:key:{hashlib.sha256((api_key or '').encode('utf-8')).hexdigest()}"
         with _clients_lock:
             if key in _clients:
                 return _clients[key]

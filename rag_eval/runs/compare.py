@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rag_eval.runs.stats import SCORE_NAMES, bootstrap_ci, finite, mean_with_ci
+from rag_eval.metrics.aggregate import finite, mean_interval
+from rag_eval.runs.stats import SCORE_NAMES, mean_with_ci
 
 
 def _value(item: dict[str, Any], metric: str) -> float | None:
@@ -75,7 +76,7 @@ def paired_table(items_by_run: Mapping[str, Sequence[dict[str, Any]]], metrics: 
         diffs = question_differences(base, items_by_run[run_id], metrics, run_id)
         for metric in metrics:
             values = [d["difference"] for d in diffs if d["metric"] == metric]
-            low, high = bootstrap_ci(values)
+            low, high, _ = mean_interval(values)
             rows.append({"run": run_id, "baseline": runs[0], "metric": metric, "n_pairs": len(values),
                          "mean_difference": sum(values) / len(values) if values else None,
                          "ci_low": low, "ci_high": high})

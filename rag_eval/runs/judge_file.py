@@ -1,8 +1,9 @@
 """Judging a file of rows: what ``rag-eval judge`` calls (and scripts can too).
 
-Rows are read in order with :func:`rag_eval.io.rows.iter_rows`; a row that cannot be
-read or lacks a field becomes an ``invalid_input`` output row naming file, row and
-field, and the good rows are judged. Output rows keep input order.
+Rows are read and prepared by :mod:`rag_eval.runs.prepare` (the same ids, fields and
+checks as ``rag-eval run --judge-only`` and the Batch page); a row that cannot be read
+or lacks a field becomes an ``invalid_input`` output row naming file, row and field,
+and the good rows are judged. Output rows keep input order.
 """
 
 from __future__ import annotations
@@ -14,67 +15,20 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
-from rag_eval.io.rows import RowError, iter_rows
 from rag_eval.judges.base import Judge, ProgressCallback
 from rag_eval.metrics.diagnosis import Diagnosis, diagnose
 from rag_eval.runs.judge_output import SCORE_FIELDS, coverage, invalid_row, judged_row, status_counts
-from rag_eval.schema import EvalItem, JudgeStatus, ScoringMode, _as_list
-from rag_eval.text.sentences import item_from_row
+from rag_eval.runs.prepare import PreparedRow, prepare_file
+from rag_eval.schema import JudgeStatus, ScoringMode
 
-
-def row_problem(row: dict[str, Any]) -> tuple[str, str] | None:
-    """(field, message) for a row the judge cannot use, else None."""
-    for name in ("question", "response"):
-        if name not in row or row[name] is None:
-            if name == "response" and row.get("response_sentences") is not None:
-                continue
-            return name, "is missing"
-        if not isinstance(row[name], str):
-            return name, f"must be text, got {type(row[name]).__name__}"
-    if row.get("documents_sentences") is not None:
-        for d, doc in enumerate(_as_list(row["documents_sentences"])):
-            for s, pair in enumerate(_as_list(doc)):
-                pair = _as_list(pair)
-                if len(pair) < 2:
-                    return f"documents_sentences[{d}][{s}]", "must be a [key, sentence] pair"
-        return None
-    if row.get("documents") is None:
-        return "documents", "is missing (give documents, a list of texts, or documents_sentences)"
-    docs = row["documents"]
-    if isinstance(docs, str) or not isinstance(docs, (list, tuple)) and not hasattr(docs, "tolist"):
-        return "documents", "must be a list of texts"
-    for i, doc in enumerate(_as_list(docs)):
-        if not isinstance(doc, str):
-            return f"documents[{i}]", f"must be text, got {type(doc).__name__}"
-    return None
-
-
-@dataclass(slots=True)
-class Entry:
-    """One input row: its item, or why it is invalid."""
-
-    row_number: int
-    item_id: str
-    item: EvalItem | None = None
-    error: RowError | None = None
+#: One input row of a file to judge (see :mod:`rag_eval.runs.prepare`).
+Entry = PreparedRow
 
 
 def load_entries(path: str | Path) -> list[Entry]:
-    """Every row of ``path`` as an :class:`Entry`, in file order. Raises
+    """Every row of ``path`` prepared for the judge, in file order. Raises
     ``FileFormatError`` only when the file as a whole cannot be read."""
-    name = str(path)
-    entries: list[Entry] = []
-    for number, row in iter_rows(path):
-        if isinstance(row, RowError):
-            entries.append(Entry(number, f"row-{number}", error=row))
-            continue
-        item_id = str(row["id"]) if row.get("id") is not None else f"row-{number}"
-        problem = row_problem(row)
-        if problem is not None:
-            entries.append(Entry(number, item_id, error=RowError(name, number, problem[0], problem[1])))
-            continue
-        entries.append(Entry(number, item_id, item=item_from_row(row, default_id=item_id)))
-    return entries
+    return prepare_file(path)
 
 
 @dataclass(slots=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rag_eval.metrics.aggregate import coverage_fraction
 from rag_eval.metrics.report_fields import REPORT_FIELDS, report_fields
 from rag_eval.metrics.trace import DEFAULT_MODE, score_item
 from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus, ScoringMode
@@ -85,6 +86,4 @@ def status_counts(rows: list[dict[str, Any]]) -> dict[str, int]:
 
 def coverage(rows: list[dict[str, Any]]) -> float | None:
     """Fraction of rows with usable labels (None for no rows)."""
-    if not rows:
-        return None
-    return sum(1 for r in rows if JudgeStatus(r["status"]).usable) / len(rows)
+    return coverage_fraction(sum(1 for r in rows if JudgeStatus(r["status"]).usable), len(rows))

@@ -28,11 +28,14 @@ from rag_eval.rag.generate import Generation, generate_many
 from rag_eval.rag.retrieve import RetrievedChunk, retrieve
 from rag_eval.rag.store import open_qdrant, require_collection
 from rag_eval.runs.ask import build_item, judge_items, make_judge_from_config, score_result
+from rag_eval.runs.join import occurrence_keys
+from rag_eval.runs.prepare import default_row_id, row_id
 from rag_eval.runs.store import RunStore
-from rag_eval.schema import EvalItem, JudgeResult, _as_list
+from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus, _as_list
 
 ProgressCallback = Callable[[int, int], None]
-RETRY_STATUSES = frozenset({"provider_error", "timeout", "cancelled", "retrieval_error", "generation_error"})
+RETRY_STATUSES = frozenset({JudgeStatus.PROVIDER_ERROR.value, JudgeStatus.TIMEOUT.value, JudgeStatus.CANCELLED.value,
+                            "retrieval_error", "generation_error"})
 MIN_BATCH = 8
 
 
@@ -53,14 +56,17 @@ def _strings(value: Any) -> list[str]:
     return [str(v) for v in _as_list(value) if v not in (None, "")]
 
 
-def parse_row(value: dict[str, Any] | RowError, position: int, row_number: int | None = None,
-              source: str = "dataset") -> Question:
-    """A :class:`Question` from a dataset row; a row that cannot be used gets ``error``
-    naming the file, the row and the field."""
-    where = f"{source}: row {row_number if row_number is not None else position + 1}"
+def parse_row(value: dict[str, Any] | RowError, row_number: int, source: str = "dataset",
+              position: int | None = None) -> Question:
+    """A :class:`Question` from a dataset row (arguments in the order of
+    :func:`rag_eval.runs.prepare.prepare_row`; ``position`` defaults to ``row_number - 1``);
+    a row that cannot be used gets ``error`` naming the file, the row and the field. The
+    id rule is :func:`rag_eval.runs.prepare.row_id`'s."""
+    position = row_number - 1 if position is None else position
+    where = f"{source}: row {row_number}"
     if isinstance(value, RowError):
-        return Question(position, f"row-{value.row or position + 1}", error=str(value))
-    item_id = str(value.get("id")) if value.get("id") not in (None, "") else f"row-{position + 1}"
+        return Question(position, default_row_id(value.row or row_number), error=str(value))
+    item_id = row_id(value, row_number)
     question = value.get("question")
     if not isinstance(question, str) or not question.strip():
         return Question(position, item_id, error=f"{where}, field 'question': missing or empty")
@@ -87,6 +93,12 @@ def _normalise_rows(rows: Iterable[Any]) -> list[tuple[int | None, dict[str, Any
     return out
 
 
+def interrupted_status(err: BaseException) -> str:
+    """The run status stored when ``err`` stops a run (pipeline or judge-only alike):
+    ``cancelled`` for an interrupt (Ctrl-C), ``failed`` for anything else."""
+    return "cancelled" if isinstance(err, KeyboardInterrupt) else "failed"
+
+
 def dataset_fingerprint(rows: Sequence[dict[str, Any]]) -> str:
     """The dataset's content hash (the datasets package's when available)."""
     try:
@@ -101,12 +113,10 @@ def dataset_fingerprint(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def _unique_ids(questions: list[Question]) -> None:
-    seen: dict[str, int] = {}
-    for q in questions:
-        count = seen.get(q.item_id, 0)
-        seen[q.item_id] = count + 1
-        if count:
-            q.item_id = f"{q.item_id}#{count + 1}"  # a duplicate id still gets its own row
+    """A repeated id's k-th occurrence is stored as ``id#k`` (:func:`rag_eval.runs.join.occurrence_keys`):
+    each row keeps its own record, and Compare pairs the k-th with the k-th."""
+    for q, key in zip(questions, occurrence_keys([q.item_id for q in questions])):
+        q.item_id = key
 
 
 def retrieval_metrics(chunks: Sequence[RetrievedChunk], q: Question, k: int, embed=None) -> dict[str, float] | None:
@@ -176,7 +186,7 @@ def _retrieve(q: Question, config: RagConfig, collection: str, client: QdrantCli
     record = _base_record(q)
     p = _Prepared(q, record)
     if q.error:
-        record.update(status="invalid_input", error=q.error)
+        record.update(status=JudgeStatus.INVALID_INPUT.value, error=q.error)
         return p
     try:
         t = time.perf_counter()
@@ -263,7 +273,8 @@ def run_dataset(
     stored when the collection is unusable or a resumed run does not match."""
     source = dataset_path or "dataset"
     entries = _normalise_rows(rows)
-    questions = [parse_row(value, pos, number, source) for pos, (number, value) in enumerate(entries)]
+    questions = [parse_row(value, pos + 1 if number is None else number, source, pos)
+                 for pos, (number, value) in enumerate(entries)]
     _unique_ids(questions)
     fingerprint = dataset_fingerprint([v for _, v in entries if isinstance(v, dict)])
     client = client or open_qdrant()
@@ -299,8 +310,7 @@ def run_dataset(
             if progress:
                 progress(finished, total)
     except BaseException as err:  # KeyboardInterrupt included: record it, keep the items
-        store.finish_run(run_id, "cancelled" if isinstance(err, KeyboardInterrupt) else "failed",
-                         error=f"{type(err).__name__}: {err}")
+        store.finish_run(run_id, interrupted_status(err), error=f"{type(err).__name__}: {err}")
         raise
     cancelled = cancel is not None and cancel.is_set()
     if cancelled:
@@ -308,7 +318,7 @@ def run_dataset(
         for q in questions:
             if q.item_id not in stored:
                 record = _base_record(q)
-                record.update(status="cancelled", error="run cancelled before this item")
+                record.update(status=JudgeStatus.CANCELLED.value, error="run cancelled before this item")
                 store.add_item(run_id, record)
     store.finish_run(run_id, "cancelled" if cancelled else "finished")
     return run_id

@@ -15,10 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from rag_eval.io.rows import RowError, iter_rows
+from rag_eval.metrics.aggregate import DEFAULT_N_BOOT, DEFAULT_SEED
 from rag_eval.metrics.agreement import (
     DEFAULT_F1_THRESHOLD,
-    DEFAULT_N_BOOT,
-    DEFAULT_SEED,
     AgreementReport,
     agreement,
     metric_spread,
@@ -26,10 +25,11 @@ from rag_eval.metrics.agreement import (
 from rag_eval.metrics.diagnosis import Diagnosis, diagnose
 from rag_eval.metrics.report_fields import REPORT_FIELDS, report_fields
 from rag_eval.metrics.trace import score_ragbench_row
-from rag_eval.schema import METRIC_NAMES, RAGBENCH_TRUTH_COLUMNS, Labels, ScoringMode, TraceScores
+from rag_eval.runs.join import join_by_id
+from rag_eval.schema import METRIC_NAMES, RAGBENCH_TRUTH_COLUMNS, JudgeStatus, Labels, ScoringMode, TraceScores
 
-STATUS_OK = "ok"
-STATUS_INVALID = "invalid_input"  # same word as JudgeStatus.INVALID_INPUT
+STATUS_OK = JudgeStatus.OK.value
+STATUS_INVALID = JudgeStatus.INVALID_INPUT.value
 
 KEY_LIST_FIELDS = ("all_relevant_sentence_keys", "all_utilized_sentence_keys", "unsupported_response_sentence_keys")
 SENTENCE_FIELDS = ("documents_sentences", "response_sentences")
@@ -304,6 +304,8 @@ class FileAgreement:
     only_in_predictions: list[str]
     only_in_truth: list[str]
     errors: list[RowError]
+    repeated: dict[str, int] = field(default_factory=dict)  # ids repeated in both files -> occurrences
+    note: str | None = None  # what the summary says about repeated ids
 
     def to_dict(self) -> dict[str, Any]:
         out = self.report.to_dict()
@@ -311,17 +313,20 @@ class FileAgreement:
             "ids": len(self.ids),
             "only_in_predictions": len(self.only_in_predictions),
             "only_in_truth": len(self.only_in_truth),
+            "repeated_ids": len(self.repeated),
+            "note": self.note,
         }
         out["errors"] = [str(e) for e in self.errors]
         return out
 
 
-def _rows_by_id(
+def _rows_with_ids(
     path: str | Path, columns: Mapping[str, Sequence[str]], errors: list[RowError], bounded: bool
-) -> dict[str, dict[str, float | None] | None]:
-    """``{id: values or None}`` for a file; a failed row (status other than ok) maps to None."""
+) -> list[tuple[str, dict[str, float | None] | None]]:
+    """``[(id, values or None)]`` for a file, in order (an id may repeat); a failed row
+    (status other than ok) has None."""
     name = str(path)
-    out: dict[str, dict[str, float | None] | None] = {}
+    out: list[tuple[str, dict[str, float | None] | None]] = []
     for number, row in iter_rows(path):
         if isinstance(row, RowError):
             errors.append(row)
@@ -330,17 +335,14 @@ def _rows_by_id(
         if row_id is None:
             errors.append(RowError(name, number, "id", "missing; rows are joined on id"))
             continue
-        if row_id in out:
-            errors.append(RowError(name, number, "id", f"id {row_id!r} appears again; kept the first"))
-            continue
         if row.get("status") not in (None, STATUS_OK):
-            out[row_id] = None  # a row that failed upstream: a missing prediction, not a zero
+            out.append((row_id, None))  # a row that failed upstream: a missing prediction, not a zero
             continue
         try:
-            out[row_id] = _values(row, columns, bounded)
+            out.append((row_id, _values(row, columns, bounded)))
         except FieldValueError as err:
             errors.append(RowError(name, number, err.field, err.message))
-            out[row_id] = None
+            out.append((row_id, None))
     return out
 
 
@@ -353,13 +355,14 @@ def agreement_between_files(
     Predictions take each metric from its own name (``context_relevance``...) or the
     RAGBench column; truth likewise (RAGBench's ``relevance_score``... or a scored
     file's metric names). Ids present on one side only are missing values on the
-    other and show in the coverage.
+    other and show in the coverage. An id repeated in both files pairs its k-th
+    occurrences (:func:`rag_eval.runs.join.join_by_id`); different counts raise
+    :class:`~rag_eval.runs.join.RepeatedIdMismatch` naming the ids.
     """
     errors: list[RowError] = []
-    pred = _rows_by_id(predictions_path, PREDICTION_COLUMNS, errors, bounded=False)
-    truth = _rows_by_id(truth_path, TRUTH_COLUMNS, errors, bounded=True)
-    ids = list(dict.fromkeys([*pred, *truth]))
-    report = agreement([pred.get(i) for i in ids], [truth.get(i) for i in ids], n_boot=n_boot, seed=seed, threshold=threshold)
-    return FileAgreement(
-        report, ids, [i for i in pred if i not in truth], [i for i in truth if i not in pred], errors,
-    )
+    pred = _rows_with_ids(predictions_path, PREDICTION_COLUMNS, errors, bounded=False)
+    truth = _rows_with_ids(truth_path, TRUTH_COLUMNS, errors, bounded=True)
+    joined = join_by_id(pred, truth, str(predictions_path), str(truth_path))
+    report = agreement(joined.left, joined.right, n_boot=n_boot, seed=seed, threshold=threshold)
+    return FileAgreement(report, joined.keys, joined.only_left, joined.only_right, errors, joined.repeated,
+                         joined.repeated_note)

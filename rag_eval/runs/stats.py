@@ -3,65 +3,28 @@ store returns.
 
 Only items with a usable judgement enter a metric's mean; every other item is counted
 in the status table and in the coverage (scored / all), never averaged as 0 or NaN.
-Confidence intervals are percentile bootstrap intervals with a fixed seed, so the same
-items always give the same interval.
+Means, intervals and coverage follow :mod:`rag_eval.metrics.aggregate` (seeded
+bootstrap; no interval for one item; coverage ``None`` for a run with no items).
 """
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
+from rag_eval.metrics.aggregate import coverage_fraction, finite, mean_with_coverage
 from rag_eval.schema import METRIC_NAMES
 
 SCORE_NAMES = METRIC_NAMES + ("adherence_score",)
-DEFAULT_RESAMPLES = 1000
-DEFAULT_CONFIDENCE = 0.95
-
-
-def finite(values: Iterable[Any]) -> list[float]:
-    """The values that are real numbers (None, NaN and non-numbers dropped)."""
-    out = []
-    for v in values:
-        if isinstance(v, bool):
-            v = float(v)
-        if isinstance(v, (int, float)) and math.isfinite(v):
-            out.append(float(v))
-    return out
-
-
-def bootstrap_ci(
-    values: Sequence[float], resamples: int = DEFAULT_RESAMPLES, confidence: float = DEFAULT_CONFIDENCE, seed: int = 0
-) -> tuple[float | None, float | None]:
-    """Percentile bootstrap interval of the mean; (None, None) for no values, (v, v) for one."""
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    data = np.asarray(values, dtype=float)
-    if data.size == 0:
-        return None, None
-    if data.size == 1:
-        return float(data[0]), float(data[0])
-    rng = np.random.default_rng(seed)
-    means = data[rng.integers(0, data.size, size=(resamples, data.size))].mean(axis=1)
-    alpha = (1 - confidence) / 2
-    return float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))
 
 
 def mean_with_ci(values: Iterable[Any], total: int, seed: int = 0) -> dict[str, Any]:
-    """mean, CI, n and coverage (n / total) of the finite ``values``."""
-    data = finite(values)
-    low, high = bootstrap_ci(data, seed=seed)
-    return {
-        "mean": float(np.mean(data)) if data else None,
-        "ci_low": low,
-        "ci_high": high,
-        "n": len(data),
-        "coverage": len(data) / total if total else 0.0,
-    }
+    """mean, CI, n and coverage (n / total) of the finite ``values``
+    (:func:`rag_eval.metrics.aggregate.mean_with_coverage`, as a dict)."""
+    return mean_with_coverage(values, total, seed=seed).to_dict()
 
 
 def _percentile(values: Sequence[float], q: float) -> float | None:
@@ -88,7 +51,7 @@ def summarize_items(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return {
         "n_items": total,
         "n_scored": len(scored),
-        "coverage": len(scored) / total if total else 0.0,
+        "coverage": coverage_fraction(len(scored), total),
         "status_counts": dict(sorted(statuses.items())),
         "metrics": metrics,
         "retrieval": retrieval,

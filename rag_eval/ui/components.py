@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import streamlit as st
 
 from rag_eval.schema import METRIC_NAMES, TraceScores
-from rag_eval.ui.constants import METRIC_LABELS, RESP_UNKNOWN
+from rag_eval.ui.constants import METRIC_LABELS, RESP_UNKNOWN, STATUS_OK_VALUES
 from rag_eval.ui.support_map import (  # noqa: F401 - re-exported for pages and tests
     legend_html,
     response_sentence_class,
@@ -97,7 +97,7 @@ def draw_figure(fig: go.Figure, key: str) -> None:
 
 def draw_coverage(n_ok: int, n_total: int, statuses: dict[str, int] | None = None) -> None:
     """Coverage line every summary shows: how many rows are scored and why others are not."""
-    failed = ", ".join(f"{k}: {v}" for k, v in sorted((statuses or {}).items()) if k not in ("ok", "repaired"))
+    failed = ", ".join(f"{k}: {v}" for k, v in sorted((statuses or {}).items()) if k not in STATUS_OK_VALUES)
     st.caption(f"Coverage: **{n_ok}/{n_total}** rows scored" + (f" · not scored: {failed}" if failed else ""))
 
 

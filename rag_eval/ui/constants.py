@@ -6,6 +6,8 @@ colour without importing each other (pages never import pages).
 
 from __future__ import annotations
 
+from rag_eval.schema import JudgeStatus
+
 APP_TITLE = "RAG Eval Workbench"
 APP_ICON = ":material/fact_check:"
 
@@ -78,7 +80,7 @@ LEGEND = {
     RESP_UNKNOWN: "response sentence without a label",
 }
 
-STATUS_OK_VALUES = ("ok", "repaired")
+STATUS_OK_VALUES = tuple(s.value for s in JudgeStatus if s.usable)
 
 # Cache lifetimes (seconds) of the run-store readers; writes call data.refresh().
 RUNS_TTL = 30

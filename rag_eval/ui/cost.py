@@ -11,21 +11,26 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rag_eval.llm.pricing import Estimate, dry_run_estimate
+from rag_eval.llm.config import LLMConfig
+from rag_eval.llm.pricing import CostEstimate, dry_run_estimate
 from rag_eval.rag.config import RagConfig
 
 COMPLETION_TOKENS_PER_ITEM = 350  # a labelled JSON answer for a few response sentences
 CONTEXT_CHARS_PER_QUESTION = 5 * 1000  # a RAG item: top-k chunks of ~1000 characters
 
 
-def estimate_batch(texts: Sequence[str], config: RagConfig, prices: dict[str, Any] | None = None) -> Estimate | None:
-    """``None`` when nothing is paid for (local judge and extractive generator)."""
+def estimate_batch(texts: Sequence[str], config: RagConfig, llm: LLMConfig | None = None) -> CostEstimate | None:
+    """``None`` when nothing is paid for (local judge and extractive generator). ``llm``
+    is the LLM configuration the run will use (its model when the run's configuration
+    names none, and its price table, ``RAG_EVAL_LLM_PRICES``); by default the one the
+    environment configures."""
     if config.judge.kind == "local" and config.generator.kind == "extractive":
         return None
-    model = config.judge.model or config.generator.model or "gpt-4o-mini"
+    llm = llm or LLMConfig.from_settings()
+    model = (config.judge.model if config.judge.kind == "llm" else config.generator.model) or llm.model
     chats = [[{"role": "user", "content": text}] for text in texts]
     calls_per_item = (config.judge.kind == "llm") + (config.generator.kind == "openai")
-    return dry_run_estimate(chats, model, COMPLETION_TOKENS_PER_ITEM, prices, samples=max(1, calls_per_item))
+    return dry_run_estimate(chats, model, COMPLETION_TOKENS_PER_ITEM, llm.prices, samples=max(1, calls_per_item))
 
 
 def item_text(row: dict[str, Any]) -> str:

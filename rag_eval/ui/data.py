@@ -140,13 +140,11 @@ def judge_for(config: Any):
     loads a model; an LLM judge gets the session's rate limit and cache settings)."""
     import json
 
-    from rag_eval.ui.settings import current_settings
+    from rag_eval.ui.settings import llm_values_for
 
     llm_json = ""
     if config.kind == "llm":  # the configuration's own model/endpoint win over the session's
-        own = {"model": config.model, "base_url": config.base_url, "api_key_env": config.api_key_env,
-               "concurrency": config.concurrency}
-        llm_json = json.dumps({**current_settings(), **{k: v for k, v in own.items() if v}}, sort_keys=True)
+        llm_json = json.dumps(llm_values_for(config), sort_keys=True)
     return _judge(config.model_dump_json(), llm_json)
 
 

@@ -1,8 +1,11 @@
 """The session's choice of provider, model and run settings, as a ``RagConfig``.
 
 The Settings page edits a small dict of overrides in session state; every page that
-runs something asks :func:`current_config` for the configuration to use, so the
-offline defaults apply until the user changes them. Keys are never stored here: only
+runs something asks :func:`current_config` for the configuration to use. Until the
+user changes something, the settings are the environment's (``RAG_EVAL_LLM_MODEL``,
+``_BASE_URL``, ``_API_KEY_ENV``, ``_CONCURRENCY``, ``_RPM``, Space variables and
+secrets): with a model and a key (or a base URL) configured there, the dashboard starts
+on the LLM judge; otherwise on the offline defaults. Keys are never stored here: only
 whether one is present in the environment or Space secrets.
 """
 
@@ -14,25 +17,53 @@ from typing import Any
 import streamlit as st
 
 from rag_eval.config import setting
+from rag_eval.llm.constants import DEFAULT_API_KEY_ENV, DEFAULT_MODEL
 from rag_eval.rag.config import RagConfig, default_config
 from rag_eval.ui.constants import STATE_SETTINGS
 
+#: The settings with nothing configured anywhere (the environment fills them in: see
+#: :func:`environment_settings`).
 DEFAULTS: dict[str, Any] = {
     "provider": "local",  # local | openai
-    "model": "gpt-4o-mini",
+    "model": DEFAULT_MODEL,
     "base_url": "",
-    "api_key_env": "OPENAI_API_KEY",
-    "concurrency": 4,
-    "rate_limit_rpm": 60,
+    "api_key_env": DEFAULT_API_KEY_ENV,
+    "concurrency": 4,  # the dashboard's own default when the environment sets none
+    "rate_limit_rpm": 60,  # likewise
     "cache": True,
     "use_llm_generator": False,
 }
 
 
+def environment_settings() -> dict[str, Any]:
+    """:data:`DEFAULTS` with what the environment (or Space variables and secrets)
+    configures. The provider is the LLM endpoint when a model is configured and a key
+    (or a base URL) is there to reach it."""
+    values = dict(DEFAULTS)
+    env = {name: setting(name) for name in ("RAG_EVAL_LLM_MODEL", "RAG_EVAL_LLM_API_KEY_ENV", "RAG_EVAL_LLM_CONCURRENCY",
+                                             "RAG_EVAL_LLM_RPM")}
+    base_url = setting("RAG_EVAL_LLM_BASE_URL") or setting("OPENAI_BASE_URL")
+    if env["RAG_EVAL_LLM_MODEL"]:
+        values["model"] = env["RAG_EVAL_LLM_MODEL"]
+    if base_url:
+        values["base_url"] = base_url
+    if env["RAG_EVAL_LLM_API_KEY_ENV"]:
+        values["api_key_env"] = env["RAG_EVAL_LLM_API_KEY_ENV"]
+    for name, key, convert in (("RAG_EVAL_LLM_CONCURRENCY", "concurrency", int), ("RAG_EVAL_LLM_RPM", "rate_limit_rpm", float)):
+        try:
+            raw = env[name]
+            values[key] = convert(raw) if raw else values[key]
+        except ValueError:
+            pass  # a malformed variable is reported where the LLM client reads it
+    if env["RAG_EVAL_LLM_MODEL"] and (base_url or key_present(values["api_key_env"])):
+        values["provider"] = "openai"
+    return values
+
+
 def current_settings() -> dict[str, Any]:
-    """The session's settings (defaults merged with what the Settings page saved)."""
+    """The session's settings: the environment's, then what the Settings page saved."""
     saved = st.session_state.get(STATE_SETTINGS) or {}
-    return {**DEFAULTS, **saved}
+    return {**environment_settings(), **saved}
 
 
 def save_settings(values: dict[str, Any]) -> None:
@@ -74,6 +105,14 @@ def config_from_settings(values: dict[str, Any], name: str = "dashboard") -> Rag
 
 def current_config(name: str = "dashboard") -> RagConfig:
     return config_from_settings(current_settings(), name)
+
+
+def llm_values_for(judge: Any) -> dict[str, Any]:
+    """The LLM settings a run with ``judge`` (a ``JudgeConfig``) uses: the session's,
+    with the configuration's own model, endpoint, key variable and concurrency winning."""
+    own = {"model": judge.model, "base_url": judge.base_url, "api_key_env": judge.api_key_env,
+           "concurrency": judge.concurrency}
+    return {**current_settings(), **{k: v for k, v in own.items() if v}}
 
 
 def llm_config(values: dict[str, Any] | None = None):

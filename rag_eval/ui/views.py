@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_eval.metrics.trace import score_ragbench_row
-from rag_eval.schema import EvalItem, JudgeResult, Labels, ScoringMode, TraceScores
+from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus, Labels, ScoringMode, TraceScores
 from rag_eval.text.sentences import item_from_row
 
 LABELLED_SAMPLE = "ragbench_labelled.jsonl"
@@ -52,7 +52,7 @@ def view_from_ragbench_row(row: dict[str, Any], mode: ScoringMode | str = Scorin
         labels=Labels.from_dict(row),
         scores=score_ragbench_row(row, mode),
         judge=judge,
-        status="ok",
+        status=JudgeStatus.OK.value,
     )
 
 

@@ -50,3 +50,11 @@ def test_default_embedder_matches_sentence_transformers():
     reference = load_sentence_model().encode(texts, normalize_embeddings=True)
     assert ours.shape == (3, 384)
     assert np.abs(ours - reference).max() < 1e-4
+
+
+def test_encoder_spec_round_trips_every_field():
+    from rag_eval.encoders.onnx import INT8, EncoderSpec
+
+    spec = EncoderSpec(layers=3, quantization=INT8, max_tokens=128, base_model="other-minilm")
+    assert EncoderSpec.from_dict(spec.to_dict()) == spec
+    assert EncoderSpec.from_dict({}, default=spec) == spec

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
+from rag_eval.metrics.aggregate import bootstrap_ci
 from rag_eval.metrics.agreement import (
     _resampled_auroc,
     aggregated_rmse,
     agreement,
-    bootstrap_ci,
     consistency_score,
     hallucination_auroc,
     hallucination_f1,

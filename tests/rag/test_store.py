@@ -92,3 +92,41 @@ def test_unreachable_qdrant_url_gives_a_clear_message_quickly(monkeypatch):
     message = str(info.value)
     assert "cannot reach Qdrant at http://127.0.0.1:9" in message and "QDRANT_URL" in message
     assert "secret-qdrant-key-123" not in message
+
+
+def test_remote_clients_are_cached_per_url_and_key(monkeypatch):
+    """A changed QDRANT_API_KEY takes effect: clients are cached by (URL, key), not URL only.
+    A minimal HTTP server answers Qdrant's collection listing and records the keys it sees."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from rag_eval.rag.store import close_clients, open_qdrant
+
+    seen: list[str | None] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - the http.server API
+            seen.append(self.headers.get("api-key"))
+            body = json.dumps({"result": {"collections": []}, "status": "ok", "time": 0.0}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        first = open_qdrant(url, api_key="test-key-not-real-1")
+        assert open_qdrant(url, api_key="test-key-not-real-1") is first
+        second = open_qdrant(url, api_key="test-key-not-real-2")
+        assert second is not first
+        assert seen == ["test-key-not-real-1", "test-key-not-real-2"]
+    finally:
+        close_clients()
+        server.shutdown()

@@ -7,7 +7,8 @@ import threading
 
 from rag_eval.io.rows import RowError
 from rag_eval.rag.config import default_config
-from rag_eval.runs.judge_only import has_response, judge_dataset, prepare_row
+from rag_eval.runs.judge_only import judge_dataset
+from rag_eval.runs.prepare import has_response, prepare_row
 from rag_eval.runs.store import RunStore
 from rag_eval.schema import JudgeResult, JudgeStatus, Labels
 from rag_eval.ui.views import view_from_record
@@ -42,11 +43,11 @@ PLAIN = {"id": "p1", "question": "What colour is the sky?", "answer": "It is blu
 
 def test_prepare_plain_and_bad_rows():
     assert has_response(PLAIN)
-    assert prepare_row(PLAIN, 0).item.response == "It is blue."
-    bad = prepare_row({"id": "x", "question": "q", "response": "r", "documents": [1, 2]}, 0, "f.jsonl", 7)
-    assert bad.item is None and "f.jsonl: row 7, field 'documents'" in bad.error
-    missing = prepare_row({"id": "y", "response": "r", "documents": ["d"]}, 0, "f.jsonl", 3)
-    assert "field 'question'" in missing.error
+    assert prepare_row(PLAIN, 1).item.response == "It is blue."
+    bad = prepare_row({"id": "x", "question": "q", "response": "r", "documents": [1, 2]}, 7, "f.jsonl")
+    assert bad.item is None and str(bad.error).startswith("f.jsonl: row 7, field 'documents[0]'")
+    missing = prepare_row({"id": "y", "response": "r", "documents": ["d"]}, 3, "f.jsonl")
+    assert "field 'question'" in str(missing.error)
 
 
 def test_judge_dataset_stores_every_row(ragbench_rows):
@@ -72,3 +73,21 @@ def test_cancel_marks_the_rest_cancelled():
     run_id = judge_dataset([(1, PLAIN)], default_config(), store, EchoJudge(), cancel=cancel)
     assert [i["status"] for i in store.items(run_id)] == ["cancelled"]
     assert store.get_run(run_id)["status"] == "cancelled"
+
+
+class InterruptingJudge:
+    name = "interrupt:1"
+
+    def judge(self, items, progress=None, cancel=None):
+        raise KeyboardInterrupt
+
+
+def test_an_interrupted_judge_only_run_is_cancelled_like_a_pipeline_run():
+    """One status for one event: Ctrl-C stores ``cancelled`` for both kinds of run."""
+    import pytest
+
+    store = RunStore(":memory:")
+    with pytest.raises(KeyboardInterrupt):
+        judge_dataset([(1, PLAIN)], default_config(), store, InterruptingJudge(), name="t")
+    (run,) = store.list_runs()
+    assert run["status"] == "cancelled"

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from rag_eval.io.rows import FileFormatError, write_rows
+from rag_eval.runs.join import RepeatedIdMismatch
 from rag_eval.runs.score_file import STATUS_INVALID, STATUS_OK, agreement_between_files, score_file, score_row, truth_number
 
 FIELDS = ("id", "row", "status", "context_relevance", "context_utilization", "completeness", "adherence", "adherence_score",
@@ -100,16 +101,20 @@ def test_unreadable_file_raises_file_format_error(tmp_path):
 
 def test_agreement_between_files_joins_on_id(tmp_path, ragbench_rows):
     preds = [r.to_record() for r in score_file(write_rows(ragbench_rows, tmp_path / "in.jsonl"), "legacy", n_boot=0).rows]
-    preds = preds[2:] + [{"id": "extra", "context_relevance": 0.5}, {"id": preds[2]["id"]}]  # drop two, add one, repeat one
+    preds = preds[2:] + [{"id": "extra", "context_relevance": 0.5}]  # drop two, add one
     pred_path = write_rows(preds, tmp_path / "pred.jsonl")
     result = agreement_between_files(pred_path, tmp_path / "in.jsonl", n_boot=0)
     assert len(result.ids) == 15
     assert result.only_in_predictions == ["extra"] and len(result.only_in_truth) == 2
-    assert [(e.row, e.field) for e in result.errors] == [(14, "id")]
+    assert result.errors == []
     cov = result.report.coverage
     assert (cov.rows_given, cov.missing_prediction, cov.missing_truth) == (15, 2, 1)
     assert cov.per_metric["context_relevance"].used == 12
     assert json.dumps(result.to_dict())  # serialisable, no NaN objects
+    # an id repeated in the predictions but not in the truth cannot be paired: refused, named
+    write_rows([*preds, {"id": preds[0]["id"]}], pred_path)
+    with pytest.raises(RepeatedIdMismatch, match=repr(str(preds[0]["id"]))):
+        agreement_between_files(pred_path, tmp_path / "in.jsonl", n_boot=0)
 
 
 def test_predictions_may_exceed_one_but_truth_may_not():

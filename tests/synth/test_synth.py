@@ -155,7 +155,9 @@ def test_provider_errors_and_truncation_become_statuses(collection, openai_serve
 
     openai_server.enqueue(Reply.error(500, "server on fire"), Reply.truncated('{"question": "Wh'))
     llm = LLMConfig(model="test-model", base_url=openai_server.base_url, max_retries=0, concurrency=1, use_cache=False)
-    result = synthesize_from_collection(collection, SynthOptions(n=2, types=("simple",)), llm, dedupe=False)
+    options = SynthOptions(n=2, types=("simple",))
+    result = synthesize_from_collection(collection, options, llm, dedupe=False)
+    assert (options.collection, options.model) == (None, None)  # the caller's options are not changed
     assert result.rows == []
     assert sorted(d.status for d in result.dropped) == ["provider_error", "truncated"]
     assert all(d.stage == "generation" and d.reason for d in result.dropped)

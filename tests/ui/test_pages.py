@@ -207,7 +207,7 @@ def test_batch_validates_rows_and_names_the_bad_ones(demo_home):
     problems = at.dataframe[0].value
     assert list(problems["row"]) == [2, 3, 4]
     text = " ".join(problems["problem"])
-    assert "field 'question'" in text and "field 'contexts'" in text and "mixed" in text
+    assert "field 'question'" in text and "field 'contexts[0]'" in text and "mixed" in text
     assert any("1 of 4" in m.value for m in at.markdown)
 
 

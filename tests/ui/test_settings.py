@@ -40,3 +40,59 @@ def test_a_pasted_key_is_refused_without_echo():
         from rag_eval.ui.settings import save_settings
 
         save_settings({"api_key_env": "not a name"})
+
+
+def _clear_llm_env(monkeypatch):
+    for name in ("RAG_EVAL_LLM_MODEL", "RAG_EVAL_LLM_BASE_URL", "OPENAI_BASE_URL", "RAG_EVAL_LLM_API_KEY_ENV",
+                 "RAG_EVAL_LLM_CONCURRENCY", "RAG_EVAL_LLM_RPM", "RAG_EVAL_LLM_PRICES", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_without_configuration_the_dashboard_is_offline(monkeypatch):
+    from rag_eval.ui.settings import environment_settings
+
+    _clear_llm_env(monkeypatch)
+    assert environment_settings() == DEFAULTS
+
+
+def test_the_environment_applies_in_the_dashboard(monkeypatch):
+    """RAG_EVAL_LLM_MODEL / _CONCURRENCY / _RPM reach the LLM client the dashboard builds
+    (the defaults are not passed as overrides), and a key plus a model configured in the
+    environment (a Space's secrets and variables) start the dashboard on the LLM judge."""
+    from rag_eval.ui.settings import environment_settings, llm_config
+
+    _clear_llm_env(monkeypatch)
+    monkeypatch.setenv("RAG_EVAL_LLM_MODEL", "space-model")
+    monkeypatch.setenv("RAG_EVAL_LLM_CONCURRENCY", "9")
+    monkeypatch.setenv("RAG_EVAL_LLM_RPM", "321")
+    values = environment_settings()
+    assert values["provider"] == "local"  # a model but no key and no endpoint: offline still
+    llm = llm_config(values)
+    assert (llm.model, llm.concurrency, llm.rpm) == ("space-model", 9, 321.0)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-real-123")
+    values = environment_settings()
+    assert values["provider"] == "openai"
+    config = config_from_settings(values)
+    assert (config.judge.kind, config.judge.model, config.judge.concurrency) == ("llm", "space-model", 9)
+
+
+def test_the_batch_estimate_uses_the_runs_model_and_price_table(monkeypatch):
+    import json
+
+    from rag_eval.rag.config import default_config
+    from rag_eval.ui.cost import estimate_batch
+    from rag_eval.ui.settings import environment_settings, llm_config, llm_values_for
+
+    _clear_llm_env(monkeypatch)
+    monkeypatch.setenv("RAG_EVAL_LLM_MODEL", "priced-model")
+    monkeypatch.setenv("RAG_EVAL_LLM_PRICES", json.dumps({"priced-model": {"input": 1000.0, "output": 1000.0}}))
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-real-123")
+    config = config_from_settings(environment_settings())
+    monkeypatch.setattr("rag_eval.ui.settings.st.session_state", {}, raising=False)
+    llm = llm_config(llm_values_for(config.judge))
+    estimate = estimate_batch(["What? Context. Answer."] * 3, config, llm)
+    assert estimate.model == "priced-model" and estimate.cost_usd and estimate.cost_usd > 0.001
+    # a configuration without a model: the environment's model and prices still apply
+    bare = default_config().with_changes(**{"judge.kind": "llm"})
+    assert estimate_batch(["x"], bare).model == "priced-model"
+    assert estimate_batch(["x"], default_config()) is None  # local judge, extractive generator: free

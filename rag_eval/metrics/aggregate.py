@@ -1,0 +1,141 @@
+"""Aggregation decided once: the bootstrap interval, the mean with its coverage, and
+the rules for zero rows and one row that every summary follows (run statistics,
+comparisons, agreement against ground truth).
+
+- Values that are not finite numbers (None, NaN, text) are missing: counted in the
+  coverage, never averaged.
+- Coverage is ``used / total``; with no rows at all it is ``None`` (nothing to cover),
+  never 0.
+- The interval is a percentile bootstrap with a fixed seed (the same values always
+  give the same interval). It needs at least :data:`MIN_ROWS_FOR_INTERVAL` rows: with
+  one row there is a value but no interval, and the reason says so.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+DEFAULT_N_BOOT = 1000
+DEFAULT_CONFIDENCE = 0.95
+DEFAULT_SEED = 0
+MIN_ROWS_FOR_INTERVAL = 2
+# Fewer defined resamples than this fraction of n_boot: no interval (e.g. AUROC on
+# resamples that mostly hold one class only).
+MIN_VALID_RESAMPLE_FRACTION = 0.5
+
+Interval = tuple[float | None, float | None, str | None]  # (low, high, reason when missing)
+
+
+def finite(values: Iterable[Any]) -> list[float]:
+    """The values that are real numbers (booleans count as 0/1; None, NaN, inf and
+    non-numbers dropped)."""
+    out = []
+    for v in values:
+        if isinstance(v, bool):
+            v = float(v)
+        if isinstance(v, (int, float)) and math.isfinite(v):
+            out.append(float(v))
+    return out
+
+
+def coverage_fraction(used: int, total: int) -> float | None:
+    """``used / total``; ``None`` when there are no rows."""
+    return used / total if total else None
+
+
+def percentile_interval(samples: np.ndarray, confidence: float) -> tuple[float, float]:
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(samples, [tail, 1.0 - tail])
+    return float(low), float(high)
+
+
+def _check_confidence(confidence: float) -> None:
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence!r}")
+
+
+def why_no_interval(n: int, n_boot: int) -> str | None:
+    """The reason ``n`` rows get no interval, or None when they can have one."""
+    if n_boot <= 0:
+        return "bootstrap disabled"
+    if n < MIN_ROWS_FOR_INTERVAL:
+        return f"too few rows for a bootstrap ({n})"
+    return None
+
+
+def interval_from_samples(samples: np.ndarray, n_boot: int, confidence: float) -> Interval:
+    """The percentile interval of bootstrap ``samples`` (NaN where a resample was undefined)."""
+    valid = samples[~np.isnan(samples)]
+    if valid.size < MIN_VALID_RESAMPLE_FRACTION * n_boot:
+        return None, None, f"only {valid.size} of {n_boot} resamples were defined"
+    low, high = percentile_interval(valid, confidence)
+    return low, high, None
+
+
+def resample_indices(n: int, n_boot: int, rng: np.random.Generator) -> np.ndarray | None:
+    """An (n_boot, n) matrix of row indices, or None when ``n`` rows get no interval."""
+    return None if why_no_interval(n, n_boot) else rng.integers(0, n, size=(n_boot, n))
+
+
+def bootstrap_ci(
+    statistic: Callable[[np.ndarray], np.ndarray],
+    n: int,
+    *,
+    n_boot: int = DEFAULT_N_BOOT,
+    confidence: float = DEFAULT_CONFIDENCE,
+    rng: np.random.Generator | None = None,
+) -> Interval:
+    """Percentile bootstrap over ``n`` rows. ``statistic`` takes an (n_boot, n) index
+    matrix and returns one value per resample (NaN where undefined). Returns
+    ``(low, high, None)`` or ``(None, None, reason)``."""
+    _check_confidence(confidence)
+    why = why_no_interval(n, n_boot)
+    if why:
+        return None, None, why
+    rng = rng if rng is not None else np.random.default_rng(DEFAULT_SEED)
+    idx = rng.integers(0, n, size=(n_boot, n))
+    return interval_from_samples(np.asarray(statistic(idx), dtype=float), n_boot, confidence)
+
+
+def mean_interval(
+    values: Sequence[float], *, n_boot: int = DEFAULT_N_BOOT, confidence: float = DEFAULT_CONFIDENCE,
+    seed: int = DEFAULT_SEED,
+) -> Interval:
+    """The bootstrap interval of the mean of ``values`` (all finite)."""
+    data = np.asarray(values, dtype=float)
+    return bootstrap_ci(lambda idx: data[idx].mean(axis=1), data.size, n_boot=n_boot, confidence=confidence,
+                        rng=np.random.default_rng(seed))
+
+
+@dataclass(frozen=True, slots=True)
+class MeanWithCoverage:
+    """The mean of the finite values, its interval, how many values it rests on, and
+    their share of all rows."""
+
+    mean: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int
+    coverage: float | None
+    reason: str | None = None  # why the mean or its interval is missing
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def mean_with_coverage(values: Iterable[Any], total: int | None = None, seed: int = DEFAULT_SEED,
+                       n_boot: int = DEFAULT_N_BOOT, confidence: float = DEFAULT_CONFIDENCE) -> MeanWithCoverage:
+    """Mean, interval, n and coverage (n / ``total``; ``total`` defaults to the number of
+    values given, missing ones included) of the finite ``values``."""
+    given = list(values)
+    data = finite(given)
+    total = len(given) if total is None else total
+    if not data:
+        return MeanWithCoverage(None, None, None, 0, coverage_fraction(0, total), "no value to average")
+    low, high, why = mean_interval(data, n_boot=n_boot, confidence=confidence, seed=seed)
+    return MeanWithCoverage(float(np.mean(data)), low, high, len(data), coverage_fraction(len(data), total), why)

@@ -1,0 +1,171 @@
+"""One preparation for rows that already carry a response ("judge these rows"), used by
+``rag-eval judge``, ``rag-eval run --judge-only`` and the dashboard's Batch page, so the
+same file gives the same ids, the same accepted fields and the same errors everywhere.
+
+- Files are read with :func:`rag_eval.datasets.io.iter_raw` (the dataset formats with
+  their CSV/Parquet encodings undone); a row's number is its line in a JSONL file (blank
+  lines keep their numbers), its data row in CSV/JSON/Parquet.
+- Accepted fields: ``response`` or ``answer``; ``documents`` or ``contexts`` (a list of
+  texts), or RAGBench's ``documents_sentences`` (then ``response_sentences`` as given).
+- Id: the row's ``id``; a missing, null or blank id becomes ``row-{row number}``.
+- The row, with those fields normalised, is validated against the dataset schema
+  (:class:`rag_eval.datasets.schema.DatasetRow`); a problem becomes a
+  :class:`~rag_eval.io.rows.RowError` naming file, row and field.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from rag_eval.datasets.io import iter_raw
+from rag_eval.datasets.schema import DatasetRow
+from rag_eval.datasets.validate import issues_from_validation_error
+from rag_eval.io.rows import RowError
+from rag_eval.runs.score_file import truth_number
+from rag_eval.schema import METRIC_NAMES, RAGBENCH_TRUTH_COLUMNS, EvalItem, _as_list
+from rag_eval.text.sentences import item_from_row
+
+RESPONSE_FIELDS = ("response", "answer")
+CONTEXT_FIELDS = ("documents", "contexts")
+
+
+@dataclass(slots=True)
+class PreparedRow:
+    """One input row: its keyed item (and RAGBench ground truth when the row has it),
+    or the error that keeps it from the judge."""
+
+    row_number: int
+    item_id: str
+    question: str = ""
+    item: EvalItem | None = None
+    truth: dict[str, float | None] | None = None
+    error: RowError | None = None
+
+
+def default_row_id(row_number: int) -> str:
+    return f"row-{row_number}"
+
+
+def _blank(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or not str(value).strip()
+
+
+def row_id(row: dict[str, Any], row_number: int) -> str:
+    """The row's ``id`` as text, or ``row-{row_number}`` when it is missing or blank."""
+    value = row.get("id")
+    return default_row_id(row_number) if _blank(value) else str(value).strip()
+
+
+def _first(row: dict[str, Any], names: Sequence[str]) -> tuple[str | None, Any]:
+    for name in names:
+        if row.get(name) not in (None, "", []):
+            return name, row[name]
+    return None, None
+
+
+def has_response(row: dict[str, Any]) -> bool:
+    """Whether a row is to be judged as given (it holds a response and contexts)."""
+    return _first(row, RESPONSE_FIELDS)[0] is not None and (
+        _first(row, CONTEXT_FIELDS)[0] is not None or row.get("documents_sentences") is not None
+    )
+
+
+def _truth(row: dict[str, Any]) -> dict[str, float | None] | None:
+    out: dict[str, float | None] = {}
+    for metric in METRIC_NAMES:
+        column = RAGBENCH_TRUTH_COLUMNS[metric]
+        try:
+            out[metric] = truth_number(row.get(column), column)
+        except ValueError as err:
+            raise _FieldError(column, str(err)) from None
+    return out if any(v is not None for v in out.values()) else None
+
+
+class _FieldError(ValueError):
+    def __init__(self, field: str | None, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+def _normalised(row: dict[str, Any], item_id: str) -> dict[str, Any]:
+    """The row with ``response`` and ``documents`` under their schema names (``answer``
+    here is the response, not a reference answer), or a :class:`_FieldError`."""
+    question = row.get("question")
+    if not isinstance(question, str) or not question.strip():
+        raise _FieldError("question", "missing or empty")
+    out = {**row, "id": item_id}
+    name, response = _first(row, RESPONSE_FIELDS)
+    if name is None:
+        if row.get("response_sentences") is None:
+            raise _FieldError("response", "is missing (give response or answer)")
+    elif not isinstance(response, str):
+        raise _FieldError(name, f"must be text, got {type(response).__name__}")
+    else:
+        out.pop("answer", None)
+        out["response"] = response
+    if row.get("documents_sentences") is not None:
+        for d, doc in enumerate(_as_list(row["documents_sentences"])):
+            for s, pair in enumerate(_as_list(doc)):
+                if len(_as_list(pair)) < 2:
+                    raise _FieldError(f"documents_sentences[{d}][{s}]", "must be a [key, sentence] pair")
+        return out
+    ctx_name, contexts = _first(row, CONTEXT_FIELDS)
+    if ctx_name is None:
+        raise _FieldError("documents", "is missing (give documents or contexts, a list of texts, or documents_sentences)")
+    if isinstance(contexts, str) or not isinstance(contexts, (list, tuple)) and not hasattr(contexts, "tolist"):
+        raise _FieldError(ctx_name, "must be a list of texts")
+    docs = _as_list(contexts)
+    for i, doc in enumerate(docs):
+        if not isinstance(doc, str):
+            raise _FieldError(f"{ctx_name}[{i}]", f"must be text, got {type(doc).__name__}")
+    out.pop("contexts", None)
+    out["documents"] = docs
+    return out
+
+
+def prepare_row(value: dict[str, Any] | RowError, row_number: int, source: str = "dataset") -> PreparedRow:
+    """The keyed item of one row (``row_number`` as the file numbers it), or an error
+    naming ``source``, the row and the field."""
+    if isinstance(value, RowError):
+        return PreparedRow(row_number, default_row_id(row_number), error=value)
+    item_id = row_id(value, row_number)
+    raw_question = value.get("question")
+    question = raw_question if isinstance(raw_question, str) else ""
+    try:
+        row = _normalised(value, item_id)
+        try:
+            DatasetRow.model_validate(row)
+        except ValidationError as err:
+            first = issues_from_validation_error(err, source, row_number)[0]
+            raise _FieldError(first.field, first.message) from None
+        truth = _truth(value)
+        item = item_from_row(row, default_id=item_id)
+    except _FieldError as err:
+        return PreparedRow(row_number, item_id, question, error=RowError(source, row_number, err.field, err.message))
+    except ValueError as err:
+        return PreparedRow(row_number, item_id, question, error=RowError(source, row_number, None, str(err)))
+    return PreparedRow(row_number, item_id, question, item=item, truth=truth)
+
+
+def prepare_rows(rows: Iterable[tuple[int, dict[str, Any] | RowError]], source: str = "dataset") -> list[PreparedRow]:
+    """:func:`prepare_row` over ``(row number, row or read error)`` pairs, in order."""
+    return [prepare_row(value, number, source) for number, value in rows]
+
+
+def read_rows_to_judge(path: str | Path) -> list[tuple[int, dict[str, Any] | RowError]]:
+    """The ``(row number, row or read error)`` pairs of a file, read the one way every
+    entry point reads rows to judge. Raises ``FileFormatError`` when the file as a whole
+    cannot be read."""
+    return list(iter_raw(path))
+
+
+def prepare_file(path: str | Path) -> list[PreparedRow]:
+    """Every row of ``path`` prepared, in file order."""
+    return prepare_rows(read_rows_to_judge(path), str(path))
