@@ -79,10 +79,25 @@ def _summary_lines(summary: BatchSummary, out: Path, local: bool = False, note: 
     return lines
 
 
+def _judge_kind(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    if value in ("llm", "local") or (value.startswith("local:") and len(value) > len("local:")):
+        return value
+    raise click.BadParameter("choose llm, local or local:NAME (a stored calibration)")
+
+
 @click.command("judge")
-@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path), required=False)
 @click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), help="Output rows (.jsonl, .json, .csv, .parquet).")
-@click.option("--judge", "kind", type=click.Choice(["llm", "local"]), default="llm", show_default=True)
+@click.option("--judge", "kind", default="llm", show_default=True, callback=_judge_kind,
+              help="llm, local, or local:NAME (the local judge with the calibration NAME).")
+@click.option("--calibrate", "calibrate", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="With --judge local: fit the local judge to this labelled file (RAGBench rows, .jsonl/.parquet) "
+                   "and store it as --name; no FILE needed.")
+@click.option("--name", "cal_name", default=None, help="Name of the calibration (--calibrate).")
+@click.option("--cal-seed", type=int, default=0, show_default=True, help="Seed of the fit / held-out split (--calibrate).")
+@click.option("--holdout", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.3, show_default=True,
+              help="Share of labelled rows kept out of the fit for the before/after figures (--calibrate).")
+@click.option("--force", is_flag=True, help="Overwrite a calibration of the same name (--calibrate).")
 @click.option("--mode", type=click.Choice([m.value for m in ScoringMode]), default=DEFAULT_MODE.value, show_default=True,
               help="TRACe formulas used for the scores.")
 @click.option("--model", default=None, help="Model name (default: RAG_EVAL_LLM_MODEL, else gpt-4o-mini).")
@@ -104,15 +119,28 @@ def _summary_lines(summary: BatchSummary, out: Path, local: bool = False, note: 
 @click.option("--price-out", type=click.FloatRange(min=0), default=None, help="Override: USD per million completion tokens.")
 @click.option("--model-path", type=click.Path(path_type=Path), default=None, help="Local judge model file (--judge local).")
 @click.option("--dry-run", is_flag=True, help="Print the token and cost estimate and send nothing.")
-def judge_command(file: Path, out: Path | None, kind: str, mode: str, samples: int, consistency_check: bool,
-                  model_path: Path | None, dry_run: bool, **llm_options: Any) -> None:
+def judge_command(file: Path | None, out: Path | None, kind: str, mode: str, samples: int, consistency_check: bool,
+                  model_path: Path | None, dry_run: bool, calibrate: Path | None, cal_name: str | None,
+                  cal_seed: int, holdout: float, force: bool, **llm_options: Any) -> None:
     """Label every row of FILE with a judge and score TRACe.
 
     Rows need `question`, `response` and `documents` (list of texts) or
     `documents_sentences` (then `response_sentences` is used as given when present).
     Output keeps input order; a row that cannot be judged keeps its place with its
     status and reason. Exit code 1 when any row failed.
+
+    With --judge local --calibrate LABELLED --name NAME, fits the local judge to
+    labelled rows instead (see docs/local-judge.md) and stores it for --judge local:NAME.
     """
+    if calibrate is not None:
+        if kind != "local":
+            raise click.UsageError("--calibrate works with --judge local")
+        from rag_eval.cli.labels import calibrate_command
+
+        calibrate_command(calibrate, cal_name, cal_seed, holdout, force, model_path)
+        return
+    if file is None:
+        raise click.UsageError("missing argument FILE")
     try:
         entries = load_entries(file)
     except (FileFormatError, OSError) as err:
@@ -140,7 +168,7 @@ def judge_command(file: Path, out: Path | None, kind: str, mode: str, samples: i
             click.echo(f"Dry run: the local judge runs on this machine; {len(items)} row(s), no requests, no cost.")
             return
         try:
-            judge = make_judge("local", **({"model_path": model_path} if model_path else {}))
+            judge = make_judge(kind, **({"model_path": model_path} if model_path else {}))
         except (OSError, ValueError) as err:
             raise click.ClickException(f"cannot load the local judge: {err}") from err
     if out is None:
@@ -165,7 +193,10 @@ def judge_command(file: Path, out: Path | None, kind: str, mode: str, samples: i
     write_rows(rows, out)
     summary = summarize(rows)
     local = judge.name.startswith("local:")
-    note = judge.model.quality_note() if local else None
+    note = judge.model.quality_note() if local else None  # type: ignore[attr-defined]
+    calibration = getattr(judge, "calibration", None)
+    if calibration:
+        note = f"calibrated with '{calibration['name']}' (its held-out figures are in its JSON). " + (note or "")
     click.echo("\n".join(_summary_lines(summary, out, local=local, note=note)))
     if summary.errors:
         click.echo(f"{summary.failed} row(s) without usable labels:", err=True)

@@ -140,5 +140,7 @@ def agreement_for_run(store: RunStore, run_id: str, reviewer: str | None = None,
     truth = reference_ratings(sets, reviewer)
     judged = [Rated(j.judge, j.item_id, j.labels, j.scores) for j in judgements_for(store, sets)]
     judges = judge_vs_human(judged, truth, n_boot=n_boot, seed=seed)
-    pairs = pairwise([*judged, *human_ratings(sets)])
+    # Judge against judge, reviewer against reviewer (judge against human is above).
+    pairs = [p for p in pairwise([*judged, *human_ratings(sets)])
+             if p.a.startswith("human:") == p.b.startswith("human:")]
     return RunAgreement(run_id, len(truth), reviewer, judges, pairs)
