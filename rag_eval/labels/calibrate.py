@@ -256,3 +256,21 @@ def calibrate_file(path: Path, name: str, **options: Any) -> tuple[dict[str, Any
     rows = read_label_rows(path)
     source = {"kind": "file", "path": str(path), "sha256": _sha256(path), "rows": len(rows)}
     return calibrate_rows(rows, name, source=source, **options)
+
+
+def calibrate_run(store: Any, run_id: str, name: str, reviewer: str | None = None,
+                  **options: Any) -> tuple[dict[str, Any], Path, list[str]]:
+    """Calibrate on a run's human label sets (the Judges view's button); the source in
+    the provenance is the run, its reviewed row ids and the sha256 of those rows."""
+    from rag_eval.labels.exchange import export_rows
+
+    rows = export_rows(store, run_id, reviewer)
+    if reviewer is None:  # one label set per row: the latest save of any reviewer
+        latest: dict[str, dict[str, Any]] = {}
+        for row in rows:
+            if row["id"] not in latest or row["reviewed_at"] >= latest[row["id"]]["reviewed_at"]:
+                latest[row["id"]] = row
+        rows = [latest[k] for k in sorted(latest)]
+    digest = hashlib.sha256(json.dumps(rows, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+    source = {"kind": "run", "run_id": run_id, "reviewer": reviewer, "sha256": digest, "rows": len(rows)}
+    return calibrate_rows(rows, name, source=source, **options)
