@@ -13,7 +13,7 @@ For each held-out subset of the shared RAGBench validation splits:
 
 Prints markdown tables: means over subsets and seeds per k, then per subset at the
 largest k. Features are cached (``--cache``), so reruns and other k/seed settings
-skip the embedding.
+skip the embedding; the base models fitted without each subset are cached beside them.
 
 Usage::
 
@@ -33,12 +33,19 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from rag_eval.config import data_dir, shared_data_dir  # noqa: E402
-from rag_eval.judges.calibration import apply_calibration  # noqa: E402
-from rag_eval.judges.training import SUBSETS, Dataset, build_dataset, fit_model, load_ragbench  # noqa: E402
-from rag_eval.labels.calibrate import LabelledRow, evaluate_rows, fit_calibration  # noqa: E402
+from rag_eval.config import data_dir, shared_data_dir
+from rag_eval.judges.calibration import apply_calibration
+from rag_eval.judges.local import LocalModel
+from rag_eval.judges.training import (
+    SUBSETS,
+    Dataset,
+    build_dataset,
+    fit_model,
+    load_ragbench,
+)
+from rag_eval.labels.calibrate import LabelledRow, evaluate_rows, fit_calibration
 
 METRICS = ("auroc", "rmse_relevance", "rmse_utilization", "rmse_completeness")
 GOALS = {"rmse_relevance": 0.15, "rmse_utilization": 0.10}
@@ -58,6 +65,16 @@ def _dataset(rows_per_subset: int | None, cache: Path) -> Dataset:
     with path.open("wb") as fh:
         pickle.dump(ds, fh)
     return ds
+
+
+def _base_model(ds: Dataset, held: str, rows_per_subset: int | None, cache: Path) -> LocalModel:
+    """The local judge fitted on every subset but ``held`` (cached as model JSON)."""
+    path = cache / f"base_{rows_per_subset or 'all'}_without_{held}.json"
+    if path.exists():
+        return LocalModel.load(path)
+    model = fit_model(ds, np.flatnonzero(ds.subset != held), version=f"loso-{held}")
+    model.save(path)
+    return model
 
 
 def _rows(ds: Dataset, idx: np.ndarray) -> list[LabelledRow]:
@@ -97,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         if len(held_rows) <= max(ks):
             print(f"skipping {held}: {len(held_rows)} rows, need more than {max(ks)}", file=sys.stderr)
             continue
-        base = fit_model(ds, np.flatnonzero(ds.subset != held))
+        base = _base_model(ds, held, args.rows_per_subset, cache)
         for seed in range(args.seeds):
             perm = np.random.default_rng(seed).permutation(held_rows)
             for k in ks:

@@ -12,7 +12,13 @@ from typing import Any
 
 import click
 
-from rag_eval.labels.exchange import FORMATS, export_rows, import_rows, read_label_rows, write_export
+from rag_eval.labels.exchange import (
+    FORMATS,
+    export_rows,
+    import_rows,
+    read_label_rows,
+    write_export,
+)
 from rag_eval.labels.queue import STRATEGIES, build_queue
 from rag_eval.labels.store import RunAgreement, agreement_for_run, review_progress
 from rag_eval.runs.store import RunNotFound, RunStore
@@ -190,10 +196,10 @@ def calibration_lines(cal: dict[str, Any], where: Path) -> list[str]:
     f = cal["fitted"]
     lines = [
         f"Calibration '{cal['name']}' of local:{cal['base_version']} -> {where}",
-        f"fitted on {len(cal['fit_row_ids'])} row(s) (seed {cal['seed']}), shrink weight {f['weight']:.2f}: "
+        (f"fitted on {len(cal['fit_row_ids'])} row(s) (seed {cal['seed']}), shrink weight {f['weight']:.2f}: "
         f"relevance rate {f['relevance_rate_shift']:+.3f}, utilization rate {f['utilization_rate_shift']:+.3f}, "
         f"completeness {f['completeness_shift']:+.3f}, adherence logit {f['adherence_logit_shift']:+.3f}, "
-        f"support threshold {cal['base_values']['support_threshold']:.3f} -> {f['support_threshold']:.3f}",
+        f"support threshold {cal['base_values']['support_threshold']:.3f} -> {f['support_threshold']:.3f}"),
         "",
         f"On {held['rows']} held-out row(s) not used for fitting:",
         "| figure | before | after |", "|---|---:|---:|",

@@ -18,9 +18,10 @@ None when fewer than two rows or both raters give one constant verdict.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from itertools import combinations
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from rag_eval.metrics.agreement import AgreementReport, agreement
 from rag_eval.schema import Labels
@@ -125,6 +126,18 @@ def _adherent(scores: Mapping[str, Any]) -> bool | None:
     return None if value is None else bool(value)
 
 
+def _verdict_kappa(a: Sequence[Mapping[str, Any]], b: Sequence[Mapping[str, Any]]) -> tuple[float | None, str | None]:
+    """Kappa on the adherence verdicts of the rows where both raters give one."""
+    left: list[bool] = []
+    right: list[bool] = []
+    for x, y in zip(a, b):
+        va, vb = _adherent(x), _adherent(y)
+        if va is not None and vb is not None:
+            left.append(va)
+            right.append(vb)
+    return cohen_kappa(left, right)
+
+
 def judge_vs_human(judged: Sequence[Rated], human: Mapping[str, Rated], *, n_boot: int = 1000,
                    seed: int = 0) -> list[JudgeAgreement]:
     """Each judge in ``judged`` against ``human`` (item id -> the human rating), on the
@@ -141,9 +154,7 @@ def judge_vs_human(judged: Sequence[Rated], human: Mapping[str, Rated], *, n_boo
         pred_sets = [key_sets(r.labels) for r in rows]
         true_sets = [key_sets(t.labels) for t in truths]
         sentences = {k: set_prf([p[k] for p in pred_sets], [t[k] for t in true_sets]) for k in KEY_KINDS}
-        pairs = [(_adherent(r.scores), _adherent(t.scores)) for r, t in zip(rows, truths)]
-        pairs = [(a, b) for a, b in pairs if a is not None and b is not None]
-        kappa, why = cohen_kappa([a for a, _ in pairs], [b for _, b in pairs])
+        kappa, why = _verdict_kappa([r.scores for r in rows], [t.scores for t in truths])
         out.append(JudgeAgreement(judge, len(rows), report, sentences, kappa, why, [r.item_id for r in rows]))
     return out
 
@@ -181,9 +192,7 @@ def pairwise(ratings: Sequence[Rated]) -> list[PairAgreement]:
             d = [(float(x.scores[m]) - float(y.scores[m])) ** 2 for x, y in zip(ra, rb)
                  if x.scores.get(m) is not None and y.scores.get(m) is not None]
             rmse[m] = math.sqrt(sum(d) / len(d)) if d else None
-        pairs = [(_adherent(x.scores), _adherent(y.scores)) for x, y in zip(ra, rb)]
-        pairs = [(p, q) for p, q in pairs if p is not None and q is not None]
-        kappa, why = cohen_kappa([p for p, _ in pairs], [q for _, q in pairs])
+        kappa, why = _verdict_kappa([x.scores for x in ra], [y.scores for y in rb])
         f1 = set_prf([key_sets(x.labels)["relevant"] for x in ra], [key_sets(y.labels)["relevant"] for y in rb]).f1
         out.append(PairAgreement(a, b, len(common), rmse, kappa, why, f1))
     return out

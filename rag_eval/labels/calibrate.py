@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -99,7 +100,7 @@ def _logit_shift(z: np.ndarray, target: float) -> float:
 def _threshold(row_min: np.ndarray, not_adherent_rate: float) -> float:
     """The cut with ``not_adherent_rate`` of rows' least supported sentence below it."""
     order = np.sort(row_min)
-    k = int(round(not_adherent_rate * len(order)))
+    k = round(not_adherent_rate * len(order))
     if k <= 0:
         return float(order[0])
     if k >= len(order):
@@ -160,7 +161,7 @@ def split_rows(n: int, seed: int, holdout: float) -> tuple[list[int], list[int]]
     if not 0.0 < holdout < 1.0:
         raise ValueError(f"holdout must be between 0 and 1, got {holdout}")
     perm = np.random.default_rng(seed).permutation(n).tolist()
-    n_eval = min(max(1, int(round(holdout * n))), n - 1)
+    n_eval = min(max(1, round(holdout * n)), n - 1)
     return sorted(perm[n_eval:]), sorted(perm[:n_eval])
 
 
@@ -180,7 +181,7 @@ def calibrate(model: LocalModel, rows: Sequence[LabelledRow], name: str, *, seed
     base_file = Path(model_path) if model_path is not None else MODEL_DIR / MODEL_FILE
     return {
         "name": name,
-        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "base_version": model.version,
         "base_model_sha256": _sha256(base_file) if base_file.is_file() else None,
         "source": dict(source or {}),

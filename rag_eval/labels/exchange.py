@@ -13,8 +13,9 @@ the same label sets, so export -> import -> export is identical.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from rag_eval.labels.review import ragbench_scores
 from rag_eval.labels.store import item_from_record, save_review

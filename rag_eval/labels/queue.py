@@ -12,7 +12,8 @@ reviewed) and rows without usable judge labels where the strategy needs them:
 from __future__ import annotations
 
 import random
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from rag_eval.schema import Labels
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from rag_eval.metrics.trace import score_item
 from rag_eval.schema import EvalItem, Labels, ScoringMode, SentenceSupport

@@ -134,7 +134,13 @@ class RunAgreement:
 def agreement_for_run(store: RunStore, run_id: str, reviewer: str | None = None, n_boot: int = 1000,
                       seed: int = 0) -> RunAgreement:
     """Judge-vs-human and rater-vs-rater agreement on the run's reviewed rows."""
-    from rag_eval.labels.agreement import Rated, human_ratings, judge_vs_human, pairwise, reference_ratings
+    from rag_eval.labels.agreement import (
+        Rated,
+        human_ratings,
+        judge_vs_human,
+        pairwise,
+        reference_ratings,
+    )
 
     sets = reviews(store, run_id)
     truth = reference_ratings(sets, reviewer)

@@ -14,8 +14,19 @@ from typing import Any
 
 import streamlit as st
 
-from rag_eval.labels.review import SUPPORT_CHOICES, draft_from_labels, labels_from_review, ReviewDraft
-from rag_eval.labels.store import ADHOC_PREFIX, adhoc_run_id, latest_review, review_progress, save_review
+from rag_eval.labels.review import (
+    SUPPORT_CHOICES,
+    ReviewDraft,
+    draft_from_labels,
+    labels_from_review,
+)
+from rag_eval.labels.store import (
+    ADHOC_PREFIX,
+    adhoc_run_id,
+    latest_review,
+    review_progress,
+    save_review,
+)
 from rag_eval.schema import Labels
 from rag_eval.ui import components, state
 from rag_eval.ui.constants import STATE_REVIEW_QUEUE, STATE_REVIEWER

@@ -6,7 +6,14 @@ import math
 
 import pytest
 
-from rag_eval.labels.agreement import Rated, cohen_kappa, judge_vs_human, key_sets, pairwise, set_prf
+from rag_eval.labels.agreement import (
+    Rated,
+    cohen_kappa,
+    judge_vs_human,
+    key_sets,
+    pairwise,
+    set_prf,
+)
 from rag_eval.schema import Labels, SentenceSupport
 
 

@@ -87,7 +87,7 @@ def test_reset_undoes_unsaved_edits(rag_eval_home):
 
 
 def test_judges_page_queue_agreement_and_calibration(rag_eval_home, labelled_run):
-    store, run_id = labelled_run
+    _store, _run_id = labelled_run
     at = AppTest.from_file(APP, default_timeout=300)
     at.run()
     at.switch_page(PAGE_JUDGES).run()

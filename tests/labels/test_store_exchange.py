@@ -48,7 +48,7 @@ def _invoke(*args: str) -> str:
 
 
 def test_export_import_round_trip_is_identical(labelled_run, tmp_path):
-    store, run_id = labelled_run
+    _store, run_id = labelled_run
     first = tmp_path / "first.jsonl"
     _invoke("labels", "export", run_id, "--format", "jsonl", "--out", str(first))
     rows = [json.loads(line) for line in first.read_text().splitlines()]
@@ -83,7 +83,7 @@ def test_import_refuses_rows_of_another_item_and_keeps_the_rest(labelled_run, tm
 
 
 def test_agreement_by_judge_and_queue_from_the_cli(labelled_run):
-    store, run_id = labelled_run
+    _store, run_id = labelled_run
     out = _invoke("agreement", run_id, "--by-judge", "--n-boot", "100")
     assert "## local:2.0.0 on 14 reviewed row(s)" in out and "Cohen's kappa" in out
     data = json.loads(_invoke("agreement", run_id, "--by-judge", "--json", "--n-boot", "0"))
