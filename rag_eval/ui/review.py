@@ -53,9 +53,9 @@ def _version_key(run_id: str, item_id: str) -> str:
     return f"{PREFIX}.version.{run_id}.{item_id}"
 
 
-def draw_progress(store: Any, run_id: str) -> None:
+def draw_progress(store: Any, run_id: str, slot: Any = None) -> None:
     if not run_id.startswith(ADHOC_PREFIX):
-        st.caption(f"Review progress of this run: **{review_progress(store, run_id).text}**")
+        (slot or st).caption(f"Review progress of this run: **{review_progress(store, run_id).text}**")
 
 
 def _draw_form(view: SupportView, base: Labels | None, note: str, keys: str) -> tuple[bool, ReviewDraft]:
@@ -113,7 +113,8 @@ def draw_review(view: SupportView, store: Any) -> None:
     reviewer = st.text_input("Reviewer", value=state.get(STATE_REVIEWER, "") or "", key=K_REVIEWER,
                              placeholder="your name (stored with your labels)").strip()
     state.put(STATE_REVIEWER, reviewer)
-    draw_progress(store, run_id)
+    progress = st.empty()  # filled last, so a save in this run is counted
+    draw_progress(store, run_id, progress)
     if not view.item.response_sentences or not view.item.document_keys:
         st.info("This row has no document or response sentences to review.")
         return
@@ -139,6 +140,7 @@ def draw_review(view: SupportView, store: Any) -> None:
     if st.button("Reset to last saved", key=f"{PREFIX}.reset", shortcut="Alt+Z"):
         state.put(_version_key(run_id, item_id), version + 1)
         st.rerun()
+    draw_progress(store, run_id, progress)
     if saved:
         st.markdown(f"**Human scores** ({saved['reviewer']}, saved {saved['created_at']})")
         components.draw_scores(scores_from_record(saved), f"human:{saved['reviewer']}", "reviewed")

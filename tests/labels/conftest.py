@@ -13,7 +13,8 @@ from rag_eval.schema import Labels
 
 
 @pytest.fixture
-def labelled_run(rag_eval_home, ragbench_rows):
+def judged_run(rag_eval_home, ragbench_rows):
+    """The committed rows judged by the local judge as a run, nothing reviewed yet."""
     from rag_eval.judges.registry import make_judge
 
     try:
@@ -21,7 +22,12 @@ def labelled_run(rag_eval_home, ragbench_rows):
     except (ValueError, OSError, ImportError) as err:
         pytest.skip(f"local judge unavailable: {err}")
     store = RunStore()
-    run_id = judge_dataset(list(enumerate(ragbench_rows, 1)), RagConfig(), store, judge, name="sample")
+    return store, judge_dataset(list(enumerate(ragbench_rows, 1)), RagConfig(), store, judge, name="sample")
+
+
+@pytest.fixture
+def labelled_run(judged_run, ragbench_rows):
+    store, run_id = judged_run
     by_id = {str(r["id"]): r for r in ragbench_rows}
     for record in store.items(run_id):
         save_review(store, run_id, item_from_record(record), Labels.from_dict(by_id[record["item_id"]]), "gt")

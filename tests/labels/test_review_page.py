@@ -106,3 +106,29 @@ def test_judges_page_queue_agreement_and_calibration(rag_eval_home, labelled_run
     assert not at.error, [e.value for e in at.error]
     judges = set(at.dataframe[0].value["judge"])
     assert "local:2.0.0+sample-domain" in judges
+
+
+def test_queue_opens_run_rows_for_review_one_after_the_other(rag_eval_home, judged_run):
+    store, run_id = judged_run
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page(PAGE_JUDGES).run()
+    at.number_input(key="judges.n").set_value(3)
+    at.button(key="judges.build").click().run()
+    queue = at.session_state["shared.review_queue"]
+    assert queue["run_id"] == run_id and len(queue["ids"]) == 3
+    at.button(key="judges.start").click().run()
+    assert not at.error, [e.value for e in at.error]
+    assert at.title[0].value == "Sentence support map"
+    at.switch_page(PAGE_SUPPORT_MAP)  # AppTest reruns the page it was told, not the one the script switched to
+    at.text_input(key="review.reviewer").input("alice").run()
+    assert any("0 of 14 rows reviewed" in c.value for c in at.caption)
+    first = queue["ids"][0]
+    save = next(b.key for b in at.button if b.key and b.key.startswith(f"review.{run_id}.{first}.alice"))
+    at.button(key=save).click().run()
+    assert any("1 of 14 rows reviewed by alice" in c.value for c in at.caption)
+    (saved,) = store.human_labels(run_id)
+    assert saved["item_id"] == queue["ids"][0] and saved["judge_reviewed"] == "local:2.0.0"
+    at.button(key="review.next").click().run()
+    assert not at.error, [e.value for e in at.error]
+    assert any(b.key and b.key.startswith(f"review.{run_id}.{queue['ids'][1]}.alice") for b in at.button)
