@@ -1,6 +1,6 @@
 """Human review of one judged row, drawn under its support map.
 
-The reviewer corrects the labels in one form (Tab moves through it; Ctrl+Enter or
+The reviewer corrects the labels in one form (Tab moves through it;
 Alt+S saves): relevant and utilized document sentences, each response sentence
 supported / partial / unsupported with its supporting sentences, and a note. Nothing
 is stored until *Save review*; *Reset to last saved* (Alt+Z) undoes unsaved edits.
