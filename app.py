@@ -30,6 +30,7 @@ navigation = st.navigation(
             st.Page("pages/batch.py", title="Batch evaluation", icon=":material/playlist_play:"),
             st.Page("pages/runs.py", title="Runs and trends", icon=":material/monitoring:"),
             st.Page("pages/compare.py", title="Compare", icon=":material/compare:"),
+            st.Page("pages/judges.py", title="Judges", icon=":material/gavel:"),
         ],
         "Data": [
             st.Page("pages/datasets.py", title="Datasets", icon=":material/dataset:"),

@@ -133,7 +133,9 @@ def render_results(run_id: str) -> None:
         pick = st.selectbox("Open a row's support map", ids, key=f"{PAGE}.drill")
         if st.button("Open support map", key=f"{PAGE}.open"):
             record = next(i for i in items if i["item_id"] == pick)
-            state.open_support_map(view_from_record(record, run["name"]))
+            view = view_from_record(record, run["name"])
+            view.extra["run_id"] = run_id  # so a review is stored with this run
+            state.open_support_map(view)
     export = pd.DataFrame(export_rows(run, items))
     st.download_button("Download results (CSV)", export.to_csv(index=False).encode("utf-8"),
                        file_name=f"{run_id}.csv", mime="text/csv", key=f"{PAGE}.download_csv")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from rag_eval.ui import components, data, state
+from rag_eval.ui import components, data, review, state
 from rag_eval.ui.constants import STATE_COMPARE_PAIR, STATE_FOCUS, STATE_SUPPORT_SOURCE
 from rag_eval.ui.views import SupportView, view_from_ragbench_row
 
@@ -42,6 +42,7 @@ def render_sample_picker() -> SupportView:
 def render_single(view: SupportView) -> None:
     components.draw_scores(view.scores, view.judge, view.status)
     components.draw_support_map(view, key=f"{PAGE}.selected")
+    review.draw_review(view, data.run_store())
 
 
 def render_pair(pair: tuple[SupportView, SupportView]) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from rag_eval.cli import datasets, html_report, judge, pipeline, scoring
+from rag_eval.cli import datasets, html_report, judge, labels, pipeline, scoring
 
 
 @click.group()
@@ -17,5 +17,5 @@ def cli() -> None:
     """RAG evaluation workbench: TRACe metrics, judges, a Qdrant RAG pipeline and runs."""
 
 
-for _module in (scoring, judge, pipeline, datasets, html_report):
+for _module in (scoring, judge, pipeline, datasets, html_report, labels):
     _module.register(cli)

@@ -85,10 +85,25 @@ def _summary_lines(summary: BatchSummary, out: Path, local: bool = False, note: 
     return lines
 
 
+def _judge_kind(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    if value in ("llm", "local") or (value.startswith("local:") and len(value) > len("local:")):
+        return value
+    raise click.BadParameter("choose llm, local or local:NAME (a stored calibration)")
+
+
 @click.command("judge")
-@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path), required=False)
 @click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), help="Output rows (.jsonl, .json, .csv, .parquet).")
-@click.option("--judge", "kind", type=click.Choice(["llm", "local"]), default="llm", show_default=True)
+@click.option("--judge", "kind", default="llm", show_default=True, callback=_judge_kind,
+              help="llm, local, or local:NAME (the local judge with the calibration NAME).")
+@click.option("--calibrate", "calibrate", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="With --judge local: fit the local judge to this labelled file (RAGBench rows, .jsonl/.parquet) "
+                   "and store it as --name; no FILE needed.")
+@click.option("--name", "cal_name", default=None, help="Name of the calibration (--calibrate).")
+@click.option("--cal-seed", type=int, default=0, show_default=True, help="Seed of the fit / held-out split (--calibrate).")
+@click.option("--holdout", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.3, show_default=True,
+              help="Share of labelled rows kept out of the fit for the before/after figures (--calibrate).")
+@click.option("--force", is_flag=True, help="Overwrite a calibration of the same name (--calibrate).")
 @click.option("--mode", type=click.Choice([m.value for m in ScoringMode]), default=DEFAULT_MODE.value, show_default=True,
               help="TRACe formulas used for the scores.")
 @click.option("--model", default=None, help="Model name (default: RAG_EVAL_LLM_MODEL, else gpt-4o-mini).")
@@ -116,8 +131,9 @@ def _summary_lines(summary: BatchSummary, out: Path, local: bool = False, note: 
                    "alone: a local Ray instance). LLM calls stay in this process under one rate limiter.")
 @click.option("--ray-workers", type=click.IntRange(min=1), default=2, show_default=True,
               help="Ray workers (actors), each holding a local judge.")
-def judge_command(file: Path, out: Path | None, kind: str, mode: str, samples: int, consistency_check: bool,
+def judge_command(file: Path | None, out: Path | None, kind: str, mode: str, samples: int, consistency_check: bool,
                   model_path: Path | None, dry_run: bool, ray_address: str | None, ray_workers: int,
+                  calibrate: Path | None, cal_name: str | None, cal_seed: int, holdout: float, force: bool,
                   **llm_options: Any) -> None:
     """Label every row of FILE with a judge and score TRACe.
 
@@ -126,11 +142,23 @@ def judge_command(file: Path, out: Path | None, kind: str, mode: str, samples: i
     Output keeps input order; a row that cannot be judged keeps its place with its
     status and reason. Exit code 1 when any row failed, or when a --fail-under
     threshold or --min-coverage is not met (the gate).
+
+    With --judge local --calibrate LABELLED --name NAME, fits the local judge to
+    labelled rows instead (see docs/local-judge.md) and stores it for --judge local:NAME.
     """
     from rag_eval.io.rows import FileFormatError, write_rows
     from rag_eval.judges.registry import make_judge
     from rag_eval.runs.judge_file import judge_entries, load_entries, summarize
 
+    if calibrate is not None:
+        if kind != "local":
+            raise click.UsageError("--calibrate works with --judge local")
+        from rag_eval.cli.labels import calibrate_command
+
+        calibrate_command(calibrate, cal_name, cal_seed, holdout, force, model_path)
+        return
+    if file is None:
+        raise click.UsageError("missing argument FILE")
     gate = request_from(llm_options)
     try:
         entries = load_entries(file)
@@ -163,10 +191,10 @@ def judge_command(file: Path, out: Path | None, kind: str, mode: str, samples: i
             if ray_address:
                 from rag_eval.runs.ray_judge import make_parallel_judge
 
-                judge = make_parallel_judge("local", options, address=None if ray_address == "local" else ray_address,
+                judge = make_parallel_judge(kind, options, address=None if ray_address == "local" else ray_address,
                                             workers=ray_workers)
             else:
-                judge = make_judge("local", **options)
+                judge = make_judge(kind, **options)
         except (OSError, ValueError) as err:
             raise click.ClickException(f"cannot load the local judge: {err}") from err
     if out is None:
@@ -199,6 +227,9 @@ def judge_command(file: Path, out: Path | None, kind: str, mode: str, samples: i
     local = judge.name.startswith("local:")
     model = getattr(judge, "model", None)  # the local judge's fitted model says how far to trust it
     note = model.quality_note() if local and model is not None else None
+    calibration = getattr(judge, "calibration", None)
+    if calibration:
+        note = f"calibrated with '{calibration['name']}' (its held-out figures are in its JSON). " + (note or "")
     click.echo("\n".join(_summary_lines(summary, out, local=local, note=note)))
     if summary.errors:
         click.echo(f"{summary.failed} row(s) without usable labels:", err=True)

@@ -174,22 +174,34 @@ def score_command(file: Path, mode: str, out: Path | None, n_boot: int, seed: in
 
 @click.command("agreement")
 @click.argument("pred", type=click.Path(dir_okay=False, path_type=Path))
-@click.argument("truth", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("truth", type=click.Path(dir_okay=False, path_type=Path), required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
 @_boot_option
 @_seed_option
 @_threshold_option
-def agreement_command(pred: Path, truth: Path, as_json: bool, n_boot: int, seed: int, threshold: float) -> None:
+@click.option("--by-judge", is_flag=True, help="PRED is a run: every judge against its human label sets.")
+@click.option("--reviewer", default=None, help="With --by-judge: this reviewer's labels as truth [default: latest].")
+@click.option("--db", default=None, help="With --by-judge: the run store file.")
+def agreement_command(pred: Path, truth: Path | None, as_json: bool, n_boot: int, seed: int, threshold: float,
+                      by_judge: bool, reviewer: str | None, db: str | None) -> None:
     """Agreement of predicted TRACe scores (PRED) with ground truth (TRUTH), joined on id.
 
     PRED is typically the output of 'rag-eval score' or of a judge run; TRUTH holds
     RAGBench's relevance_score / utilization_score / completeness_score /
-    adherence_score (or the metric names).
+    adherence_score (or the metric names). With --by-judge, PRED is a run and the
+    truth is its human label sets: RMSE, AUROC, sentence-key F1 and kappa per judge.
     """
+    if by_judge:
+        from rag_eval.cli.labels import by_judge as by_judge_report
+
+        by_judge_report(str(pred), db, reviewer, n_boot, seed, as_json)
+        return
     from rag_eval.io.rows import FileFormatError
     from rag_eval.runs.join import RepeatedIdMismatch
     from rag_eval.runs.score_file import agreement_between_files
 
+    if truth is None:
+        raise click.UsageError("missing argument TRUTH (or give --by-judge with a run)")
     try:
         result = agreement_between_files(pred, truth, n_boot=n_boot, seed=seed, threshold=threshold)
     except (FileFormatError, RepeatedIdMismatch) as err:

@@ -396,11 +396,21 @@ class LocalJudge:
     Anything with ``encode(texts) -> normalised array`` works, e.g. for tests.
     """
 
-    def __init__(self, model_path: str | Path | None = None, embedder=None, chunk_size: int = CHUNK_SIZE):
+    def __init__(self, model_path: str | Path | None = None, embedder=None, chunk_size: int = CHUNK_SIZE,
+                 calibration: str | dict[str, Any] | None = None):
         if chunk_size < 1:
             raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
         self.model = LocalModel.load(model_path)
         self.name = f"local:{self.model.version}"
+        self.calibration: dict[str, Any] | None = None
+        if calibration is not None:  # a name under $RAG_EVAL_HOME/calibrations, or the loaded JSON
+            from rag_eval.judges.calibration import apply_calibration, load_calibration
+
+            cal = load_calibration(calibration) if isinstance(calibration, str) else dict(calibration)
+            self.model = apply_calibration(self.model, cal["fitted"])
+            self.calibration = {"name": cal.get("name"), "sha256": cal.get("sha256"),
+                                "base_version": cal.get("base_version")}
+            self.name = f"local:{self.model.version}+{cal.get('name')}"
         self.chunk_size = chunk_size
         self._embedder = embedder
 
@@ -461,5 +471,6 @@ class LocalJudge:
             item_id=item.id, status=status, labels=labels, error=error,
             latency_s=None if latency is None else round(latency, 6),
             judge=self.name, cost_usd=0.0 if status is JudgeStatus.OK else None,
-            extra={"judge_kind": "local", "model_version": self.model.version},
+            extra={"judge_kind": "local", "model_version": self.model.version,
+                   **({"calibration": self.calibration} if self.calibration else {})},
         )

@@ -42,7 +42,10 @@ REGISTRY: dict[str, Callable[..., Judge]] = {"llm": _llm, "local": _local}
 def make_judge(kind: str, **options: Any) -> Judge:
     """A judge of ``kind`` ("llm" | "local"). LLM options are LLMConfig fields (model,
     base_url, api_key_env, concurrency, rpm, ...) or ``config=LLMConfig(...)``, plus
-    samples, consistency_check, prompt_id. Local options: model_path."""
+    samples, consistency_check, prompt_id. Local options: model_path, calibration
+    (``"local:NAME"`` is the local judge with the stored calibration NAME)."""
+    if kind.startswith("local:"):  # local:NAME = the local judge with a stored calibration
+        kind, options = "local", {**options, "calibration": kind.split(":", 1)[1]}
     try:
         factory = REGISTRY[kind]
     except KeyError:

@@ -103,6 +103,20 @@ MIGRATIONS: list[Migration] = [
     ALTER TABLE runs ADD COLUMN owner TEXT;
     ALTER TABLE runs ADD COLUMN heartbeat_at TEXT
     """),
+    # Human label sets (rag_eval.labels): append-only, one row per save, beside the
+    # judge's labels in ``items`` (never overwriting them). ``run_id`` is a run's id or
+    # ``adhoc:<source>`` for rows reviewed outside a run (an Ask result, a dataset row).
+    (4, """
+    CREATE TABLE human_labels (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        run_id TEXT NOT NULL,
+        item_id TEXT NOT NULL,
+        reviewer TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        record_json TEXT NOT NULL
+    );
+    CREATE INDEX human_labels_item ON human_labels(run_id, item_id, reviewer)
+    """),
 ]
 
 RUN_STATUSES = ("running", "finished", "cancelled", "failed")
@@ -605,6 +619,43 @@ class RunStore:
     def item_statuses(self, run_id: str) -> dict[str, str]:
         return {r[0]: r[1] for r in self._read("SELECT item_id, status FROM items WHERE run_id = ?", (run_id,))}
 
+    def items_with_ids(self, item_ids: Iterable[str]) -> list[tuple[str, dict[str, Any]]]:
+        """``(run_id, record)`` of every stored item, in any run, whose id is in ``item_ids``."""
+        ids = sorted({str(i) for i in item_ids})
+        out: list[tuple[str, dict[str, Any]]] = []
+        for start in range(0, len(ids), 500):
+            part = ids[start:start + 500]
+            rows = self._read(f"SELECT run_id, record_json FROM items WHERE item_id IN ({','.join('?' * len(part))})",
+                              part)
+            out.extend((r[0], json.loads(r[1])) for r in rows)
+        return out
+
+    # ------------------------------------------------------------------ human labels
+    def add_human_labels(self, run_id: str, item_id: str, reviewer: str, record: dict[str, Any],
+                         created_at: str | None = None) -> int:
+        """Append one human label set (``rag_eval.labels``); earlier saves stay as history."""
+        if not str(reviewer).strip():
+            raise ValueError("a human label set needs a reviewer name")
+        result = self._write(
+            "INSERT INTO human_labels (run_id, item_id, reviewer, created_at, record_json) VALUES (?,?,?,?,?) RETURNING id",
+            (run_id, str(item_id), str(reviewer).strip(), created_at or _now(), _dumps(record, self._secrets())),
+        )
+        return int(result.rows[0][0]) if result.rows else int(result.lastrowid or 0)
+
+    def human_labels(self, run_id: str, reviewer: str | None = None, latest: bool = True) -> list[dict[str, Any]]:
+        """The run's human label sets (``latest``: the last save per item and reviewer),
+        each as its record plus ``id``, ``run_id``, ``item_id``, ``reviewer``, ``created_at``."""
+        sql = "SELECT id, run_id, item_id, reviewer, created_at, record_json FROM human_labels WHERE run_id = ?"
+        params: list[Any] = [run_id]
+        if reviewer is not None:
+            sql += " AND reviewer = ?"
+            params.append(reviewer)
+        if latest:
+            sql += (" AND id IN (SELECT MAX(id) FROM human_labels WHERE run_id = ? GROUP BY item_id, reviewer)")
+            params.append(run_id)
+        rows = self._read(sql + " ORDER BY item_id, reviewer, id", params)
+        return [{**json.loads(r[5]), "id": r[0], "run_id": r[1], "item_id": r[2], "reviewer": r[3],
+                 "created_at": r[4]} for r in rows]
 
 class _Tx:
     """A connection inside one transaction, committed on success, rolled back on error;

@@ -21,6 +21,7 @@ PAGE_COMPARE = "pages/compare.py"
 PAGE_DATASETS = "pages/datasets.py"
 PAGE_CORPUS = "pages/corpus.py"
 PAGE_SETTINGS = "pages/settings.py"
+PAGE_JUDGES = "pages/judges.py"
 
 ALL_PAGES = (
     PAGE_OVERVIEW,
@@ -29,6 +30,7 @@ ALL_PAGES = (
     PAGE_BATCH,
     PAGE_RUNS,
     PAGE_COMPARE,
+    PAGE_JUDGES,
     PAGE_DATASETS,
     PAGE_CORPUS,
     PAGE_SETTINGS,
@@ -39,6 +41,8 @@ STATE_SUPPORT_SOURCE = "shared.support_source"  # what the support map page show
 STATE_COMPARE_PAIR = "shared.compare_pair"  # (left, right) support sources for side-by-side
 STATE_FOCUS = "shared.support_focus"  # "single" or "pair": which of the two the sender meant
 STATE_SETTINGS = "shared.settings"  # the session's LLM / run settings overrides
+STATE_REVIEWER = "shared.reviewer"  # the reviewer's name, kept across rows
+STATE_REVIEW_QUEUE = "shared.review_queue"  # {"run_id", "ids"}: rows queued for review (Judges page)
 
 METRIC_LABELS = {
     "context_relevance": "Context relevance",

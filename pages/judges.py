@@ -1,0 +1,139 @@
+"""Judges: how far each judge agrees with the human labels of a run's reviewed rows.
+
+Pick a run; queue its rows for review (random, lowest judge confidence, two judges'
+largest disagreement, flagged as hallucinated) and review them in the support map;
+see every judge's agreement with those labels (RMSE per TRACe metric with bootstrap
+intervals, hallucination AUROC, sentence-key precision / recall / F1, Cohen's kappa)
+and judge against judge; calibrate the local judge on the reviewed rows and rerun
+them with it. Every figure comes from ``rag_eval.labels``.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from rag_eval.judges.registry import make_judge
+from rag_eval.labels.calibrate import calibrate_run
+from rag_eval.labels.queue import STRATEGIES, build_queue
+from rag_eval.labels.rerun import rejudge_run
+from rag_eval.labels.store import agreement_for_run, review_progress
+from rag_eval.ui import components, data, review, state
+from rag_eval.ui.constants import STATE_REVIEW_QUEUE
+from rag_eval.ui.views import view_from_record
+
+PAGE = "judges"
+K_RUN = f"{PAGE}.run"
+K_STRATEGY, K_N, K_SEED, K_OTHER = f"{PAGE}.strategy", f"{PAGE}.n", f"{PAGE}.seed", f"{PAGE}.other"
+K_CAL_NAME, K_CAL_SEED, K_CAL_RESULT = f"{PAGE}.cal_name", f"{PAGE}.cal_seed", f"{PAGE}.cal_result"
+K_RERUN = f"{PAGE}.rerun_result"
+STRATEGY_LABELS = {"random": "random (seeded)", "confidence": "lowest judge confidence",
+                   "disagreement": "largest disagreement between two judges", "hallucinated": "flagged as hallucinated"}
+
+
+def init_page_state() -> None:
+    state.init_defaults({K_N: 20, K_SEED: 0, K_CAL_SEED: 0})
+
+
+def render_run_picker(runs: list[dict]) -> dict:
+    by_id = {r["id"]: r for r in runs}
+    run_id = st.selectbox("Run", list(by_id), key=K_RUN,
+                          format_func=lambda i: f"{by_id[i]['name']} · {i} · {by_id[i]['n_done']} rows")
+    run = by_id[run_id]
+    st.caption(review_progress(data.run_store(), run["id"]).text)
+    return run
+
+
+def render_queue(run: dict, runs: list[dict]) -> None:
+    st.subheader("Review queue")
+    store = data.run_store()
+    cols = st.columns([3, 1, 1])
+    strategy = cols[0].selectbox("Queue rows by", STRATEGIES, format_func=STRATEGY_LABELS.__getitem__, key=K_STRATEGY)
+    n = cols[1].number_input("Rows", min_value=1, max_value=500, key=K_N)
+    seed = cols[2].number_input("Seed", min_value=0, key=K_SEED)
+    other = None
+    if strategy == "disagreement":
+        others = [r for r in runs if r["id"] != run["id"]]
+        if not others:
+            st.info("Disagreement needs a second run of the same rows by another judge.")
+            return
+        pick = st.selectbox("Second judge's run", range(len(others)), key=K_OTHER,
+                            format_func=lambda i: f"{others[i]['name']} · {others[i]['id']}")
+        other = store.items(others[pick]["id"])
+    if st.button("Build queue", key=f"{PAGE}.build"):
+        done = {s["item_id"] for s in store.human_labels(run["id"])}
+        ids = build_queue(strategy, store.items(run["id"]), n=int(n), seed=int(seed), exclude=done, other=other)
+        state.put(STATE_REVIEW_QUEUE, {"run_id": run["id"], "run_name": run["name"], "ids": ids, "strategy": strategy})
+    queue = state.get(STATE_REVIEW_QUEUE)
+    if queue and queue["run_id"] == run["id"]:
+        st.caption(f"{len(queue['ids'])} row(s) queued ({STRATEGY_LABELS[queue['strategy']]}): "
+                   + ", ".join(queue["ids"][:20]) + (" …" if len(queue["ids"]) > 20 else ""))
+        if queue["ids"] and st.button("Start reviewing", key=f"{PAGE}.start", type="primary"):
+            record = next(r for r in store.items(run["id"]) if str(r["item_id"]) == queue["ids"][0])
+            view = view_from_record(record, run["name"])
+            view.extra["run_id"] = run["id"]
+            state.open_support_map(view)
+
+
+def render_agreement(run: dict) -> None:
+    st.subheader("Judge against human labels")
+    result = agreement_for_run(data.run_store(), run["id"])
+    if not result.n_reviewed:
+        st.info("No reviewed rows yet: build a queue and review rows in the support map.")
+        return
+    if not result.judges:
+        st.info("No judge labelled the reviewed rows.")
+        return
+    st.caption(f"{result.n_reviewed} reviewed row(s); truth = each row's latest human label set; "
+               "95% bootstrap intervals; failed judge rows are not counted.")
+    components.draw_table(review.judge_table(result), key=f"{PAGE}.judges")
+    if result.pairs:
+        st.markdown("**Judge against judge, reviewer against reviewer** (rows both labelled)")
+        components.draw_table(review.pairs_table(result), key=f"{PAGE}.pairs")
+
+
+def render_calibration(run: dict) -> None:
+    st.subheader("Calibrate local judge")
+    st.caption("Fits the local judge's rate intercepts and threshold to this run's reviewed rows (seeded split; "
+               "figures on the rows not used for fitting) and stores it under a name.")
+    cols = st.columns([3, 1])
+    name = cols[0].text_input("Calibration name", key=K_CAL_NAME, placeholder="e.g. my-domain")
+    seed = cols[1].number_input("Split seed", min_value=0, key=K_CAL_SEED)
+    if st.button("Calibrate local judge", key=f"{PAGE}.calibrate", disabled=not name):
+        with st.spinner("Featurising the reviewed rows and fitting…"):
+            cal, where, errors = calibrate_run(data.run_store(), run["id"], name.strip(), seed=int(seed),
+                                               overwrite=True)
+        state.put(K_CAL_RESULT, {"cal": cal, "where": str(where), "errors": errors, "run_id": run["id"]})
+    result = state.get(K_CAL_RESULT)
+    if not result or result["run_id"] != run["id"]:
+        return
+    cal = result["cal"]
+    st.success(f"Stored calibration **{cal['name']}** ({result['where']}); fitted on {len(cal['fit_row_ids'])} "
+               f"row(s), evaluated on {cal['held_out']['rows']} held-out row(s).")
+    components.draw_table(review.calibration_table(cal), key=f"{PAGE}.cal_table")
+    for line in result["errors"][:10]:
+        st.warning(f"skipped {line}")
+    if st.button(f"Rerun the reviewed rows with local:{cal['name']}", key=f"{PAGE}.rerun"):
+        reviewed = {s["item_id"] for s in data.run_store().human_labels(run["id"])}
+        with st.spinner("Judging…"):
+            new_id = rejudge_run(data.run_store(), run["id"], make_judge(f"local:{cal['name']}"), only=reviewed)
+        data.refresh()
+        state.put(K_RERUN, new_id)
+        st.rerun()  # the agreement table above now includes the calibrated judge
+    if state.get(K_RERUN):
+        st.info(f"Run {state.get(K_RERUN)} holds the calibrated judge's labels; its agreement is in the table above.")
+
+
+def main() -> None:
+    init_page_state()
+    st.title("Judges")
+    runs = [r for r in data.list_runs() if r.get("n_done")]
+    if not runs:
+        st.info("No runs yet: run a batch evaluation first, then review its rows here.")
+        return
+    run = render_run_picker(runs)
+    render_queue(run, runs)
+    render_agreement(run)
+    render_calibration(run)
+
+
+state.guarded(main)

@@ -1,0 +1,216 @@
+"""Judges against human labels, and judges against each other. Pure functions.
+
+For each judge that labelled reviewed rows:
+
+- TRACe agreement from :func:`rag_eval.metrics.agreement.agreement`: RMSE per metric
+  with bootstrap intervals, hallucination AUROC (label = human says not adherent,
+  score = 1 - the judge's continuous adherence), coverage;
+- sentence-level precision / recall / F1 of the relevant keys, the utilized keys and
+  the supporting keys (pairs ``(response key, document key)``), micro-averaged: true
+  positives, false positives and false negatives are summed over rows first;
+- Cohen's kappa on the adherence verdict (scikit-learn).
+
+Edge cases, decided once here: precision is undefined (None) when the judge marked no
+key in any row, recall when the human marked none; F1 is None when both are; kappa is
+None when fewer than two rows or both raters give one constant verdict.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from itertools import combinations
+from typing import Any
+
+from rag_eval.metrics.agreement import AgreementReport, agreement
+from rag_eval.schema import Labels
+from rag_eval.text.keys import normalize_key, parse_document_key
+
+KEY_KINDS = ("relevant", "utilized", "supporting")
+TRACE_METRICS = ("context_relevance", "context_utilization", "completeness", "adherence")
+
+
+@dataclass(frozen=True, slots=True)
+class PRF:
+    precision: float | None
+    recall: float | None
+    f1: float | None
+    tp: int
+    fp: int
+    fn: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def set_prf(predicted: Sequence[Iterable[Any]], truth: Sequence[Iterable[Any]]) -> PRF:
+    """Micro-averaged precision, recall and F1 of aligned sets (``predicted[i]`` vs ``truth[i]``)."""
+    if len(predicted) != len(truth):
+        raise ValueError(f"{len(predicted)} predicted sets but {len(truth)} truth sets")
+    tp = fp = fn = 0
+    for p, t in zip(predicted, truth):
+        ps, ts = set(p), set(t)
+        tp += len(ps & ts)
+        fp += len(ps - ts)
+        fn += len(ts - ps)
+    precision = tp / (tp + fp) if tp + fp else None
+    recall = tp / (tp + fn) if tp + fn else None
+    denom = 2 * tp + fp + fn
+    f1 = 2 * tp / denom if denom else None
+    return PRF(precision, recall, f1, tp, fp, fn)
+
+
+def key_sets(labels: Labels) -> dict[str, set[Any]]:
+    """Normalised relevant keys, utilized keys and (response key, document key) support pairs."""
+    support = {
+        (normalize_key(s.response_sentence_key), normalize_key(k))
+        for s in labels.sentence_support_information
+        for k in s.supporting_sentence_keys
+        if parse_document_key(normalize_key(k)) is not None
+    }
+    return {
+        "relevant": {normalize_key(k) for k in labels.all_relevant_sentence_keys},
+        "utilized": {normalize_key(k) for k in labels.all_utilized_sentence_keys},
+        "supporting": support,
+    }
+
+
+def cohen_kappa(a: Sequence[bool], b: Sequence[bool]) -> tuple[float | None, str | None]:
+    """Cohen's kappa of two raters' verdicts (scikit-learn), or None with the reason."""
+    if len(a) != len(b):
+        raise ValueError(f"{len(a)} verdicts against {len(b)}")
+    if len(a) < 2:
+        return None, f"too few rows ({len(a)})"
+    if len(set(a) | set(b)) < 2:
+        return None, "both raters give one constant verdict"
+    from sklearn.metrics import cohen_kappa_score
+
+    value = float(cohen_kappa_score([bool(x) for x in a], [bool(x) for x in b]))
+    return (None, "undefined (chance agreement is 1)") if math.isnan(value) else (value, None)
+
+
+@dataclass(slots=True)
+class JudgeAgreement:
+    """One judge against the human labels on the rows both labelled."""
+
+    judge: str
+    n_rows: int
+    trace: AgreementReport
+    sentences: dict[str, PRF]
+    kappa: float | None
+    kappa_reason: str | None = None
+    item_ids: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "judge": self.judge, "n_rows": self.n_rows, "trace": self.trace.to_dict(),
+            "sentences": {k: v.to_dict() for k, v in self.sentences.items()},
+            "adherence_kappa": self.kappa, "adherence_kappa_reason": self.kappa_reason,
+            "item_ids": self.item_ids,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Rated:
+    """One rater's labels and TRACe scores on one row (a judge or a human reviewer)."""
+
+    rater: str
+    item_id: str
+    labels: Labels
+    scores: Mapping[str, Any]
+
+
+def _adherent(scores: Mapping[str, Any]) -> bool | None:
+    value = scores.get("adherence")
+    return None if value is None else bool(value)
+
+
+def _verdict_kappa(a: Sequence[Mapping[str, Any]], b: Sequence[Mapping[str, Any]]) -> tuple[float | None, str | None]:
+    """Kappa on the adherence verdicts of the rows where both raters give one."""
+    left: list[bool] = []
+    right: list[bool] = []
+    for x, y in zip(a, b):
+        va, vb = _adherent(x), _adherent(y)
+        if va is not None and vb is not None:
+            left.append(va)
+            right.append(vb)
+    return cohen_kappa(left, right)
+
+
+def judge_vs_human(judged: Sequence[Rated], human: Mapping[str, Rated], *, n_boot: int = 1000,
+                   seed: int = 0) -> list[JudgeAgreement]:
+    """Each judge in ``judged`` against ``human`` (item id -> the human rating), on the
+    items both labelled, judges in name order."""
+    by_judge: dict[str, list[Rated]] = {}
+    for r in judged:
+        if r.item_id in human:
+            by_judge.setdefault(r.rater, []).append(r)
+    out = []
+    for judge in sorted(by_judge):
+        rows = sorted(by_judge[judge], key=lambda r: r.item_id)
+        truths = [human[r.item_id] for r in rows]
+        report = agreement([dict(r.scores) for r in rows], [dict(t.scores) for t in truths], n_boot=n_boot, seed=seed)
+        pred_sets = [key_sets(r.labels) for r in rows]
+        true_sets = [key_sets(t.labels) for t in truths]
+        sentences = {k: set_prf([p[k] for p in pred_sets], [t[k] for t in true_sets]) for k in KEY_KINDS}
+        kappa, why = _verdict_kappa([r.scores for r in rows], [t.scores for t in truths])
+        out.append(JudgeAgreement(judge, len(rows), report, sentences, kappa, why, [r.item_id for r in rows]))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class PairAgreement:
+    """Two raters on the rows both labelled."""
+
+    a: str
+    b: str
+    n_rows: int
+    rmse: dict[str, float | None]
+    kappa: float | None
+    kappa_reason: str | None
+    relevant_f1: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def pairwise(ratings: Sequence[Rated]) -> list[PairAgreement]:
+    """Every pair of raters that labelled at least one common row: RMSE of each TRACe
+    metric between them, kappa on adherence and F1 of relevant keys (a against b)."""
+    by_rater: dict[str, dict[str, Rated]] = {}
+    for r in ratings:
+        by_rater.setdefault(r.rater, {})[r.item_id] = r
+    out = []
+    for a, b in combinations(sorted(by_rater), 2):
+        common = sorted(set(by_rater[a]) & set(by_rater[b]))
+        if not common:
+            continue
+        ra, rb = [by_rater[a][i] for i in common], [by_rater[b][i] for i in common]
+        rmse: dict[str, float | None] = {}
+        for m in TRACE_METRICS:
+            d = [(float(x.scores[m]) - float(y.scores[m])) ** 2 for x, y in zip(ra, rb)
+                 if x.scores.get(m) is not None and y.scores.get(m) is not None]
+            rmse[m] = math.sqrt(sum(d) / len(d)) if d else None
+        kappa, why = _verdict_kappa([x.scores for x in ra], [y.scores for y in rb])
+        f1 = set_prf([key_sets(x.labels)["relevant"] for x in ra], [key_sets(y.labels)["relevant"] for y in rb]).f1
+        out.append(PairAgreement(a, b, len(common), rmse, kappa, why, f1))
+    return out
+
+
+def human_ratings(label_sets: Sequence[Mapping[str, Any]]) -> list[Rated]:
+    """Label sets (as the store returns them) as ratings by ``human:<reviewer>``."""
+    return [Rated(f"human:{s['reviewer']}", str(s["item_id"]), Labels.from_dict(s["labels"]), dict(s["scores"]))
+            for s in label_sets]
+
+
+def reference_ratings(label_sets: Sequence[Mapping[str, Any]], reviewer: str | None = None) -> dict[str, Rated]:
+    """The human truth per item: ``reviewer``'s label set, or (None) the latest save of any reviewer."""
+    chosen: dict[str, Mapping[str, Any]] = {}
+    for s in label_sets:
+        if reviewer is not None and s["reviewer"] != reviewer:
+            continue
+        current = chosen.get(str(s["item_id"]))
+        if current is None or (s["created_at"], s.get("id", 0)) > (current["created_at"], current.get("id", 0)):
+            chosen[str(s["item_id"])] = s
+    return {i: r for i, r in ((r.item_id, r) for r in human_ratings(list(chosen.values())))}

@@ -1,0 +1,152 @@
+"""Human label sets in the run store, beside (never over) the judge's labels.
+
+Every save appends a row to the store's ``human_labels`` table; the latest save per
+item and reviewer is the current label set, so two reviewers' labels stay apart and
+earlier saves remain as history.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rag_eval.labels.review import build_label_set, item_hash
+from rag_eval.runs.store import RunStore
+from rag_eval.schema import EvalItem, Labels
+from rag_eval.text.sentences import item_from_row
+
+ADHOC_PREFIX = "adhoc:"
+
+
+def adhoc_run_id(source: str) -> str:
+    """Where rows reviewed outside a run (an Ask result, a dataset sample) are kept."""
+    return f"{ADHOC_PREFIX}{source}"
+
+
+def save_review(store: RunStore, run_id: str, item: EvalItem, labels: Labels, reviewer: str, note: str = "",
+                judge: str = "", source: str = "", created_at: str | None = None) -> dict[str, Any]:
+    """Store one human label set (scores recomputed from ``labels``) and return it as read back."""
+    record = build_label_set(item, labels, note=note, judge=judge, source=source)
+    store.add_human_labels(run_id, item.id, reviewer, record, created_at=created_at)
+    saved = latest_review(store, run_id, item.id, reviewer)
+    if saved is None:  # pragma: no cover - the write above either raised or is readable
+        raise RuntimeError("the saved label set could not be read back")
+    return saved
+
+
+def latest_review(store: RunStore, run_id: str, item_id: str, reviewer: str) -> dict[str, Any] | None:
+    sets = [s for s in store.human_labels(run_id, reviewer=reviewer) if s["item_id"] == str(item_id)]
+    return sets[-1] if sets else None
+
+
+def reviews(store: RunStore, run_id: str, reviewer: str | None = None) -> list[dict[str, Any]]:
+    """The current label set of every reviewed item (per reviewer) of a run."""
+    return store.human_labels(run_id, reviewer=reviewer)
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    reviewed: int  # items with at least one human label set
+    total: int  # items of the run
+    reviewers: tuple[str, ...]
+
+    @property
+    def text(self) -> str:
+        who = f" by {', '.join(self.reviewers)}" if self.reviewers else ""
+        return f"{self.reviewed} of {self.total} rows reviewed{who}"
+
+
+def review_progress(store: RunStore, run_id: str) -> Progress:
+    sets = store.human_labels(run_id)
+    total = len(store.item_statuses(run_id)) if not run_id.startswith(ADHOC_PREFIX) else len(
+        {s["item_id"] for s in sets})
+    return Progress(len({s["item_id"] for s in sets}), total, tuple(sorted({s["reviewer"] for s in sets})))
+
+
+def item_from_record(record: dict[str, Any]) -> EvalItem:
+    """The judged item of a stored run record (as the support map shows it): records
+    that kept their keyed sentences are used as stored; pipeline records are re-keyed
+    from their chunks and answer exactly as the pipeline keyed them."""
+    stored = record.get("item")
+    if isinstance(stored, dict) and stored.get("documents_sentences") is not None:
+        return item_from_row({"id": record.get("item_id"), "question": record.get("question"), **stored})
+    from rag_eval.rag.retrieve import RetrievedChunk
+    from rag_eval.runs.ask import build_item
+
+    chunks = [RetrievedChunk.from_dict(c) for c in record.get("chunks") or []]
+    return build_item(str(record.get("item_id")), str(record.get("question") or ""), chunks,
+                      str(record.get("answer") or ""))
+
+
+def item_from_label_set(label_set: dict[str, Any]) -> EvalItem:
+    return item_from_row(dict(label_set["item"]))
+
+
+@dataclass(slots=True)
+class JudgedRow:
+    """One judge's labels on a reviewed row."""
+
+    judge: str
+    run_id: str
+    item_id: str
+    labels: Labels
+    scores: dict[str, Any]
+
+
+def judgements_for(store: RunStore, label_sets: list[dict[str, Any]]) -> list[JudgedRow]:
+    """Every judge's usable labels on the reviewed rows: the items, in any run, with the
+    same id and the same content (question, keyed documents and response) as a reviewed
+    row. A row judged again by the same judge counts once (its latest run)."""
+    wanted = {(s["item_id"], s.get("item_hash")) for s in label_sets}
+    out: dict[tuple[str, str], JudgedRow] = {}
+    for run_id, record in sorted(store.items_with_ids({i for i, _ in wanted}), key=lambda x: x[0]):
+        if record.get("status") not in ("ok", "repaired") or not isinstance(record.get("labels"), dict):
+            continue
+        if not record.get("judge") or not isinstance(record.get("scores"), dict):
+            continue
+        try:
+            h = item_hash(item_from_record(record))
+        except (ValueError, KeyError, TypeError):
+            continue
+        if (str(record["item_id"]), h) not in wanted:
+            continue
+        out[(str(record["judge"]), str(record["item_id"]))] = JudgedRow(
+            str(record["judge"]), run_id, str(record["item_id"]), Labels.from_dict(record["labels"]),
+            dict(record["scores"]))
+    return list(out.values())
+
+
+@dataclass(slots=True)
+class RunAgreement:
+    """Every judge against the human labels of a run's reviewed rows, and rater pairs."""
+
+    run_id: str
+    n_reviewed: int
+    reviewer: str | None
+    judges: list[Any]  # list[agreement.JudgeAgreement]
+    pairs: list[Any]  # list[agreement.PairAgreement]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "n_reviewed": self.n_reviewed, "reviewer": self.reviewer,
+                "judges": [j.to_dict() for j in self.judges], "pairs": [p.to_dict() for p in self.pairs]}
+
+
+def agreement_for_run(store: RunStore, run_id: str, reviewer: str | None = None, n_boot: int = 1000,
+                      seed: int = 0) -> RunAgreement:
+    """Judge-vs-human and rater-vs-rater agreement on the run's reviewed rows."""
+    from rag_eval.labels.agreement import (
+        Rated,
+        human_ratings,
+        judge_vs_human,
+        pairwise,
+        reference_ratings,
+    )
+
+    sets = reviews(store, run_id)
+    truth = reference_ratings(sets, reviewer)
+    judged = [Rated(j.judge, j.item_id, j.labels, j.scores) for j in judgements_for(store, sets)]
+    judges = judge_vs_human(judged, truth, n_boot=n_boot, seed=seed)
+    # Judge against judge, reviewer against reviewer (judge against human is above).
+    pairs = [p for p in pairwise([*judged, *human_ratings(sets)])
+             if p.a.startswith("human:") == p.b.startswith("human:")]
+    return RunAgreement(run_id, len(truth), reviewer, judges, pairs)

@@ -1,0 +1,185 @@
+"""Human review of one judged row, drawn under its support map.
+
+The reviewer corrects the labels in one form (Tab moves through it;
+Alt+S saves): relevant and utilized document sentences, each response sentence
+supported / partial / unsupported with its supporting sentences, and a note. Nothing
+is stored until *Save review*; *Reset to last saved* (Alt+Z) undoes unsaved edits.
+A save appends a human label set in RAGBench's schema to the run store, beside the
+judge's labels, with TRACe recomputed from the human labels (``rag_eval.labels``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from rag_eval.labels.review import (
+    SUPPORT_CHOICES,
+    ReviewDraft,
+    draft_from_labels,
+    labels_from_review,
+)
+from rag_eval.labels.store import (
+    ADHOC_PREFIX,
+    adhoc_run_id,
+    latest_review,
+    review_progress,
+    save_review,
+)
+from rag_eval.schema import Labels
+from rag_eval.ui import components, state
+from rag_eval.ui.constants import STATE_REVIEW_QUEUE, STATE_REVIEWER
+from rag_eval.ui.views import SupportView, scores_from_record, view_from_record
+
+PREFIX = "review"
+K_REVIEWER = f"{PREFIX}.reviewer"
+CHOICE_LABELS = {"supported": "supported", "partial": "partially supported", "unsupported": "unsupported"}
+
+
+def review_target(view: SupportView) -> str:
+    """The run the row belongs to, or where rows outside a run are kept."""
+    run_id = view.extra.get("run_id")
+    if run_id:
+        return str(run_id)
+    return adhoc_run_id("ragbench-sample" if view.judge.startswith("ragbench:") else "ask")
+
+
+def _short(text: str, n: int = 70) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _version_key(run_id: str, item_id: str) -> str:
+    return f"{PREFIX}.version.{run_id}.{item_id}"
+
+
+def draw_progress(store: Any, run_id: str, slot: Any = None) -> None:
+    if not run_id.startswith(ADHOC_PREFIX):
+        (slot or st).caption(f"Review progress of this run: **{review_progress(store, run_id).text}**")
+
+
+def _draw_form(view: SupportView, base: Labels | None, note: str, keys: str) -> tuple[bool, ReviewDraft]:
+    item = view.item
+    text = item.sentence_text()
+    doc_keys = item.document_keys
+    draft = draft_from_labels(item, base, note)
+
+    def label(k: str) -> str:
+        return f"{k} · {_short(text.get(k, ''))}"
+
+    with st.form(key=f"{keys}.form", border=True):
+        cols = st.columns(2)
+        relevant = cols[0].multiselect("Relevant document sentences", doc_keys, default=draft.relevant,
+                                       format_func=label, key=f"{keys}.relevant")
+        utilized = cols[1].multiselect("Utilized document sentences", doc_keys, default=draft.utilized,
+                                       format_func=label, key=f"{keys}.utilized")
+        support: dict[str, str] = {}
+        supporting: dict[str, list[str]] = {}
+        for key in item.response_keys:
+            st.markdown(f"**{key}** · {_short(text.get(key, ''), 200)}")
+            c1, c2 = st.columns([2, 3])
+            support[key] = c1.radio(f"Support of {key}", SUPPORT_CHOICES,
+                                    index=SUPPORT_CHOICES.index(draft.support.get(key, "supported")),
+                                    format_func=CHOICE_LABELS.__getitem__, horizontal=True,
+                                    key=f"{keys}.support.{key}", label_visibility="collapsed")
+            supporting[key] = c2.multiselect(f"Supporting sentences of {key}", doc_keys,
+                                             default=draft.supporting.get(key, []), format_func=label,
+                                             key=f"{keys}.supporting.{key}", placeholder="supporting sentences")
+        note_text = st.text_area("Note", value=draft.note, key=f"{keys}.note", height=68)
+        saved = st.form_submit_button("Save review", type="primary", key=f"{keys}.save", shortcut="Alt+S")
+    return saved, ReviewDraft(relevant, utilized, support, supporting, note_text)
+
+
+def _draw_queue_nav(store: Any, run_id: str, item_id: str) -> None:
+    queue = state.get(STATE_REVIEW_QUEUE)
+    if not queue or queue.get("run_id") != run_id or item_id not in queue.get("ids", []):
+        return
+    ids = queue["ids"]
+    pos = ids.index(item_id)
+    st.caption(f"Review queue ({queue.get('strategy', '')}): row {pos + 1} of {len(ids)}")
+    if pos + 1 < len(ids) and st.button("Next in queue", key=f"{PREFIX}.next", shortcut="Alt+N"):
+        record = next((r for r in store.items(run_id) if str(r["item_id"]) == ids[pos + 1]), None)
+        if record is not None:
+            view = view_from_record(record, queue.get("run_name", run_id))
+            view.extra["run_id"] = run_id
+            state.open_support_map(view)
+
+
+def draw_review(view: SupportView, store: Any) -> None:
+    """The review form of ``view``'s row, its saved human scores, and the run's progress."""
+    run_id = review_target(view)
+    item_id = view.item.id
+    st.subheader("Review this row")
+    reviewer = st.text_input("Reviewer", value=state.get(STATE_REVIEWER, "") or "", key=K_REVIEWER,
+                             placeholder="your name (stored with your labels)").strip()
+    state.put(STATE_REVIEWER, reviewer)
+    progress = st.empty()  # filled last, so a save in this run is counted
+    draw_progress(store, run_id, progress)
+    if not view.item.response_sentences or not view.item.document_keys:
+        st.info("This row has no document or response sentences to review.")
+        return
+    if not reviewer:
+        st.info("Enter your name to review this row; each reviewer's labels are kept apart.")
+        return
+    saved = latest_review(store, run_id, item_id, reviewer)
+    base = Labels.from_dict(saved["labels"]) if saved else view.labels
+    version = int(state.get(_version_key(run_id, item_id), 0))
+    keys = f"{PREFIX}.{run_id}.{item_id}.{reviewer}.{version}"
+    st.caption(("Editing your saved labels" if saved else f"Starting from the labels of {view.judge or 'no judge'}")
+               + " · nothing is stored until Save review (Alt+S); Reset undoes unsaved edits (Alt+Z).")
+    submitted, draft = _draw_form(view, base, saved.get("note", "") if saved else "", keys)
+    if submitted:
+        try:
+            labels = labels_from_review(view.item, draft)
+        except ValueError as err:
+            st.error(str(err))
+        else:
+            saved = save_review(store, run_id, view.item, labels, reviewer, note=draft.note, judge=view.judge,
+                                source=view.title)
+            st.success(f"Saved {reviewer}'s labels at {saved['created_at']} (the judge's labels are unchanged).")
+    if st.button("Reset to last saved", key=f"{PREFIX}.reset", shortcut="Alt+Z"):
+        state.put(_version_key(run_id, item_id), version + 1)
+        st.rerun()
+    draw_progress(store, run_id, progress)
+    if saved:
+        st.markdown(f"**Human scores** ({saved['reviewer']}, saved {saved['created_at']})")
+        components.draw_scores(scores_from_record(saved), f"human:{saved['reviewer']}", "reviewed")
+    _draw_queue_nav(store, run_id, item_id)
+
+
+def judge_table(result: Any) -> Any:
+    """One row per judge: the figures of ``labels.store.RunAgreement`` (drawing only)."""
+    import pandas as pd
+
+    def ci(e: Any) -> str:
+        return f"{e.ci_low:.3f}-{e.ci_high:.3f}" if e.ci_low is not None and e.ci_high is not None else (e.reason or "")
+
+    rows = []
+    for j in result.judges:
+        row: dict[str, Any] = {"judge": j.judge, "rows": j.n_rows}
+        for metric, e in j.trace.rmse.items():
+            row[f"RMSE {metric}"] = e.value
+            row[f"RMSE {metric} CI"] = ci(e)
+        row["hallucination AUROC"] = j.trace.hallucination_auroc.value
+        row["AUROC CI"] = ci(j.trace.hallucination_auroc)
+        row["kappa (adherence)"] = j.kappa
+        for kind, prf in j.sentences.items():
+            row[f"{kind} P"], row[f"{kind} R"], row[f"{kind} F1"] = prf.precision, prf.recall, prf.f1
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def pairs_table(result: Any) -> Any:
+    import pandas as pd
+
+    return pd.DataFrame([{"a": p.a, "b": p.b, "rows": p.n_rows, "kappa (adherence)": p.kappa,
+                          "relevant-key F1": p.relevant_f1,
+                          **{f"RMSE {m}": v for m, v in p.rmse.items()}} for p in result.pairs])
+
+
+def calibration_table(cal: dict[str, Any]) -> Any:
+    import pandas as pd
+
+    held = cal["held_out"]
+    keys = ("rmse_relevance", "rmse_utilization", "rmse_completeness", "auroc", "adherence_accuracy")
+    return pd.DataFrame([{"figure": k, "before": held["before"].get(k), "after": held["after"].get(k)} for k in keys])
