@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
 
-from rag_eval.config import data_dir, redact, setting
+from rag_eval.config import data_dir, redact
 from rag_eval.runs.stats import summarize_items
 
 SECRET_SETTINGS = ("OPENAI_API_KEY", "QDRANT_API_KEY", "RAG_EVAL_API_KEY", "LLM_API_KEY")
@@ -86,7 +86,9 @@ def default_db_path() -> Path:
 
 
 def _secrets() -> list[str]:
-    return [s for s in (setting(name) for name in SECRET_SETTINGS) if s]
+    from rag_eval.config import configured_secrets
+
+    return configured_secrets(*SECRET_SETTINGS)
 
 
 def _dumps(value: Any, secrets: Iterable[str]) -> str:

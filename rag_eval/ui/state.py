@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import streamlit as st
 
-from rag_eval.config import redact, setting
+from rag_eval.config import configured_secrets, redact, setting
 from rag_eval.ui.constants import STATE_SETTINGS
 
 log = logging.getLogger(__name__)
@@ -53,7 +53,7 @@ def error_message(exc: BaseException) -> str:
     custom = (st.session_state.get(STATE_SETTINGS) or {}).get("api_key_env")
     if custom:
         names.append(custom)  # the variable the Settings page points the LLM at
-    secrets = [setting(name) for name in names]
+    secrets = [setting(name) for name in names] + configured_secrets()
     message = redact(text, *secrets)
     log.warning("page error: %s: %s", type(exc).__name__, message)
     return message
