@@ -85,10 +85,10 @@ def looks_secret(name: str) -> bool:
     return name in KNOWN_SECRET_SETTINGS or bool(_SECRET_NAME.search(name))
 
 
-def configured_secrets(*names: str | None) -> list[str]:
+def configured_secrets(*names: str | None, sessions: bool = True) -> list[str]:
     """Every secret this process could hand out: the values of the named settings, of
     the known secret settings, of every environment variable or ``secrets.toml`` key
-    whose name looks secret, and of the visitors' session keys. Longest first, so a
+    whose name looks secret, and (``sessions``) of the visitors' session keys. Longest first, so a
     secret containing another is replaced whole."""
     values: set[str] = set()
     for name in (*names, *KNOWN_SECRET_SETTINGS, os.environ.get("RAG_EVAL_LLM_API_KEY_ENV")):
@@ -99,8 +99,9 @@ def configured_secrets(*names: str | None) -> list[str]:
     for name, value in swept:
         if isinstance(value, str) and len(value) >= _MIN_SWEPT_SECRET and looks_secret(name):
             values.add(value)
-    with _session_keys_lock:
-        values.update(v for v in _session_keys.values() if len(v) >= 4)
+    if sessions:
+        with _session_keys_lock:
+            values.update(v for v in _session_keys.values() if len(v) >= 4)
     return sorted(values, key=len, reverse=True)
 
 

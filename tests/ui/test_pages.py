@@ -163,12 +163,15 @@ def test_llm_judge_is_one_setting_away(openai_server, monkeypatch, demo_home):
     from tests.judges.fake_answers import answer_text
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-ask-999")
+    # A server secret puts the dashboard in deployment mode: the owner allows the endpoint and model.
+    monkeypatch.setenv("RAG_EVAL_ALLOWED_BASE_URLS", openai_server.base_url)
+    monkeypatch.setenv("RAG_EVAL_ALLOWED_MODELS", "test-model")
     openai_server.set_handler(lambda body: answer_text(body))
     at = _app()
     at.switch_page("pages/settings.py").run()
     at.radio(key="settings.provider").set_value("openai")
-    at.text_input(key="settings.model").set_value("test-model")
-    at.text_input(key="settings.base_url").set_value(openai_server.base_url)
+    at.selectbox(key="settings.model").select("test-model")
+    at.selectbox(key="settings.base_url").select(openai_server.base_url)
     at.button[0].click().run()
     _no_failure(at)
     at.switch_page("pages/ask.py").run()
