@@ -12,8 +12,9 @@ from typing import Any
 
 import click
 
+from rag_eval.cli.exits import gate, min_coverage_option
 from rag_eval.io.rows import FileFormatError, write_rows
-from rag_eval.judges.batch import BatchSummary, load_entries, judge_entries, summarize
+from rag_eval.judges.batch import BatchSummary, judge_entries, load_entries, summarize
 from rag_eval.judges.registry import make_judge
 from rag_eval.llm.config import LLMConfig
 from rag_eval.metrics.trace import DEFAULT_MODE
@@ -104,8 +105,9 @@ def _summary_lines(summary: BatchSummary, out: Path, local: bool = False, note: 
 @click.option("--price-out", type=click.FloatRange(min=0), default=None, help="Override: USD per million completion tokens.")
 @click.option("--model-path", type=click.Path(path_type=Path), default=None, help="Local judge model file (--judge local).")
 @click.option("--dry-run", is_flag=True, help="Print the token and cost estimate and send nothing.")
+@min_coverage_option
 def judge_command(file: Path, out: Path | None, kind: str, mode: str, samples: int, consistency_check: bool,
-                  model_path: Path | None, dry_run: bool, **llm_options: Any) -> None:
+                  model_path: Path | None, dry_run: bool, min_coverage: float, **llm_options: Any) -> None:
     """Label every row of FILE with a judge and score TRACe.
 
     Rows need `question`, `response` and `documents` (list of texts) or
@@ -171,7 +173,7 @@ def judge_command(file: Path, out: Path | None, kind: str, mode: str, samples: i
         click.echo(f"{summary.failed} row(s) without usable labels:", err=True)
         for line in summary.errors:
             click.echo(f"  {line}", err=True)
-        raise click.exceptions.Exit(1)
+    gate(summary.rows - summary.failed, summary.rows, min_coverage, "rows")
 
 
 def register(group: click.Group) -> None:

@@ -2,8 +2,9 @@
 and ``collections``: the RAG pipeline and the run store from the command line.
 
 Progress bars go to stderr, results to stdout. User errors (unreadable dataset,
-unreachable Qdrant, mismatched embedder, unknown run) end with a clean message and
-exit code 1; nothing already stored is touched by a failed command.
+mismatched embedder, unknown run) end with a clean message and exit code 2, an
+unreachable or busy Qdrant with 3, failed rows with 1 (rag_eval.cli.exits); nothing
+already stored is touched by a failed command.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any, Callable, Sequence
 
 import click
 
+from rag_eval.cli.exits import Interrupted, RowsFailed, Unavailable, gate, min_coverage_option
 from rag_eval.io.rows import FileFormatError, read_rows
 from rag_eval.rag.config import RagConfig, default_config
 from rag_eval.rag.store import QdrantUnavailable
@@ -34,6 +36,8 @@ def _user_errors(fn: Callable) -> Callable:
             return fn(*args, **kwargs)
         except click.ClickException:
             raise
+        except QdrantUnavailable as err:
+            raise Unavailable(str(err)) from None
         except USER_ERRORS as err:
             raise click.ClickException(str(err)) from None
 
@@ -127,7 +131,7 @@ def ingest(paths, collection, config_path, chunking, chunk_size, chunk_overlap) 
         click.echo(f"error: {problem}", err=True)
     failed = [f for f in report.files if f.status == "error"]
     if failed:
-        raise click.ClickException(f"{len(failed)} of {len(report.files)} file(s) could not be ingested (see above); "
+        raise RowsFailed(f"{len(failed)} of {len(report.files)} file(s) could not be ingested (see above); "
                                    "the other files were ingested")
 
 
@@ -142,7 +146,10 @@ def ingest(paths, collection, config_path, chunking, chunk_size, chunk_overlap) 
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 @_user_errors
 def ask(question, collection, config_path, k, mode, no_judge, as_json) -> None:
-    """Answer QUESTION from a collection, then judge and score the answer."""
+    """Answer QUESTION from a collection, then judge and score the answer.
+
+    Exits 1 when the answer could not be generated or the judge gave no usable labels
+    (refused, parse error, provider error...)."""
     from rag_eval.rag.pipeline import ask as ask_question
     from rag_eval.rag.report import format_ask_result
 
@@ -153,6 +160,21 @@ def ask(question, collection, config_path, k, mode, no_judge, as_json) -> None:
         ensure_demo_collection(config)
     result = ask_question(question, collection, config, evaluate=not no_judge)
     click.echo(json.dumps(result.to_dict(), indent=1, default=str) if as_json else format_ask_result(result))
+    _ask_gate(result, judged=not no_judge)
+
+
+def _ask_gate(result: Any, judged: bool) -> None:
+    """Exit 1 (reason on stderr) unless the answer was generated and, when judged, labelled."""
+    if result.generation.status != "ok":
+        click.echo(f"ask failed: generation {result.generation.status}: {result.generation.error}", err=True)
+        raise click.exceptions.Exit(1)
+    if not judged:
+        return
+    status = result.judge_result.status if result.judge_result else None
+    if status is None or not status.usable:
+        reason = result.judge_error or (result.judge_result.error if result.judge_result else None) or "no judgement"
+        click.echo(f"ask failed: judge {status.value if status else 'not run'}: {reason}", err=True)
+        raise click.exceptions.Exit(1)
 
 
 # ---------------------------------------------------------------- run
@@ -172,20 +194,22 @@ def _dataset_rows(dataset: str) -> tuple[list, str]:
 @click.option("--name", help="Run name (default: the configuration's name).")
 @click.option("--resume", "resume_run", help="Resume this run (id, id prefix or name) instead of starting a new one.")
 @db_option
+@min_coverage_option
 @_user_errors
-def run(dataset, config_path, collection, name, resume_run, db) -> None:
+def run(dataset, config_path, collection, name, resume_run, db, min_coverage) -> None:
     """Run every question of DATASET (.jsonl/.json/.csv/.parquet, or 'demo') through the
     RAG system: retrieve, generate, judge, score; store the run.
 
     Rows need 'question'; optional 'id', 'reference_answer', 'gold_doc_ids' and
     'gold_contexts' (retrieval metrics). Ctrl-C stops after storing finished items;
-    --resume RUN continues without repeating them."""
+    --resume RUN continues without repeating them. Exits 1 when fewer than
+    --min-coverage of the items were scored (default: any failed item)."""
     from rag_eval.runs.runner import run_dataset
 
     config = _load_config(config_path, {})
     rows, path = _dataset_rows(dataset)
     if not rows:
-        raise click.ClickException(f"{path}: no rows")
+        raise click.ClickException(f"{path}: no rows")  # an input error (exit 2)
     store = _store(db)
     if collection == DEMO:
         from rag_eval.demo import ensure_demo_collection
@@ -199,11 +223,15 @@ def run(dataset, config_path, collection, name, resume_run, db) -> None:
         close()
         latest = store.list_runs(limit=1)
         hint = f" --resume {latest[0]['id']}" if latest else ""
-        raise click.ClickException(f"interrupted; finished items are stored. Continue with: "
+        raise Interrupted(f"interrupted; finished items are stored. Continue with: "
                                    f"rag-eval run {dataset} --config {config_path or '<config>'}{hint}") from None
     finally:
         close()
-    _show_run(store.get_run(run_id))
+    record = store.get_run(run_id)
+    _show_run(record)
+    summary = record.get("summary") or {}
+    gate(int(summary.get("n_scored", 0)), int(summary.get("n_items", 0)), min_coverage, "items",
+         {k: v for k, v in (summary.get("status_counts") or {}).items() if k not in ("ok", "repaired")})
 
 
 # ---------------------------------------------------------------- runs
