@@ -13,12 +13,12 @@ import streamlit as st
 
 from rag_eval.schema import METRIC_NAMES, TraceScores
 from rag_eval.ui.constants import METRIC_LABELS, RESP_UNKNOWN
+from rag_eval.ui.views import SupportView
 from rag_eval.ui.support_map import (  # noqa: F401 - re-exported for pages and tests
     legend_html,
     response_sentence_class,
     support_map_html,
 )
-from rag_eval.ui.views import SupportView
 
 if TYPE_CHECKING:  # pandas and plotly load when a page first draws a table or chart
     import pandas as pd

@@ -15,7 +15,7 @@ from typing import Any
 import streamlit as st
 
 from rag_eval.config import data_dir, setting
-from rag_eval.demo import load_demo
+from rag_eval.demo import DEMO_COLLECTION, load_demo
 from rag_eval.ui.constants import RUNS_TTL
 from rag_eval.ui.views import load_labelled_sample
 from rag_eval.ui.views import showcase_index as views_showcase_index
