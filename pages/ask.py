@@ -9,6 +9,7 @@ import streamlit as st
 from rag_eval.rag.pipeline import AskResult, ask
 from rag_eval.ui import components, data, settings, state
 from rag_eval.ui.views import view_from_result
+from rag_eval.ui.markdown import escape_markdown
 
 PAGE = "ask"
 K_COLLECTION = f"{PAGE}.collection"
@@ -78,7 +79,7 @@ def render_result(result: AskResult) -> None:
     components.draw_table(chunks, key=f"{PAGE}.chunks")
     st.subheader("Answer")
     if result.generation.status != "ok":
-        st.error(f"Generation failed ({result.generation.status}): {result.generation.error}")
+        st.error(escape_markdown(f"Generation failed ({result.generation.status}): {result.generation.error}"))
         return
     st.text(result.answer or "(empty answer)")
     st.subheader("TRACe")

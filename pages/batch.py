@@ -12,6 +12,7 @@ from rag_eval.runs.runner import parse_row, run_dataset
 from rag_eval.ui import components, cost, data, frames, jobs, settings, state
 from rag_eval.runs.judge_only import has_response, judge_dataset, prepare_row
 from rag_eval.ui.views import view_from_record
+from rag_eval.ui.markdown import escape_markdown
 
 PAGE = "batch"
 K_SOURCE, K_UPLOAD, K_MODE = f"{PAGE}.source", f"{PAGE}.upload", f"{PAGE}.mode"
@@ -115,7 +116,7 @@ def render_results(run_id: str) -> None:
     run = data.run_store().get_run(run_id)
     items = data.run_items(data.where(), run_id)
     summary = run.get("summary") or {}
-    st.subheader(f"Results · {run['name']} ({run_id}, {run['status']})")
+    st.subheader("Results · " + escape_markdown(f"{run['name']} ({run_id}, {run['status']})"))
     components.draw_coverage(summary.get("n_scored", 0), summary.get("n_items", len(items)), summary.get("status_counts"))
     table = frames.items_frame(items)
     cols = st.columns([2, 3])
@@ -185,7 +186,7 @@ def main() -> None:
     if st.session_state.get(K_JOB) is not None:
         render_job()
     if st.session_state.get(K_ERROR):
-        st.error(f"The run stopped: {st.session_state[K_ERROR]}")
+        st.error("The run stopped: " + escape_markdown(st.session_state[K_ERROR]))
     if st.session_state.get(K_RUN):
         render_results(st.session_state[K_RUN])
 

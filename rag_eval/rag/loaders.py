@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from rag_eval.io.rows import json_problem
+
 TEXT_SUFFIXES = (".txt", ".md", ".markdown")
 HTML_SUFFIXES = (".html", ".htm")
 PDF_SUFFIXES = (".pdf",)
@@ -161,7 +163,7 @@ def iter_corpus(path: Path) -> Iterator[Document | RowProblem]:
         try:
             row = json.loads(line)
         except json.JSONDecodeError as err:
-            yield RowProblem(source, lineno, f"invalid JSON ({err.msg} at column {err.colno})")
+            yield RowProblem(source, lineno, json_problem(err))
             continue
         if not isinstance(row, dict):
             yield RowProblem(source, lineno, f"expected a JSON object, got {type(row).__name__}")

@@ -11,6 +11,10 @@ answer, labels, scores, status, error, tokens, cost, latency) plus indexed colum
 for the fields queried directly. Before anything is written, the values of known
 secret settings are redacted from the JSON, so an API key that slipped into an error
 message never reaches the database.
+
+A run that says ``running`` but whose process is gone (killed, crashed) is shown as
+``interrupted`` (rag_eval.runs.liveness: the running process holds a lock file beside
+the store); ``--resume`` continues it.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from rag_eval.config import data_dir, redact
+from rag_eval.runs.liveness import INTERRUPTED, RunLock, lock_path
+from rag_eval.runs.liveness import is_alive as run_id_alive
 from rag_eval.runs.stats import summarize_items
 
 SECRET_SETTINGS = ("OPENAI_API_KEY", "QDRANT_API_KEY", "RAG_EVAL_API_KEY", "LLM_API_KEY")
@@ -103,6 +109,7 @@ class RunStore:
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
+        self._run_locks: dict[str, RunLock] = {}  # runs this process is running (liveness)
         self._conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False,
                                      isolation_level=None)
         self._conn.row_factory = sqlite3.Row
@@ -180,6 +187,7 @@ class RunStore:
         config_hash = getattr(config, "config_hash", None) or str(config_dict.get("config_hash", ""))
         run_id = f"{datetime.now(timezone.utc):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
         secrets = _secrets()
+        self._hold(run_id)  # before the row exists, so the run never looks interrupted
         self._write(
             "INSERT INTO runs (id, name, created_at, status, config_name, config_hash, config_json, collection, "
             "dataset_path, dataset_fingerprint, n_items, meta_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -206,8 +214,19 @@ class RunStore:
             raise RunNotFound(f"'{ref}' matches {len(rows)} runs ({', '.join(r[0] for r in rows[:5])}); give more of the id")
         raise RunNotFound(f"no run '{ref}' (see `rag-eval runs list`)")
 
+    def _hold(self, run_id: str) -> None:
+        lock = self._run_locks.setdefault(run_id, RunLock(self.path, run_id))
+        lock.acquire()
+
+    def _let_go(self, run_id: str) -> None:
+        lock = self._run_locks.pop(run_id, None)
+        if lock is not None:
+            lock.release()
+
     def _run_dict(self, row: sqlite3.Row) -> dict[str, Any]:
         d = dict(row)
+        if d.get("status") == "running" and run_id_alive(self.path, str(d["id"])) is False:
+            d["status"] = INTERRUPTED  # its process is gone (killed, crashed): shown, not stored
         d["config"] = json.loads(d.pop("config_json"))
         d["summary"] = json.loads(d.pop("summary_json")) if d.get("summary_json") else None
         d["meta"] = json.loads(d.pop("meta_json")) if d.get("meta_json") else {}
@@ -234,6 +253,10 @@ class RunStore:
     def set_status(self, run_id: str, status: str, error: str | None = None) -> None:
         if status not in RUN_STATUSES:
             raise ValueError(f"run status must be one of {', '.join(RUN_STATUSES)}; got {status!r}")
+        if status == "running":
+            self._hold(run_id)
+        else:
+            self._let_go(run_id)
         self._write("UPDATE runs SET status = ?, error = ? WHERE id = ?",
                     (status, redact(error, *_secrets()) if error else None, run_id))
 
@@ -242,6 +265,7 @@ class RunStore:
         if status not in RUN_STATUSES:
             raise ValueError(f"run status must be one of {', '.join(RUN_STATUSES)}; got {status!r}")
         summary = summarize_items(self.items(run_id))
+        self._let_go(run_id)
         self._write(
             "UPDATE runs SET status = ?, finished_at = ?, summary_json = ?, error = ? WHERE id = ?",
             (status, _now(), _dumps(summary, _secrets()), redact(error, *_secrets()) if error else None, run_id),
@@ -250,7 +274,11 @@ class RunStore:
 
     def delete_run(self, run_id: str) -> None:
         run_id = self.resolve_run_id(run_id)
+        self._let_go(run_id)
         self._write("DELETE FROM runs WHERE id = ?", (run_id,))
+        stale = lock_path(self.path, run_id)
+        if stale is not None and run_id_alive(self.path, run_id) is False:
+            stale.unlink(missing_ok=True)
 
     # ------------------------------------------------------------------ items
     def add_item(self, run_id: str, record: dict[str, Any]) -> None:

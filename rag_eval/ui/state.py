@@ -14,6 +14,7 @@ import streamlit as st
 
 from rag_eval.config import configured_secrets, redact, setting
 from rag_eval.ui.constants import STATE_SETTINGS
+from rag_eval.ui.markdown import escape_markdown
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +49,7 @@ def guarded(main: Callable[[], None]) -> None:
         with lease():
             main()
     except Exception as exc:  # noqa: BLE001 - the page must show every failure as a message
-        st.error(error_message(exc))
+        st.error(escape_markdown(error_message(exc)))
 
 
 def error_message(exc: BaseException) -> str:
