@@ -7,9 +7,10 @@ import pandas as pd
 import streamlit as st
 
 from rag_eval.datasets.io import iter_raw
+from rag_eval.io.rows import FileFormatError, RowError
 from rag_eval.runs.export import export_rows
 from rag_eval.runs.runner import parse_row, run_dataset
-from rag_eval.ui import components, cost, data, frames, jobs, settings, state
+from rag_eval.ui import components, cost, data, frames, jobs, settings, state, uploads
 from rag_eval.runs.judge_only import has_response, judge_dataset, prepare_row
 from rag_eval.ui.views import view_from_record
 from rag_eval.ui.markdown import escape_markdown
@@ -43,8 +44,12 @@ def load_source(source: str) -> tuple[str, list[tuple[int, object]]]:
     upload = st.file_uploader("Dataset file", type=["jsonl", "json", "csv", "parquet"], key=K_UPLOAD)
     if upload is None:
         return "", []
-    (path,) = data.save_uploads([upload], "batch")
-    return upload.name, list(iter_raw(path))
+    saved = uploads.save([upload], "batch")  # messages name the user's file, not the server path
+    try:
+        rows = [(n, uploads.renamed([v], saved)[0] if isinstance(v, RowError) else v) for n, v in iter_raw(*saved)]
+    except (FileFormatError, ValueError) as err:
+        raise ValueError(uploads.user_names(str(err), saved)) from None
+    return upload.name, rows
 
 
 def validate(rows: list, mode: str, label: str) -> tuple[int, pd.DataFrame]:
@@ -145,7 +150,11 @@ def render_setup() -> None:
     source = st.radio("Dataset", sources, key=K_SOURCE)
     label, rows = load_source(source)
     if not rows:
-        st.info("Choose a dataset or upload a file to begin.")
+        if source == SRC_UPLOAD and label:
+            st.warning(f"{escape_markdown(label)} has no rows: the file is empty (or holds only a header). "
+                       "Upload a file with at least one row.")
+        else:
+            st.info("Choose a dataset or upload a file to begin.")
         return
     judged = sum(1 for _, v in rows if isinstance(v, dict) and has_response(v))
     modes = [MODE_JUDGE, MODE_RAG] if judged > len(rows) / 2 else [MODE_RAG, MODE_JUDGE]
