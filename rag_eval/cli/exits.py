@@ -25,6 +25,12 @@ UNAVAILABLE = 3
 INTERRUPTED = 130
 
 
+class InputError(click.ClickException):
+    """The command's input cannot be used (file, option value, run, collection...)."""
+
+    exit_code = INPUT_ERROR
+
+
 class RowsFailed(click.ClickException):
     """Some rows (files, items) failed; the others went through."""
 
@@ -50,7 +56,7 @@ class ExitCodeGroup(click.Group):
             return super().invoke(ctx)
         except click.ClickException as err:
             if type(err) is click.ClickException:
-                err.exit_code = INPUT_ERROR
+                raise InputError(err.message) from None
             raise
 
 
