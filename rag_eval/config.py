@@ -80,9 +80,13 @@ def forget_session_key(name: str | None) -> None:
         _session_keys.pop(str(name or ""), None)
 
 
+# Names that look secret but hold public values (the official Python images' release-key fingerprint).
+_PUBLIC_NAMES = frozenset({"GPG_KEY"})
+
+
 def looks_secret(name: str) -> bool:
     """Whether a setting's name says it holds a secret."""
-    return name in KNOWN_SECRET_SETTINGS or bool(_SECRET_NAME.search(name))
+    return name in KNOWN_SECRET_SETTINGS or (name not in _PUBLIC_NAMES and bool(_SECRET_NAME.search(name)))
 
 
 def configured_secrets(*names: str | None, sessions: bool = True) -> list[str]:

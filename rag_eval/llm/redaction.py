@@ -47,11 +47,3 @@ def redact_value(value: Any, secrets: Sequence[str]) -> Any:
         return [redact_value(v, secrets) for v in value]
     return value
 
-
-def redact_headers(headers: Any, secrets: Sequence[str]) -> dict[str, str]:
-    """Response headers as a plain dict, values redacted (for messages and retry logic)."""
-    try:
-        items = list(headers.items())
-    except AttributeError:
-        return {}
-    return {str(k): redact_text(str(v), secrets) for k, v in items}

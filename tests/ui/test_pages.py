@@ -222,9 +222,10 @@ def test_datasets_page_lists_and_opens_a_saved_dataset(rag_eval_home):
     assert '"synthetic-reviewed"' in (datasets / "golden.jsonl").read_text(encoding="utf-8")
 
 
-def test_an_unreachable_provider_loses_no_row(demo_home):
+def test_an_unreachable_provider_loses_no_row(demo_home, monkeypatch):
     """Every row of a batch against an unreachable LLM ends with an explicit failure
     status and a reason; none is scored, the coverage says so."""
+    monkeypatch.setenv("RAG_EVAL_DEPLOYMENT", "local")  # a free Base URL field, whatever the machine's env holds
     at = _app()
     at.switch_page("pages/settings.py").run()
     at.radio(key="settings.provider").set_value("openai")
