@@ -67,12 +67,12 @@ min_coverage_option = click.option(
 
 
 def gate(n_ok: int, n_total: int, min_coverage: float = 1.0, what: str = "rows",
-         statuses: Mapping[str, int] | None = None) -> None:
+         statuses: Mapping[str, int] | None = None, verb: str = "failed") -> None:
     """Exit 1 (counts on stderr) when fewer than ``min_coverage`` of ``n_total`` succeeded."""
     coverage = n_ok / n_total if n_total else 1.0
     if coverage >= min_coverage:
         return
     failed = ", ".join(f"{k}={v}" for k, v in (statuses or {}).items() if v)
-    click.echo(f"{n_total - n_ok} of {n_total} {what} failed (coverage {coverage:.0%}, required "
+    click.echo(f"{n_total - n_ok} of {n_total} {what} {verb} (coverage {coverage:.0%}, required "
                f"{min_coverage:.0%}){': ' + failed if failed else ''}", err=True)
     raise click.exceptions.Exit(FAILED)

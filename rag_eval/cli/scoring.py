@@ -12,6 +12,8 @@ from typing import Any, Sequence
 
 import click
 
+from rag_eval.cli.exits import gate
+
 from rag_eval.io.rows import FileFormatError, RowError, write_rows
 from rag_eval.io.trec import read_qrels, read_run
 from rag_eval.metrics.agreement import DEFAULT_F1_THRESHOLD, DEFAULT_N_BOOT, DEFAULT_SEED, AgreementReport, Estimate
@@ -151,7 +153,10 @@ def score_command(file: Path, mode: str, out: Path | None, n_boot: int, seed: in
 @_boot_option
 @_seed_option
 @_threshold_option
-def agreement_command(pred: Path, truth: Path, as_json: bool, n_boot: int, seed: int, threshold: float) -> None:
+@click.option("--min-coverage", type=click.FloatRange(0.0, 1.0), default=0.0, show_default=True,
+              help="Exit 1 when fewer than this share of the TRUTH ids have a prediction.")
+def agreement_command(pred: Path, truth: Path, as_json: bool, n_boot: int, seed: int, threshold: float,
+                      min_coverage: float) -> None:
     """Agreement of predicted TRACe scores (PRED) with ground truth (TRUTH), joined on id.
 
     PRED is typically the output of 'rag-eval score' or of a judge run; TRUTH holds
@@ -170,6 +175,8 @@ def agreement_command(pred: Path, truth: Path, as_json: bool, n_boot: int, seed:
         click.echo("\n".join(_agreement_lines(result.report)))
     _report_errors(result.errors)
     _fail_if(result.errors)
+    n_truth = len(result.ids) - len(result.only_in_predictions)
+    gate(n_truth - len(result.only_in_truth), n_truth, min_coverage, "truth ids", verb="have no prediction")
 
 
 @click.command("retrieval")

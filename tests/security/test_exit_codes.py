@@ -87,3 +87,15 @@ def test_unreachable_qdrant_exits_3(runner, monkeypatch):
     monkeypatch.setenv("QDRANT_URL", "http://127.0.0.1:9")
     result = runner.invoke(cli, ["ask", "q", "--collection", "x"])
     assert result.exit_code == 3 and "cannot reach Qdrant" in result.output
+
+
+def test_agreement_min_coverage_of_the_truth(runner, tmp_path):
+    from tests.conftest import DATA_DIR
+
+    truth = DATA_DIR / "ragbench_sample.jsonl"
+    first = json.loads(truth.read_text(encoding="utf-8").splitlines()[0])
+    pred = write_jsonl(tmp_path / "pred.jsonl", [{"id": first["id"], "context_relevance": 0.5}])
+    args = ["agreement", str(pred), str(truth), "--n-boot", "0"]
+    assert runner.invoke(cli, args).exit_code == 0  # not asked: reported, not gated
+    gated = runner.invoke(cli, [*args, "--min-coverage", "0.5"])
+    assert gated.exit_code == 1 and "truth ids have no prediction" in gated.stderr
