@@ -40,7 +40,8 @@ def load_source(source: str) -> tuple[str, list[tuple[int, object]]]:
         return "ragbench labelled sample", list(enumerate(data.labelled_sample(), start=1))
     if source == SRC_SAVED:
         name = st.selectbox("Saved dataset", data.saved_datasets(), key=f"{PAGE}.saved")
-        return name, list(iter_raw(data.datasets_dir() / f"{name}.jsonl"))
+        saved = {data.datasets_dir() / f"{name}.jsonl": f"{name}.jsonl"}  # problems name the file, not its path
+        return name, [(n, uploads.renamed([v], saved)[0] if isinstance(v, RowError) else v) for n, v in iter_raw(*saved)]
     upload = st.file_uploader("Dataset file", type=["jsonl", "json", "csv", "parquet"], key=K_UPLOAD)
     if upload is None:
         return "", []

@@ -123,3 +123,15 @@ def test_invalid_json_message_has_no_double_at(tmp_path):
     path.write_text('{"id": "1", "question": "q"}\n{"id": "2", "question": "cut\n', encoding="utf-8")
     (error,) = read_rows(path)[1]
     assert "at at" not in str(error) and "Unterminated string starting at column" in str(error)
+
+
+def test_saved_dataset_problems_name_the_file_not_its_path(rag_eval_home):
+    folder = rag_eval_home / "datasets"
+    folder.mkdir()
+    (folder / "bad.jsonl").write_text('{"id": "a", "question": "What?"}\n{not json\n', encoding="utf-8")
+    at = _app()
+    at.switch_page("pages/batch.py").run()
+    at.radio(key="batch.source").set_value("A saved dataset (Datasets page)").run()
+    assert not at.exception
+    problems = " ".join(at.dataframe[0].value["problem"])
+    assert "bad.jsonl: row 2" in problems and str(rag_eval_home) not in problems
