@@ -135,3 +135,15 @@ def test_saved_dataset_problems_name_the_file_not_its_path(rag_eval_home):
     assert not at.exception
     problems = " ".join(at.dataframe[0].value["problem"])
     assert "bad.jsonl: row 2" in problems and str(rag_eval_home) not in problems
+
+
+def test_corpus_problems_name_the_users_file(rag_eval_home):
+    at = _app()
+    at.switch_page("pages/corpus.py").run()
+    at.file_uploader(key="corpus.files").set_value([("good.txt", b"Cats sleep a lot.", "text/plain"),
+                                                    ("broken.pdf", b"%PDF-1.4 not really", "application/pdf")]).run()
+    at.text_input(key="corpus.target").set_value("mixed").run()
+    at.button(key="corpus.ingest").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    warnings = " ".join(w.value for w in at.warning)
+    assert "broken.pdf" in warnings and str(rag_eval_home) not in warnings
