@@ -72,7 +72,8 @@ def render_result(result: AskResult) -> None:
     st.subheader("Retrieved chunks")
     chunks = pd.DataFrame(
         [
-            {"rank": i + 1, "score": round(c.score, 4), "doc_id": c.doc_id, "source": c.source, "text": c.text}
+            {"rank": i + 1, "score": round(c.score, 4), "doc_id": c.doc_id,
+             "source": state.hide_paths(str(c.source or "")), "text": c.text}
             for i, c in enumerate(result.chunks)
         ]
     )

@@ -84,6 +84,7 @@ def render_browser() -> None:
         st.info("No chunks on this page.")
         return
     frame = pd.DataFrame(chunks)[["doc_id", "chunk_index", "title", "source", "text"]]
+    frame["source"] = frame["source"].map(lambda s: state.hide_paths(str(s or "")))  # no server paths for visitors
     components.draw_table(frame, key=f"{PAGE}.chunks")
 
 

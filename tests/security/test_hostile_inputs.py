@@ -147,3 +147,15 @@ def test_corpus_problems_name_the_users_file(rag_eval_home):
     assert not at.exception, [e.value for e in at.exception]
     warnings = " ".join(w.value for w in at.warning)
     assert "broken.pdf" in warnings and str(rag_eval_home) not in warnings
+
+
+def test_deployed_corpus_hides_server_paths(rag_eval_home, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-real-paths-1")  # deployment mode
+    at = _app()
+    at.switch_page("pages/corpus.py").run()
+    at.file_uploader(key="corpus.files").set_value([("manual.txt", b"Hold reset for five seconds.", "text/plain")]).run()
+    at.text_input(key="corpus.target").set_value("notes").run()
+    at.button(key="corpus.ingest").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    sources = " ".join(map(str, at.dataframe[-1].value["source"]))
+    assert "manual.txt" in sources and str(rag_eval_home) not in sources
