@@ -41,6 +41,9 @@ def test_cli_works_while_the_dashboard_is_open(tmp_path):
     assert ingest.returncode == 0, ingest.stderr
     ask = _cli("ask", "What is the note number?", "--collection", "notes", "--no-judge")
     assert ask.returncode == 0, ask.stderr
+    from rag_eval.ui import data
+
+    data.refresh()  # the dashboard's cached readers expire (TTL) or are refreshed by the user
     at.run()  # the dashboard sees what the CLI wrote
     assert not at.exception
     assert "notes" in set(at.dataframe[0].value["collection"])
