@@ -8,6 +8,7 @@ import streamlit as st
 
 from rag_eval.runs.ask import AskResult, ask
 from rag_eval.ui import components, data, settings, state
+from rag_eval.ui.markdown import escape_markdown
 from rag_eval.ui.views import view_from_result
 
 PAGE = "ask"
@@ -79,7 +80,7 @@ def render_result(result: AskResult) -> None:
     components.draw_table(chunks, key=f"{PAGE}.chunks")
     st.subheader("Answer")
     if result.generation.status != "ok":
-        st.error(f"Generation failed ({result.generation.status}): {result.generation.error}")
+        st.error(escape_markdown(f"Generation failed ({result.generation.status}): {result.generation.error}"))
         return
     g = result.generation
     if g.sentences and len(g.citations) == len(g.sentences):  # extractive: source sentences, each with its key

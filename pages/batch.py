@@ -7,11 +7,13 @@ import pandas as pd
 import streamlit as st
 
 from rag_eval.datasets.io import iter_raw
+from rag_eval.io.rows import FileFormatError, RowError
 from rag_eval.runs.export import export_rows
 from rag_eval.runs.judge_only import judge_dataset
 from rag_eval.runs.prepare import has_response, prepare_row
 from rag_eval.runs.runner import parse_row, run_dataset
-from rag_eval.ui import components, cost, data, frames, jobs, settings, state
+from rag_eval.ui import components, cost, data, frames, jobs, settings, state, uploads
+from rag_eval.ui.markdown import escape_markdown
 from rag_eval.ui.views import view_from_record
 
 PAGE = "batch"
@@ -39,12 +41,17 @@ def load_source(source: str) -> tuple[str, list[tuple[int, object]]]:
         return "ragbench labelled sample", list(enumerate(data.labelled_sample(), start=1))
     if source == SRC_SAVED:
         name = st.selectbox("Saved dataset", data.saved_datasets(), key=f"{PAGE}.saved")
-        return name, list(iter_raw(data.datasets_dir() / f"{name}.jsonl"))
+        saved = {data.datasets_dir() / f"{name}.jsonl": f"{name}.jsonl"}  # problems name the file, not its path
+        return name, [(n, uploads.renamed([v], saved)[0] if isinstance(v, RowError) else v) for n, v in iter_raw(*saved)]
     upload = st.file_uploader("Dataset file", type=["jsonl", "json", "csv", "parquet"], key=K_UPLOAD)
     if upload is None:
         return "", []
-    (path,) = data.save_uploads([upload], "batch")
-    return upload.name, list(iter_raw(path))
+    saved = uploads.save([upload], "batch")  # messages name the user's file, not the server path
+    try:
+        rows = [(n, uploads.renamed([v], saved)[0] if isinstance(v, RowError) else v) for n, v in iter_raw(*saved)]
+    except (FileFormatError, ValueError) as err:
+        raise ValueError(uploads.user_names(str(err), saved)) from None
+    return upload.name, rows
 
 
 def validate(rows: list, mode: str, label: str) -> tuple[int, pd.DataFrame]:
@@ -117,7 +124,7 @@ def render_results(run_id: str) -> None:
     run = data.run_store().get_run(run_id)
     items = data.run_items(data.where(), run_id)
     summary = run.get("summary") or {}
-    st.subheader(f"Results · {run['name']} ({run_id}, {run['status']})")
+    st.subheader("Results · " + escape_markdown(f"{run['name']} ({run_id}, {run['status']})"))
     components.draw_coverage(summary.get("n_scored", 0), summary.get("n_items", len(items)), summary.get("status_counts"))
     table = frames.items_frame(items)
     cols = st.columns([2, 3])
@@ -148,7 +155,11 @@ def render_setup() -> None:
     source = st.radio("Dataset", sources, key=K_SOURCE)
     label, rows = load_source(source)
     if not rows:
-        st.info("Choose a dataset or upload a file to begin.")
+        if source == SRC_UPLOAD and label:
+            st.warning(f"{escape_markdown(label)} has no rows: the file is empty (or holds only a header). "
+                       "Upload a file with at least one row.")
+        else:
+            st.info("Choose a dataset or upload a file to begin.")
         return
     judged = sum(1 for _, v in rows if isinstance(v, dict) and has_response(v))
     modes = [MODE_JUDGE, MODE_RAG] if judged > len(rows) / 2 else [MODE_RAG, MODE_JUDGE]
@@ -189,7 +200,7 @@ def main() -> None:
     if st.session_state.get(K_JOB) is not None:
         render_job()
     if st.session_state.get(K_ERROR):
-        st.error(f"The run stopped: {st.session_state[K_ERROR]}")
+        st.error("The run stopped: " + escape_markdown(st.session_state[K_ERROR]))
     if st.session_state.get(K_RUN):
         render_results(st.session_state[K_RUN])
 

@@ -10,7 +10,8 @@ import streamlit as st
 
 from rag_eval.rag.ingest import ingest_paths
 from rag_eval.rag.loaders import SUPPORTED_SUFFIXES
-from rag_eval.ui import components, data, settings, state
+from rag_eval.ui import components, data, settings, state, uploads
+from rag_eval.ui.markdown import escape_markdown
 
 PAGE = "corpus"
 K_FILES, K_TARGET, K_BROWSE = f"{PAGE}.files", f"{PAGE}.target", f"{PAGE}.browse"
@@ -47,16 +48,16 @@ def render_upload() -> None:
     if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", target or ""):
         st.error("A collection name uses letters, digits, '-', '_' or '.', up to 64 characters.")
         return
-    paths = data.save_uploads(files, "corpus", target)
+    saved = uploads.save(files, "corpus", target)  # problems name the user's files, not server paths
     bar = st.progress(0.0, text="Ingesting…")
-    report = ingest_paths(paths, target, settings.current_config(),
+    report = ingest_paths(list(saved), target, settings.current_config(),
                           progress=lambda done, total: bar.progress(done / total if total else 1.0,
                                                                     text=f"Ingesting {done}/{total} files"))
     data.refresh()
     st.session_state[K_REPORT] = (
         f"'{target}': {report.documents_added} documents added, {report.documents_replaced} replaced, "
         f"{report.documents_unchanged} unchanged; {report.chunks_added} chunks in {report.seconds:.1f}s.",
-        list(report.errors),
+        [uploads.user_names(str(e), saved) for e in report.errors],
     )
     st.rerun()  # redraw the collections table above with the new counts
 
@@ -67,7 +68,7 @@ def render_report() -> None:
         message, problems = report
         st.success(message)
         for problem in problems:
-            st.warning(problem)
+            st.warning(escape_markdown(problem))
 
 
 def render_browser() -> None:

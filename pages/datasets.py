@@ -11,9 +11,10 @@ import pandas as pd
 import streamlit as st
 
 from rag_eval.datasets.importers import import_dataset
-from rag_eval.datasets.io import load_dataset, write_dataset
+from rag_eval.datasets.io import load_dataset, load_datasets, write_dataset
 from rag_eval.datasets.schema import Provenance, mark_reviewed
-from rag_eval.ui import components, data, settings, state
+from rag_eval.io.rows import FileFormatError
+from rag_eval.ui import components, data, settings, state, uploads
 
 PAGE = "datasets"
 KINDS = {"golden": "Golden set (rag-eval dataset rows)", "ragbench": "RAGBench rows", "beir": "BEIR files",
@@ -44,11 +45,14 @@ def render_import() -> None:
     if not st.button("Import and save", key=f"{PAGE}.import", disabled=not files):
         return
     _valid_name(name)
-    paths = data.save_uploads(files, "datasets")
-    result = load_dataset(paths[0]) if kind == "golden" else import_dataset(kind, paths)
+    saved = uploads.save(files, "datasets")  # messages name the user's files, not server paths
+    try:
+        result = load_datasets(list(saved)) if kind == "golden" else import_dataset(kind, list(saved))
+    except (FileFormatError, ValueError) as err:
+        raise ValueError(uploads.user_names(str(err), saved)) from None
     if result.issues:
         st.warning(f"{len(result.issues)} issue(s); rows with errors were left out, the rest were kept.")
-        components.draw_table(_issues_frame(result.issues), key=f"{PAGE}.issues")
+        components.draw_table(_issues_frame(uploads.renamed(result.issues, saved)), key=f"{PAGE}.issues")
     if not result.rows:
         st.error("No usable row: nothing was saved.")
         return

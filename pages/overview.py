@@ -15,6 +15,7 @@ from rag_eval.ui.constants import (
     PAGE_SETTINGS,
     PAGE_SUPPORT_MAP,
 )
+from rag_eval.ui.markdown import escape_markdown
 from rag_eval.ui.views import view_from_ragbench_row
 
 PAGE = "overview"
@@ -56,7 +57,7 @@ def render_sample() -> None:
     st.subheader("A labelled example")
     row = data.labelled_sample()[data.showcase_index()]
     view = view_from_ragbench_row(row)
-    st.markdown(f"**Q:** {row['question']}")
+    st.markdown("**Q:** " + escape_markdown(row["question"]))
     components.draw_scores(view.scores, view.judge, view.status)
     st.caption(OVERVIEW_READY_TEXT)
 

@@ -1,7 +1,10 @@
 """Settings: provider, model, base URL, concurrency, rate limit and cache for this session.
 
 Keys come only from the environment or Space secrets; this page shows whether one is
-present, never its value, and has no field to type one into.
+present, never its value. Where the server holds a secret (deployment mode,
+rag_eval.llm.policy), the endpoint and key variable are the owner's: visitors pick
+among allowed endpoints and models, and (if the owner allows it) may use their own
+key, kept in their session only.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from rag_eval.config import data_dir, setting
+from rag_eval.llm.config import public_url
 from rag_eval.ui import components, settings, state
 
 PAGE = "settings"
@@ -20,30 +24,68 @@ def init_page_state() -> None:
     state.init_defaults({f"{PAGE}.{name}": value for name, value in current.items()})
 
 
+def endpoint_label(url: str) -> str:
+    return public_url(url) if url else "Provider default (api.openai.com)"
+
+
 def render_form() -> None:
+    policy = settings.policy()
     with st.form(f"{PAGE}.form"):
         st.radio("Provider", list(PROVIDERS), key=f"{PAGE}.provider", format_func=PROVIDERS.get)
         cols = st.columns(2)
-        cols[0].text_input("Model", key=f"{PAGE}.model", help="e.g. gpt-4o-mini, or the model your server serves")
-        cols[1].text_input(
-            "Base URL", key=f"{PAGE}.base_url", help="Empty for api.openai.com; any OpenAI-compatible /v1 URL"
-        )
-        cols[0].text_input("Environment variable holding the key", key=f"{PAGE}.api_key_env")
-        cols[1].number_input("Concurrency", min_value=1, max_value=64, step=1, key=f"{PAGE}.concurrency")
-        cols[0].number_input("Rate limit (requests/minute)", min_value=1, max_value=100_000, key=f"{PAGE}.rate_limit_rpm")
+        if policy.locked and not policy.any_model:
+            cols[0].selectbox("Model", list(policy.models), key=f"{PAGE}.model")
+        else:
+            cols[0].text_input("Model", key=f"{PAGE}.model", help="e.g. gpt-4o-mini, or the model your server serves")
+        if policy.locked:  # the owner's endpoints only; the key variable is the server's
+            urls = list(dict.fromkeys([*policy.base_urls, settings.current_settings()["base_url"]]))  # + own key's
+            cols[1].selectbox("Endpoint", urls, key=f"{PAGE}.base_url", format_func=endpoint_label)
+        else:
+            cols[1].text_input(
+                "Base URL", key=f"{PAGE}.base_url", help="Empty for api.openai.com; any OpenAI-compatible /v1 URL"
+            )
+            cols[0].text_input("Environment variable holding the key", key=f"{PAGE}.api_key_env")
+        cols[1].number_input("Concurrency", min_value=1, max_value=policy.max_concurrency or 64, step=1,
+                             key=f"{PAGE}.concurrency")
+        cols[0].number_input("Rate limit (requests/minute)", min_value=1, max_value=int(policy.max_rpm or 100_000),
+                             key=f"{PAGE}.rate_limit_rpm")
         cols[1].checkbox("Cache LLM responses", key=f"{PAGE}.cache")
         st.checkbox("Also use the LLM to generate answers (else the extractive generator)", key=f"{PAGE}.use_llm_generator")
         if st.form_submit_button("Save settings"):
-            settings.save_settings({name: st.session_state[f"{PAGE}.{name}"] for name in settings.DEFAULTS})
+            names = [n for n in settings.DEFAULTS if not (policy.locked and n == "api_key_env")]
+            settings.save_settings({name: st.session_state[f"{PAGE}.{name}"] for name in names})
             st.success("Saved for this session.")
+
+
+def render_own_key() -> None:
+    """Deployment mode with visitor keys allowed: the visitor's own key, this session only."""
+    policy = settings.policy()
+    if not (policy.locked and policy.visitor_keys):
+        return
+    st.subheader("Your own key")
+    using = settings.is_session_key(settings.current_settings()["api_key_env"])
+    st.caption("Kept in this browser session's memory only: never saved, logged or shown. "
+               + ("In use now." if using else "Not in use: the server's key applies."))
+    with st.form(f"{PAGE}.own_key_form", clear_on_submit=True):
+        key = st.text_input("API key", type="password", key=f"{PAGE}.own_key")
+        url = st.selectbox("Send it to", list(policy.visitor_base_urls), key=f"{PAGE}.own_key_url",
+                           format_func=endpoint_label)
+        if st.form_submit_button("Use my key"):
+            settings.use_own_key(key, url)
+            st.success("Your key is in use for this session.")
+    if using and st.button("Forget my key", key=f"{PAGE}.forget_key"):
+        settings.forget_own_key()
+        st.rerun()
 
 
 def render_status() -> None:
     values = settings.current_settings()
+    policy = settings.policy()
+    key_name = "your own key" if settings.is_session_key(values["api_key_env"]) else values["api_key_env"]
     st.subheader("Secrets")
     components.draw_key_status(
         [
-            (values["api_key_env"], settings.key_present(values["api_key_env"])),
+            (key_name, settings.key_present(values["api_key_env"])),
             ("QDRANT_API_KEY", bool(setting("QDRANT_API_KEY"))),
         ]
     )
@@ -52,11 +94,14 @@ def render_status() -> None:
             f"No key in {values['api_key_env']}: set it in the environment or the Space secrets; "
             "a local server that needs no key works with any base URL."
         )
-    st.subheader("Where things are")
-    st.markdown(
-        f"- Data directory: `{data_dir()}`\n"
-        f"- Qdrant: `{setting('QDRANT_URL') or 'embedded local mode'}`"
-    )
+    if policy.show_paths:  # server paths are not shown to the visitors of a deployment
+        st.subheader("Where things are")
+        st.markdown(
+            f"- Data directory: `{data_dir()}`\n"
+            f"- Qdrant: `{public_url(setting('QDRANT_URL') or '') or 'embedded local mode'}`"
+        )
+    else:
+        st.caption("Deployment mode: the endpoint and key are set by the owner of this dashboard.")
     config = settings.current_config()
     st.subheader("Configuration in use")
     st.caption(f"config hash `{config.config_hash}`")
@@ -67,6 +112,7 @@ def main() -> None:
     init_page_state()
     st.title("Settings")
     render_form()
+    render_own_key()
     render_status()
 
 

@@ -7,6 +7,9 @@ Secrets are read here and handed to adapters; nothing in this module logs them.
 from __future__ import annotations
 
 import os
+import re
+import secrets as _random
+import threading
 import tomllib
 from functools import lru_cache
 from pathlib import Path
@@ -74,8 +77,72 @@ def _secrets() -> dict[str, Any]:
     return {}
 
 
+# Keys a dashboard visitor typed for their own use: in this process's memory only, under
+# a random variable-like name that only their session knows (never in the environment,
+# a file, a run record or a cache). ``setting(name)`` resolves these names first.
+SESSION_KEY_PREFIX = "RAG_EVAL_SESSION_KEY_"
+_session_keys: dict[str, str] = {}
+_session_keys_lock = threading.Lock()
+_MAX_SESSION_KEYS = 1000
+
+# Settings that hold secrets whatever their name; any other setting whose name ends like
+# a secret's (``*_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``) counts as one too.
+KNOWN_SECRET_SETTINGS = ("OPENAI_API_KEY", "RAG_EVAL_LLM_API_KEY", "QDRANT_API_KEY", "HF_TOKEN")
+_SECRET_NAME = re.compile(r"(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$", re.IGNORECASE)
+_MIN_SWEPT_SECRET = 8  # a secret-named setting shorter than this ("1", "true") is not a secret
+
+
+def register_session_key(key: str) -> str:
+    """Keep a visitor's own key in memory; returns the random name that resolves to it
+    (pass it as ``api_key_env``). Nothing is written anywhere."""
+    name = SESSION_KEY_PREFIX + _random.token_hex(16).upper()
+    with _session_keys_lock:
+        while len(_session_keys) >= _MAX_SESSION_KEYS:
+            _session_keys.pop(next(iter(_session_keys)))
+        _session_keys[name] = key
+    return name
+
+
+def forget_session_key(name: str | None) -> None:
+    with _session_keys_lock:
+        _session_keys.pop(str(name or ""), None)
+
+
+# Names that look secret but hold public values (the official Python images' release-key fingerprint).
+_PUBLIC_NAMES = frozenset({"GPG_KEY"})
+
+
+def looks_secret(name: str) -> bool:
+    """Whether a setting's name says it holds a secret."""
+    return name in KNOWN_SECRET_SETTINGS or (name not in _PUBLIC_NAMES and bool(_SECRET_NAME.search(name)))
+
+
+def configured_secrets(*names: str | None, sessions: bool = True) -> list[str]:
+    """Every secret this process could hand out: the values of the named settings, of
+    the known secret settings, of every environment variable or ``secrets.toml`` key
+    whose name looks secret, and (``sessions``) of the visitors' session keys. Longest first, so a
+    secret containing another is replaced whole."""
+    values: set[str] = set()
+    for name in (*names, *KNOWN_SECRET_SETTINGS, os.environ.get("RAG_EVAL_LLM_API_KEY_ENV")):
+        value = setting(name) if name else None
+        if value and len(value) >= 4:
+            values.add(value)
+    swept = [(k, v) for k, v in os.environ.items()] + [(str(k), v) for k, v in _secrets().items()]
+    for name, value in swept:
+        if isinstance(value, str) and len(value) >= _MIN_SWEPT_SECRET and looks_secret(name):
+            values.add(value)
+    if sessions:
+        with _session_keys_lock:
+            values.update(v for v in _session_keys.values() if len(v) >= 4)
+    return sorted(values, key=len, reverse=True)
+
+
 def setting(name: str, default: str | None = None) -> str | None:
-    """An environment variable, else a top-level key of ``.streamlit/secrets.toml``."""
+    """A visitor's session key (by its random name), else an environment variable, else
+    a top-level key of ``.streamlit/secrets.toml``."""
+    if name.startswith(SESSION_KEY_PREFIX):
+        with _session_keys_lock:
+            return _session_keys.get(name, default)
     value = os.environ.get(name)
     if value:
         return value
@@ -85,7 +152,7 @@ def setting(name: str, default: str | None = None) -> str | None:
 
 def redact(text: str, *secrets: str | None) -> str:
     """``text`` with every given secret replaced, for error messages and logs."""
-    for secret in secrets:
+    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
         if secret and len(secret) >= 4:
             text = text.replace(secret, "***")
     return text

@@ -1,7 +1,8 @@
 """The ``rag-eval`` command line: one click group, one module per command group.
 
 Each command parses options, calls one library function and echoes the result;
-user errors raise ``click.ClickException`` (exit code 1, clean message).
+input errors raise ``click.ClickException`` (exit code 2, clean message); failed rows
+exit 1; exit codes are defined in :mod:`rag_eval.cli.exits`.
 """
 
 from __future__ import annotations
@@ -9,9 +10,10 @@ from __future__ import annotations
 import click
 
 from rag_eval.cli import datasets, html_report, judge, labels, pipeline, scoring
+from rag_eval.cli.exits import ExitCodeGroup
 
 
-@click.group()
+@click.group(cls=ExitCodeGroup)
 @click.version_option(package_name="rag-eval")
 def cli() -> None:
     """RAG evaluation workbench: TRACe metrics, judges, a Qdrant RAG pipeline and runs."""

@@ -13,7 +13,9 @@ from typing import Any
 
 import click
 
+from rag_eval.cli.exits import RowsFailed
 from rag_eval.datasets.schema import QueryType
+from rag_eval.io.rows import FileFormatError
 
 
 def _echo_issues(issues, limit: int | None = None) -> None:
@@ -26,7 +28,6 @@ def _echo_issues(issues, limit: int | None = None) -> None:
 
 def _load(path: str):
     from rag_eval.datasets.io import load_dataset
-    from rag_eval.io.rows import FileFormatError
 
     try:
         return load_dataset(path)
@@ -52,7 +53,6 @@ def import_cmd(kind: str, paths: tuple[str, ...], out: str, prefix_subset: bool,
     from rag_eval.datasets.fingerprint import fingerprint, short_fingerprint
     from rag_eval.datasets.importers import import_dataset
     from rag_eval.datasets.io import write_dataset
-    from rag_eval.io.rows import FileFormatError
 
     by_kind: dict[str, dict[str, Any]] = {"ragbench": {"prefix_subset": prefix_subset}, "beir": {"min_score": min_score}}
     options = by_kind.get(kind, {})
@@ -60,7 +60,7 @@ def import_cmd(kind: str, paths: tuple[str, ...], out: str, prefix_subset: bool,
         result = import_dataset(kind, paths, **options)
         if not result.rows:
             _echo_issues(result.issues)
-            raise click.ClickException("no rows could be imported")
+            raise RowsFailed("no rows could be imported")
         write_dataset(result.rows, out)
     except (ValueError, FileFormatError) as err:
         raise click.ClickException(str(err)) from err
@@ -68,6 +68,18 @@ def import_cmd(kind: str, paths: tuple[str, ...], out: str, prefix_subset: bool,
     errors = len(result.errors)
     click.echo(f"imported {len(result.rows)} rows into {out} ({errors} errors, "
                f"{len(result.issues) - errors} warnings); fingerprint {short_fingerprint(fingerprint(result.rows))}")
+    _fail_on_rejected(result)
+
+
+def _fail_on_rejected(result) -> None:
+    """Exit 1 (count on stderr) when rows were rejected, after the good rows were written."""
+    if hasattr(result, "row_numbers"):
+        rejected = _rejected_rows(result)
+    else:  # an import: every error is a row (or file) that did not come through
+        rejected = len({(i.file, i.row) for i in result.errors})
+    if rejected:
+        click.echo(f"{rejected} row(s) rejected; the {len(result.rows)} good rows were written", err=True)
+        raise click.exceptions.Exit(1)
 
 
 @dataset.command("validate")
@@ -92,17 +104,17 @@ def validate_cmd(path: str) -> None:
 def convert_cmd(src: str, dst: str) -> None:
     """Convert between .jsonl, .json, .csv and .parquet (rows that fail the schema are reported, not written)."""
     from rag_eval.datasets.io import write_dataset
-    from rag_eval.io.rows import FileFormatError
 
     result = _load(src)
     _echo_issues(result.issues, limit=50)
     if not result.rows:
-        raise click.ClickException(f"{src}: no valid rows to convert")
+        raise RowsFailed(f"{src}: no valid rows to convert")
     try:
         write_dataset(result.rows, dst)
     except FileFormatError as err:
         raise click.ClickException(str(err)) from err
     click.echo(f"wrote {len(result.rows)} rows to {dst}")
+    _fail_on_rejected(result)
 
 
 @dataset.command("fingerprint")
@@ -116,7 +128,7 @@ def fingerprint_cmd(path: str, short: bool) -> None:
     rejected = _rejected_rows(result)
     if rejected:
         _echo_issues(result.errors)
-        raise click.ClickException(f"{path}: {rejected} rows fail the schema; fix them before fingerprinting")
+        raise RowsFailed(f"{path}: {rejected} rows fail the schema; fix them before fingerprinting")
     value = fingerprint(result.rows)
     click.echo(short_fingerprint(value) if short else value)
 

@@ -2,8 +2,9 @@
 and ``collections``: the RAG pipeline and the run store from the command line.
 
 Progress bars go to stderr, results to stdout. User errors (unreadable dataset,
-unreachable Qdrant, mismatched embedder, unknown run) end with a clean message and
-exit code 1; nothing already stored is touched by a failed command.
+mismatched embedder, unknown run) end with a clean message and exit code 2, an
+unreachable or busy Qdrant with 3, failed rows with 1 (rag_eval.cli.exits); nothing
+already stored is touched by a failed command.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from rag_eval.cli.exits import Interrupted, RowsFailed, Unavailable
+from rag_eval.cli.exits import gate as coverage_gate
 from rag_eval.cli.gate_options import gate_options, request_from, run_gate
 from rag_eval.metrics.report_fields import REPORT_FIELDS
 from rag_eval.schema import METRIC_NAMES
@@ -46,6 +49,11 @@ def _user_errors(fn: Callable) -> Callable:
         except click.ClickException:
             raise
         except _user_error_types() as err:  # evaluated only when something was raised
+            from rag_eval.rag.store import QdrantUnavailable
+            from rag_eval.runs.store import StoreUnavailable
+
+            if isinstance(err, (QdrantUnavailable, StoreUnavailable)):
+                raise Unavailable(str(err)) from None
             raise click.ClickException(str(err)) from None
 
     return wrapper
@@ -143,7 +151,7 @@ def ingest(paths, collection, config_path, chunking, chunk_size, chunk_overlap) 
         click.echo(f"error: {problem}", err=True)
     failed = [f for f in report.files if f.status == "error"]
     if failed:
-        raise click.ClickException(f"{len(failed)} of {len(report.files)} file(s) could not be ingested (see above); "
+        raise RowsFailed(f"{len(failed)} of {len(report.files)} file(s) could not be ingested (see above); "
                                    "the other files were ingested")
 
 
@@ -158,7 +166,10 @@ def ingest(paths, collection, config_path, chunking, chunk_size, chunk_overlap) 
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 @_user_errors
 def ask(question, collection, config_path, k, mode, no_judge, as_json) -> None:
-    """Answer QUESTION from a collection, then judge and score the answer."""
+    """Answer QUESTION from a collection, then judge and score the answer.
+
+    Exits 1 when the answer could not be generated or the judge gave no usable labels
+    (refused, parse error, provider error...)."""
     from rag_eval.cli.report import format_ask_result
     from rag_eval.runs.ask import ask as ask_question
 
@@ -169,6 +180,21 @@ def ask(question, collection, config_path, k, mode, no_judge, as_json) -> None:
         ensure_demo_collection(config)
     result = ask_question(question, collection, config, evaluate=not no_judge)
     click.echo(json.dumps(result.to_dict(), indent=1, default=str) if as_json else format_ask_result(result))
+    _ask_gate(result, judged=not no_judge)
+
+
+def _ask_gate(result: Any, judged: bool) -> None:
+    """Exit 1 (reason on stderr) unless the answer was generated and, when judged, labelled."""
+    if result.generation.status != "ok":
+        click.echo(f"ask failed: generation {result.generation.status}: {result.generation.error}", err=True)
+        raise click.exceptions.Exit(1)
+    if not judged:
+        return
+    status = result.judge_result.status if result.judge_result else None
+    if status is None or not status.usable:
+        reason = result.judge_error or (result.judge_result.error if result.judge_result else None) or "no judgement"
+        click.echo(f"ask failed: judge {status.value if status else 'not run'}: {reason}", err=True)
+        raise click.exceptions.Exit(1)
 
 
 # ---------------------------------------------------------------- run
@@ -208,7 +234,8 @@ def run(dataset, config_path, collection, name, resume_run, ray_address, ray_wor
     'gold_contexts' (retrieval metrics). Ctrl-C stops after storing finished items;
     --resume RUN continues without repeating them. With --judge-only the rows' own
     responses are judged and scored instead. With --fail-under / --min-coverage /
-    --junit the stored run is gated (exit 1 when a threshold or the coverage is not met)."""
+    --junit the stored run is gated (exit 1 when a threshold or the coverage is not met);
+    without them any failed item exits 1."""
     from rag_eval.runs.runner import run_dataset
 
     gate = request_from(gate_kwargs)
@@ -218,7 +245,7 @@ def run(dataset, config_path, collection, name, resume_run, ray_address, ray_wor
         return
     rows, path = _dataset_rows(dataset)
     if not rows:
-        raise click.ClickException(f"{path}: no rows")
+        raise click.ClickException(f"{path}: no rows")  # an input error (exit 2)
     store = _store(db)
     if collection == DEMO:
         from rag_eval.demo import ensure_demo_collection
@@ -240,7 +267,7 @@ def run(dataset, config_path, collection, name, resume_run, ray_address, ray_wor
         close()
         latest = store.list_runs(limit=1)
         hint = f" --resume {latest[0]['id']}" if latest else ""
-        raise click.ClickException(f"interrupted; finished items are stored. Continue with: "
+        raise Interrupted(f"interrupted; finished items are stored. Continue with: "
                                    f"rag-eval run {dataset} --config {config_path or '<config>'}{hint}") from None
     finally:
         close()
@@ -254,6 +281,8 @@ def run(dataset, config_path, collection, name, resume_run, ray_address, ray_wor
         stats, cases = run_gate_inputs(record, items)
         if not run_gate(gate, stats, len(items), sum(c.usable for c in cases), cases):
             raise click.exceptions.Exit(1)
+    else:
+        _coverage_gate(record)
 
 
 def _run_judge_only(dataset: str, config: RagConfig, name: str | None, resume_run: str | None, db: str | None) -> None:
@@ -272,10 +301,19 @@ def _run_judge_only(dataset: str, config: RagConfig, name: str | None, resume_ru
         run_id = judge_dataset(rows, config, store, make_judge_from_config(config.judge), name=name, progress=update,
                                dataset_path=dataset)
     except KeyboardInterrupt:
-        raise click.ClickException("interrupted; finished items are stored (run status: cancelled)") from None
+        raise Interrupted("interrupted; finished items are stored (run status: cancelled)") from None
     finally:
         close()
-    _show_run(store.get_run(run_id))
+    record = store.get_run(run_id)
+    _show_run(record)
+    _coverage_gate(record)
+
+
+def _coverage_gate(record: dict[str, Any]) -> None:
+    """Exit 1 (counts on stderr) when any item of the stored run failed."""
+    summary = record.get("summary") or {}
+    coverage_gate(int(summary.get("n_scored", 0)), int(summary.get("n_items", 0)), 1.0, "items",
+                  {k: v for k, v in (summary.get("status_counts") or {}).items() if k not in ("ok", "repaired")})
 
 
 # ---------------------------------------------------------------- runs

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from rag_eval.cli.exits import gate as coverage_gate
 from rag_eval.cli.gate_options import gate_options, request_from, run_gate
 
 # Light modules only (option defaults); the rest is imported inside each command so that
@@ -182,8 +183,10 @@ def score_command(file: Path, mode: str, out: Path | None, n_boot: int, seed: in
 @click.option("--by-judge", is_flag=True, help="PRED is a run: every judge against its human label sets.")
 @click.option("--reviewer", default=None, help="With --by-judge: this reviewer's labels as truth [default: latest].")
 @click.option("--db", default=None, help="With --by-judge: the run store file.")
+@click.option("--min-coverage", type=click.FloatRange(0.0, 1.0), default=0.0, show_default=True,
+              help="Exit 1 when fewer than this share of the TRUTH ids have a prediction.")
 def agreement_command(pred: Path, truth: Path | None, as_json: bool, n_boot: int, seed: int, threshold: float,
-                      by_judge: bool, reviewer: str | None, db: str | None) -> None:
+                      by_judge: bool, reviewer: str | None, db: str | None, min_coverage: float) -> None:
     """Agreement of predicted TRACe scores (PRED) with ground truth (TRUTH), joined on id.
 
     PRED is typically the output of 'rag-eval score' or of a judge run; TRUTH holds
@@ -216,6 +219,8 @@ def agreement_command(pred: Path, truth: Path | None, as_json: bool, n_boot: int
         click.echo("\n".join(_agreement_lines(result.report)))
     _report_errors(result.errors)
     _fail_if(result.errors)
+    n_truth = len(result.ids) - len(result.only_in_predictions)
+    coverage_gate(n_truth - len(result.only_in_truth), n_truth, min_coverage, "truth ids", verb="have no prediction")
 
 
 @click.command("retrieval")

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from rag_eval.datasets.io import iter_raw
 from rag_eval.datasets.schema import DatasetRow, Provenance
 from rag_eval.datasets.validate import Issue, Severity, check_rows, issues_from_validation_error
-from rag_eval.io.rows import FileFormatError, RowError, _decode
+from rag_eval.io.rows import FileFormatError, RowError, _decode, _decode_lenient
 
 KINDS = ("ragbench", "beir", "csv")
 
@@ -254,7 +254,9 @@ def _as_text_list(value: Any) -> list[Any]:
 
 
 def _header(path: Path) -> list[str]:
-    text = _decode(path)
+    # Lenient: a non-UTF-8 byte in a data row is reported on that row (iter_raw), and
+    # the file's good rows still import, as on the golden-set path.
+    text = _decode_lenient(path)[0]
     first = next(csv.reader(text.splitlines()[:1]), [])
     return [c.strip() for c in first]
 

@@ -187,6 +187,25 @@ def load_dataset(path: str | Path) -> LoadResult:
     return result
 
 
+def load_datasets(paths: Sequence[str | Path]) -> LoadResult:
+    """Every file of ``paths`` through :func:`load_dataset`, in order, as one result. A row
+    whose id an earlier row (of any file) already has is reported and left out;
+    ``row_numbers`` are each row's number in its own file."""
+    merged = LoadResult()
+    seen: dict[str, str] = {}
+    for path in paths:
+        result = load_dataset(path)
+        merged.issues.extend(result.issues)
+        for row, number in zip(result.rows, result.row_numbers):
+            if row.id in seen:
+                merged.issues.append(Issue(str(path), number, "id", f"duplicate id '{row.id}' (first in {seen[row.id]})"))
+                continue
+            seen[row.id] = str(path)
+            merged.rows.append(row)
+            merged.row_numbers.append(number)
+    return merged
+
+
 def _with_id(raw: dict[str, Any], number: int, file: str, issues: list[Issue]) -> dict[str, Any]:
     """A row without an id gets ``row-<number>`` (reported), so it is not rejected."""
     if raw.get("id") not in (None, ""):

@@ -43,6 +43,13 @@ class FileFormatError(ValueError):
     """The file as a whole cannot be read (unknown type, not UTF-8, not a table)."""
 
 
+
+def json_problem(err: json.JSONDecodeError) -> str:
+    """``invalid JSON (<reason> at column N)``; reasons that already end in "at" (e.g.
+    "Unterminated string starting at") are not followed by a second "at"."""
+    where = "column" if err.msg.rstrip().endswith(" at") else "at column"
+    return f"invalid JSON ({err.msg} {where} {err.colno})"
+
 def _plain(value: Any) -> Any:
     """Parquet/numpy values as plain Python (lists, floats, None for NaN)."""
     if isinstance(value, np.ndarray):
@@ -144,7 +151,7 @@ def _iter_text_rows(name: str, suffix: str, text: str) -> Iterator[tuple[int, di
             try:
                 value = json.loads(line)
             except json.JSONDecodeError as err:
-                yield lineno, RowError(name, lineno, None, f"invalid JSON ({err.msg} at column {err.colno})")
+                yield lineno, RowError(name, lineno, None, json_problem(err))
                 continue
             if not isinstance(value, dict):
                 yield lineno, RowError(name, lineno, None, f"expected a JSON object, got {type(value).__name__}")

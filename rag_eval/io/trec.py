@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rag_eval.io.rows import FileFormatError, RowError, _decode
+from rag_eval.io.rows import FileFormatError, RowError, _decode, json_problem
 
 Run = dict[str, list[str]]
 Qrels = dict[str, dict[str, int]]
@@ -63,7 +63,7 @@ def _read_jsonl_run(name: str, lines: list[tuple[int, str]]) -> tuple[Run, list[
         try:
             value = json.loads(line)
         except json.JSONDecodeError as err:
-            errors.append(RowError(name, lineno, None, f"invalid JSON ({err.msg} at column {err.colno})"))
+            errors.append(RowError(name, lineno, None, json_problem(err)))
             continue
         if not isinstance(value, dict):
             errors.append(RowError(name, lineno, None, f"expected a JSON object, got {type(value).__name__}"))

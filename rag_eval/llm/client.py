@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 
 import openai
 
-from rag_eval.config import redact
+from rag_eval.config import configured_secrets
 from rag_eval.llm import errors
 from rag_eval.llm.cache import LLMCache, cache_key
 from rag_eval.llm.compat import RequestShape
@@ -38,6 +38,7 @@ from rag_eval.llm.config import LLMConfig
 from rag_eval.llm.constants import NO_KEY_PLACEHOLDER
 from rag_eval.llm.limiter import AdaptiveLimiter
 from rag_eval.llm.pricing import cost_usd, estimate_message_tokens, price_for
+from rag_eval.llm.redaction import redact_text, redact_value
 from rag_eval.llm.retry import backoff_delay, parse_retry_after, should_retry
 
 log = logging.getLogger(__name__)
@@ -93,6 +94,9 @@ class _Session:
         self.limiter = limiter
         self.key = key
         self.loop = asyncio.get_running_loop()
+        # Every secret this process holds (and this session's key): redacted from
+        # every text the provider sends back, before anything parses or keeps it.
+        self.secrets = configured_secrets() + ([key] if key else [])
 
 
 @functools.lru_cache(maxsize=1)
@@ -207,8 +211,8 @@ class LLMClient:
         }
 
     def _error_text(self, err: BaseException, sess: _Session | None) -> str:
-        key = sess.key if sess else self.config.api_key()
-        return redact(str(err) or type(err).__name__, key)
+        secrets = sess.secrets if sess else configured_secrets(self.config.api_key_env)
+        return redact_text(str(err) or type(err).__name__, secrets)
 
     async def complete(
         self,
@@ -264,7 +268,8 @@ class LLMClient:
                     cast_to=str,
                     options={"timeout": cfg.timeout_s, "headers": _JSON_HEADERS},
                 )
-                response = _decode_chat(text)
+                text = redact_text(text, sess.secrets)  # the boundary: before parse, cache, store
+                response = redact_value(_decode_chat(text), sess.secrets)
             except openai.APIStatusError as err:
                 status, headers = err.status_code, err.response.headers
                 last = errors.status_error(self._error_text(err, sess), status, retries)

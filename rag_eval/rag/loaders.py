@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rag_eval.io.rows import json_problem
 from rag_eval.rag.extract import BlockSpan, Extracted
 
 TEXT_SUFFIXES = (".txt",)
@@ -165,7 +166,7 @@ def iter_corpus(path: Path) -> Iterator[Document | RowProblem]:
         try:
             row = json.loads(line)
         except json.JSONDecodeError as err:
-            yield RowProblem(source, lineno, f"invalid JSON ({err.msg} at column {err.colno})")
+            yield RowProblem(source, lineno, json_problem(err))
             continue
         if not isinstance(row, dict):
             yield RowProblem(source, lineno, f"expected a JSON object, got {type(row).__name__}")

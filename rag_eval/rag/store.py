@@ -9,15 +9,24 @@ point's payload) the embedder and chunking it was built with: querying it with a
 embedder is an error, never silently wrong neighbours.
 
 Embedded mode locks its folder, so one process at a time can use it; clients are
-cached per folder so a process opens it once.
+cached per folder so a process opens it once. A long-lived process that shares the
+store with others (the dashboard beside ``rag-eval ingest/ask/run``) wraps each
+operation in :func:`lease`: when the last lease ends, the embedded clients are closed
+and the folder is free for the other process. Opening a folder another process holds
+waits up to ``RAG_EVAL_QDRANT_WAIT_S`` seconds (default 10) for it, then fails with a
+clear "busy, retry" :class:`QdrantBusy`. Only one process writes at a time, so
+concurrent writers never corrupt the store.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
+import os
 import re
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -39,11 +48,18 @@ _REMOTE_TIMEOUT_S = 5
 _SCROLL_PAGE = 1000
 
 _clients: dict[str, QdrantClient] = {}
-_clients_lock = threading.Lock()
+_clients_lock = threading.RLock()
+_leases = 0  # operations in progress under lease() in this process
+DEFAULT_WAIT_S = 10.0
+_POLL_S = 0.1
 
 
 class QdrantUnavailable(RuntimeError):
     """Qdrant cannot be reached or opened; the message says where and what to do."""
+
+
+class QdrantBusy(QdrantUnavailable):
+    """The embedded store is held by another process (a dashboard operation, a command)."""
 
 
 class CollectionMismatch(ValueError):
@@ -90,16 +106,61 @@ def open_qdrant(url: str | None = None, api_key: str | None = None, path: str | 
         if key in _clients:
             return _clients[key]
         folder.mkdir(parents=True, exist_ok=True)
-        try:
-            client = QdrantClient(path=str(folder))
-        except Exception as err:  # portalocker raises RuntimeError / BlockingIOError variants
-            raise QdrantUnavailable(
-                f"cannot open the embedded Qdrant store at {folder} ({err}); another process "
-                "(a dashboard or another command) may be using it: stop it, or run a Qdrant server "
-                "and set QDRANT_URL"
-            ) from None
+        client = _open_embedded(folder)
         _clients[key] = client
         return client
+
+
+def _wait_s() -> float:
+    try:
+        return max(0.0, float(os.environ.get("RAG_EVAL_QDRANT_WAIT_S") or DEFAULT_WAIT_S))
+    except ValueError:
+        return DEFAULT_WAIT_S
+
+
+def _open_embedded(folder: Path) -> QdrantClient:
+    """Open the embedded store, waiting (up to ``RAG_EVAL_QDRANT_WAIT_S``) while another
+    process holds its lock."""
+    deadline = time.monotonic() + _wait_s()
+    while True:
+        try:
+            return QdrantClient(path=str(folder))
+        except Exception as err:  # portalocker raises RuntimeError / BlockingIOError variants
+            locked = "already accessed" in str(err) or isinstance(err, BlockingIOError)
+            if locked and time.monotonic() < deadline:
+                time.sleep(_POLL_S)
+                continue
+            if locked:
+                raise QdrantBusy(
+                    f"the embedded Qdrant store at {folder} is busy: another process (the dashboard or another "
+                    "command) is using it; retry in a moment, or run a Qdrant server and set QDRANT_URL"
+                ) from None
+            raise QdrantUnavailable(f"cannot open the embedded Qdrant store at {folder} ({err})") from None
+
+
+def _close_embedded() -> None:
+    for key in [k for k in _clients if k.startswith("path:")]:
+        try:
+            _clients.pop(key).close()
+        except Exception:  # closing is best effort
+            pass
+
+
+@contextlib.contextmanager
+def lease() -> Iterator[None]:
+    """One operation on the store. When the last lease of this process ends, the
+    embedded clients are closed, so another process (a command beside the dashboard)
+    can open the folder. Nesting and concurrent leases (threads) are fine."""
+    global _leases
+    with _clients_lock:
+        _leases += 1
+    try:
+        yield
+    finally:
+        with _clients_lock:
+            _leases -= 1
+            if _leases == 0:
+                _close_embedded()
 
 
 def close_clients() -> None:

@@ -32,6 +32,10 @@ Resume is an atomic claim (:meth:`RunStore.claim_run`): one conditional ``UPDATE
 that succeeds for exactly one of several processes racing to resume a run; the
 winner keeps a heartbeat while it runs, so a run whose process died can be claimed
 again once its lease has lapsed.
+
+A run that says ``running`` but whose process is gone (killed, crashed) is shown as
+``interrupted`` (rag_eval.runs.liveness: the running process holds a lock file beside
+the SQLite store; on a server, the claim's heartbeat); ``--resume`` continues it.
 """
 
 from __future__ import annotations
@@ -49,6 +53,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rag_eval.config import data_dir, redact, setting
+from rag_eval.runs.liveness import INTERRUPTED, RunLock, lock_path
+from rag_eval.runs.liveness import is_alive as run_id_alive
 from rag_eval.runs.stats import summarize_items
 
 if TYPE_CHECKING:
@@ -190,7 +196,9 @@ def display_location(location: str) -> str:
 
 
 def _secrets(extra: Iterable[str | None] = ()) -> list[str]:
-    values = [setting(name) for name in SECRET_SETTINGS]
+    from rag_eval.config import configured_secrets
+
+    values: list[str | None] = list(configured_secrets(*SECRET_SETTINGS))
     values.append(url_password(setting("RAG_EVAL_DB_URL")))
     values.extend(extra)
     return [s for s in values if s]
@@ -346,6 +354,7 @@ class RunStore:
             message = self._redact(str(getattr(err, "orig", None) or err)).strip().splitlines()
             raise StoreUnavailable(f"cannot open the run store at {self.url}: "
                                    f"{message[0] if message else type(err).__name__}") from None
+        self._run_locks: dict[str, RunLock] = {}  # runs this process is running (liveness, SQLite)
 
     # ------------------------------------------------------------------ plumbing
     def _redact(self, text: str) -> str:
@@ -496,6 +505,7 @@ class RunStore:
         config_hash = getattr(config, "config_hash", None) or str(config_dict.get("config_hash", ""))
         run_id = f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
         secrets = self._secrets()
+        self._hold_lock(run_id)  # before the row exists, so the run never looks interrupted
         self._write(
             "INSERT INTO runs (id, name, created_at, status, config_name, config_hash, config_json, collection, "
             "dataset_path, dataset_fingerprint, n_items, meta_json, owner, heartbeat_at) "
@@ -525,8 +535,22 @@ class RunStore:
             raise RunNotFound(f"'{ref}' matches {len(rows)} runs ({', '.join(r[0] for r in rows[:5])}); give more of the id")
         raise RunNotFound(f"no run '{ref}' (see `rag-eval runs list`)")
 
+    def _hold_lock(self, run_id: str) -> None:
+        if self.backend != "sqlite":
+            return
+        lock = self._run_locks.setdefault(run_id, RunLock(self.path, run_id))
+        lock.acquire()
+
+    def _let_go(self, run_id: str) -> None:
+        lock = self._run_locks.pop(run_id, None)
+        if lock is not None:
+            lock.release()
+
     def _run_dict(self, row: Row) -> dict[str, Any]:
         d = dict(row)
+        if (d.get("status") == "running" and self.backend == "sqlite"
+                and run_id_alive(self.path, str(d["id"])) is False):
+            d["status"] = INTERRUPTED  # its process is gone (killed, crashed): shown, not stored
         d["config"] = json.loads(d.pop("config_json"))
         d["summary"] = json.loads(d.pop("summary_json")) if d.get("summary_json") else None
         d["meta"] = json.loads(d.pop("meta_json")) if d.get("meta_json") else {}
@@ -553,6 +577,10 @@ class RunStore:
     def set_status(self, run_id: str, status: str, error: str | None = None) -> None:
         if status not in RUN_STATUSES:
             raise ValueError(f"run status must be one of {', '.join(RUN_STATUSES)}; got {status!r}")
+        if status == "running":
+            self._hold_lock(run_id)
+        else:
+            self._let_go(run_id)
         self._write("UPDATE runs SET status = ?, error = ? WHERE id = ?",
                     (status, _clean(error, self._secrets()), run_id))
         if status != "running":
@@ -564,6 +592,7 @@ class RunStore:
             raise ValueError(f"run status must be one of {', '.join(RUN_STATUSES)}; got {status!r}")
         summary = summarize_items(self.items(run_id))
         secrets = self._secrets()
+        self._let_go(run_id)
         self._write(
             "UPDATE runs SET status = ?, finished_at = ?, summary_json = ?, error = ? WHERE id = ?",
             (status, _now(), _dumps(summary, secrets), _clean(error, secrets), run_id),
@@ -577,6 +606,10 @@ class RunStore:
             self._execute(conn, "DELETE FROM items WHERE run_id = ?", (run_id,))
             self._execute(conn, "DELETE FROM runs WHERE id = ?", (run_id,))
         self._release(run_id)
+        self._let_go(run_id)
+        stale = lock_path(self.path, run_id) if self.backend == "sqlite" else None
+        if stale is not None and run_id_alive(self.path, run_id) is False:
+            stale.unlink(missing_ok=True)
 
     # ------------------------------------------------------------------ items
     def add_item(self, run_id: str, record: dict[str, Any]) -> None:

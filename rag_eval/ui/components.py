@@ -14,6 +14,7 @@ import streamlit as st
 
 from rag_eval.schema import METRIC_NAMES, TraceScores
 from rag_eval.ui.constants import METRIC_LABELS, RESP_UNKNOWN, STATUS_OK_VALUES
+from rag_eval.ui.markdown import escape_markdown
 from rag_eval.ui.support_map import (  # noqa: F401 - re-exported for pages and tests
     legend_html,
     response_sentence_class,
@@ -67,9 +68,9 @@ def _sentence_label(view: SupportView, key: str) -> str:
 def draw_support_map(view: SupportView, key: str) -> None:
     """The support map of one judged row; a select box picks the response sentence
     whose supporting document sentences are outlined and whose explanation shows."""
-    st.markdown(f"**{view.title}**")
+    st.markdown(f"**{escape_markdown(view.title)}**")
     if view.error:
-        st.warning(f"Judge status {view.status}: {view.error}")
+        st.warning(escape_markdown(f"Judge status {view.status}: {view.error}"))
     keys = view.item.response_keys
     if not keys:
         st.info("This row has no response sentences.")

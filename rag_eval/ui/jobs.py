@@ -58,8 +58,11 @@ def start_job(label: str, work: Callable[[Callable[[int, int], None], threading.
     job = Job(label)
 
     def target() -> None:
+        from rag_eval.rag.store import lease
+
         try:
-            job.result = work(job.progress, job.cancel)
+            with lease():  # the embedded store is released when the job ends
+                job.result = work(job.progress, job.cancel)
         except Exception as exc:  # noqa: BLE001 - the page shows it as a message
             job.error = str(exc) or type(exc).__name__
         finally:

@@ -16,8 +16,9 @@ from typing import Any
 
 import streamlit as st
 
-from rag_eval.config import setting
+from rag_eval.config import forget_session_key, register_session_key, setting
 from rag_eval.llm.constants import DEFAULT_API_KEY_ENV, DEFAULT_MODEL
+from rag_eval.llm.policy import DeployPolicy, check, enforce, is_session_key, load_policy
 from rag_eval.rag.config import RagConfig, default_config
 from rag_eval.ui.constants import STATE_SETTINGS
 
@@ -60,10 +61,16 @@ def environment_settings() -> dict[str, Any]:
     return values
 
 
+def policy() -> DeployPolicy:
+    """The deployment policy (rag_eval.llm.policy): locked where the server holds a secret."""
+    return load_policy()
+
+
 def current_settings() -> dict[str, Any]:
-    """The session's settings: the environment's, then what the Settings page saved."""
+    """The session's settings: the environment's, then what the Settings page saved, made
+    allowed by the deployment policy (a visitor never reaches a server secret)."""
     saved = st.session_state.get(STATE_SETTINGS) or {}
-    return {**environment_settings(), **saved}
+    return enforce(policy(), {**environment_settings(), **saved})
 
 
 def save_settings(values: dict[str, Any]) -> None:
@@ -76,7 +83,38 @@ def save_settings(values: dict[str, Any]) -> None:
     if not re.fullmatch(r"[A-Z_][A-Z0-9_]{0,127}", str(env_name or "")):  # keys are never all upper case
         raise ValueError("The key setting takes the name of an environment variable (e.g. OPENAI_API_KEY), "
                          "not the key itself; put the key in the environment or the Space secrets.")
-    st.session_state[STATE_SETTINGS] = {**current_settings(), **values}
+    merged = {**current_settings(), **values}
+    problems = check(policy(), merged)
+    if problems:
+        raise ValueError("Not saved: " + "; ".join(problems) + ".")
+    st.session_state[STATE_SETTINGS] = merged
+
+
+def use_own_key(key: str, base_url: str) -> None:
+    """A visitor's own key for ``base_url`` (where the policy allows it): kept in this
+    process's memory under a random name only this session holds; never written."""
+    key = (key or "").strip()
+    if len(key) < 8:
+        raise ValueError("That does not look like an API key (too short).")
+    previous = current_settings().get("api_key_env")
+    name = register_session_key(key)
+    try:
+        save_settings({"api_key_env": name, "base_url": base_url})
+    except ValueError:
+        forget_session_key(name)
+        raise
+    if is_session_key(previous):
+        forget_session_key(previous)
+
+
+def forget_own_key() -> None:
+    """Drop the visitor's own key; the server's settings apply again."""
+    name = current_settings().get("api_key_env")
+    if is_session_key(name):
+        forget_session_key(name)
+        saved = dict(st.session_state.get(STATE_SETTINGS) or {})
+        saved["api_key_env"] = policy().api_key_env
+        st.session_state[STATE_SETTINGS] = enforce(policy(), saved)
 
 
 def key_present(env_name: str | None = None) -> bool:

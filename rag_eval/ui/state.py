@@ -13,8 +13,9 @@ from typing import Any
 
 import streamlit as st
 
-from rag_eval.config import redact, setting
+from rag_eval.config import configured_secrets, redact, setting
 from rag_eval.ui.constants import STATE_SETTINGS
+from rag_eval.ui.markdown import escape_markdown
 
 log = logging.getLogger(__name__)
 
@@ -40,11 +41,16 @@ def get(key: str, default: Any = None) -> Any:
 def guarded(main: Callable[[], None]) -> None:
     """Run a page's body; any exception becomes a readable ``st.error`` (the message,
     never a traceback), with any configured key redacted. Streamlit's own control
-    flow (rerun, stop, switch_page) derives from BaseException and passes through."""
+    flow (rerun, stop, switch_page) derives from BaseException and passes through.
+    The page holds the embedded vector store only while it runs (``store.lease``), so
+    commands in a terminal can use it between reruns."""
+    from rag_eval.rag.store import lease
+
     try:
-        main()
+        with lease():
+            main()
     except Exception as exc:  # noqa: BLE001 - the page must show every failure as a message
-        st.error(error_message(exc))
+        st.error(escape_markdown(error_message(exc)))
 
 
 def error_message(exc: BaseException) -> str:
@@ -54,13 +60,29 @@ def error_message(exc: BaseException) -> str:
     custom = (st.session_state.get(STATE_SETTINGS) or {}).get("api_key_env")
     if custom:
         names.append(custom)  # the variable the Settings page points the LLM at
-    secrets = [setting(name) for name in names]
+    secrets = [setting(name) for name in names] + configured_secrets()
     from rag_eval.runs.store import url_password
 
     secrets.append(url_password(setting("RAG_EVAL_DB_URL")))  # the run store's password, like a key
-    message = redact(text, *secrets)
+    message = hide_paths(redact(text, *secrets))
     log.warning("page error: %s: %s", type(exc).__name__, message)
     return message
+
+
+def hide_paths(text: str) -> str:
+    """In deployment mode (rag_eval.llm.policy) server paths are not shown to visitors:
+    the data directory and the user's home become placeholders."""
+    from pathlib import Path
+
+    from rag_eval.config import data_dir
+    from rag_eval.llm.policy import load_policy
+
+    if load_policy().show_paths:
+        return text
+    for path, label in ((str(data_dir()), "<data dir>"), (str(Path.home()), "~")):
+        if len(path) > 1:
+            text = text.replace(path, label)
+    return text
 
 
 def open_support_map(view: Any) -> None:

@@ -106,7 +106,7 @@ def test_dry_run_estimates_and_sends_nothing(tmp_path, openai_server):
 def test_no_key_for_a_hosted_provider_is_a_clean_error(tmp_path):
     result = run([str(write_jsonl(tmp_path / "in.jsonl", GOOD)), "--model", "gpt-4o-mini", "--out",
                   str(tmp_path / "o.jsonl")])
-    assert result.exit_code == 1 and "OPENAI_API_KEY" in result.output
+    assert result.exit_code == 2 and "OPENAI_API_KEY" in result.output
 
 
 def test_key_never_printed_or_written(tmp_path, openai_server, monkeypatch, fast_backoff):

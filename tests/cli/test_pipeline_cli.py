@@ -53,18 +53,18 @@ def test_ask_prints_chunks_and_a_labelled_extractive_answer(runner, docs):
 
 def test_user_errors_are_clean_messages(runner, tmp_path, monkeypatch):
     missing = runner.invoke(cli, ["run", str(tmp_path / "nope.jsonl"), "--collection", "x"])
-    assert missing.exit_code == 1 and "no such file" in missing.output and "Traceback" not in missing.output
+    assert missing.exit_code == 2 and "no such file" in missing.output and "Traceback" not in missing.output
     bad_config = tmp_path / "c.yaml"
     bad_config.write_text("retrieval:\n  k: -1\n", encoding="utf-8")
     result = runner.invoke(cli, ["ask", "q", "--config", str(bad_config)])
-    assert result.exit_code == 1 and "retrieval.k" in result.output
+    assert result.exit_code == 2 and "retrieval.k" in result.output
     no_collection = runner.invoke(cli, ["ask", "q", "--collection", "nope", "--no-judge"])
-    assert no_collection.exit_code == 1 and "no collection named 'nope'" in no_collection.output
+    assert no_collection.exit_code == 2 and "no collection named 'nope'" in no_collection.output
     monkeypatch.setenv("QDRANT_URL", "http://127.0.0.1:9")
     unreachable = runner.invoke(cli, ["ask", "q", "--collection", "x"])
-    assert unreachable.exit_code == 1 and "cannot reach Qdrant at http://127.0.0.1:9" in unreachable.output
+    assert unreachable.exit_code == 3 and "cannot reach Qdrant at http://127.0.0.1:9" in unreachable.output
     unknown = runner.invoke(cli, ["runs", "show", "nope"])
-    assert unknown.exit_code == 1 and "no run 'nope'" in unknown.output
+    assert unknown.exit_code == 2 and "no run 'nope'" in unknown.output
 
 
 def test_runs_list_show_export_and_compare(runner, tmp_path, demo_collection, demo_questions):
@@ -91,7 +91,7 @@ def test_runs_list_show_export_and_compare(runner, tmp_path, demo_collection, de
     assert f"Baseline: {a}" in compared.output and "Paired differences" in compared.output
     assert "| context_relevance | " + b in compared.output
     one = runner.invoke(cli, ["compare", a])
-    assert one.exit_code == 1 and "at least two runs" in one.output
+    assert one.exit_code == 2 and "at least two runs" in one.output
 
 
 def test_run_command_stores_every_row_and_resumes(runner, tmp_path, demo_questions):
@@ -108,11 +108,13 @@ def test_run_command_stores_every_row_and_resumes(runner, tmp_path, demo_questio
     default_config("k2").with_changes(**{"retrieval.k": 2}).to_yaml(config)
 
     result = runner.invoke(cli, ["run", str(dataset), "--config", str(config), "--name", "cli-k2"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # one item failed: the gate fails, counts on stderr
+    assert "1 of 3 items failed (coverage 67%, required 100%): invalid_input=1" in result.stderr
     assert "name=cli-k2  status=finished" in result.output and "coverage 67%" in result.output
     assert "invalid_input=1" in result.output
     run = RunStore().get_run("cli-k2")
-    again = runner.invoke(cli, ["run", str(dataset), "--config", str(config), "--resume", run["id"]])
+    again = runner.invoke(cli, ["run", str(dataset), "--config", str(config), "--resume", run["id"],
+                                "--min-coverage", "0.6"])
     assert again.exit_code == 0, again.output
     assert len(RunStore().items(run["id"])) == 3
     assert "Diagnosis (2/3 scored rows" in again.output

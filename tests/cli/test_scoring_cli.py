@@ -106,7 +106,7 @@ def test_non_utf8_file(tmp_path, sample_lines):
 
 def test_unreadable_file_is_a_clean_error(tmp_path):
     result = _run("score", tmp_path / "missing.jsonl")
-    assert result.exit_code == 1 and "no such file" in result.output
+    assert result.exit_code == 2 and "no such file" in result.output
     result = _run("score", SAMPLE, "--mode", "fancy")
     assert result.exit_code == 2
 

@@ -37,6 +37,6 @@ def test_runs_migrate_copies_to_postgresql_idempotently_without_showing_the_pass
 def test_an_unreachable_store_is_a_clean_error_without_the_password():
     result = CliRunner().invoke(cli, ["runs", "list", "--db",
                                       "postgresql+psycopg://u:pw-not-real-77@127.0.0.1:1/x?connect_timeout=3"])
-    assert result.exit_code == 1 and "cannot open the run store at postgresql+psycopg://u:***@127.0.0.1:1/x" \
+    assert result.exit_code == 3 and "cannot open the run store at postgresql+psycopg://u:***@127.0.0.1:1/x" \
         in result.output
     assert "pw-not-real-77" not in result.output and "Traceback" not in result.output

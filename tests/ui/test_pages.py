@@ -171,12 +171,15 @@ def test_llm_judge_is_one_setting_away(openai_server, monkeypatch, demo_home):
     from tests.judges.fake_answers import answer_text
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-ask-999")
+    # A server secret puts the dashboard in deployment mode: the owner allows the endpoint and model.
+    monkeypatch.setenv("RAG_EVAL_ALLOWED_BASE_URLS", openai_server.base_url)
+    monkeypatch.setenv("RAG_EVAL_ALLOWED_MODELS", "test-model")
     openai_server.set_handler(lambda body: answer_text(body))
     at = _app()
     at.switch_page("pages/settings.py").run()
     at.radio(key="settings.provider").set_value("openai")
-    at.text_input(key="settings.model").set_value("test-model")
-    at.text_input(key="settings.base_url").set_value(openai_server.base_url)
+    at.selectbox(key="settings.model").select("test-model")
+    at.selectbox(key="settings.base_url").select(openai_server.base_url)
     at.button[0].click().run()
     _no_failure(at)
     at.switch_page("pages/ask.py").run()
@@ -227,9 +230,10 @@ def test_datasets_page_lists_and_opens_a_saved_dataset(rag_eval_home):
     assert '"synthetic-reviewed"' in (datasets / "golden.jsonl").read_text(encoding="utf-8")
 
 
-def test_an_unreachable_provider_loses_no_row(demo_home):
+def test_an_unreachable_provider_loses_no_row(demo_home, monkeypatch):
     """Every row of a batch against an unreachable LLM ends with an explicit failure
     status and a reason; none is scored, the coverage says so."""
+    monkeypatch.setenv("RAG_EVAL_DEPLOYMENT", "local")  # a free Base URL field, whatever the machine's env holds
     at = _app()
     at.switch_page("pages/settings.py").run()
     at.radio(key="settings.provider").set_value("openai")

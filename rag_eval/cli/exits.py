@@ -1,0 +1,79 @@
+"""What ``rag-eval``'s exit codes mean, in one place (the README's table is this).
+
+=====  =====================================================================
+0      every row ok (or coverage at least ``--min-coverage``)
+1      some rows failed, coverage below ``--min-coverage``, ``ask`` refused or failed,
+       ``dataset validate`` found errors: the gate failed (counts on stderr)
+2      usage or input error: a bad option, an unreadable or empty file, an unknown
+       run or collection, a configuration that does not validate; nothing was run
+3      a service is unavailable: Qdrant unreachable or the embedded store busy
+       (another process holds it: retry)
+130    interrupted (Ctrl-C): finished items are stored, ``--resume`` continues
+=====  =====================================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import click
+
+OK = 0
+FAILED = 1
+INPUT_ERROR = 2
+UNAVAILABLE = 3
+INTERRUPTED = 130
+
+
+class InputError(click.ClickException):
+    """The command's input cannot be used (file, option value, run, collection...)."""
+
+    exit_code = INPUT_ERROR
+
+
+class RowsFailed(click.ClickException):
+    """Some rows (files, items) failed; the others went through."""
+
+    exit_code = FAILED
+
+
+class Unavailable(click.ClickException):
+    """A service the command needs is unreachable or busy."""
+
+    exit_code = UNAVAILABLE
+
+
+class Interrupted(click.ClickException):
+    exit_code = INTERRUPTED
+
+
+class ExitCodeGroup(click.Group):
+    """A group whose plain ``ClickException`` (a user's input error) exits 2, not 1,
+    so 1 always means "rows failed". Subclasses keep their own code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.ClickException as err:
+            if type(err) is click.ClickException:
+                raise InputError(err.message) from None
+            raise
+
+
+min_coverage_option = click.option(
+    "--min-coverage", type=click.FloatRange(0.0, 1.0), default=1.0, show_default=True,
+    help="Exit 1 when the share of rows that succeeded is below this (1.0: any failed row fails the command).",
+)
+
+
+def gate(n_ok: int, n_total: int, min_coverage: float = 1.0, what: str = "rows",
+         statuses: Mapping[str, int] | None = None, verb: str = "failed") -> None:
+    """Exit 1 (counts on stderr) when fewer than ``min_coverage`` of ``n_total`` succeeded."""
+    coverage = n_ok / n_total if n_total else 1.0
+    if coverage >= min_coverage:
+        return
+    failed = ", ".join(f"{k}={v}" for k, v in (statuses or {}).items() if v)
+    click.echo(f"{n_total - n_ok} of {n_total} {what} {verb} (coverage {coverage:.0%}, required "
+               f"{min_coverage:.0%}){': ' + failed if failed else ''}", err=True)
+    raise click.exceptions.Exit(FAILED)

@@ -1,0 +1,167 @@
+"""Who may point the LLM where: the deployment policy of the dashboard.
+
+Locally, with no secret configured, a user may type any endpoint, model and key
+variable (today's freedom: nothing of the server's can leak). Where the environment
+(or ``.streamlit/secrets.toml``) configures a secret, as on a public Space, the
+dashboard is in *deployment mode*: the endpoint and the key variable come from the
+environment only. Visitors choose among the endpoints and models the owner allowed,
+can never type a URL that would receive a server secret, and never name a server
+variable. If the owner opts in, a visitor may use their *own* key with an allowed
+endpoint; that key stays in their session's memory (``rag_eval.config.register_session_key``).
+
+Settings (environment first, then ``secrets.toml``):
+
+=================================  ==================================================
+``RAG_EVAL_DEPLOYMENT``            ``public`` (always locked), ``local`` (never), unset: locked
+                                   when any secret is configured or ``SPACE_ID`` is set
+``RAG_EVAL_ALLOWED_BASE_URLS``     endpoints visitors may pick (comma-separated; ``default``
+                                   = the provider's own); default: the configured base URL
+``RAG_EVAL_ALLOWED_MODELS``        models visitors may pick (``*`` = any); default: the
+                                   configured model
+``RAG_EVAL_ALLOW_VISITOR_KEYS``    ``1``: visitors may use their own key
+``RAG_EVAL_VISITOR_BASE_URLS``     endpoints a visitor's own key may go to (default: the
+                                   allowed endpoints)
+``RAG_EVAL_LLM_CONCURRENCY`` /     ceilings on the server key's concurrency and rate
+``RAG_EVAL_LLM_RPM``               (visitors may lower them, never raise them)
+=================================  ==================================================
+
+Pure: :func:`load_policy` reads settings through a lookup function, :func:`check` and
+:func:`enforce` work on plain dicts, so the Settings page only wires them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rag_eval.config import SESSION_KEY_PREFIX, configured_secrets, setting
+from rag_eval.llm.constants import DEFAULT_API_KEY_ENV, DEFAULT_MODEL
+
+ANY = "*"
+PROVIDER_DEFAULT = ""  # the provider's own endpoint (api.openai.com)
+DEFAULT_MAX_CONCURRENCY = 4
+DEFAULT_MAX_RPM = 60.0
+_TRUE = {"1", "true", "yes", "on"}
+
+
+class PolicyError(ValueError):
+    """A visitor asked for something the deployment does not allow."""
+
+
+@dataclass(frozen=True, slots=True)
+class DeployPolicy:
+    locked: bool = False
+    base_urls: tuple[str, ...] = (PROVIDER_DEFAULT,)  # first is the default
+    models: tuple[str, ...] = (ANY,)  # first is the default
+    api_key_env: str = DEFAULT_API_KEY_ENV
+    visitor_keys: bool = False
+    visitor_base_urls: tuple[str, ...] = ()
+    max_concurrency: int | None = None
+    max_rpm: float | None = None
+
+    @property
+    def show_paths(self) -> bool:
+        """Server paths (data directory, uploads) are shown only outside deployment mode."""
+        return not self.locked
+
+    @property
+    def any_model(self) -> bool:
+        return ANY in self.models
+
+
+def _norm(url: Any) -> str:
+    text = str(url or "").strip().rstrip("/")
+    return PROVIDER_DEFAULT if text.lower() in ("", "default") else text
+
+
+def _split(text: str | None) -> tuple[str, ...]:
+    return tuple(p.strip() for p in re.split(r"[,\s]+", text or "") if p.strip())
+
+
+def is_session_key(name: Any) -> bool:
+    return str(name or "").startswith(SESSION_KEY_PREFIX)
+
+
+def load_policy(lookup: Callable[[str], str | None] = setting, server_secret: bool | None = None) -> DeployPolicy:
+    """The policy the settings describe. ``server_secret``: whether the server holds
+    a secret (default: any configured secret, visitors' session keys excluded)."""
+    mode = (lookup("RAG_EVAL_DEPLOYMENT") or "").strip().lower()
+    if mode not in ("", "auto", "public", "local"):
+        raise ValueError(f"RAG_EVAL_DEPLOYMENT must be 'public', 'local' or unset; got {mode!r}")
+    if server_secret is None:
+        server_secret = bool(configured_secrets(sessions=False))
+    locked = mode == "public" or (mode != "local" and (server_secret or bool(lookup("SPACE_ID"))))
+    configured_url = _norm(lookup("RAG_EVAL_LLM_BASE_URL") or lookup("OPENAI_BASE_URL"))
+    urls = tuple(_norm(u) for u in _split(lookup("RAG_EVAL_ALLOWED_BASE_URLS")))
+    base_urls = tuple(dict.fromkeys((configured_url, *urls)))  # the configured endpoint is the default
+    models = _split(lookup("RAG_EVAL_ALLOWED_MODELS")) or (lookup("RAG_EVAL_LLM_MODEL") or DEFAULT_MODEL,)
+    visitor_urls = tuple(_norm(u) for u in _split(lookup("RAG_EVAL_VISITOR_BASE_URLS"))) or base_urls
+
+    def number(name: str, default: float) -> float:
+        raw = lookup(name)
+        try:
+            return float(raw) if raw else default
+        except ValueError as err:
+            raise ValueError(f"setting {name}: cannot read {raw!r} as a number") from err
+
+    if not locked:
+        return DeployPolicy(locked=False)
+    return DeployPolicy(
+        locked=True,
+        base_urls=base_urls,
+        models=models,
+        api_key_env=lookup("RAG_EVAL_LLM_API_KEY_ENV") or DEFAULT_API_KEY_ENV,
+        visitor_keys=(lookup("RAG_EVAL_ALLOW_VISITOR_KEYS") or "").strip().lower() in _TRUE,
+        visitor_base_urls=visitor_urls,
+        max_concurrency=int(number("RAG_EVAL_LLM_CONCURRENCY", DEFAULT_MAX_CONCURRENCY)),
+        max_rpm=number("RAG_EVAL_LLM_RPM", DEFAULT_MAX_RPM),
+    )
+
+
+def check(policy: DeployPolicy, values: Mapping[str, Any]) -> list[str]:
+    """Why these settings are not allowed (empty: they are). Messages never quote a
+    key; they name the allowed choices."""
+    if not policy.locked:
+        return []
+    problems = []
+    url = _norm(values.get("base_url"))
+    if is_session_key(values.get("api_key_env")):
+        if not policy.visitor_keys:
+            problems.append("this deployment does not take visitors' own keys")
+        elif url not in policy.visitor_base_urls:
+            problems.append("your own key can only be sent to one of the listed endpoints")
+        return problems
+    if str(values.get("api_key_env") or policy.api_key_env) != policy.api_key_env:
+        problems.append("the key variable is set by the server and cannot be changed here")
+    if url not in policy.base_urls:
+        problems.append("the endpoint must be one the owner allowed (pick it from the list)")
+    model = str(values.get("model") or "")
+    if not policy.any_model and model not in policy.models:
+        problems.append(f"model must be one of: {', '.join(policy.models)}")
+    return problems
+
+
+def enforce(policy: DeployPolicy, values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` made allowed: anything not allowed is replaced by the owner's default
+    (endpoint, key variable, model), and concurrency / rate are capped."""
+    out = dict(values)
+    if not policy.locked:
+        return out
+    own = is_session_key(out.get("api_key_env")) and policy.visitor_keys
+    allowed_urls = policy.visitor_base_urls if own else policy.base_urls
+    if _norm(out.get("base_url")) not in allowed_urls:
+        out["base_url"] = allowed_urls[0] if allowed_urls else PROVIDER_DEFAULT
+    else:
+        out["base_url"] = _norm(out.get("base_url"))
+    if not own:
+        out["api_key_env"] = policy.api_key_env
+        if not policy.any_model and out.get("model") not in policy.models:
+            out["model"] = policy.models[0]
+    if policy.max_concurrency is not None:
+        out["concurrency"] = max(1, min(int(out.get("concurrency") or 1), policy.max_concurrency))
+    if policy.max_rpm is not None:
+        rpm = out.get("rate_limit_rpm")
+        out["rate_limit_rpm"] = min(float(rpm), policy.max_rpm) if rpm else policy.max_rpm
+    return out

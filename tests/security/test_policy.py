@@ -1,0 +1,87 @@
+"""The deployment policy (rag_eval.llm.policy) as pure functions over settings."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag_eval.config import SESSION_KEY_PREFIX
+from rag_eval.llm.policy import DeployPolicy, check, enforce, load_policy
+
+SERVER = "https://api.example-llm.test/v1"
+ATTACKER = "http://attacker.test:8080/v1"
+
+
+def _policy(server_secret=True, **env):
+    return load_policy(env.get, server_secret=server_secret)
+
+
+def test_no_secret_means_local_freedom():
+    policy = _policy(server_secret=False)
+    assert not policy.locked and policy.show_paths
+    values = {"base_url": ATTACKER, "api_key_env": "ANY_NAME", "model": "x", "concurrency": 64}
+    assert check(policy, values) == [] and enforce(policy, values) == values
+
+
+@pytest.mark.parametrize("env, locked", [
+    ({}, True),
+    ({"RAG_EVAL_DEPLOYMENT": "local"}, False),
+    ({"RAG_EVAL_DEPLOYMENT": "public"}, True),
+])
+def test_a_configured_secret_locks_unless_the_owner_says_local(env, locked):
+    assert _policy(**env).locked is locked
+
+
+def test_a_space_is_locked_even_without_a_secret():
+    assert _policy(server_secret=False, SPACE_ID="owner/space").locked
+    assert _policy(server_secret=False, RAG_EVAL_DEPLOYMENT="public").locked
+
+
+def test_bad_deployment_value_is_an_error():
+    with pytest.raises(ValueError, match="RAG_EVAL_DEPLOYMENT"):
+        _policy(RAG_EVAL_DEPLOYMENT="open")
+
+
+def test_allow_lists_come_from_the_environment():
+    policy = _policy(RAG_EVAL_LLM_BASE_URL=SERVER + "/", RAG_EVAL_ALLOWED_BASE_URLS="default, http://127.0.0.1:1/v1",
+                     RAG_EVAL_ALLOWED_MODELS="m1,m2", RAG_EVAL_LLM_API_KEY_ENV="GROQ_API_KEY",
+                     RAG_EVAL_LLM_CONCURRENCY="8", RAG_EVAL_LLM_RPM="30")
+    assert policy.base_urls == (SERVER, "", "http://127.0.0.1:1/v1")
+    assert policy.models == ("m1", "m2") and policy.api_key_env == "GROQ_API_KEY"
+    assert (policy.max_concurrency, policy.max_rpm) == (8, 30.0)
+    assert not policy.visitor_keys and not policy.show_paths
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"base_url": ATTACKER}, "endpoint"),
+    ({"api_key_env": "HOME"}, "key variable"),
+    ({"api_key_env": "QDRANT_API_KEY"}, "key variable"),
+    ({"model": "gpt-expensive"}, "model must be one of"),
+])
+def test_visitors_cannot_redirect_the_server_key(change, message):
+    policy = _policy(RAG_EVAL_LLM_BASE_URL=SERVER, RAG_EVAL_ALLOWED_MODELS="m1")
+    values = {"base_url": SERVER, "api_key_env": "OPENAI_API_KEY", "model": "m1", **change}
+    problems = check(policy, values)
+    assert problems and message in " ".join(problems)
+    fixed = enforce(policy, values)
+    assert (fixed["base_url"], fixed["api_key_env"], fixed["model"]) == (SERVER, "OPENAI_API_KEY", "m1")
+    assert check(policy, fixed) == []
+
+
+def test_concurrency_and_rate_are_capped():
+    fixed = enforce(_policy(), {"base_url": "", "concurrency": 64, "rate_limit_rpm": 100_000})
+    assert fixed["concurrency"] == 4 and fixed["rate_limit_rpm"] == 60.0
+
+
+def test_visitor_keys_only_when_allowed_and_only_to_visitor_endpoints():
+    own = {"api_key_env": SESSION_KEY_PREFIX + "AB12", "base_url": "https://public.test/v1", "model": "any"}
+    assert "does not take visitors' own keys" in check(_policy(), own)[0]
+    policy = _policy(RAG_EVAL_ALLOW_VISITOR_KEYS="1", RAG_EVAL_VISITOR_BASE_URLS="https://public.test/v1")
+    assert check(policy, own) == []  # any model: the visitor pays
+    assert check(policy, {**own, "base_url": ATTACKER})
+    assert enforce(policy, {**own, "base_url": ATTACKER})["base_url"] == "https://public.test/v1"
+    # without the opt-in, a session name is replaced by the server's variable
+    assert enforce(_policy(), own)["api_key_env"] == "OPENAI_API_KEY"
+
+
+def test_defaults_are_unlocked():
+    assert DeployPolicy().locked is False
