@@ -7,8 +7,10 @@ Every page lives in ``pages/`` and draws numbers computed by the library
 import streamlit as st
 
 from rag_eval.ui.constants import APP_ICON, APP_TITLE
+from rag_eval.ui.persist import sync_settings
 
 st.set_page_config(page_title=APP_TITLE, page_icon=APP_ICON, layout="wide")
+sync_settings()  # settings survive a reload (query parameters, never a secret)
 
 navigation = st.navigation(
     {
@@ -30,3 +32,4 @@ navigation = st.navigation(
     }
 )
 navigation.run()
+sync_settings()  # and again after the page, so a setting saved on this run is in the URL now

@@ -7,7 +7,8 @@ import pandas as pd
 import streamlit as st
 
 from rag_eval.rag.pipeline import AskResult, ask
-from rag_eval.ui import components, data, settings, state
+from rag_eval.ui import components, data, panels, settings, state
+from rag_eval.ui.help import format_timings, source_name
 from rag_eval.ui.views import view_from_result
 
 PAGE = "ask"
@@ -71,7 +72,7 @@ def render_result(result: AskResult) -> None:
     st.subheader("Retrieved chunks")
     chunks = pd.DataFrame(
         [
-            {"rank": i + 1, "score": round(c.score, 4), "doc_id": c.doc_id, "source": c.source, "text": c.text}
+            {"rank": i + 1, "score": round(c.score, 4), "doc_id": c.doc_id, "source": source_name(c.source), "text": c.text}
             for i, c in enumerate(result.chunks)
         ]
     )
@@ -84,15 +85,16 @@ def render_result(result: AskResult) -> None:
     st.subheader("TRACe")
     status = result.judge_result.status.value if result.judge_result else "not judged"
     judge = result.judge_result.judge if result.judge_result else ""
-    components.draw_scores(result.scores, judge, status)
+    panels.draw_scores(result.scores, judge, status)
     note = data.judge_note(judge)
     if note:
         st.caption(note)
-    st.caption(" · ".join(f"{k} {v:.2f}s" for k, v in result.timings.items()))
+    st.caption("Timings: " + format_timings(result.timings))
     st.subheader("Sentence support map")
     view = view_from_result(f"Ask · {result.question}", result.item, result.judge_result, result.scores)
     components.draw_support_map(view, key=f"{PAGE}.selected")
     if st.button("Open in the support map page", key=f"{PAGE}.open_map"):
+        view.extra["selected"] = st.session_state.get(f"{PAGE}.selected")  # the sentence picked here, carried over
         state.open_support_map(view)
 
 

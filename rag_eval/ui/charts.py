@@ -6,6 +6,8 @@ estimated here.
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -72,7 +74,10 @@ def spread_figure(spread: pd.DataFrame) -> go.Figure:
                       annotation_text=name, annotation_position="top left")
     fig.add_trace(go.Histogram(x=spread["spread_rmse"], nbinsx=24, marker_color="#1c7ed6", name="items"))
     fig.update_xaxes(title="RMSE spread of the four metrics around their mean", range=[0, 0.6])
-    return _layout(fig, "Single-evaluation spread", "items", y_range=None)
+    fig = _layout(fig, "Single-evaluation spread", "items", y_range=None)
+    # counts are whole items: integer ticks only (a tick at 0.5 items reads as nonsense)
+    fig.update_yaxes(tickformat="d", dtick=max(1, math.ceil(len(spread) / 8)), rangemode="tozero")
+    return fig
 
 
 def metric_bars(table: pd.DataFrame, run_labels: dict[str, str]) -> go.Figure:
