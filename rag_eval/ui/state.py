@@ -40,10 +40,24 @@ def guarded(main: Callable[[], None]) -> None:
     """Run a page's body; any exception becomes a readable ``st.error`` (the message,
     never a traceback), with any configured key redacted. Streamlit's own control
     flow (rerun, stop, switch_page) derives from BaseException and passes through."""
+    ensure_app_runs()
     try:
         main()
     except Exception as exc:  # noqa: BLE001 - the page must show every failure as a message
         st.error(error_message(exc))
+
+
+def ensure_app_runs() -> None:
+    """Make ``app.py`` run, not the page alone. With a ``pages/`` folder beside it,
+    Streamlit starts in its legacy multipage mode and, for a deep link opened right
+    after a server start, runs the page file directly (file-name sidebar, no settings
+    from the URL) until ``app.py``'s ``st.navigation`` has run once. Switching the
+    legacy mode off and rerunning lets ``app.py`` take over from the first visit."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
 
 
 def error_message(exc: BaseException) -> str:
