@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup run test bench browser-deps clean
+.PHONY: setup run test bench browser-deps screenshots clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,6 +29,10 @@ test: setup browser-deps
 
 bench: setup
 	for f in bench/bench_*.py; do echo "== $$f"; HF_HUB_OFFLINE=1 $(BIN)/python $$f || exit 1; done
+
+# Regenerate docs/screenshots/ from real runs in headless Chromium (see docs/dashboard.md).
+screenshots: setup browser-deps
+	HF_HUB_OFFLINE=1 $(BIN)/python scripts/screenshots.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache
