@@ -179,7 +179,8 @@ def render_setup() -> None:
         st.warning(f"{len(problems)} row(s) with problems")
         components.draw_table(problems, key=f"{PAGE}.problems")
     render_estimate(rows, config)
-    default_name = f"{label.split('.')[0].replace(' ', '-')}-{config.retrieval.mode if mode == MODE_RAG else 'judge'}"
+    kind = f"{config.retrieval.mode}-k{config.retrieval.k}" if mode == MODE_RAG else "judge"
+    default_name = f"{label.split('.')[0].replace(' ', '-')}-{kind}"
     name = st.text_input("Run name", value=default_name, key=f"{K_NAME}.{default_name}")
     job = st.session_state.get(K_JOB)
     if st.button("Run", key=f"{PAGE}.run", type="primary", disabled=job is not None and job.running):

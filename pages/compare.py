@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from rag_eval.runs.compare import compare_runs, config_diff, config_summary, format_diff, with_correctness
+from rag_eval.runs.compare import all_metrics, compare_runs, config_diff, format_diff, with_correctness
 from rag_eval.schema import METRIC_NAMES
 from rag_eval.ui import charts, components, data, frames, run_charts, run_views, state
 from rag_eval.ui.help import glossary, metric_help, metric_label
@@ -43,7 +43,7 @@ def init_page_state(runs: list[dict]) -> None:
 def render_picker(runs: list[dict]) -> list[str]:
     labels = run_views.run_labels(runs)
     datasets = run_views.datasets(runs)
-    names = {r["id"]: f"{labels[r['id']]} · {config_summary(r.get('config') or {})} · "
+    names = {r["id"]: f"{labels[r['id']]} · {run_views.run_configuration(r)} · "
                       f"{datasets[run_views.dataset_key(r)]}" for r in runs}
     return st.multiselect("Runs (the first is the baseline)", list(names), format_func=names.get,
                           max_selections=5, key=K_RUNS)
@@ -61,7 +61,7 @@ def render_config_diff(chosen: list[dict], labels: dict[str, str]) -> None:
         if run_views.dataset_key(run) != run_views.dataset_key(base):
             lines.append("  - ⚠ different datasets: only questions with the same id are paired")
     st.markdown("\n".join(lines))
-    st.caption("Configurations: " + " · ".join(f"{labels[r['id']]} = {config_summary(r.get('config') or {})}"
+    st.caption("Configurations: " + " · ".join(f"{labels[r['id']]} = {run_views.run_configuration(r)}"
                                               for r in chosen))
 
 
@@ -72,7 +72,7 @@ def render_metrics(result: dict, labels: dict[str, str]) -> None:
     kind = st.radio("Chart", ["Bars", "Radar"], key=K_CHART, horizontal=True)
     fig = charts.metric_bars(trace, labels) if kind == "Bars" else charts.metric_radar(trace, labels)
     components.draw_figure(fig, key=f"{PAGE}.metrics_chart")
-    other = table[~table["metric"].isin((*METRIC_NAMES, "adherence_score"))]
+    other = table[~table["metric"].isin((*METRIC_NAMES, "adherence_score")) & table["mean"].notna()]
     if not other.empty:
         st.subheader("Retrieval and answer correctness", help=glossary(list(other["metric"])))
         names = {m: metric_label(m) for m in other["metric"]}
@@ -98,13 +98,14 @@ def render_costs(chosen: list[dict], labels: dict[str, str]) -> None:
     rows = []
     for run in chosen:
         summary = run.get("summary") or {}
-        rows.append({"run": labels[run["id"]], "configuration": config_summary(run.get("config") or {}),
+        rows.append({"run": labels[run["id"]], "configuration": run_views.run_configuration(run),
                      "coverage": summary.get("coverage"), "cost_usd": summary.get("cost_usd_total"),
                      "tokens": summary.get("tokens_total"), "latency_p50_s": summary.get("latency_p50_s"),
                      "latency_p95_s": summary.get("latency_p95_s"), "config_hash": run.get("config_hash"),
                      "id": run["id"]})
     components.draw_table(pd.DataFrame(rows), key=f"{PAGE}.costs")
-    st.caption("Cost is None for a free (offline) configuration; latency is per question, all stages.")
+    st.caption("Cost is 0 or empty for a free (offline) configuration; latency is per question, all stages "
+               "(p50 / p95).")
 
 
 def render_differences(result: dict, items_by_run: dict[str, list[dict]], labels: dict[str, str]) -> None:
@@ -145,7 +146,7 @@ def main() -> None:
     labels = run_views.run_labels(chosen)
     render_config_diff(chosen, labels)
     items_by_run = {r: with_correctness(data.run_items(data.where(), r)) for r in chosen_ids}
-    result = compare_runs(items_by_run)
+    result = compare_runs(items_by_run, all_metrics(items_by_run))
     render_metrics(result, labels)
     render_costs(chosen, labels)
     render_differences(result, items_by_run, labels)

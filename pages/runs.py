@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import streamlit as st
 
-from rag_eval.runs.compare import config_summary
 from rag_eval.schema import METRIC_NAMES
 from rag_eval.ui import charts, components, data, frames, run_charts, run_views, state
 from rag_eval.ui.constants import PAGE_BATCH
@@ -84,7 +83,7 @@ def render_agreement(shown: list[dict]) -> None:
     if table.empty:
         st.info("No run shown carries ground truth (RAGBench rows judged in Batch evaluation do).")
         return
-    titles = {s: (f"RMSE · {metric_label(s[5:])}" if s.startswith("rmse:") else metric_label(s).replace("_", " "))
+    titles = {s: (f"RMSE · {metric_label(s[5:])}" if s.startswith("rmse:") else metric_label(s))
               for s in AGREEMENT_STATS}
     components.draw_figure(run_charts.agreement_panels(table, AGREEMENT_STATS, titles, labels), key=f"{PAGE}.agreement")
     with st.expander("Agreement table and what each statistic means"):
@@ -100,7 +99,7 @@ def render_run(shown: list[dict], runs: list[dict]) -> None:
         st.session_state[K_RUN] = options[0]
     run_id = st.selectbox("Run", options, format_func=labels.get, key=K_RUN)
     run = next(r for r in runs if r["id"] == run_id)
-    st.markdown(f"**Configuration:** {config_summary(run.get('config') or {})} · "
+    st.markdown(f"**Configuration:** {run_views.run_configuration(run)} · "
                 f"`{run.get('config_hash')}` · **changed:** {run_views.changes_since(run, runs)}")
     with st.form(f"{PAGE}.annotate"):
         cols = st.columns([2, 3])

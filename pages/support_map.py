@@ -93,13 +93,13 @@ def _carry_selection(view: SupportView, key: str) -> None:
 
 
 def render_single(view: SupportView) -> None:
-    panels.draw_scores(view.scores, view.judge, view.status)
-    _carry_selection(view, K_SELECTED)
-    main, side = st.columns([3, 1])
-    with main:
-        components.draw_support_map(view, key=K_SELECTED)
-    with side:
+    scores, venn = st.columns([3, 2])
+    with scores:
+        panels.draw_scores(view.scores, view.judge, view.status, per_row=2)
+    with venn:
         panels.draw_venn(_classes(view), key=f"{PAGE}.venn")
+    _carry_selection(view, K_SELECTED)
+    components.draw_support_map(view, key=K_SELECTED)
 
 
 def render_pair(pair: tuple[SupportView, SupportView]) -> None:

@@ -36,6 +36,15 @@ def available_metrics(items_by_run: Mapping[str, Sequence[dict[str, Any]]]) -> l
     return list(SCORE_NAMES) + sorted(retrieval or ()) + sorted(correctness or ())
 
 
+def all_metrics(items_by_run: Mapping[str, Sequence[dict[str, Any]]]) -> list[str]:
+    """TRACe metrics, then every retrieval metric and answer correctness found in *any*
+    run (runs at different top-k store recall@2 and recall@5: both are shown, each
+    with the coverage of the runs that have it)."""
+    retrieval = {k for items in items_by_run.values() for i in items for k in (i.get("retrieval") or {})}
+    correctness = {k for items in items_by_run.values() for i in items for k in (i.get("correctness") or {})}
+    return list(SCORE_NAMES) + sorted(retrieval) + sorted(correctness)
+
+
 def metric_table(items_by_run: Mapping[str, Sequence[dict[str, Any]]], metrics: Sequence[str] | None = None) -> list[dict[str, Any]]:
     """One row per (run, metric): mean, 95% CI, n scored and coverage."""
     metrics = list(metrics or available_metrics(items_by_run))

@@ -329,16 +329,26 @@ class BrowserSession:
             raise LookupError(f"no button '{label}'")
 
     def screenshot(self, path: Path, full_height: bool = False, max_height: int = 2400) -> Path:
-        """A PNG of the viewport (or of the main column's whole height, capped)."""
-        params: dict[str, object] = {"format": "png"}
+        """A PNG of the viewport, or of the page's whole height (capped at ``max_height``):
+        Streamlit scrolls inside its own container, so the window is made that tall first."""
+        resized = False
         if full_height:
             height = int(self.evaluate(
-                "Math.max(...Array.from(document.querySelectorAll('[data-testid=stMain] *'))"
-                ".map(e => e.getBoundingClientRect().bottom + window.scrollY), 0)") or self.height)
-            height = max(self.height, min(max_height, height + 40))
-            params.update(captureBeyondViewport=True,
-                          clip={"x": 0, "y": 0, "width": self.width, "height": height, "scale": 1})
-        data = self.tools.call("Page.captureScreenshot", **params)["data"]
+                "(() => { const m = document.querySelector('[data-testid=stMain]'); "
+                "return m ? m.scrollHeight : document.body.scrollHeight; })()") or self.height)
+            height = max(self.height, min(max_height, height))
+            if height > self.height:
+                self.tools.call("Emulation.setDeviceMetricsOverride", width=self.width, height=height,
+                                deviceScaleFactor=1, mobile=False)
+                resized = True
+                time.sleep(1.0)
+                self.idle(60)  # charts re-layout to the new size
+        try:
+            data = self.tools.call("Page.captureScreenshot", format="png")["data"]
+        finally:
+            if resized:
+                self.tools.call("Emulation.setDeviceMetricsOverride", width=self.width, height=self.height,
+                                deviceScaleFactor=1, mobile=False)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(base64.b64decode(data))
         return path

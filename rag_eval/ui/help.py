@@ -53,7 +53,9 @@ _RETRIEVAL_HELP = {
 METRIC_NAMES_SHORT = {
     "context_relevance": "Context relevance", "context_utilization": "Context utilization",
     "completeness": "Completeness", "adherence": "Adherence", "adherence_score": "Adherence score",
-    "answer_correctness": "Answer correctness", "mrr": "MRR",
+    "answer_correctness": "Answer correctness", "mrr": "MRR", "aggregated_rmse": "Aggregated RMSE",
+    "consistency": "Consistency", "hallucination_auroc": "Hallucination AUROC", "coverage": "Coverage",
+    "ci": "95% interval", "paired": "Paired difference", "spread": "Spread",
 }
 
 

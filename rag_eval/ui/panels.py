@@ -56,6 +56,7 @@ def draw_venn(classes: list[str], key: str) -> None:
     from rag_eval.ui.run_charts import venn_figure
 
     counts = set_counts(classes)
+    st.markdown("**Relevant / utilized document sentences**", help=metric_help("completeness"))
     draw_figure(venn_figure(counts), key=key)
     st.caption(f"Relevant {counts['relevant']} · utilized {counts['utilized']} · both {counts['both']} "
                f"(completeness = both / relevant) · of {counts['total']} document sentences.")

@@ -32,7 +32,7 @@ def trend_by_dataset(trend: pd.DataFrame, metrics: Sequence[str]) -> go.Figure:
     cols = 2
     rows = math.ceil(len(metrics) / cols)
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=[METRIC_LABELS.get(m, m) for m in metrics],
-                        shared_yaxes=True, vertical_spacing=0.16, horizontal_spacing=0.06)
+                        shared_yaxes=True, vertical_spacing=0.24, horizontal_spacing=0.06)
     datasets = list(dict.fromkeys(trend["dataset"]))
     labels = dict(zip(trend["dataset"], trend["dataset_label"]))
     order = list(dict.fromkeys(trend["label"]))
@@ -48,7 +48,8 @@ def trend_by_dataset(trend: pd.DataFrame, metrics: Sequence[str]) -> go.Figure:
                 error_y=_errors(part, "mean"),
                 hovertemplate="%{x}<br>mean %{y:.3f}<extra>" + labels[dataset] + "</extra>",
             ), row=row, col=col)
-        fig.update_xaxes(categoryorder="array", categoryarray=order, row=row, col=col)
+        fig.update_xaxes(categoryorder="array", categoryarray=order, tickangle=-20, tickfont={"size": 10},
+                         row=row, col=col)
     fig.update_yaxes(range=[0, 1.05])
     fig.update_layout(template="plotly_white", height=300 * rows + 80, title="TRACe means per dataset over runs (95% CI)",
                       legend={"orientation": "h", "y": -0.12, "x": 0, "title": {"text": "dataset"}},
@@ -123,6 +124,6 @@ def venn_figure(counts: Mapping[str, int]) -> go.Figure:
         fig.add_annotation(x=x, y=y, text=text, showarrow=False, font={"size": 13})
     fig.update_xaxes(visible=False, range=[-0.2, 10.2])
     fig.update_yaxes(visible=False, range=[-0.2, 6.2], scaleanchor="x")
-    fig.update_layout(template="plotly_white", height=300, margin={"l": 5, "r": 5, "t": 40, "b": 5},
-                      title="Relevant / utilized document sentences", showlegend=False)
+    fig.update_layout(template="plotly_white", height=280, margin={"l": 5, "r": 5, "t": 30, "b": 5},
+                      showlegend=False)
     return fig

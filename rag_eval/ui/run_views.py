@@ -28,8 +28,9 @@ def dataset_label(run: Mapping[str, Any]) -> str:
     """A readable dataset name: the file or source name and the fingerprint's start."""
     path = str(run.get("dataset_path") or "").strip()
     name = Path(path).name if path else "dataset"
-    fingerprint = run.get("dataset_fingerprint")
-    return f"{name} · {str(fingerprint)[:8]}" if fingerprint else name
+    fingerprint = str(run.get("dataset_fingerprint") or "")
+    digest = fingerprint.split(":", 1)[-1]  # "sha256:…" -> its hex digits
+    return f"{name} · {digest[:8]}" if digest else name
 
 
 def datasets(runs: Sequence[Mapping[str, Any]]) -> dict[str, str]:
@@ -44,11 +45,20 @@ def datasets(runs: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     return out
 
 
+def run_configuration(run: Mapping[str, Any]) -> str:
+    """What a run's configuration does; a judge-only run (responses given by the
+    dataset) has no retrieval or generation of its own."""
+    config = run.get("config") or {}
+    if (run.get("meta") or {}).get("kind") == "judge-given-responses":
+        return "judge given responses · " + config_summary({"judge": config.get("judge") or {}})
+    return config_summary(config)
+
+
 def configurations(runs: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     """``{config hash: short description}``, newest run's configuration first."""
     out: dict[str, str] = {}
     for run in _newest_first(runs):
-        out.setdefault(str(run.get("config_hash") or ""), config_summary(run.get("config") or {}))
+        out.setdefault(str(run.get("config_hash") or ""), run_configuration(run))
     return out
 
 
@@ -97,25 +107,23 @@ def changes_since(run: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> 
 
 
 def runs_table(runs: Sequence[Mapping[str, Any]], context: Sequence[Mapping[str, Any]] | None = None) -> pd.DataFrame:
-    """The run list, most telling columns first: name, dataset, configuration (by what it
-    does, and what changed since the previous run on the dataset), metric means,
-    coverage, tags, note, then identity."""
+    """The run list, most telling columns first: name, metric means, coverage, dataset,
+    configuration (by what it does, and what changed since the previous run on the
+    dataset), tags, note, then identity."""
     context = list(context if context is not None else runs)
     labels = datasets(context)
     rows = []
     for run in runs:
         summary = run.get("summary") or {}
         metrics = summary.get("metrics") or {}
-        row: dict[str, Any] = {
-            "name": run.get("name"),
-            "dataset": labels.get(dataset_key(run), dataset_label(run)),
-            "configuration": config_summary(run.get("config") or {}),
-            "changed": changes_since(run, context),
-        }
+        row: dict[str, Any] = {"name": run.get("name")}
         for name in METRIC_NAMES:
             row[name] = (metrics.get(name) or {}).get("mean")
         row.update({
             "coverage": summary.get("coverage"),
+            "dataset": labels.get(dataset_key(run), dataset_label(run)),
+            "configuration": run_configuration(run),
+            "changed": changes_since(run, context),
             "tags": ", ".join(run.get("tags") or []),
             "note": run.get("note") or "",
             "status": run.get("status"),
