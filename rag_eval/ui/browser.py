@@ -354,9 +354,10 @@ class BrowserSession:
         return path
 
 
-# True while Streamlit runs the page script (its status widget shows).
-RUNNING_JS = "!!document.querySelector('[data-testid=stStatusWidget] [data-testid=stStatusWidgetRunningIcon], " \
-             "[data-testid=stStatusWidgetRunningManIcon], [data-testid=stSkeleton]')"
+# True until Streamlit's app root says its script is not running (``data-test-script-state``
+# is "initial" before the first run, "running" / "rerunRequested" while one is under way).
+RUNNING_JS = ("(() => { const a = document.querySelector('[data-testid=stApp]'); "
+              "return !a || !['notRunning', 'compilationError'].includes(a.getAttribute('data-test-script-state')); })()")
 # Trace names of the Plotly charts on the page whose traces carry ``meta == tag``.
 TRACE_NAMES_JS = ("Array.from(document.querySelectorAll('.js-plotly-plot')).flatMap(p => (p.data || [])"
                   ".filter(t => t.meta === %s).map(t => t.name))")
