@@ -159,7 +159,8 @@ def config_summary(config: Mapping[str, Any]) -> str:
         parts.append(f"{retrieval.get('mode', '?')} top-{retrieval.get('k', '?')}")
     if generator:
         kind = generator.get("kind", "?")
-        parts.append(f"{kind}{':' + str(generator['model']) if kind != 'extractive' and generator.get('model') else ''}")
+        model = generator.get("model") if kind != "extractive" else None
+        parts.append(f"{kind}:{model}" if model else str(kind))
     if judge:
         kind = judge.get("kind", "?")
         parts.append(f"judge {kind}{':' + str(judge['model']) if kind == 'llm' and judge.get('model') else ''}")
@@ -178,7 +179,8 @@ def answer_correctness(item: Mapping[str, Any]) -> float | None:
         references = [references]
     references = [r for r in (references or []) if isinstance(r, str) and r.strip()]
     answer = item.get("answer")
-    if not references or not isinstance(answer, str) or not answer.strip() or item.get("status") not in ("ok", "repaired"):
+    scored = item.get("status") in ("ok", "repaired")
+    if not references or not isinstance(answer, str) or not answer.strip() or not scored:
         return None
     from rag_eval.metrics.text import rouge
 

@@ -11,7 +11,9 @@ from typing import Any
 from rag_eval.runs.store import RunStore
 
 
-def make_example_runs(store: RunStore, n_demo: int = 4, n_sample: int = 6, ks: tuple[int, ...] = (2, 5)) -> dict[str, Any]:
+def make_example_runs(
+    store: RunStore, n_demo: int = 4, n_sample: int = 6, ks: tuple[int, ...] = (2, 5)
+) -> dict[str, Any]:
     """Store the example runs; returns ``{"rag": [run ids by k], "judge": run id, "items": [demo item ids]}``.
     Builds the demo collection first when it is missing (offline)."""
     from rag_eval.demo import ensure_demo_collection, load_demo

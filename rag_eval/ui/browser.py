@@ -324,7 +324,8 @@ class BrowserSession:
         """Click the first button whose text is ``label``."""
         clicked = self.evaluate(
             "(() => { const b = Array.from(document.querySelectorAll('button'))"
-            f".find(b => b.innerText.trim() === {json.dumps(label)}); if (!b) return false; b.click(); return true; }})()")
+            f".find(b => b.innerText.trim() === {json.dumps(label)}); "
+            "if (!b) return false; b.click(); return true; })()")
         if not clicked:
             raise LookupError(f"no button '{label}'")
 
@@ -333,9 +334,10 @@ class BrowserSession:
         Streamlit scrolls inside its own container, so the window is made that tall first."""
         resized = False
         if full_height:
-            height = int(self.evaluate(
+            measured = self.evaluate(
                 "(() => { const m = document.querySelector('[data-testid=stMain]'); "
-                "return m ? m.scrollHeight : document.body.scrollHeight; })()") or self.height)
+                "return m ? m.scrollHeight : document.body.scrollHeight; })()")
+            height = int(measured) if isinstance(measured, (int, float)) else self.height
             height = max(self.height, min(max_height, height))
             if height > self.height:
                 self.tools.call("Emulation.setDeviceMetricsOverride", width=self.width, height=height,
@@ -357,7 +359,8 @@ class BrowserSession:
 # True until Streamlit's app root says its script is not running (``data-test-script-state``
 # is "initial" before the first run, "running" / "rerunRequested" while one is under way).
 RUNNING_JS = ("(() => { const a = document.querySelector('[data-testid=stApp]'); "
-              "return !a || !['notRunning', 'compilationError'].includes(a.getAttribute('data-test-script-state')); })()")
+              "return !a || !['notRunning', 'compilationError']"
+              ".includes(a.getAttribute('data-test-script-state')); })()")
 # Trace names of the Plotly charts on the page whose traces carry ``meta == tag``.
 TRACE_NAMES_JS = ("Array.from(document.querySelectorAll('.js-plotly-plot')).flatMap(p => (p.data || [])"
                   ".filter(t => t.meta === %s).map(t => t.name))")

@@ -16,7 +16,8 @@ METRIC_HELP: dict[str, str] = {
     "context_relevance": "Share of the retrieved document sentences that are relevant to the question "
                          "(RAGBench: relevant sentences / all document sentences). Low: the retriever brought noise.",
     "context_utilization": "Share of the retrieved document sentences the response actually used "
-                           "(utilized / all document sentences). Low with high relevance: the generator ignored context.",
+                           "(utilized / all document sentences). Low with high relevance: the generator ignored "
+                           "context.",
     "completeness": "Of the relevant sentences, the share the response used (|relevant ∩ utilized| / |relevant|); "
                     "1.0 when nothing was relevant. Low: relevant information was left out.",
     "adherence": "yes / no: whether every response sentence is supported by the documents (RAGBench's boolean; one "

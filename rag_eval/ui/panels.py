@@ -24,7 +24,8 @@ def draw_means(means: Sequence[Mapping[str, Any]]) -> None:
         coverage = row.get("coverage")
         col.metric(METRIC_LABELS.get(name, name), fmt(row.get("mean")),
                    help=metric_help(name) + " " + metric_help("ci"))
-        col.caption(f"{interval} · n={row.get('n') or 0}" + (f" · coverage {coverage:.0%}" if coverage is not None else ""))
+        shown = f" · coverage {coverage:.0%}" if coverage is not None else ""
+        col.caption(f"{interval} · n={row.get('n') or 0}{shown}")
 
 
 def score_values(scores: TraceScores) -> dict[str, str]:
@@ -47,7 +48,8 @@ def draw_scores(scores: TraceScores | None, judge: str = "", status: str = "", p
         cols = st.columns(per_row)
         for col, name in zip(cols, METRIC_NAMES[start:start + per_row]):
             col.metric(METRIC_LABELS[name], values[name], help=metric_help(name))
-    st.caption(f"Scoring mode **{scores.mode}** · judge **{judge or 'unknown'}**" + (f" · status {status}" if status else ""))
+    st.caption(f"Scoring mode **{scores.mode}** · judge **{judge or 'unknown'}**"
+               + (f" · status {status}" if status else ""))
 
 
 def draw_venn(classes: list[str], key: str) -> None:

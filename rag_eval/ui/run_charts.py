@@ -51,7 +51,8 @@ def trend_by_dataset(trend: pd.DataFrame, metrics: Sequence[str]) -> go.Figure:
         fig.update_xaxes(categoryorder="array", categoryarray=order, tickangle=-20, tickfont={"size": 10},
                          row=row, col=col)
     fig.update_yaxes(range=[0, 1.05])
-    fig.update_layout(template="plotly_white", height=300 * rows + 80, title="TRACe means per dataset over runs (95% CI)",
+    fig.update_layout(template="plotly_white", height=300 * rows + 80,
+                      title="TRACe means per dataset over runs (95% CI)",
                       legend={"orientation": "h", "y": -0.12, "x": 0, "title": {"text": "dataset"}},
                       margin={"l": 40, "r": 20, "t": 80, "b": 60})
     return fig

@@ -160,8 +160,8 @@ def trend_frame(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
 def summary_means(summary: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     """The four TRACe means of a stored summary with their 95% intervals and coverage."""
     metrics = (summary or {}).get("metrics") or {}
-    return [{"metric": name, **{k: (metrics.get(name) or {}).get(k) for k in ("mean", "ci_low", "ci_high", "n", "coverage")}}
-            for name in METRIC_NAMES]
+    fields = ("mean", "ci_low", "ci_high", "n", "coverage")
+    return [{"metric": name, **{k: (metrics.get(name) or {}).get(k) for k in fields}} for name in METRIC_NAMES]
 
 
 def metrics_first(frame: pd.DataFrame) -> pd.DataFrame:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 from typing import Iterator
 
 import pytest
@@ -111,7 +110,8 @@ def test_side_by_side_support_maps_truncate_no_metric(site):
     session.wait_for("document.querySelectorAll('[data-testid=stMetricLabel]').length >= 8", WAIT_S)
     session.idle(WAIT_S)
     _clean(session)
-    labels = session.evaluate("Array.from(document.querySelectorAll('[data-testid=stMetricLabel]')).map(e => e.innerText)")
+    labels = session.evaluate(
+        "Array.from(document.querySelectorAll('[data-testid=stMetricLabel]')).map(e => e.innerText)")
     assert sum("Context relevance" in str(x) for x in labels) == 2, labels  # both sides
     assert session.evaluate(browser.TRUNCATED_METRICS_JS) == []
 
