@@ -11,6 +11,7 @@ import streamlit as st
 from rag_eval.rag.ingest import ingest_paths
 from rag_eval.rag.loaders import SUPPORTED_SUFFIXES
 from rag_eval.ui import components, data, settings, state
+from rag_eval.ui.help import source_name
 
 PAGE = "corpus"
 K_FILES, K_TARGET, K_BROWSE = f"{PAGE}.files", f"{PAGE}.target", f"{PAGE}.browse"
@@ -83,6 +84,7 @@ def render_browser() -> None:
         st.info("No chunks on this page.")
         return
     frame = pd.DataFrame(chunks)[["doc_id", "chunk_index", "title", "source", "text"]]
+    frame["source"] = frame["source"].map(source_name)  # the file's name, never the server's path
     components.draw_table(frame, key=f"{PAGE}.chunks")
 
 

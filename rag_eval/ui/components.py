@@ -13,6 +13,7 @@ import streamlit as st
 
 from rag_eval.schema import METRIC_NAMES, TraceScores
 from rag_eval.ui.constants import METRIC_LABELS, RESP_UNKNOWN
+from rag_eval.ui.help import metric_help
 from rag_eval.ui.views import SupportView
 from rag_eval.ui.support_map import (  # noqa: F401 - re-exported for pages and tests
     legend_html,
@@ -47,7 +48,7 @@ def draw_scores(scores: TraceScores | None, judge: str = "", status: str = "") -
         "adherence": f"{fmt(scores.adherence)} ({fmt(scores.adherence_score, 2)})",
     }
     for col, name in zip(cols, METRIC_NAMES):
-        col.metric(METRIC_LABELS[name], values[name])
+        col.metric(METRIC_LABELS[name], values[name], help=metric_help(name))
     st.caption(f"Scoring mode **{scores.mode}** · judge **{judge or 'unknown'}**" + (f" · status {status}" if status else ""))
 
 
