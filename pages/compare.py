@@ -88,6 +88,7 @@ def render_metrics(result: dict, labels: dict[str, str]) -> None:
         st.markdown("**Paired differences against the baseline** (same questions, both scored)",
                     help=metric_help("paired"))
         paired = pd.DataFrame(result["paired"])
+        paired = paired[paired["n_pairs"] > 0]  # a metric only one run has (recall@2 vs recall@5) pairs nothing
         paired = paired.assign(run=paired["run"].map(labels), baseline=paired["baseline"].map(labels),
                                metric=paired["metric"].map(metric_label))
         components.draw_table(paired, key=f"{PAGE}.paired")

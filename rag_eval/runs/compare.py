@@ -42,7 +42,8 @@ def all_metrics(items_by_run: Mapping[str, Sequence[dict[str, Any]]]) -> list[st
     with the coverage of the runs that have it)."""
     retrieval = {k for items in items_by_run.values() for i in items for k in (i.get("retrieval") or {})}
     correctness = {k for items in items_by_run.values() for i in items for k in (i.get("correctness") or {})}
-    return list(SCORE_NAMES) + sorted(retrieval) + sorted(correctness)
+    by_family = sorted(retrieval, key=lambda m: (m.split("@")[0], len(m), m))  # hit@2, hit@5, hit@10, mrr, …
+    return list(SCORE_NAMES) + by_family + sorted(correctness)
 
 
 def metric_table(items_by_run: Mapping[str, Sequence[dict[str, Any]]], metrics: Sequence[str] | None = None) -> list[dict[str, Any]]:
