@@ -76,7 +76,8 @@ def render_metrics(result: dict, labels: dict[str, str]) -> None:
     if not other.empty:
         st.subheader("Retrieval and answer correctness", help=glossary(list(other["metric"])))
         names = {m: metric_label(m) for m in other["metric"]}
-        components.draw_figure(run_charts.retrieval_bars(other, labels, names), key=f"{PAGE}.retrieval_chart")
+        order = [m for m in dict.fromkeys(table["metric"]) if m in names]
+        components.draw_figure(run_charts.retrieval_bars(other, labels, names, order), key=f"{PAGE}.retrieval_chart")
     else:
         st.caption("No retrieval metric or answer correctness in every run (the dataset needs gold document ids "
                    "or reference answers).")

@@ -88,8 +88,10 @@ def agreement_panels(frame: pd.DataFrame, statistics: Sequence[str], titles: Map
     return fig
 
 
-def retrieval_bars(table: pd.DataFrame, run_labels: Mapping[str, str], help_names: Mapping[str, str]) -> go.Figure:
-    """Retrieval metrics and answer correctness per run: grouped bars with 95% intervals."""
+def retrieval_bars(table: pd.DataFrame, run_labels: Mapping[str, str], help_names: Mapping[str, str],
+                   order: Sequence[str] = ()) -> go.Figure:
+    """Retrieval metrics and answer correctness per run: grouped bars with 95% intervals,
+    metrics in ``order`` (e.g. hit@2 beside hit@5) whatever run has which."""
     fig = go.Figure()
     for i, (run, part) in enumerate(table.groupby("run", sort=False)):
         fig.add_trace(go.Bar(x=[help_names.get(m, m) for m in part["metric"]], y=part["mean"],
@@ -100,6 +102,8 @@ def retrieval_bars(table: pd.DataFrame, run_labels: Mapping[str, str], help_name
                       legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
                       margin={"l": 40, "r": 20, "t": 80, "b": 40})
     fig.update_yaxes(range=[0, 1.05])
+    if order:
+        fig.update_xaxes(categoryorder="array", categoryarray=[help_names.get(m, m) for m in order])
     return fig
 
 
