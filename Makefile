@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup run lint test bench browser-deps pg-deps space-check clean
+.PHONY: setup run lint test bench browser-deps pg-deps space-check screenshots clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -47,6 +47,10 @@ test: setup pg-deps lint browser-deps
 
 bench: setup
 	for f in bench/bench_*.py; do echo "== $$f"; HF_HUB_OFFLINE=1 $(BIN)/python -m bench.$$(basename $$f .py) || exit 1; done
+
+# Regenerate docs/screenshots/ from real runs in headless Chromium (see docs/dashboard.md).
+screenshots: setup browser-deps
+	HF_HUB_OFFLINE=1 $(BIN)/python scripts/screenshots.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache

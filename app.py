@@ -16,8 +16,10 @@ if _ROOT not in sys.path:
 import streamlit as st  # noqa: E402
 
 from rag_eval.ui.constants import APP_ICON, APP_TITLE  # noqa: E402
+from rag_eval.ui.persist import sync_settings  # noqa: E402
 
 st.set_page_config(page_title=APP_TITLE, page_icon=APP_ICON, layout="wide")
+sync_settings()  # settings survive a reload (query parameters, never a secret)
 
 navigation = st.navigation(
     {
@@ -40,3 +42,4 @@ navigation = st.navigation(
     }
 )
 navigation.run()
+sync_settings()  # and again after the page, so a setting saved on this run is in the URL now

@@ -7,7 +7,8 @@ import pandas as pd
 import streamlit as st
 
 from rag_eval.runs.ask import AskResult, ask
-from rag_eval.ui import components, data, settings, state
+from rag_eval.ui import components, data, panels, settings, state
+from rag_eval.ui.help import format_timings
 from rag_eval.ui.markdown import escape_markdown
 from rag_eval.ui.views import view_from_result
 
@@ -91,15 +92,16 @@ def render_result(result: AskResult) -> None:
     st.subheader("TRACe")
     status = result.judge_result.status.value if result.judge_result else "not judged"
     judge = result.judge_result.judge if result.judge_result else ""
-    components.draw_scores(result.scores, judge, status)
+    panels.draw_scores(result.scores, judge, status)
     note = data.judge_note(judge)
     if note:
         st.caption(note)
-    st.caption(" · ".join(f"{k} {v:.2f}s" for k, v in result.timings.items()))
+    st.caption("Timings: " + format_timings(result.timings))
     st.subheader("Sentence support map")
     view = view_from_result(f"Ask · {result.question}", result.item, result.judge_result, result.scores)
     components.draw_support_map(view, key=f"{PAGE}.selected")
     if st.button("Open in the support map page", key=f"{PAGE}.open_map"):
+        view.extra["selected"] = st.session_state.get(f"{PAGE}.selected")  # the sentence picked here, carried over
         state.open_support_map(view)
 
 

@@ -12,7 +12,7 @@ from rag_eval.runs.export import export_rows
 from rag_eval.runs.judge_only import judge_dataset
 from rag_eval.runs.prepare import has_response, prepare_row
 from rag_eval.runs.runner import parse_row, run_dataset
-from rag_eval.ui import components, cost, data, frames, jobs, settings, state, uploads
+from rag_eval.ui import components, cost, data, frames, jobs, panels, run_views, settings, state, uploads
 from rag_eval.ui.markdown import escape_markdown
 from rag_eval.ui.views import view_from_record
 
@@ -30,7 +30,7 @@ RETRIEVAL_MODES = ("dense", "bm25", "hybrid")
 
 
 def init_page_state() -> None:
-    state.init_defaults({K_LIMIT: 5, K_JOB: None, K_RUN: None})
+    state.init_defaults({K_LIMIT: None, K_JOB: None, K_RUN: None})
 
 
 def load_source(source: str) -> tuple[str, list[tuple[int, object]]]:
@@ -90,7 +90,7 @@ def start(rows: list, mode: str, label: str, config, collection: str | None, nam
         def work(progress, cancel):
             return run_dataset(rows, config, collection, store, name=name, progress=progress, cancel=cancel,
                                judge=judge, dataset_path=label)
-    st.session_state[K_JOB] = jobs.start_job(name, work)
+    st.session_state[K_JOB] = jobs.start_job(name, work, total=len(rows))
     st.session_state[K_RUN] = None
     st.session_state[K_ERROR] = None
 
@@ -126,7 +126,8 @@ def render_results(run_id: str) -> None:
     summary = run.get("summary") or {}
     st.subheader("Results · " + escape_markdown(f"{run['name']} ({run_id}, {run['status']})"))
     components.draw_coverage(summary.get("n_scored", 0), summary.get("n_items", len(items)), summary.get("status_counts"))
-    table = frames.items_frame(items)
+    panels.draw_means(run_views.summary_means(summary))
+    table = run_views.metrics_first(frames.items_frame(items))
     cols = st.columns([2, 3])
     statuses = sorted(table["status"].dropna().unique())
     chosen = cols[0].multiselect("Status", statuses, default=statuses, key=f"{PAGE}.status_filter")
@@ -176,17 +177,25 @@ def render_setup() -> None:
         config = settings.chosen_config(base).with_changes(**{"retrieval.mode": retrieval, "retrieval.k": int(k)})
         st.caption(f"Configuration `{config.config_hash}`: {retrieval} top-{int(k)} · generator "
                    f"{config.generator.kind} · judge {config.judge.kind}")
+    # all rows by default; a new dataset starts on all of its rows again
+    if st.session_state.get(f"{PAGE}.limit_source") != (source, label, len(rows)) or st.session_state[K_LIMIT] is None:
+        st.session_state[K_LIMIT] = len(rows)
+        st.session_state[f"{PAGE}.limit_source"] = (source, label, len(rows))
     st.session_state[K_LIMIT] = max(1, min(len(rows), int(st.session_state[K_LIMIT])))
-    limit = st.number_input("Rows to evaluate", min_value=1, max_value=len(rows), step=1, key=K_LIMIT)
+    limit = st.number_input(f"Rows to evaluate (the dataset has {len(rows)})", min_value=1, max_value=len(rows),
+                            step=1, key=K_LIMIT)
+    total = len(rows)
     rows = rows[: int(limit)]
     usable, problems = validate(rows, mode, label)
-    st.markdown(f"**{usable} of {len(rows)}** rows are usable; the others are kept and reported with status "
-                "`invalid_input`.")
+    st.markdown(f"**{usable} of {len(rows)}** rows are usable" + (f" ({len(rows)} of the dataset's {total} chosen)"
+                                                                  if len(rows) < total else " (all rows)")
+                + "; the others are kept and reported with status `invalid_input`.")
     if not problems.empty:
         st.warning(f"{len(problems)} row(s) with problems")
         components.draw_table(problems, key=f"{PAGE}.problems")
     render_estimate(rows, config)
-    default_name = f"{label.split('.')[0].replace(' ', '-')}-{config.retrieval.mode if mode == MODE_RAG else 'judge'}"
+    kind = f"{config.retrieval.mode}-k{config.retrieval.k}" if mode == MODE_RAG else "judge"
+    default_name = f"{label.split('.')[0].replace(' ', '-')}-{kind}"
     name = st.text_input("Run name", value=default_name, key=f"{K_NAME}.{default_name}")
     job = st.session_state.get(K_JOB)
     if st.button("Run", key=f"{PAGE}.run", type="primary", disabled=job is not None and job.running):

@@ -1,52 +1,113 @@
-"""Compare two to five runs: metrics with intervals (bars or radar), cost, latency and
-tokens per configuration, and the questions whose scores differ most, each opening
-both support maps side by side."""
+"""Compare two to five runs: what changed between their configurations, TRACe,
+retrieval metrics and answer correctness with intervals (bars or radar), cost and
+latency per configuration, paired differences, and the questions whose scores differ
+most, each opening both support maps side by side.
+
+Deep link: ``/compare?runs=A,B`` (ids or names; the first is the baseline)."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from rag_eval.runs.compare import compare_runs
+from rag_eval.runs.compare import all_metrics, compare_runs, config_diff, format_diff, with_correctness
 from rag_eval.schema import METRIC_NAMES
-from rag_eval.ui import charts, components, data, frames, state
+from rag_eval.ui import charts, components, data, frames, run_charts, run_views, state
+from rag_eval.ui.help import glossary, metric_help, metric_label
+from rag_eval.ui.persist import link_list, link_once
 from rag_eval.ui.views import view_from_record
 
 PAGE = "compare"
 K_RUNS, K_CHART, K_PICK = f"{PAGE}.runs", f"{PAGE}.chart", f"{PAGE}.pick"
 
 
-def init_page_state() -> None:
+def init_page_state(runs: list[dict]) -> None:
     state.init_defaults({K_CHART: "Bars"})
+    linked = link_once(PAGE, "runs")
+    if linked:
+        ids = []
+        for ref in link_list(linked):
+            match = next((r["id"] for r in runs if r["id"] == ref or r["name"] == ref or r["id"].startswith(ref)), None)
+            if match is None:
+                st.warning(f"No stored run '{ref}'.")
+            elif match not in ids:
+                ids.append(match)
+        if ids:
+            st.session_state[K_RUNS] = ids[:5]
+    if K_RUNS not in st.session_state:
+        st.session_state[K_RUNS] = frames.default_comparison(runs)
+    known = {r["id"] for r in runs}
+    st.session_state[K_RUNS] = [r for r in st.session_state[K_RUNS] if r in known]
 
 
 def render_picker(runs: list[dict]) -> list[str]:
-    labels = {r["id"]: f"{r['name']} ({r['id']}, {r['config_hash']})" for r in runs}
-    if K_RUNS not in st.session_state:
-        st.session_state[K_RUNS] = frames.default_comparison(runs)
-    chosen = st.multiselect("Runs (the first is the baseline)", list(labels), format_func=labels.get,
-                            max_selections=5, key=K_RUNS)
-    return chosen
+    labels = run_views.run_labels(runs)
+    datasets = run_views.datasets(runs)
+    names = {r["id"]: f"{labels[r['id']]} · {run_views.run_configuration(r)} · "
+                      f"{datasets[run_views.dataset_key(r)]}" for r in runs}
+    return st.multiselect("Runs (the first is the baseline)", list(names), format_func=names.get,
+                          max_selections=5, key=K_RUNS)
+
+
+def render_config_diff(chosen: list[dict], labels: dict[str, str]) -> None:
+    """What changed between the baseline's configuration and each other run's."""
+    st.subheader("What changed")
+    base = chosen[0]
+    lines = []
+    for run in chosen[1:]:
+        diff = format_diff(config_diff(base.get("config") or {}, run.get("config") or {}))
+        head = f"**{labels[base['id']]} → {labels[run['id']]}**"
+        lines.append(f"- {head}: " + (", ".join(f"`{d}`" for d in diff) if diff else "same configuration"))
+        if run_views.dataset_key(run) != run_views.dataset_key(base):
+            lines.append("  - ⚠ different datasets: only questions with the same id are paired")
+    st.markdown("\n".join(lines))
+    st.caption("Configurations: " + " · ".join(f"{labels[r['id']]} = {run_views.run_configuration(r)}"
+                                              for r in chosen))
 
 
 def render_metrics(result: dict, labels: dict[str, str]) -> None:
     table = pd.DataFrame(result["metrics"])
     trace = table[table["metric"].isin(METRIC_NAMES)]
+    st.subheader("TRACe per run", help=metric_help("ci"))
     kind = st.radio("Chart", ["Bars", "Radar"], key=K_CHART, horizontal=True)
     fig = charts.metric_bars(trace, labels) if kind == "Bars" else charts.metric_radar(trace, labels)
     components.draw_figure(fig, key=f"{PAGE}.metrics_chart")
-    with st.expander("All metrics with intervals and coverage"):
-        components.draw_table(table, key=f"{PAGE}.metrics_table")
+    other = table[~table["metric"].isin((*METRIC_NAMES, "adherence_score")) & table["mean"].notna()]
+    if not other.empty:
+        st.subheader("Retrieval and answer correctness", help=glossary(list(other["metric"])))
+        names = {m: metric_label(m) for m in other["metric"]}
+        order = [m for m in dict.fromkeys(table["metric"]) if m in names]
+        components.draw_figure(run_charts.retrieval_bars(other, labels, names, order), key=f"{PAGE}.retrieval_chart")
+    else:
+        st.caption("No retrieval metric or answer correctness in every run (the dataset needs gold document ids "
+                   "or reference answers).")
+    with st.expander("All metrics with intervals and coverage, and what each means"):
+        st.markdown(glossary([*table["metric"], "coverage", "ci"]))
+        shown = table.assign(run=table["run"].map(labels), metric=table["metric"].map(metric_label))
+        components.draw_table(shown, key=f"{PAGE}.metrics_table")
     if result["paired"]:
-        st.markdown("**Paired differences against the baseline** (same questions, both scored)")
-        components.draw_table(pd.DataFrame(result["paired"]), key=f"{PAGE}.paired")
+        st.markdown("**Paired differences against the baseline** (same questions, both scored)",
+                    help=metric_help("paired"))
+        paired = pd.DataFrame(result["paired"])
+        paired = paired[paired["n_pairs"] > 0]  # a metric only one run has (recall@2 vs recall@5) pairs nothing
+        paired = paired.assign(run=paired["run"].map(labels), baseline=paired["baseline"].map(labels),
+                               metric=paired["metric"].map(metric_label))
+        components.draw_table(paired, key=f"{PAGE}.paired")
 
 
-def render_costs(runs: list[dict]) -> None:
-    st.subheader("Cost, latency and tokens")
-    frame = frames.runs_frame(runs)[["name", "id", "config", "config_hash", "coverage", "cost_usd", "tokens",
-                                     "latency_p50_s"]]
-    components.draw_table(frame, key=f"{PAGE}.costs")
+def render_costs(chosen: list[dict], labels: dict[str, str]) -> None:
+    st.subheader("Cost and latency per configuration")
+    rows = []
+    for run in chosen:
+        summary = run.get("summary") or {}
+        rows.append({"run": labels[run["id"]], "configuration": run_views.run_configuration(run),
+                     "coverage": summary.get("coverage"), "cost_usd": summary.get("cost_usd_total"),
+                     "tokens": summary.get("tokens_total"), "latency_p50_s": summary.get("latency_p50_s"),
+                     "latency_p95_s": summary.get("latency_p95_s"), "config_hash": run.get("config_hash"),
+                     "id": run["id"]})
+    components.draw_table(pd.DataFrame(rows), key=f"{PAGE}.costs")
+    st.caption("Cost is 0 or empty for a free (offline) configuration; latency is per question, all stages "
+               "(p50 / p95).")
 
 
 def render_differences(result: dict, items_by_run: dict[str, list[dict]], labels: dict[str, str]) -> None:
@@ -55,11 +116,13 @@ def render_differences(result: dict, items_by_run: dict[str, list[dict]], labels
     if diffs.empty:
         st.info("No question was scored by both the baseline and another run.")
         return
-    components.draw_table(diffs, key=f"{PAGE}.differences")
+    components.draw_table(diffs.assign(run=diffs["run"].map(labels), metric=diffs["metric"].map(metric_label)),
+                          key=f"{PAGE}.differences")
     options = list(range(len(diffs)))
     pick = st.selectbox(
         "Open a question", options, key=K_PICK,
-        format_func=lambda i: f"{diffs.iloc[i]['item_id']} · {diffs.iloc[i]['metric']} · Δ {diffs.iloc[i]['difference']:+.3f}",
+        format_func=lambda i: f"{diffs.iloc[i]['item_id']} · {labels[diffs.iloc[i]['run']]} · "
+                              f"{metric_label(diffs.iloc[i]['metric'])} · Δ {diffs.iloc[i]['difference']:+.3f}",
     )
     if st.button("Open both support maps", key=f"{PAGE}.open_pair"):
         row = diffs.iloc[pick]
@@ -69,23 +132,25 @@ def render_differences(result: dict, items_by_run: dict[str, list[dict]], labels
 
 
 def main() -> None:
-    init_page_state()
     st.title("Compare runs")
     runs = data.list_runs()
     if len(runs) < 2:
         st.info("Comparing needs at least two stored runs: run a dataset twice in Batch evaluation "
                 "(e.g. with another retrieval mode).")
         return
-    chosen = render_picker(runs)
-    if len(chosen) < 2:
+    init_page_state(runs)
+    chosen_ids = render_picker(runs)
+    if len(chosen_ids) < 2:
         st.warning("Pick at least two runs.")
         return
     by_id = {r["id"]: r for r in runs}
-    labels = {r: frames.run_label(by_id[r]) for r in chosen}
-    items_by_run = {r: data.run_items(data.where(), r) for r in chosen}
-    result = compare_runs(items_by_run)
+    chosen = [by_id[r] for r in chosen_ids]
+    labels = run_views.run_labels(chosen)
+    render_config_diff(chosen, labels)
+    items_by_run = {r: with_correctness(data.run_items(data.where(), r)) for r in chosen_ids}
+    result = compare_runs(items_by_run, all_metrics(items_by_run))
     render_metrics(result, labels)
-    render_costs([by_id[r] for r in chosen])
+    render_costs(chosen, labels)
     render_differences(result, items_by_run, labels)
 
 

@@ -1,65 +1,118 @@
-"""Runs and trends: every stored run, the four metrics over runs, agreement with ground
-truth (RMSE per metric, aggregated RMSE, consistency, hallucination AUROC, with
-bootstrap bands) and, for one run, its single-evaluation RMSE bands, the diagnosis and
-a downloadable HTML report."""
+"""Runs and trends: every stored run filtered by dataset, configuration and tag; the
+four metrics over runs with one series per dataset; agreement with ground truth as
+small multiples; one run's configuration, tags, note, single-evaluation RMSE bands, the
+diagnosis and a downloadable HTML report.
+
+Deep link: ``/runs?run=ID`` opens that run; ``?dataset=all`` shows every dataset."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from rag_eval.runs.item_fields import run_diagnosis
-from rag_eval.ui import charts, components, data, diagnosis_view, frames, state
+from rag_eval.schema import METRIC_NAMES
+from rag_eval.ui import charts, components, data, diagnosis_view, frames, run_charts, run_views, state
 from rag_eval.ui.constants import PAGE_BATCH
+from rag_eval.ui.help import metric_help, metric_label
+from rag_eval.ui.markdown import escape_markdown
+from rag_eval.ui.persist import link_list, link_once
 
 PAGE = "runs"
 K_RUN = f"{PAGE}.run"
+K_DATASETS, K_CONFIGS, K_TAGS = f"{PAGE}.datasets", f"{PAGE}.configs", f"{PAGE}.tags"
+AGREEMENT_STATS = ["rmse:context_relevance", "rmse:context_utilization", "rmse:completeness", "rmse:adherence",
+                   "aggregated_rmse", "consistency", "hallucination_auroc"]
 
 
-def init_page_state() -> None:
-    state.init_defaults({})
+def init_page_state(runs: list[dict]) -> None:
+    names = run_views.datasets(runs)
+    state.init_defaults({K_DATASETS: list(names)[:1], K_CONFIGS: [], K_TAGS: []})
+    wanted = link_once(PAGE, "dataset")
+    if wanted:
+        st.session_state[K_DATASETS] = list(names) if wanted == "all" else [d for d in link_list(wanted) if d in names]
+    run_id = link_once(PAGE, "run")
+    if run_id:
+        run = next((r for r in runs if r["id"] == run_id or r["name"] == run_id), None)
+        if run is None:
+            st.warning(f"No stored run '{run_id}'.")
+        else:
+            st.session_state[K_RUN] = run["id"]
+            key = run_views.dataset_key(run)
+            if key not in st.session_state[K_DATASETS]:
+                st.session_state[K_DATASETS] = [*st.session_state[K_DATASETS], key]
+    # a filter value that no longer exists (run deleted) would break the widget
+    st.session_state[K_DATASETS] = [d for d in st.session_state[K_DATASETS] if d in names]
+    configs = run_views.configurations(runs)
+    st.session_state[K_CONFIGS] = [c for c in st.session_state[K_CONFIGS] if c in configs]
+    st.session_state[K_TAGS] = [t for t in st.session_state[K_TAGS] if t in run_views.all_tags(runs)]
 
 
-def render_table(runs: list[dict]) -> None:
+def render_filters(runs: list[dict]) -> list[dict]:
+    datasets, configs = run_views.datasets(runs), run_views.configurations(runs)
+    cols = st.columns([3, 3, 2])
+    chosen = cols[0].multiselect("Dataset", list(datasets), format_func=datasets.get, key=K_DATASETS,
+                                 help="Runs over different datasets are never joined in one trend: each dataset "
+                                      "(by fingerprint) is its own series. Starts on the newest run's dataset.")
+    cfg = cols[1].multiselect("Configuration", list(configs), format_func=lambda h: f"{configs[h]} ({h[:8]})",
+                              key=K_CONFIGS, placeholder="all configurations")
+    tags = cols[2].multiselect("Tag", run_views.all_tags(runs), key=K_TAGS, placeholder="any tag")
+    shown = run_views.filter_runs(runs, chosen or list(datasets), cfg, tags)
+    st.caption(f"{len(shown)} of {len(runs)} runs shown · {len(chosen or datasets)} of {len(datasets)} datasets")
+    return shown
+
+
+def render_table(shown: list[dict], runs: list[dict]) -> None:
     st.subheader("Stored runs")
-    components.draw_table(frames.runs_frame(runs), key=f"{PAGE}.table")
+    components.draw_table(run_views.runs_table(shown, runs), key=f"{PAGE}.table")
     if st.button("Refresh", key=f"{PAGE}.refresh"):
         data.refresh()
         st.rerun()
 
 
-def render_trends(runs: list[dict]) -> None:
-    st.subheader("Metrics over runs")
-    trend = frames.metric_trend_frame(runs)
+def render_trends(shown: list[dict]) -> None:
+    st.subheader("Metrics over runs", help=metric_help("ci"))
+    trend = run_views.trend_frame(shown)
     if trend.empty:
-        st.info("No run has scored items yet.")
+        st.info("No run shown has scored items yet.")
         return
-    components.draw_figure(charts.trend_figure(trend), key=f"{PAGE}.trend")
+    components.draw_figure(run_charts.trend_by_dataset(trend, list(METRIC_NAMES)), key=f"{PAGE}.trend")
 
 
-def render_agreement(runs: list[dict]) -> None:
+def render_agreement(shown: list[dict]) -> None:
     st.subheader("Agreement with ground truth")
-    ordered = sorted(runs, key=lambda r: (r.get("created_at") or "", r["id"]))
-    items_by_run = {frames.run_label(r): data.run_items(data.where(), r["id"]) for r in ordered}
-    table = frames.agreement_frame(items_by_run)
+    ordered = sorted(shown, key=lambda r: (r.get("created_at") or "", r["id"]))
+    labels = run_views.run_labels(ordered)
+    table = frames.agreement_frame({r["id"]: data.run_items(data.where(), r["id"]) for r in ordered})
     if table.empty:
-        st.info("No run carries ground truth (RAGBench rows judged in Batch evaluation do).")
+        st.info("No run shown carries ground truth (RAGBench rows judged in Batch evaluation do).")
         return
-    rmse_stats = [s for s in table["statistic"].unique() if s.startswith("rmse:")]
-    components.draw_figure(
-        charts.agreement_figure(table, rmse_stats, "RMSE against ground truth per metric (95% CI)"), key=f"{PAGE}.rmse"
-    )
-    components.draw_figure(
-        charts.agreement_figure(table, ["aggregated_rmse", "consistency", "hallucination_auroc"],
-                                "Aggregated RMSE, consistency and hallucination AUROC (95% CI)"),
-        key=f"{PAGE}.aggregate",
-    )
-    components.draw_table(table, key=f"{PAGE}.agreement_table")
+    titles = {s: (f"RMSE · {metric_label(s[5:])}" if s.startswith("rmse:") else metric_label(s))
+              for s in AGREEMENT_STATS}
+    components.draw_figure(run_charts.agreement_panels(table, AGREEMENT_STATS, titles, labels), key=f"{PAGE}.agreement")
+    with st.expander("Agreement table and what each statistic means"):
+        st.markdown("\n".join(f"- **{titles[s]}**: {metric_help(s)}" for s in AGREEMENT_STATS))
+        components.draw_table(table.assign(run=table["run"].map(labels)), key=f"{PAGE}.agreement_table")
 
 
-def render_spread(runs: list[dict]) -> None:
-    st.subheader("Single-evaluation RMSE and diagnosis")
-    labels = {r["id"]: frames.run_label(r) for r in runs}
-    run_id = st.selectbox("Run", list(labels), format_func=labels.get, key=K_RUN)
+def render_run(shown: list[dict], runs: list[dict]) -> None:
+    st.subheader("One run")
+    labels = run_views.run_labels(runs)
+    options = [r["id"] for r in shown] or [r["id"] for r in runs]
+    if st.session_state.get(K_RUN) not in options:
+        st.session_state[K_RUN] = options[0]
+    run_id = st.selectbox("Run", options, format_func=labels.get, key=K_RUN)
+    run = next(r for r in runs if r["id"] == run_id)
+    st.markdown(f"**Configuration:** {escape_markdown(run_views.run_configuration(run))} · "
+                f"`{run.get('config_hash')}` · **changed:** {escape_markdown(run_views.changes_since(run, runs))}")
+    with st.form(f"{PAGE}.annotate"):
+        cols = st.columns([2, 3])
+        tags = cols[0].text_input("Tags (comma-separated)", value=", ".join(run.get("tags") or []),
+                                  key=f"{PAGE}.tags_edit.{run_id}")
+        note = cols[1].text_input("Note", value=run.get("note") or "", key=f"{PAGE}.note_edit.{run_id}")
+        if st.form_submit_button("Save tags and note"):
+            data.run_store().annotate_run(run_id, tags=tags.split(","), note=note)
+            data.refresh()
+            st.rerun()
     items = data.run_items(data.where(), run_id)
     diagnosis_view.draw_report_download(run_id, key=f"{PAGE}.report")
     spread = frames.spread_frame(items)
@@ -72,17 +125,18 @@ def render_spread(runs: list[dict]) -> None:
 
 
 def main() -> None:
-    init_page_state()
     st.title("Runs and trends")
     runs = data.list_runs()
     if not runs:
         st.info("No runs yet: start one in Batch evaluation.")
         st.page_link(PAGE_BATCH, label="Batch evaluation", icon=":material/playlist_play:")
         return
-    render_table(runs)
-    render_trends(runs)
-    render_agreement(runs)
-    render_spread(runs)
+    init_page_state(runs)
+    shown = render_filters(runs)
+    render_table(shown, runs)
+    render_trends(shown)
+    render_agreement(shown)
+    render_run(shown, runs)
 
 
 state.guarded(main)

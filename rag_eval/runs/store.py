@@ -123,6 +123,10 @@ MIGRATIONS: list[Migration] = [
     );
     CREATE INDEX human_labels_item ON human_labels(run_id, item_id, reviewer)
     """),
+    (5, """
+    ALTER TABLE runs ADD COLUMN tags_json TEXT;
+    ALTER TABLE runs ADD COLUMN note TEXT
+    """),
 ]
 
 RUN_STATUSES = ("running", "finished", "cancelled", "failed")
@@ -554,6 +558,8 @@ class RunStore:
         d["config"] = json.loads(d.pop("config_json"))
         d["summary"] = json.loads(d.pop("summary_json")) if d.get("summary_json") else None
         d["meta"] = json.loads(d.pop("meta_json")) if d.get("meta_json") else {}
+        d["tags"] = json.loads(d.pop("tags_json")) if d.get("tags_json") else []
+        d["note"] = d.get("note") or ""
         return d
 
     def get_run(self, run_id: str) -> dict[str, Any]:
@@ -599,6 +605,18 @@ class RunStore:
         )
         self._release(run_id)
         return summary
+
+    def annotate_run(self, run_id: str, tags: Iterable[str] | None = None, note: str | None = None) -> dict[str, Any]:
+        """Set a run's tags (trimmed, deduplicated, order kept) and/or its free-text note;
+        ``None`` leaves that field as it is. Returns the updated run."""
+        run_id = self.resolve_run_id(run_id)
+        secrets = self._secrets()
+        if tags is not None:
+            clean = list(dict.fromkeys(t.strip() for t in tags if t and t.strip()))
+            self._write("UPDATE runs SET tags_json = ? WHERE id = ?", (_dumps(clean, secrets), run_id))
+        if note is not None:
+            self._write("UPDATE runs SET note = ? WHERE id = ?", (_clean(note.strip(), secrets), run_id))
+        return self.get_run(run_id)
 
     def delete_run(self, run_id: str) -> None:
         run_id = self.resolve_run_id(run_id)

@@ -228,3 +228,155 @@ def _visit(
 def page_errors(dom: str) -> list[str]:
     """The error markers found in a dumped DOM (empty when the page rendered cleanly)."""
     return [m for m in ERROR_MARKERS if m in dom]
+
+
+class BrowserSession:
+    """One headless Chromium kept open across several visits (a reload keeps the URL),
+    driven over the DevTools protocol: navigate, poll a JavaScript condition, type into
+    an input, click, reload, screenshot. Use as a context manager."""
+
+    def __init__(self, width: int = 1400, height: int = 1000) -> None:
+        self.width, self.height = width, height
+        self._profile: tempfile.TemporaryDirectory | None = None
+        self._proc: subprocess.Popen | None = None
+        self._tools: DevTools | None = None
+
+    def __enter__(self) -> BrowserSession:
+        binary = find_chromium()
+        if binary is None:
+            raise RuntimeError("no chromium binary found (install Debian's 'chromium' package)")
+        self._profile = tempfile.TemporaryDirectory(prefix="rag-eval-chromium-", ignore_cleanup_errors=True)
+        args = [a if not a.startswith("--window-size=") else f"--window-size={self.width},{self.height}"
+                for a in _chromium_args(binary, self._profile.name)]
+        self._proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        port = _devtools_port(self._profile.name, self._proc, timeout_s=60)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=20) as resp:
+            targets = [t for t in json.load(resp) if t.get("type") == "page"]
+        self._tools = DevTools(targets[0]["webSocketDebuggerUrl"])
+        self._tools.call("Emulation.setDeviceMetricsOverride", width=self.width, height=self.height,
+                         deviceScaleFactor=1, mobile=False)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._tools is not None:
+            self._tools.close()
+        if self._proc is not None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+        if self._profile is not None:
+            self._profile.cleanup()
+
+    @property
+    def tools(self) -> DevTools:
+        assert self._tools is not None, "use BrowserSession as a context manager"
+        return self._tools
+
+    def evaluate(self, expression: str) -> object:
+        return self.tools.evaluate(expression)
+
+    def wait_for(self, expression: str, timeout_s: float = 120.0, interval_s: float = 0.25) -> object:
+        """Poll ``expression`` until it is truthy; returns its value (raises TimeoutError)."""
+        deadline = time.perf_counter() + timeout_s
+        while time.perf_counter() < deadline:
+            try:
+                value = self.evaluate(expression)
+            except RuntimeError:  # the page is navigating: its context is gone for a moment
+                value = None
+            if value:
+                return value
+            time.sleep(interval_s)
+        raise TimeoutError(f"still false after {timeout_s:.0f}s: {expression[:120]}")
+
+    def idle(self, timeout_s: float = 120.0, quiet_s: float = 1.5) -> None:
+        """Wait until Streamlit has no script running (no 'Running…' status) for ``quiet_s``."""
+        deadline = time.perf_counter() + timeout_s
+        quiet_since: float | None = None
+        while time.perf_counter() < deadline:
+            running = self.evaluate(RUNNING_JS)
+            now = time.perf_counter()
+            if running:
+                quiet_since = None
+            elif quiet_since is None:
+                quiet_since = now
+            elif now - quiet_since >= quiet_s:
+                return
+            time.sleep(0.2)
+        raise TimeoutError("the Streamlit script kept running")
+
+    def goto(self, url: str, heading: str, timeout_s: float = 180.0) -> None:
+        """Open ``url`` and wait for the page's h1 ``heading`` and for the script to finish."""
+        self.tools.call("Page.navigate", url=url)
+        self.wait_for(HEADING_JS % json.dumps(heading), timeout_s)
+        self.idle(timeout_s)
+
+    def reload(self, heading: str, timeout_s: float = 180.0) -> None:
+        self.tools.call("Page.reload", ignoreCache=True)
+        time.sleep(0.5)
+        self.wait_for(HEADING_JS % json.dumps(heading), timeout_s)
+        self.idle(timeout_s)
+
+    def main_text(self) -> str:
+        return str(self.evaluate("(document.querySelector('[data-testid=stMain]') || {innerText: ''}).innerText") or "")
+
+    def type_into(self, selector: str, text: str) -> None:
+        """Replace the value of the input matching ``selector`` as a user typing would."""
+        found = self.evaluate(f"(() => {{ const e = document.querySelector({json.dumps(selector)}); "
+                              "if (!e) return false; e.focus(); e.select(); return true; })()")
+        if not found:
+            raise LookupError(f"no element {selector}")
+        self.tools.call("Input.insertText", text=text)
+
+    def click_button(self, label: str) -> None:
+        """Click the first button whose text is ``label``."""
+        clicked = self.evaluate(
+            "(() => { const b = Array.from(document.querySelectorAll('button'))"
+            f".find(b => b.innerText.trim() === {json.dumps(label)}); "
+            "if (!b) return false; b.click(); return true; })()")
+        if not clicked:
+            raise LookupError(f"no button '{label}'")
+
+    def screenshot(self, path: Path, full_height: bool = False, max_height: int = 2400) -> Path:
+        """A PNG of the viewport, or of the page's whole height (capped at ``max_height``):
+        Streamlit scrolls inside its own container, so the window is made that tall first."""
+        resized = False
+        if full_height:
+            measured = self.evaluate(
+                "(() => { const m = document.querySelector('[data-testid=stMain]'); "
+                "return m ? m.scrollHeight : document.body.scrollHeight; })()")
+            height = int(measured) if isinstance(measured, (int, float)) else self.height
+            height = max(self.height, min(max_height, height))
+            if height > self.height:
+                self.tools.call("Emulation.setDeviceMetricsOverride", width=self.width, height=height,
+                                deviceScaleFactor=1, mobile=False)
+                resized = True
+                time.sleep(1.0)
+                self.idle(60)  # charts re-layout to the new size
+        try:
+            data = self.tools.call("Page.captureScreenshot", format="png")["data"]
+        finally:
+            if resized:
+                self.tools.call("Emulation.setDeviceMetricsOverride", width=self.width, height=self.height,
+                                deviceScaleFactor=1, mobile=False)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(base64.b64decode(data))
+        return path
+
+
+# True until Streamlit's app root says its script is not running (``data-test-script-state``
+# is "initial" before the first run, "running" / "rerunRequested" while one is under way).
+RUNNING_JS = ("(() => { const a = document.querySelector('[data-testid=stApp]'); "
+              "return !a || !['notRunning', 'compilationError']"
+              ".includes(a.getAttribute('data-test-script-state')); })()")
+# Trace names of the Plotly charts on the page whose traces carry ``meta == tag``.
+TRACE_NAMES_JS = ("Array.from(document.querySelectorAll('.js-plotly-plot')).flatMap(p => (p.data || [])"
+                  ".filter(t => t.meta === %s).map(t => t.name))")
+# Metric labels and values whose text is cut off (ellipsis: content wider than the box).
+TRUNCATED_METRICS_JS = (
+    "Array.from(document.querySelectorAll('[data-testid=stMetricLabel], [data-testid=stMetricValue]'))"
+    ".flatMap(e => [e, ...e.querySelectorAll('*')])"
+    ".filter(e => e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflow !== 'visible')"
+    ".map(e => e.innerText)"
+)

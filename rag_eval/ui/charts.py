@@ -6,6 +6,8 @@ estimated here.
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -74,7 +76,10 @@ def spread_figure(spread: pd.DataFrame) -> go.Figure:
         low = high
     fig.add_trace(go.Histogram(x=spread["spread_rmse"], nbinsx=24, marker_color="#1c7ed6", name="items"))
     fig.update_xaxes(title="single-evaluation RMSE of the four metrics around their mean", range=[0, SPREAD_AXIS_MAX])
-    return _layout(fig, "Single-evaluation RMSE (rmse_aggregation)", "items", y_range=None)
+    fig = _layout(fig, "Single-evaluation RMSE (rmse_aggregation)", "items", y_range=None)
+    # counts are whole items: integer ticks only (a tick at 0.5 items reads as nonsense)
+    fig.update_yaxes(tickformat="d", dtick=max(1, math.ceil(len(spread) / 8)), rangemode="tozero")
+    return fig
 
 
 def metric_bars(table: pd.DataFrame, run_labels: dict[str, str]) -> go.Figure:

@@ -14,6 +14,7 @@ import streamlit as st
 
 from rag_eval.schema import METRIC_NAMES, TraceScores
 from rag_eval.ui.constants import METRIC_LABELS, RESP_UNKNOWN, STATUS_OK_VALUES
+from rag_eval.ui.help import metric_help
 from rag_eval.ui.markdown import escape_markdown
 from rag_eval.ui.support_map import (  # noqa: F401 - re-exported for pages and tests
     legend_html,
@@ -49,7 +50,7 @@ def draw_scores(scores: TraceScores | None, judge: str = "", status: str = "") -
         "adherence": f"{fmt(scores.adherence)} ({fmt(scores.adherence_score, 2)})",
     }
     for col, name in zip(cols, METRIC_NAMES):
-        col.metric(METRIC_LABELS[name], values[name])
+        col.metric(METRIC_LABELS[name], values[name], help=metric_help(name))
     st.caption(f"Scoring mode **{scores.mode}** · judge **{judge or 'unknown'}**" + (f" · status {status}" if status else ""))
     if scores.diagnostics.get("completeness_vacuous"):
         st.caption("Completeness is vacuous: the judge found no relevant sentence, so there is nothing to cover.")

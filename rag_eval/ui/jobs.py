@@ -52,10 +52,12 @@ class Job:
             self.thread.join(timeout)
 
 
-def start_job(label: str, work: Callable[[Callable[[int, int], None], threading.Event], Any]) -> Job:
+def start_job(label: str, work: Callable[[Callable[[int, int], None], threading.Event], Any], total: int = 0) -> Job:
     """Run ``work(progress, cancel)`` in a daemon thread; its return value becomes
-    ``job.result`` and any exception ``job.error`` (message only)."""
-    job = Job(label)
+    ``job.result`` and any exception ``job.error`` (message only). ``total``, when the
+    caller knows it, is shown from the start (``0/20``) instead of waiting for the
+    first progress call."""
+    job = Job(label, total=total)
 
     def target() -> None:
         from rag_eval.rag.store import lease

@@ -46,11 +46,30 @@ def guarded(main: Callable[[], None]) -> None:
     commands in a terminal can use it between reruns."""
     from rag_eval.rag.store import lease
 
+    ensure_app_runs()
     try:
         with lease():
             main()
     except Exception as exc:  # noqa: BLE001 - the page must show every failure as a message
         st.error(escape_markdown(error_message(exc)))
+
+
+_LEGACY_MODE_OFF = False
+
+
+def ensure_app_runs() -> None:
+    """Make ``app.py`` run, not the page alone. With a ``pages/`` folder beside it,
+    Streamlit starts in its legacy multipage mode and, for a deep link opened right
+    after a server start, runs the page file directly (file-name sidebar, no settings
+    from the URL) until ``app.py``'s ``st.navigation`` has run once. Switching the
+    legacy mode off and rerunning lets ``app.py`` take over from the first visit."""
+    global _LEGACY_MODE_OFF
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory and not _LEGACY_MODE_OFF:  # once per server process
+        _LEGACY_MODE_OFF = True
+        PagesManager.uses_pages_directory = False
+        st.rerun()
 
 
 def error_message(exc: BaseException) -> str:

@@ -1,0 +1,124 @@
+"""Words the dashboard shows beside its numbers: what each metric and term means,
+timings and sources in plain form, and the document-sentence sets of one judged row.
+
+Pure (no Streamlit): pages pass these strings to ``help=`` and captions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import PurePath
+from typing import Any
+
+from rag_eval.ui.constants import DOC_BOTH, DOC_NEITHER, DOC_RELEVANT, DOC_UTILIZED
+
+METRIC_HELP: dict[str, str] = {
+    "context_relevance": "Share of the retrieved document sentences that are relevant to the question "
+                         "(RAGBench: relevant sentences / all document sentences). Low: the retriever brought noise.",
+    "context_utilization": "Share of the retrieved document sentences the response actually used "
+                           "(utilized / all document sentences). Low with high relevance: the generator ignored "
+                           "context.",
+    "completeness": "Of the relevant sentences, the share the response used (|relevant ∩ utilized| / |relevant|); "
+                    "1.0 when nothing was relevant. Low: relevant information was left out.",
+    "adherence": "yes / no: whether every response sentence is supported by the documents (RAGBench's boolean; one "
+                 "unsupported sentence makes it no). The number in brackets is the continuous adherence score: the "
+                 "judge's probability that the response is grounded, or the share of supported sentences. "
+                 "'no (0.89)' therefore means: at least one sentence is unsupported, yet most of the response is "
+                 "grounded — not a contradiction.",
+    "adherence_score": "Continuous adherence: the judge's probability that the response is grounded, or the share "
+                       "of response sentences not marked unsupported.",
+    "answer_correctness": "ROUGE-L F1 of the answer against the dataset's reference answer (best of several); "
+                          "shown only when the dataset has reference answers.",
+    "mrr": "Mean reciprocal rank: 1 / rank of the first retrieved document that is a gold document (0 when none is "
+           "retrieved), averaged over questions.",
+    "coverage": "Scored rows / all rows. Failed rows are counted here and never averaged in as 0.",
+    "ci": "95% percentile-bootstrap interval of the mean (fixed seed): overlapping intervals mean the difference may "
+          "be noise.",
+    "consistency": "1 − min(aggregated RMSE, 1): 1 is perfect agreement with ground truth.",
+    "aggregated_rmse": "sqrt(mean of the squared per-metric RMSEs) against ground truth; lower is better.",
+    "hallucination_auroc": "How well 1 − adherence score ranks the ground truth's hallucinated rows above the grounded "
+                           "ones (0.5 = chance, 1 = perfect).",
+    "paired": "Mean of (run − baseline) over the questions both runs scored, with a bootstrap 95% interval; an "
+              "interval that excludes 0 is a real difference on these questions.",
+    "spread": "RMSE of one row's four metrics around their mean: balanced < 0.10, moderately imbalanced < 0.25, "
+              "else imbalanced.",
+}
+
+_RETRIEVAL_HELP = {
+    "recall": "Share of the gold documents found in the top {k}.",
+    "precision": "Share of the top {k} retrieved documents that are gold documents.",
+    "ndcg": "Normalised discounted cumulative gain at {k}: 1 when the gold documents are ranked first.",
+    "hit_rate": "1 when at least one gold document is in the top {k} (hit@{k}), averaged over questions.",
+}
+
+METRIC_NAMES_SHORT = {
+    "context_relevance": "Context relevance", "context_utilization": "Context utilization",
+    "completeness": "Completeness", "adherence": "Adherence", "adherence_score": "Adherence score",
+    "answer_correctness": "Answer correctness", "mrr": "MRR", "aggregated_rmse": "Aggregated RMSE",
+    "consistency": "Consistency", "hallucination_auroc": "Hallucination AUROC", "coverage": "Coverage",
+    "ci": "95% interval", "paired": "Paired difference", "spread": "Spread",
+}
+
+
+def metric_label(name: str) -> str:
+    """``hit_rate@5`` -> ``hit@5``, ``ndcg@5`` -> ``nDCG@5``, TRACe names spelled out."""
+    if name in METRIC_NAMES_SHORT:
+        return METRIC_NAMES_SHORT[name]
+    match = re.fullmatch(r"(recall|precision|ndcg|hit_rate)@(\d+)(_cosine)?", name)
+    if not match:
+        return name
+    base = {"recall": "recall", "precision": "precision", "ndcg": "nDCG", "hit_rate": "hit"}[match[1]]
+    return f"{base}@{match[2]}" + (" (cosine)" if match[3] else "")
+
+
+def metric_help(name: str) -> str:
+    """What a metric or term means, for ``help=`` and glossaries."""
+    if name in METRIC_HELP:
+        return METRIC_HELP[name]
+    match = re.fullmatch(r"(recall|precision|ndcg|hit_rate)@(\d+)(_cosine)?", name)
+    if match:
+        text = _RETRIEVAL_HELP[match[1]].format(k=match[2])
+        return text + (" Gold passages matched one to one by embedding cosine." if match[3] else "")
+    if name.startswith("rmse:"):
+        return f"RMSE of {metric_label(name[5:]).lower()} against ground truth; lower is better."
+    return name
+
+
+def glossary(names: list[str]) -> str:
+    """Markdown list explaining each name (for an expander)."""
+    return "\n".join(f"- **{metric_label(n)}**: {metric_help(n)}" for n in dict.fromkeys(names))
+
+
+_STAGES = {"retrieve_s": "retrieve", "generate_s": "generate", "judge_s": "judge", "score_s": "score",
+           "embed_s": "embed", "total_s": "total"}
+
+
+def format_timings(timings: Mapping[str, Any]) -> str:
+    """``{"retrieve_s": 0.02}`` -> ``retrieve 0.02 s`` (stages joined by ' · ')."""
+    parts = []
+    for key, value in timings.items():
+        if not isinstance(value, (int, float)):
+            continue
+        name = _STAGES.get(key, key[:-2] if key.endswith("_s") else key).replace("_", " ")
+        parts.append(f"{name} {value:.2f} s" if value < 10 else f"{name} {value:.1f} s")
+    return " · ".join(parts)
+
+
+def source_name(source: Any) -> str:
+    """A document's name without the server path it was read from."""
+    text = str(source or "").strip()
+    if not text:
+        return ""
+    if "://" in text:
+        return text.rstrip("/").rsplit("/", 1)[-1] or text
+    return PurePath(text.replace("\\", "/")).name or text
+
+
+def set_counts(classes: list[str]) -> dict[str, int]:
+    """Counts of document-sentence classes (``support_map.document_sentence_class``):
+    relevant only, utilized only, both, neither, and the two sets' sizes."""
+    n = {c: classes.count(c) for c in (DOC_RELEVANT, DOC_UTILIZED, DOC_BOTH, DOC_NEITHER)}
+    return {"relevant_only": n[DOC_RELEVANT], "utilized_only": n[DOC_UTILIZED], "both": n[DOC_BOTH],
+            "neither": n[DOC_NEITHER], "relevant": n[DOC_RELEVANT] + n[DOC_BOTH],
+            "utilized": n[DOC_UTILIZED] + n[DOC_BOTH], "total": len(classes)}

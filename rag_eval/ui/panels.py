@@ -1,0 +1,65 @@
+"""Streamlit panels added for issue 15: the four means of a run with their intervals,
+TRACe scores that never truncate side by side, and the relevant/utilized sets of one
+judged row. They only draw numbers the library computed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import streamlit as st
+
+from rag_eval.schema import METRIC_NAMES, TraceScores
+from rag_eval.ui.components import fmt
+from rag_eval.ui.constants import METRIC_LABELS
+from rag_eval.ui.help import metric_help, set_counts
+
+
+def draw_means(means: Sequence[Mapping[str, Any]]) -> None:
+    """The four TRACe means as st.metric, each with its 95% interval and coverage."""
+    cols = st.columns(len(means) or 1)
+    for col, row in zip(cols, means):
+        name = str(row["metric"])
+        interval = (f"95% CI [{fmt(row.get('ci_low'))}, {fmt(row.get('ci_high'))}]"
+                    if row.get("ci_low") is not None else "no interval")
+        coverage = row.get("coverage")
+        col.metric(METRIC_LABELS.get(name, name), fmt(row.get("mean")),
+                   help=metric_help(name) + " " + metric_help("ci"))
+        shown = f" · coverage {coverage:.0%}" if coverage is not None else ""
+        col.caption(f"{interval} · n={row.get('n') or 0}{shown}")
+
+
+def score_values(scores: TraceScores) -> dict[str, str]:
+    return {
+        "context_relevance": fmt(scores.context_relevance),
+        "context_utilization": fmt(scores.context_utilization),
+        "completeness": fmt(scores.completeness),
+        "adherence": f"{fmt(scores.adherence)} ({fmt(scores.adherence_score, 2)})",
+    }
+
+
+def draw_scores(scores: TraceScores | None, judge: str = "", status: str = "", per_row: int = 4) -> None:
+    """The four TRACe metrics with help text; ``per_row=2`` for half-width columns (side
+    by side), so no label or value is cut off."""
+    if scores is None:
+        st.warning(f"No scores: judge status {status or 'unknown'}.")
+        return
+    values = score_values(scores)
+    for start in range(0, len(METRIC_NAMES), per_row):
+        cols = st.columns(per_row)
+        for col, name in zip(cols, METRIC_NAMES[start:start + per_row]):
+            col.metric(METRIC_LABELS[name], values[name], help=metric_help(name))
+    st.caption(f"Scoring mode **{scores.mode}** · judge **{judge or 'unknown'}**"
+               + (f" · status {status}" if status else ""))
+
+
+def draw_venn(classes: list[str], key: str) -> None:
+    """Relevant / utilized / both document sentences of one row, with counts."""
+    from rag_eval.ui.components import draw_figure
+    from rag_eval.ui.run_charts import venn_figure
+
+    counts = set_counts(classes)
+    st.markdown("**Relevant / utilized document sentences**", help=metric_help("completeness"))
+    draw_figure(venn_figure(counts), key=key)
+    st.caption(f"Relevant {counts['relevant']} · utilized {counts['utilized']} · both {counts['both']} "
+               f"(completeness = both / relevant) · of {counts['total']} document sentences.")

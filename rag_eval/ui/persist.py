@@ -1,0 +1,130 @@
+"""Settings that survive a browser reload, and deep links into pages.
+
+The session's settings are mirrored into the URL's query parameters (only the values
+that differ from the defaults), so a reload - which starts a new Streamlit session -
+reads them back. Nothing secret is ever written: the settings hold the *name* of the
+environment variable with the key, never a key, and a base URL carrying credentials
+(``user:password@`` or a query string) is left out of the URL.
+
+Deep links (``/runs?run=ID``, ``/compare?runs=A,B``, ``/support_map?run=ID&item=X``) are
+read with :func:`link_once`, which hands a page each link value once, so the visitor's
+later choices on that page are not overridden by the address bar.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from rag_eval.ui.settings import DEFAULTS
+
+# setting name -> query parameter
+PARAMS: dict[str, str] = {
+    "provider": "provider",
+    "model": "model",
+    "base_url": "base_url",
+    "api_key_env": "key_env",
+    "concurrency": "concurrency",
+    "rate_limit_rpm": "rpm",
+    "cache": "cache",
+    "use_llm_generator": "llm_generator",
+}
+_ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,127}")
+_PROVIDERS = ("local", "openai")
+
+
+def safe_base_url(url: str) -> bool:
+    """A base URL that may appear in an address bar: http(s), no user info, no query."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.netloc) and "@" not in parts.netloc \
+        and not parts.query and not parts.fragment
+
+
+def settings_to_params(values: Mapping[str, Any]) -> dict[str, str]:
+    """Query parameters for the settings that differ from the defaults (never a secret)."""
+    out: dict[str, str] = {}
+    for name, param in PARAMS.items():
+        value = values.get(name, DEFAULTS[name])
+        if value == DEFAULTS[name] or value is None:
+            continue
+        if name == "base_url" and value and not safe_base_url(str(value)):
+            continue
+        if name == "api_key_env" and not _ENV_NAME.fullmatch(str(value)):
+            continue
+        out[param] = ("1" if value else "0") if isinstance(value, bool) else str(value)
+    return out
+
+
+def settings_from_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """Settings read back from query parameters; a malformed value is ignored (the
+    default stays), so a hand-edited URL cannot break a page."""
+    out: dict[str, Any] = {}
+    for name, param in PARAMS.items():
+        raw = params.get(param)
+        if raw is None:
+            continue
+        raw = str(raw)
+        default = DEFAULTS[name]
+        if isinstance(default, bool):
+            if raw in ("1", "0"):
+                out[name] = raw == "1"
+        elif isinstance(default, int):
+            if raw.isdigit() and int(raw) >= 1:
+                out[name] = int(raw)
+        elif name == "provider":
+            if raw in _PROVIDERS:
+                out[name] = raw
+        elif name == "api_key_env":
+            if _ENV_NAME.fullmatch(raw):
+                out[name] = raw
+        elif name == "base_url":
+            if safe_base_url(raw):
+                out[name] = raw
+        elif len(raw) <= 200:
+            out[name] = raw
+    return out
+
+
+def sync_settings() -> None:
+    """Called by ``app.py`` on every run: a new session (a reload) takes its settings
+    from the URL; then the URL is brought in line with the session's settings."""
+    import streamlit as st
+
+    from rag_eval.ui.constants import STATE_SETTINGS
+
+    if st.session_state.get(STATE_SETTINGS) is None:
+        loaded = settings_from_params(st.query_params.to_dict())
+        if loaded:
+            st.session_state[STATE_SETTINGS] = {**DEFAULTS, **loaded}
+    wanted = settings_to_params(st.session_state.get(STATE_SETTINGS) or {})
+    for param in PARAMS.values():
+        if param in wanted:
+            if st.query_params.get(param) != wanted[param]:
+                st.query_params[param] = wanted[param]
+        elif param in st.query_params:
+            del st.query_params[param]
+
+
+def link_once(page: str, name: str) -> str | None:
+    """The deep-link query parameter ``name`` for ``page`` the first time this session
+    sees that value; None afterwards (and when absent)."""
+    import streamlit as st
+
+    value = st.query_params.get(name)
+    if not value:
+        return None
+    seen = f"links.{page}.{name}"
+    if st.session_state.get(seen) == value:
+        return None
+    st.session_state[seen] = value
+    return str(value)
+
+
+def link_list(value: str | None) -> list[str]:
+    """``"A,B"`` -> ``["A", "B"]`` (empty parts dropped)."""
+    return [v.strip() for v in (value or "").split(",") if v.strip()]

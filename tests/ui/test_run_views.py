@@ -1,0 +1,127 @@
+"""The pure parts behind the issue-15 views: datasets and filters of runs, one trend
+series per dataset, agreement small multiples, integer count ticks, readable timings
+and sources, metric help, the relevant/utilized sets, and settings in the URL without
+any secret."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from rag_eval.rag.config import default_config
+from rag_eval.ui import charts, persist, run_charts, run_views
+from rag_eval.ui import help as ui_help
+from rag_eval.ui.constants import DOC_BOTH, DOC_NEITHER, DOC_RELEVANT, DOC_UTILIZED
+from rag_eval.ui.jobs import start_job
+from rag_eval.ui.settings import DEFAULTS
+
+
+def run(run_id, created, fingerprint, k=5, tags=(), path="demo questions", mean=0.5):
+    config = default_config("dashboard").with_changes(**{"retrieval.k": k})
+    metrics = {m: {"mean": mean, "ci_low": mean - 0.1, "ci_high": mean + 0.1, "n": 3, "coverage": 1.0}
+               for m in ("context_relevance", "context_utilization", "completeness", "adherence")}
+    return {"id": run_id, "name": f"run-{run_id}", "created_at": created, "dataset_fingerprint": fingerprint,
+            "dataset_path": path, "config": config.to_dict(), "config_hash": config.config_hash, "tags": list(tags),
+            "note": "", "status": "finished", "n_items": 3, "summary": {"metrics": metrics, "coverage": 1.0}}
+
+
+RUNS = [  # newest first, as the store lists them
+    run("c", "2026-01-03", "sha256:bbbb", path="sample.jsonl", tags=("nightly",)),
+    run("b", "2026-01-02", "sha256:aaaa", k=5, tags=("nightly", "k5")),
+    run("a", "2026-01-01", "sha256:aaaa", k=2),
+]
+
+
+def test_datasets_newest_first_with_readable_labels():
+    assert run_views.datasets(RUNS) == {"sha256:bbbb": "sample.jsonl · bbbb", "sha256:aaaa": "demo questions · aaaa"}
+
+
+def test_filters_by_dataset_configuration_and_tag():
+    assert [r["id"] for r in run_views.filter_runs(RUNS, ["sha256:aaaa"])] == ["b", "a"]
+    k2 = RUNS[2]["config_hash"]
+    assert [r["id"] for r in run_views.filter_runs(RUNS, config_hashes=[k2])] == ["a"]
+    assert [r["id"] for r in run_views.filter_runs(RUNS, tags=["nightly", "k5"])] == ["b"]
+    assert run_views.all_tags(RUNS) == ["k5", "nightly"]
+
+
+def test_runs_table_names_the_configuration_and_what_changed():
+    table = run_views.runs_table(RUNS)
+    row = table.set_index("id").loc["b"]
+    assert row["configuration"] == "dense top-5 · extractive · judge local"
+    assert row["changed"] == "retrieval.k: 2 → 5"
+    assert table.set_index("id").loc["a", "changed"] == "first run on this dataset"
+    assert list(table.columns[:5]) == ["name", "context_relevance", "context_utilization", "completeness", "adherence"]
+
+
+def test_trend_has_one_series_per_dataset():
+    trend = run_views.trend_frame(RUNS)
+    fig = run_charts.trend_by_dataset(trend, ["context_relevance", "adherence"])
+    names = [t.name for t in fig.data if t.meta == run_charts.TREND_META]
+    assert sorted(set(names)) == ["demo questions · aaaa", "sample.jsonl · bbbb"]
+    assert names.count("demo questions · aaaa") == 2  # one per metric panel
+    demo = next(t for t in fig.data if t.name == "demo questions · aaaa")
+    assert list(demo.x) == ["run-a", "run-b"]  # oldest first, only this dataset's runs
+
+
+def test_agreement_panels_put_one_statistic_in_each_panel():
+    frame = pd.DataFrame([{"run": r, "statistic": s, "value": 0.5, "ci_low": 0.4, "ci_high": 0.6}
+                          for r in ("a", "b") for s in ("consistency", "aggregated_rmse")])
+    fig = run_charts.agreement_panels(frame, ["consistency", "aggregated_rmse", "missing"], {}, {"a": "A", "b": "B"})
+    assert [a.text for a in fig.layout.annotations] == ["consistency", "aggregated_rmse"]
+    assert len(fig.data) == 4 and {t.xaxis for t in fig.data} == {"x", "x2"}
+    assert fig.data[0].error_y.array[0] == pytest.approx(0.1)
+
+
+def test_spread_histogram_counts_in_whole_items():
+    spread = pd.DataFrame({"spread_rmse": [0.05, 0.2, 0.3]})
+    fig = charts.spread_figure(spread)
+    assert fig.layout.yaxis.tickformat == "d" and fig.layout.yaxis.dtick == 1
+
+
+def test_metrics_first_and_summary_means():
+    frame = pd.DataFrame([{"item_id": "1", "question": "q", "status": "ok", "error": None, "completeness": 1.0,
+                           "context_relevance": 0.5}])
+    assert list(run_views.metrics_first(frame).columns) == ["completeness", "context_relevance", "status", "item_id",
+                                                            "question", "error"]
+    means = run_views.summary_means(RUNS[0]["summary"])
+    assert [m["metric"] for m in means] == ["context_relevance", "context_utilization", "completeness", "adherence"]
+    assert means[0]["ci_low"] == pytest.approx(0.4)
+
+
+def test_readable_timings_sources_and_labels():
+    assert ui_help.format_timings({"retrieve_s": 0.0234, "generate_s": 1.5, "note": "x"}) == \
+        "retrieve 0.02 s · generate 1.50 s"
+    assert ui_help.source_name("/srv/data/uploads/manual.pdf") == "manual.pdf"
+    assert ui_help.source_name("https://example.org/docs/page.html") == "page.html"
+    assert ui_help.metric_label("hit_rate@5") == "hit@5" and ui_help.metric_label("ndcg@2") == "nDCG@2"
+    assert "rank" in ui_help.metric_help("mrr") and "no (0.89)" in ui_help.metric_help("adherence")
+    assert "top 5" in ui_help.metric_help("recall@5")
+
+
+def test_set_counts_of_document_sentence_classes():
+    counts = ui_help.set_counts([DOC_RELEVANT, DOC_BOTH, DOC_BOTH, DOC_UTILIZED, DOC_NEITHER])
+    assert counts == {"relevant_only": 1, "utilized_only": 1, "both": 2, "neither": 1, "relevant": 3,
+                      "utilized": 3, "total": 5}
+    fig = run_charts.venn_figure(counts)
+    assert any("<b>2</b>" in a.text for a in fig.layout.annotations)
+
+
+def test_settings_round_trip_through_the_url_without_secrets():
+    values = {**DEFAULTS, "provider": "openai", "model": "m-1", "concurrency": 8, "cache": False,
+              "base_url": "http://127.0.0.1:8000/v1"}
+    params = persist.settings_to_params(values)
+    assert params == {"provider": "openai", "model": "m-1", "base_url": "http://127.0.0.1:8000/v1",
+                      "concurrency": "8", "cache": "0"}
+    assert persist.settings_from_params(params) == {k: values[k] for k in
+                                                    ("provider", "model", "base_url", "concurrency", "cache")}
+    leaky = {**DEFAULTS, "base_url": "https://user:test-key-not-real-123@host/v1", "api_key_env": "test-key-not-real"}
+    assert persist.settings_to_params(leaky) == {}
+    assert persist.settings_from_params({"base_url": "https://h/v1?key=test-key-not-real-123", "key_env": "sk-abc",
+                                         "concurrency": "-3", "provider": "evil"}) == {}
+    assert persist.settings_to_params(DEFAULTS) == {}
+
+
+def test_a_job_knows_its_total_from_the_start():
+    job = start_job("x", lambda progress, cancel: None, total=20)
+    assert job.total == 20
+    job.wait(5)

@@ -1,0 +1,79 @@
+"""Runs and Compare pages over a real run store (AppTest): tags and notes saved from
+the page, filters, deep links."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from rag_eval.rag.config import default_config
+from rag_eval.runs.store import RunStore
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+
+
+def _store_runs() -> list[str]:
+    store = RunStore()
+    ids = []
+    for k, fingerprint in ((2, "sha256:aaaa"), (5, "sha256:aaaa"), (5, "sha256:bbbb")):
+        run_id = store.create_run(default_config("dashboard").with_changes(**{"retrieval.k": k}),
+                                  dataset_fingerprint=fingerprint, dataset_path="demo questions",
+                                  name=f"k{k}-{fingerprint[-1]}")
+        for i in range(3):
+            store.add_item(run_id, {"item_id": str(i), "position": i, "status": "ok", "question": f"q{i}",
+                                    "scores": {"context_relevance": 0.2 * i, "context_utilization": 0.1,
+                                               "completeness": 0.5, "adherence": 1.0}})
+        store.finish_run(run_id)
+        # one second apart, so "newest" does not depend on random ids within one second
+        store._write("UPDATE runs SET created_at = ? WHERE id = ?", (f"2026-01-0{len(ids) + 1}T00:00:00+00:00", run_id))
+        ids.append(run_id)
+    store.close()
+    return ids
+
+
+def _ok(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def test_runs_page_filters_tags_notes_and_deep_link(rag_eval_home):
+    k2, k5, other = _store_runs()
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page("pages/runs.py").run()
+    _ok(at)
+    # starts on the newest run's dataset only
+    assert at.multiselect(key="runs.datasets").value == ["sha256:bbbb"]
+    assert list(at.dataframe[0].value["id"]) == [other]
+    linked = AppTest.from_file(APP, default_timeout=120)
+    linked.query_params["run"] = k2  # /runs?run=ID selects the run and adds its dataset
+    linked.run()
+    linked.switch_page("pages/runs.py").run()
+    _ok(linked)
+    assert linked.selectbox(key="runs.run").value == k2
+    assert set(linked.multiselect(key="runs.datasets").value) == {"sha256:aaaa", "sha256:bbbb"}
+    at.multiselect(key="runs.datasets").set_value(["sha256:bbbb", "sha256:aaaa"]).run()
+    assert set(at.dataframe[0].value["id"]) == {k2, k5, other}
+    table = at.dataframe[0].value.set_index("id")
+    assert table.loc[k5, "changed"] == "retrieval.k: 2 → 5"
+    at.selectbox(key="runs.run").set_value(k5).run()
+    at.text_input(key=f"runs.tags_edit.{k5}").set_value("baseline, nightly")
+    at.text_input(key=f"runs.note_edit.{k5}").set_value("top-5 try")
+    next(b for b in at.button if b.label == "Save tags and note").click().run()
+    _ok(at)
+    run = RunStore().get_run(k5)
+    assert run["tags"] == ["baseline", "nightly"] and run["note"] == "top-5 try"
+    at.multiselect(key="runs.tags").set_value(["nightly"]).run()
+    assert list(at.dataframe[0].value["id"]) == [k5]
+
+
+def test_compare_shows_what_changed(rag_eval_home):
+    k2, k5, _ = _store_runs()
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page("pages/compare.py").run()
+    _ok(at)
+    assert at.multiselect(key="compare.runs").value == [k5, k2]  # the newest pair over one dataset
+    text = " ".join(m.value for m in at.markdown)
+    assert "retrieval.k: 5 → 2" in text and "k5-a → k2-a" in text
