@@ -125,3 +125,31 @@ def test_a_chunk_whose_worker_dies_twice_keeps_its_rows_as_provider_errors(local
     assert [r.item_id for r in got] == [it.id for it in items[:4]]
     assert {r.status.value for r in got} == {"provider_error"}
     assert all("Ray worker failed" in r.error and "after 2 attempts" in r.error for r in got)
+
+
+def test_cli_run_with_ray_stores_what_one_process_stores(local_ray, tmp_path, demo_questions):
+    from rag_eval.rag.config import default_config
+    from rag_eval.runs.store import RunStore
+
+    dataset = tmp_path / "qs.jsonl"
+    dataset.write_text("\n".join(json.dumps(r) for r in demo_questions[:6]) + "\n", encoding="utf-8")
+    config = tmp_path / "local.yaml"
+    default_config("ray-check").to_yaml(config)
+    runner = CliRunner()
+    for name, extra in (("plain", []), ("spread", ["--ray-workers", "2", "--ray"])):
+        result = runner.invoke(cli, ["run", str(dataset), "--config", str(config), "--name", name, *extra])
+        assert result.exit_code == 0, result.output
+
+    def items(name):
+        store = RunStore()
+        out = []
+        for item in store.items(store.resolve_run_id(name)):
+            item = {k: v for k, v in item.items() if k not in ("timings", "latency_s")}
+            for part in ("labels", "generator"):  # their latencies differ from run to run
+                item[part] = {k: v for k, v in (item.get(part) or {}).items() if k != "latency_s"}
+            out.append(item)
+        return out
+
+    plain, spread = items("plain"), items("spread")
+    differing = sorted({k for a, b in zip(plain, spread) for k in a if a.get(k) != b.get(k)})
+    assert [i["status"] for i in spread] == ["ok"] * 6 and differing == [] and len(spread) == len(plain)
