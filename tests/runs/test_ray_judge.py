@@ -24,14 +24,25 @@ SHARED_ROWS = 12
 
 
 @pytest.fixture(scope="module")
-def local_ray():
+def module_home(tmp_path_factory, _session_models_dir):
+    """A data dir for the module-scoped fixtures (set up before each test's own
+    ``rag_eval_home``), sharing the session's exported encoder like every test's."""
+    home = tmp_path_factory.mktemp("ray-home")
+    (home / "models").symlink_to(_session_models_dir, target_is_directory=True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RAG_EVAL_HOME", str(home))
+        yield home
+
+
+@pytest.fixture(scope="module")
+def local_ray(module_home):
     init_ray(None, cpus=2)
     yield
     ray.shutdown()
 
 
 @pytest.fixture(scope="module")
-def items(ragbench_rows):
+def items(ragbench_rows, module_home):
     """The committed RAGBench rows, plus a few shared validation rows when the shared data is there."""
     from rag_eval.config import shared_data_dir
 
@@ -44,7 +55,7 @@ def items(ragbench_rows):
 
 
 @pytest.fixture(scope="module")
-def one_process(items):
+def one_process(items, module_home):
     return LocalJudge().judge(items)
 
 
