@@ -15,6 +15,14 @@ DEMO_DIR = Path(__file__).resolve().parent
 CORPUS_PATH = DEMO_DIR / "corpus.jsonl"
 QUESTIONS_PATH = DEMO_DIR / "questions.jsonl"
 DEMO_COLLECTION = "demo"
+LABELLED_SAMPLE_PATH = DEMO_DIR / "ragbench_labelled.jsonl"
+
+
+def load_labelled_sample() -> list[dict[str, Any]]:
+    """The packaged RAGBench rows with their GPT-4 labels (CC-BY-4.0, see
+    ``rag_eval/demo/ragbench_labelled.md``): real judge output for the first visit."""
+    text = LABELLED_SAMPLE_PATH.read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
 def load_demo() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

@@ -31,8 +31,8 @@ class JudgeEncoder:
     activations per batch, so in a batch of 16 a sentence's vector depends slightly
     (up to ~0.02 per dimension) on its neighbours. Alone, a text always gets the same
     vector, so a row's labels do not depend on what else is in the file, on chunking,
-    on the cache, or on how many Ray workers share the rows. It costs about 20% of
-    throughput against batches of 16."""
+    on the cache, or on how many Ray workers share the rows. On 300 RAGBench rows it was
+    no slower than batches of 16 (no padding), with the same hallucination AUROC."""
 
     def __init__(self, spec: EncoderSpec = JUDGE_ENCODER, cache_size: int = 20_000, batch_size: int = 1):
         self.spec = spec

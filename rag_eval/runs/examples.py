@@ -16,12 +16,11 @@ def make_example_runs(
 ) -> dict[str, Any]:
     """Store the example runs; returns ``{"rag": [run ids by k], "judge": run id, "items": [demo item ids]}``.
     Builds the demo collection first when it is missing (offline)."""
-    from rag_eval.demo import ensure_demo_collection, load_demo
+    from rag_eval.demo import ensure_demo_collection, load_demo, load_labelled_sample
     from rag_eval.judges.registry import make_judge
     from rag_eval.rag.config import default_config
     from rag_eval.runs.judge_only import judge_dataset
     from rag_eval.runs.runner import run_dataset
-    from rag_eval.ui.views import load_labelled_sample
 
     collection = ensure_demo_collection().collection
     judge = make_judge("local")

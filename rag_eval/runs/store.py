@@ -443,8 +443,9 @@ class RunStore:
 
     def close(self) -> None:
         self._beat_stop.set()
-        if self._beat_thread is not None:
-            self._beat_thread.join(timeout=5)
+        thread = self._beat_thread
+        if thread is not None:
+            thread.join(timeout=5)
         self.engine.dispose()
 
     # ------------------------------------------------------------------ claims
@@ -469,7 +470,7 @@ class RunStore:
     def _hold(self, run_id: str) -> None:
         with self._lock:
             self._claimed.add(run_id)
-            if self._beat_thread is None or not self._beat_thread.is_alive():
+            if self._beat_thread is None:  # the beating thread clears this, under the lock, as it exits
                 self._beat_stop.clear()
                 self._beat_thread = threading.Thread(target=self._beat, name="run-store-heartbeat", daemon=True)
                 self._beat_thread.start()
@@ -482,8 +483,9 @@ class RunStore:
         while not self._beat_stop.wait(HEARTBEAT_S):
             with self._lock:
                 claimed = list(self._claimed)
-            if not claimed:
-                return
+                if not claimed:
+                    self._beat_thread = None
+                    return
             for run_id in claimed:
                 try:
                     self._write("UPDATE runs SET heartbeat_at = :now WHERE id = :id AND owner = :me",

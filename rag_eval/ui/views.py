@@ -8,16 +8,13 @@ by ``rag_eval.metrics.trace`` and the run store, never here.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from rag_eval.demo import load_labelled_sample  # noqa: F401  (re-exported for the pages)
 from rag_eval.metrics.trace import score_ragbench_row
 from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus, Labels, ScoringMode, TraceScores
 from rag_eval.text.sentences import item_from_row
-
-LABELLED_SAMPLE = "ragbench_labelled.jsonl"
 
 
 @dataclass(slots=True)
@@ -32,14 +29,6 @@ class SupportView:
     status: str = ""
     error: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
-
-
-def load_labelled_sample() -> list[dict[str, Any]]:
-    """The packaged RAGBench rows with their GPT-4 labels (CC-BY-4.0, see
-    ``rag_eval/demo/ragbench_labelled.md``): real judge output for the first visit."""
-    path = Path(__file__).resolve().parent.parent / "demo" / LABELLED_SAMPLE
-    text = path.read_text(encoding="utf-8")
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
 def view_from_ragbench_row(row: dict[str, Any], mode: ScoringMode | str = ScoringMode.RAGBENCH) -> SupportView:

@@ -51,7 +51,7 @@ def test_calibration_is_reproducible_with_provenance_and_held_out_figures(rag_ev
     assert a["held_out"]["rows"] == len(held)
 
     other = CliRunner().invoke(cli, ["judge", "--judge", "local", "--calibrate", str(SAMPLE), "--name", "dom-a"])
-    assert other.exit_code == 1 and "exists" in other.output
+    assert other.exit_code == 2 and "exists" in other.output  # an input error
 
 
 def test_judge_local_name_uses_and_records_the_calibration(rag_eval_home, tmp_path):
@@ -66,4 +66,4 @@ def test_judge_local_name_uses_and_records_the_calibration(rag_eval_home, tmp_pa
     assert judge.model.support_threshold == cal["fitted"]["support_threshold"]
     assert judge.calibration is not None and judge.calibration["sha256"] == cal["sha256"]
     missing = CliRunner().invoke(cli, ["judge", str(SAMPLE), "--judge", "local:nope", "--out", str(out)])
-    assert missing.exit_code == 1 and "no calibration 'nope'" in missing.output
+    assert missing.exit_code == 2 and "no calibration 'nope'" in missing.output

@@ -44,7 +44,7 @@ def test_agreement_command_pairs_repeated_ids_and_says_so(tmp_path):
     assert "repeat in both files" in out.output
     _write(tmp_path / "p.jsonl", pred[:1])
     out = CliRunner().invoke(cli, ["agreement", str(tmp_path / "p.jsonl"), str(tmp_path / "t.jsonl")])
-    assert out.exit_code == 1 and "'q1' (1 in" in out.output
+    assert out.exit_code == 2 and "'q1' (1 in" in out.output
 
 
 @pytest.mark.shared

@@ -101,7 +101,7 @@ def test_cli_judge_cli_run_and_batch_page_agree(tmp_path, ragbench_rows, suffix)
     # rag-eval run --judge-only
     db = tmp_path / "runs.sqlite"
     result = CliRunner().invoke(cli, ["run", str(path), "--judge-only", "--name", "cli", "--db", str(db)])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # the same failed row fails the run too
     store = RunStore(str(db))
     (run,) = store.list_runs()
     from_run = [(i["item_id"], i["status"], _scores(i["scores"] or {})) for i in store.items(run["id"])]

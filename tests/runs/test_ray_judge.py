@@ -24,14 +24,25 @@ SHARED_ROWS = 12
 
 
 @pytest.fixture(scope="module")
-def local_ray():
+def module_home(tmp_path_factory, _session_models_dir):
+    """A data dir for the module-scoped fixtures (set up before each test's own
+    ``rag_eval_home``), sharing the session's exported encoder like every test's."""
+    home = tmp_path_factory.mktemp("ray-home")
+    (home / "models").symlink_to(_session_models_dir, target_is_directory=True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RAG_EVAL_HOME", str(home))
+        yield home
+
+
+@pytest.fixture(scope="module")
+def local_ray(module_home):
     init_ray(None, cpus=2)
     yield
     ray.shutdown()
 
 
 @pytest.fixture(scope="module")
-def items(ragbench_rows):
+def items(ragbench_rows, module_home):
     """The committed RAGBench rows, plus a few shared validation rows when the shared data is there."""
     from rag_eval.config import shared_data_dir
 
@@ -44,7 +55,7 @@ def items(ragbench_rows):
 
 
 @pytest.fixture(scope="module")
-def one_process(items):
+def one_process(items, module_home):
     return LocalJudge().judge(items)
 
 
@@ -125,3 +136,31 @@ def test_a_chunk_whose_worker_dies_twice_keeps_its_rows_as_provider_errors(local
     assert [r.item_id for r in got] == [it.id for it in items[:4]]
     assert {r.status.value for r in got} == {"provider_error"}
     assert all("Ray worker failed" in r.error and "after 2 attempts" in r.error for r in got)
+
+
+def test_cli_run_with_ray_stores_what_one_process_stores(local_ray, tmp_path, demo_questions):
+    from rag_eval.rag.config import default_config
+    from rag_eval.runs.store import RunStore
+
+    dataset = tmp_path / "qs.jsonl"
+    dataset.write_text("\n".join(json.dumps(r) for r in demo_questions[:6]) + "\n", encoding="utf-8")
+    config = tmp_path / "local.yaml"
+    default_config("ray-check").to_yaml(config)
+    runner = CliRunner()
+    for name, extra in (("plain", []), ("spread", ["--ray-workers", "2", "--ray"])):
+        result = runner.invoke(cli, ["run", str(dataset), "--config", str(config), "--name", name, *extra])
+        assert result.exit_code == 0, result.output
+
+    def items(name):
+        store = RunStore()
+        out = []
+        for item in store.items(store.resolve_run_id(name)):
+            item = {k: v for k, v in item.items() if k not in ("timings", "latency_s")}
+            for part in ("labels", "generator"):  # their latencies differ from run to run
+                item[part] = {k: v for k, v in (item.get(part) or {}).items() if k != "latency_s"}
+            out.append(item)
+        return out
+
+    plain, spread = items("plain"), items("spread")
+    differing = sorted({k for a, b in zip(plain, spread) for k in a if a.get(k) != b.get(k)})
+    assert [i["status"] for i in spread] == ["ok"] * 6 and differing == [] and len(spread) == len(plain)

@@ -254,3 +254,26 @@ def test_a_step_appended_by_another_feature_runs_on_both_backends(store_url, mon
     assert first.rows[0][0] == 1 and again.rowcount == 0 and second.rows[0]["id"] > 1  # (ids may skip)
     rows = store._read("SELECT name, weight FROM label_sets ORDER BY id")
     assert [dict(r) for r in rows] == [{"name": "a", "weight": 0.1}, {"name": "b", "weight": 1 / 3}]
+
+
+def test_the_holder_keeps_its_claim_alive_with_a_heartbeat(tmp_path, monkeypatch):
+    import time
+
+    import rag_eval.runs.store as store_module
+
+    monkeypatch.setattr(store_module, "HEARTBEAT_S", 0.1)
+    store = RunStore(tmp_path / "runs.sqlite")
+    run = store.create_run(default_config())
+    store._write("UPDATE runs SET heartbeat_at = '2000-01-01T00:00:00+00:00' WHERE id = ?", (run,))
+    deadline = time.monotonic() + 10
+    while store.get_run(run)["heartbeat_at"].startswith("2000") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not store.get_run(run)["heartbeat_at"].startswith("2000")  # refreshed by the holder
+    with pytest.raises(RunBusy):
+        RunStore(tmp_path / "runs.sqlite").claim_run(run)  # so nobody else may take it
+    store.finish_run(run)
+    deadline = time.monotonic() + 10
+    while store._beat_thread is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert store._beat_thread is None  # no claims left: the heartbeat thread has ended
+    store.close()
