@@ -79,7 +79,10 @@ def _prose(text: str, start: int, end: int, language: str) -> list[tuple[int, in
             return [(start, end)]
         a, b = _trimmed(text, start + found, start + found + len(piece))
         if b > a:
-            out.append((a, b))
+            if out and a == out[-1][1]:  # no white space at the cut ("window.__x"): not a sentence end
+                out[-1] = (out[-1][0], b)
+            else:
+                out.append((a, b))
         pos = found + len(piece)
     return out
 
