@@ -1,7 +1,12 @@
 """Sentence units: prose split into sentences, code blocks / table rows / list items /
 headings whole, a line break inside a paragraph no boundary; offsets always verbatim."""
 
-from rag_eval.text.sentences import clip_units, key_document, split_blocks, split_sentences
+from rag_eval.text.sentences import (
+    clip_units,
+    key_document,
+    split_blocks,
+    split_sentences,
+)
 
 TEXT = """Frequently, it
 is necessary to work out the type. Next one.
