@@ -79,7 +79,8 @@ def main() -> None:
             for row, item in zip(rows, items):
                 answers[trace_messages(item)[1]["content"]] = label_answer(row)
             with tempfile.TemporaryDirectory() as cache:
-                judge = LLMJudge(LLMConfig(model="replay", base_url=server.base_url, cache_dir=cache, max_retries=0))
+                judge = LLMJudge(LLMConfig(model="replay", base_url=server.base_url, cache_dir=cache, max_retries=0),
+                                 consistent_labels=False)  # replay the labels exactly as RAGBench has them
                 results = judge.judge(items)
             c: Counter = Counter()
             for row, item, result in zip(rows, items, results):

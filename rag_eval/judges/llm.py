@@ -91,6 +91,7 @@ class LLMJudge:
         sample_temperature: float = DEFAULT_SAMPLE_TEMPERATURE,
         max_consistency_reasks: int = 1,
         client: LLMClient | None = None,
+        consistent_labels: bool = True,
     ) -> None:
         if samples < 1:
             raise ValueError(f"samples must be >= 1, got {samples}")
@@ -103,6 +104,9 @@ class LLMJudge:
         self.prompt_id = prompt_id
         self.sample_temperature = sample_temperature
         self.max_consistency_reasks = max_consistency_reasks
+        # Repair labels that contradict themselves (judges.consistency), recorded per row;
+        # off only to replay labels exactly as given (bench/bench_judge_replay.py).
+        self.consistent_labels = consistent_labels
         trace_messages(EvalItem("probe", "", [], []), prompt_id)  # unknown prompt id -> ValueError now
         self.name = f"llm:{self.config.model}"
 
@@ -287,9 +291,11 @@ class LLMJudge:
             parsed = usable[0].parsed
             assert parsed is not None
             extra.update(_parse_extra(parsed))
-            return JudgeResult(status=first.status, labels=_consistent(item, parsed.labels, extra), extra=extra, **base)
+            labels = _consistent(item, parsed.labels, extra) if self.consistent_labels else parsed.labels
+            return JudgeResult(status=first.status, labels=labels, extra=extra, **base)
         labels, agreement = aggregate_samples(item, [o.parsed.labels for o in usable if o.parsed])
-        labels = _consistent(item, labels, extra)
+        if self.consistent_labels:
+            labels = _consistent(item, labels, extra)
         extra["agreement_rate"] = agreement
         dropped = [d for o in usable if o.parsed for d in o.parsed.dropped]
         if dropped:
