@@ -80,6 +80,7 @@ PASS_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "TZ")
 MAIN_TEXT_JS = "(document.querySelector('[data-testid=stMain]') || {innerText: ''}).innerText"
 RUNNING_JS = ("!!document.querySelector('[data-testid=stStatusWidgetRunningIcon],"
               "[data-testid=stStatusWidgetRunningManIcon],[data-testid=stSpinner]')")
+ERROR_JS = "!!document.querySelector('[data-testid=stException],[data-testid=stAlertContentError]')"
 HEADING_JS = "Array.from(document.querySelectorAll('[data-testid=stMain] h1')).some(h => h.innerText.includes(%s))"
 H3_JS = "Array.from(document.querySelectorAll('[data-testid=stMain] h3')).some(h => h.innerText.includes(%s))"
 
@@ -292,7 +293,8 @@ def wait_for(tools: browser.DevTools, condition_js: str, timeout_s: float, space
     while time.perf_counter() - start < timeout_s:
         if space.process.poll() is not None:
             raise CheckFailed(f"the Space's server exited with code {space.process.returncode}:\n{space.log_tail()}")
-        ok = bool(tools.evaluate(condition_js)) and not tools.evaluate(RUNNING_JS)
+        # An error element ends the wait too (check_dom then fails the page with its text).
+        ok = bool(tools.evaluate(f"({condition_js}) || {ERROR_JS}")) and not tools.evaluate(RUNNING_JS)
         now = time.perf_counter()
         if ok:
             idle_since = idle_since or now
