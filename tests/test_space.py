@@ -113,3 +113,15 @@ def test_space_check_reads_the_pins_and_copies_only_repository_files() -> None:
     files = space_check.repository_files()
     assert {"app.py", "requirements.txt", "README.md", ".streamlit/config.toml", "pages/ask.py"} <= set(files)
     assert not [f for f in files if f.startswith(".venv/") or "__pycache__" in f]
+
+
+def test_repository_holds_no_binary_file() -> None:
+    """The Hub refuses a push with binary files outside Xet/LFS storage, whatever their size:
+    everything the Space needs at run time is text or comes from a PyPI package."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import space_check
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    binary = [rel for rel in space_check.repository_files() if b"\0" in (ROOT / rel).read_bytes()[:8000]]
+    assert binary == [], f"binary files would block a push to the Space: {binary}"
