@@ -162,7 +162,9 @@ def build_venv(python: str, meta: dict, fresh: bool, figures: Figures) -> Path:
              "-r", str(ROOT / "requirements.txt"), f"streamlit=={meta['sdk_version']}"],
         ]
         for step in steps:
-            if subprocess.run(step, stdout=out, stderr=subprocess.STDOUT, check=False).returncode != 0:
+            # pip retries each download itself; one more try of the whole step rides out a registry hiccup
+            if all(subprocess.run(step, stdout=out, stderr=subprocess.STDOUT, check=False).returncode != 0
+                   for _attempt in range(2)):
                 tail = log.read_text(errors="replace")[-3000:]
                 raise CheckFailed(f"the Space's environment does not build ({' '.join(step[:3])} ...):\n{tail}")
     figures.build_s = time.perf_counter() - start
