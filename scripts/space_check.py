@@ -80,6 +80,7 @@ PASS_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "TZ")
 MAIN_TEXT_JS = "(document.querySelector('[data-testid=stMain]') || {innerText: ''}).innerText"
 RUNNING_JS = ("!!document.querySelector('[data-testid=stStatusWidgetRunningIcon],"
               "[data-testid=stStatusWidgetRunningManIcon],[data-testid=stSpinner]')")
+ERROR_JS = "!!document.querySelector('[data-testid=stException],[data-testid=stAlertContentError]')"
 HEADING_JS = "Array.from(document.querySelectorAll('[data-testid=stMain] h1')).some(h => h.innerText.includes(%s))"
 H3_JS = "Array.from(document.querySelectorAll('[data-testid=stMain] h3')).some(h => h.innerText.includes(%s))"
 
@@ -161,7 +162,9 @@ def build_venv(python: str, meta: dict, fresh: bool, figures: Figures) -> Path:
              "-r", str(ROOT / "requirements.txt"), f"streamlit=={meta['sdk_version']}"],
         ]
         for step in steps:
-            if subprocess.run(step, stdout=out, stderr=subprocess.STDOUT, check=False).returncode != 0:
+            # pip retries each download itself; one more try of the whole step rides out a registry hiccup
+            if all(subprocess.run(step, stdout=out, stderr=subprocess.STDOUT, check=False).returncode != 0
+                   for _attempt in range(2)):
                 tail = log.read_text(errors="replace")[-3000:]
                 raise CheckFailed(f"the Space's environment does not build ({' '.join(step[:3])} ...):\n{tail}")
     figures.build_s = time.perf_counter() - start
@@ -286,18 +289,19 @@ def start_space(venv: Path, app_dir: Path, home: Path, port: int, user: tuple[in
 # ---------------------------------------------------------------- browser
 def wait_for(tools: browser.DevTools, condition_js: str, timeout_s: float, space: Space) -> float | None:
     """Poll until ``condition_js`` holds and the script has been idle for SETTLE_S; returns
-    the seconds taken, or None on timeout."""
+    when (``time.perf_counter()``) it first held, or None on timeout."""
     start = time.perf_counter()
     idle_since: float | None = None
     while time.perf_counter() - start < timeout_s:
         if space.process.poll() is not None:
             raise CheckFailed(f"the Space's server exited with code {space.process.returncode}:\n{space.log_tail()}")
-        ok = bool(tools.evaluate(condition_js)) and not tools.evaluate(RUNNING_JS)
+        # An error element ends the wait too (check_dom then fails the page with its text).
+        ok = bool(tools.evaluate(f"({condition_js}) || {ERROR_JS}")) and not tools.evaluate(RUNNING_JS)
         now = time.perf_counter()
         if ok:
             idle_since = idle_since or now
             if now - idle_since >= SETTLE_S:
-                return idle_since - start
+                return idle_since
         else:
             idle_since = None
         time.sleep(0.1)
@@ -316,12 +320,13 @@ def check_dom(tools: browser.DevTools, where: str, space: Space) -> None:
 def visit(tools: browser.DevTools, space: Space, page: str, ready_js: str) -> float:
     """Open a page (one retry with a reload when it does not settle in time) and check it."""
     url = space.url + ("/" if page == ALL_PAGES[0] else f"/{Path(page).stem}")
+    first = time.perf_counter()
     for attempt in (1, 2):
         tools.call("Page.navigate", url=url)
-        seconds = wait_for(tools, ready_js, PAGE_TIMEOUT_S, space)
-        if seconds is not None:
+        ready_at = wait_for(tools, ready_js, PAGE_TIMEOUT_S, space)
+        if ready_at is not None:
             check_dom(tools, page, space)
-            return seconds
+            return ready_at - first
         print(f"  {page}: not ready after {PAGE_TIMEOUT_S:.0f}s (attempt {attempt})", flush=True)
     check_dom(tools, page, space)
     raise CheckFailed(f"{page} never became interactive; page text:\n{str(tools.evaluate(MAIN_TEXT_JS))[:2000]}\n"
@@ -349,12 +354,13 @@ def ask_once(tools: browser.DevTools, space: Space) -> float:
                              ".find(b => b.innerText.trim() === 'Ask'); if (!b) return false; b.click(); return true; })()")
     if not clicked:
         raise CheckFailed("Ask: no Ask button on the page")
-    seconds = wait_for(tools, H3_JS % json.dumps("TRACe"), ANSWER_TIMEOUT_S, space)
+    pressed = time.perf_counter()
+    answered_at = wait_for(tools, H3_JS % json.dumps("TRACe"), ANSWER_TIMEOUT_S, space)
     check_dom(tools, "Ask (answer)", space)
-    if seconds is None:
+    if answered_at is None:
         raise CheckFailed(f"Ask: no answer after {ANSWER_TIMEOUT_S:.0f}s; page text:\n"
                           f"{str(tools.evaluate(MAIN_TEXT_JS))[:2000]}\nserver log:\n{space.log_tail()}")
-    return seconds
+    return answered_at - pressed
 
 
 def screenshot(tools: browser.DevTools, shots: Path | None, name: str) -> None:
@@ -373,29 +379,30 @@ def check_overview_notes(tools: browser.DevTools) -> None:
             raise CheckFailed(f"the Overview page does not say {expected!r}; page text:\n{text[:2000]}")
 
 
-def drive(space: Space, figures: Figures, shots: Path | None = None) -> None:
+def drive(tools: browser.DevTools, space: Space, figures: Figures, shots: Path | None = None) -> None:
+    """Every page in turn (the browser was started before the server, so the cold start is the server's)."""
     figures.health_s = browser.wait_healthy(space.url, timeout_s=PAGE_TIMEOUT_S, process=space.process) - space.started
     print(f"server healthy after {figures.health_s:.1f}s", flush=True)
-    with browser.chromium_tab() as tools:
-        for page in ALL_PAGES:
-            heading = HEADING_JS % json.dumps(HEADINGS[page])
-            ready_js = heading
-            if page == ALL_PAGES[0]:
-                ready_js = f"({heading}) && {MAIN_TEXT_JS}.includes({json.dumps(OVERVIEW_READY_TEXT)})"
-            if page == "pages/ask.py":
-                ready_js = f"({heading}) && !!document.querySelector('[data-testid=stMain] input[aria-label=\"Question\"]')"
-            seconds = visit(tools, space, page, ready_js)
-            figures.pages[page] = seconds
-            screenshot(tools, shots, Path(page).stem)
-            if page == ALL_PAGES[0]:
-                figures.cold_start_s = time.perf_counter() - space.started
-                check_overview_notes(tools)
-            print(f"  {page}: interactive in {seconds:.1f}s, no error element", flush=True)
-            if page == "pages/ask.py":
-                figures.ask_page_s = seconds
-                figures.first_answer_s = ask_once(tools, space)
-                screenshot(tools, shots, "ask-answer")
-                print(f"  pages/ask.py: first answer {figures.first_answer_s:.1f}s after pressing Ask", flush=True)
+    for page in ALL_PAGES:
+        heading = HEADING_JS % json.dumps(HEADINGS[page])
+        ready_js = heading
+        if page == ALL_PAGES[0]:
+            ready_js = f"({heading}) && {MAIN_TEXT_JS}.includes({json.dumps(OVERVIEW_READY_TEXT)})"
+        if page == "pages/ask.py":
+            ready_js = f"({heading}) && !!document.querySelector('[data-testid=stMain] input[aria-label=\"Question\"]')"
+        navigated = time.perf_counter()
+        seconds = visit(tools, space, page, ready_js)
+        figures.pages[page] = seconds
+        if page == ALL_PAGES[0]:
+            figures.cold_start_s = navigated + seconds - space.started
+            check_overview_notes(tools)
+        screenshot(tools, shots, Path(page).stem)
+        print(f"  {page}: interactive in {seconds:.1f}s, no error element", flush=True)
+        if page == "pages/ask.py":
+            figures.ask_page_s = seconds
+            figures.first_answer_s = ask_once(tools, space)
+            screenshot(tools, shots, "ask-answer")
+            print(f"  pages/ask.py: first answer {figures.first_answer_s:.1f}s after pressing Ask", flush=True)
     figures.peak_rss_mb = space.peak_rss_mb()
 
 
@@ -465,10 +472,11 @@ def run_check(python: str, meta: dict, user: tuple[int, int, str] | None, figure
             if not port_free(SPACE_PORT):
                 figures.port = browser.free_port()
                 print(f"port {SPACE_PORT} is taken on this machine; serving on {figures.port} instead")
-            with start_space(venv, app_dir, home, figures.port, user, work / "streamlit.log") as space:
-                drive(space, figures, shots=work if keep else None)
+            with (browser.chromium_tab() as tools,
+                  start_space(venv, app_dir, home, figures.port, user, work / "streamlit.log") as space):
+                drive(tools, space, figures, shots=work if keep else None)
             figures.disk_mb = {"environment (venv)": disk_mb(venv), "repository copy": disk_mb(app_dir),
-                               "HOME after the run (models, demo collection, runs)": disk_mb(home)}
+                               "HOME after the run (exported models, demo collection)": disk_mb(home)}
         finally:
             if keep:
                 print(f"kept: {work}")

@@ -100,3 +100,28 @@ def test_overview_says_offline_and_where_runs_are_kept(monkeypatch) -> None:
     assert not at.exception
     assert any("Offline demo" in i.value for i in at.info)
     assert any("are kept in" in c.value for c in at.caption)
+
+
+def test_space_check_reads_the_pins_and_copies_only_repository_files() -> None:
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import space_check
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    meta = space_check.front_matter()
+    assert (meta["python_version"], meta["sdk_version"]) == (front_matter()["python_version"], front_matter()["sdk_version"])
+    files = space_check.repository_files()
+    assert {"app.py", "requirements.txt", "README.md", ".streamlit/config.toml", "pages/ask.py"} <= set(files)
+    assert not [f for f in files if f.startswith(".venv/") or "__pycache__" in f]
+
+
+def test_repository_holds_no_binary_file() -> None:
+    """The Hub refuses a push with binary files outside Xet/LFS storage, whatever their size:
+    everything the Space needs at run time is text or comes from a PyPI package."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import space_check
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    binary = [rel for rel in space_check.repository_files() if b"\0" in (ROOT / rel).read_bytes()[:8000]]
+    assert binary == [], f"binary files would block a push to the Space: {binary}"
