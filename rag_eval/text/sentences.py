@@ -72,7 +72,8 @@ def _prose(text: str, start: int, end: int, language: str) -> list[tuple[int, in
     """Sentences of a prose paragraph; its line breaks are read as spaces (the same
     length, so offsets hold)."""
     paragraph = text[start:end].replace("\n", " ").replace("\r", " ")
-    out, pos = [], 0
+    out: list[tuple[int, int]] = []
+    pos = 0
     for piece in sentencex.segment(language, paragraph):
         found = paragraph.find(piece, pos)
         if found < 0:  # a splitter that altered its text: fall back to the whole paragraph
