@@ -65,6 +65,7 @@ HEADINGS = {
     "pages/batch.py": "Batch evaluation",
     "pages/runs.py": "Runs and trends",
     "pages/compare.py": "Compare runs",
+    "pages/judges.py": "Judges",
     "pages/datasets.py": "Datasets",
     "pages/corpus.py": "Corpus",
     "pages/settings.py": "Settings",

@@ -8,6 +8,7 @@ in agreement, and cover where a Space keeps its files. ``make space-check``
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import tomllib
 from importlib.metadata import version
@@ -124,4 +125,7 @@ def test_repository_holds_no_binary_file() -> None:
     finally:
         sys.path.remove(str(ROOT / "scripts"))
     binary = [rel for rel in space_check.repository_files() if b"\0" in (ROOT / rel).read_bytes()[:8000]]
-    assert binary == [], f"binary files would block a push to the Space: {binary}"
+    out = subprocess.run(["git", "-C", str(ROOT), "check-attr", "filter", "--", *binary],
+                         capture_output=True, text=True, check=True).stdout if binary else ""
+    outside_lfs = [line.split(":", 1)[0] for line in out.splitlines() if not line.endswith(": filter: lfs")]
+    assert outside_lfs == [], f"binary files outside LFS (.gitattributes) would block a push to the Space: {outside_lfs}"

@@ -93,6 +93,14 @@ def format_ask_result(result, show_support_map: bool = True) -> str:
     if jr is not None:
         out.append(f"Judge {jr.judge}: {jr.status.value}" + (f" ({jr.error})" if jr.error else ""))
         out.append("TRACe: " + format_scores(result.scores))
+        fields = result.report_fields()
+        if fields["average"] is not None:
+            from rag_eval.metrics.report_fields import rmse_band
+
+            out.append(f"average {fields['average']:.3f} · rmse_aggregation {fields['rmse_aggregation']:.3f} "
+                       f"({rmse_band(fields['rmse_aggregation'])}) · sentences fully / partially / unsupported "
+                       f"{fields['fully_supported_sentences']} / {fields['partially_supported_sentences']} / "
+                       f"{fields['unsupported_sentences']}")
         if show_support_map:
             out += ["", support_map_text(result.item, jr.labels)]
     return "\n".join(out)

@@ -15,11 +15,12 @@ from typing import Any
 from qdrant_client import QdrantClient
 
 from rag_eval.judges.base import Judge
+from rag_eval.metrics.report_fields import report_fields
 from rag_eval.metrics.trace import score_item
 from rag_eval.rag.config import JudgeConfig, RagConfig
 from rag_eval.rag.generate import Generation, generate
 from rag_eval.rag.retrieve import RetrievedChunk, retrieve
-from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus, TraceScores
+from rag_eval.schema import METRIC_NAMES, EvalItem, JudgeResult, JudgeStatus, TraceScores
 from rag_eval.text.sentences import item_from_texts
 
 
@@ -39,8 +40,16 @@ class AskResult:
     def answer(self) -> str:
         return self.generation.text
 
+    def report_fields(self) -> dict[str, Any]:
+        """The original project's per-evaluation fields (``average``, ``rmse_aggregation``,
+        ``overall_supported`` and the sentence support counts); all None when not judged."""
+        values = {name: getattr(self.scores, name) for name in METRIC_NAMES} if self.scores else None
+        labels = self.judge_result.labels if self.judge_result is not None else None
+        return report_fields(values, labels, self.item.response_keys)
+
     def to_dict(self) -> dict[str, Any]:
         return {
+            **self.report_fields(),
             "question": self.question,
             "chunks": [c.to_dict() for c in self.chunks],
             "generation": self.generation.to_dict(),

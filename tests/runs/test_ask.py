@@ -21,6 +21,12 @@ def test_ask_judges_the_retrieved_chunks(corpus_dir):
     text = format_ask_result(result)
     assert "extractive answer" in text and "Response sentences:" in text and "[a] ✓ supported" in text
     assert "R" in text.split("Document sentences")[1]
+    # the original project's per-evaluation fields, in the JSON and the text
+    fields = result.to_dict()
+    assert fields["overall_supported"] is True and fields["unsupported_sentences"] == 0
+    assert fields["fully_supported_sentences"] + fields["partially_supported_sentences"] == len(result.item.response_keys)
+    assert 0 <= fields["average"] <= 1 and fields["rmse_aggregation"] >= 0
+    assert "rmse_aggregation" in text and "sentences fully / partially / unsupported" in text
 
 
 def test_ask_without_a_usable_judge_still_answers(corpus_dir, monkeypatch):

@@ -51,7 +51,8 @@ def site(tmp_path_factory, _demo_qdrant, _session_models_dir) -> Iterator[dict]:
         runs = make_example_runs(store, n_demo=3, n_sample=4)
         store.close()
         close_clients()  # the server opens the embedded Qdrant folder next
-    with browser.streamlit_server(home, extra_env={"OPENAI_API_KEY": FAKE_KEY}) as server:
+    # local use with a key (RAG_EVAL_DEPLOYMENT=local): the owner may change the model; the key never shows
+    with browser.streamlit_server(home, extra_env={"OPENAI_API_KEY": FAKE_KEY, "RAG_EVAL_DEPLOYMENT": "local"}) as server:
         browser.wait_healthy(server.url, timeout_s=WAIT_S, process=server.process)
         with browser.BrowserSession() as session:
             yield {"url": server.url, "session": session, "runs": runs, "server": server}
