@@ -5,7 +5,7 @@ Rows that already hold a response (RAGBench rows, or plain question / answer /
 contexts rows) need only the judge, and when they carry RAGBench's ground-truth
 scores those go into each record (``truth``) so Runs can show RMSE and AUROC against
 them. This is the runner's judge-only mode (the dashboard's Batch page uses it); it
-only wires library parts (``item_from_row``, the pipeline's ``judge_items``,
+only wires library parts (``item_from_row``, the streaming pipeline ``stream_judge``,
 ``score_item``, the run store) and writes records in the runner's shape, so stats,
 compare and export treat both kinds of run alike.
 """
@@ -13,15 +13,14 @@ compare and export treat both kinds of run alike.
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from rag_eval.io.rows import RowError
 from rag_eval.metrics.trace import score_item
 from rag_eval.rag.config import RagConfig
-from rag_eval.runs.ask import judge_items
+from rag_eval.runs.judge_stream import Job, stream_judge
 from rag_eval.runs.runner import dataset_fingerprint
 from rag_eval.runs.score_file import truth_number
 from rag_eval.runs.store import RunStore
@@ -30,7 +29,6 @@ from rag_eval.text.sentences import item_from_row
 
 RESPONSE_FIELDS = ("response", "answer")
 CONTEXT_FIELDS = ("documents", "contexts")
-BATCH = 8
 
 
 @dataclass(slots=True)
@@ -142,28 +140,24 @@ def judge_dataset(
     """Judge every ``(row number, row)``'s given response, store one record per row and
     return the run id. Every row ends with a status; cancelled rows are ``cancelled``."""
     source = dataset_path or "dataset"
-    prepared = [prepare_row(v, i, source, number) for i, (number, v) in enumerate(rows)]
     fingerprint = dataset_fingerprint([v for _, v in rows if isinstance(v, dict)])
     run_id = store.create_run(config, collection=None, dataset_fingerprint=fingerprint, dataset_path=dataset_path,
-                              name=name, n_items=len(prepared), meta={"kind": "judge-given-responses"})
-    done = 0
+                              name=name, n_items=len(rows), meta={"kind": "judge-given-responses"})
+    total = len(rows)
     if progress:
-        progress(done, len(prepared))
+        progress(0, total)
+
+    def jobs() -> Iterator[Job[dict[str, Any]]]:  # prepared in the pipeline's own thread
+        for i, (number, value) in enumerate(rows):
+            p = prepare_row(value, i, source, number)
+            yield Job(item=p.item, context=p) if p.item is not None else Job(done=_record(p, None, config, None))
+
+    def finish(job: Job[dict[str, Any]], result: JudgeResult) -> dict[str, Any]:
+        return _record(job.context, result, config, None)
+
     try:
-        for start in range(0, len(prepared), BATCH):
-            batch = prepared[start:start + BATCH]
-            todo = [p for p in batch if p.item is not None]
-            cancelled = cancel is not None and cancel.is_set()
-            t = time.perf_counter()
-            items = [p.item for p in todo if p.item is not None]
-            results = [] if cancelled or not items else judge_items(judge, items, cancel=cancel)
-            each = (time.perf_counter() - t) / len(todo) if todo and results else None
-            by_pos = {p.position: r for p, r in zip(todo, results)}
-            for p in batch:
-                store.add_item(run_id, _record(p, by_pos.get(p.position), config, each))
-                done += 1
-            if progress:
-                progress(done, len(prepared))
+        stream_judge(jobs(), judge, finish, lambda record: store.add_item(run_id, record), cancel=cancel,
+                     progress=(lambda done: progress(done, total)) if progress else None)
     except BaseException as err:
         store.finish_run(run_id, "failed", error=f"{type(err).__name__}: {err}")
         raise

@@ -223,8 +223,13 @@ def _run_batches(jobs: Iterator[Job[T]], judge: Judge, finish: Callable[[Job[T],
         items = [j.item for j in todo if j.item is not None]
         if cancel is not None and cancel.is_set():
             results = [cancelled_result(i, judge.name, getattr(judge, "prompt_id", None)) for i in items]
+        elif items:
+            try:
+                results = judge.judge(items, cancel=cancel)
+            except Exception as err:  # noqa: BLE001 - a judge breaking its never-raise contract loses no row
+                results = [_failed_result(i, judge, err) for i in items]
         else:
-            results = judge.judge(items, cancel=cancel) if items else []
+            results = []
         by_job = {id(j): r for j, r in zip(todo, results)}
         while batch:
             job = batch.popleft()
