@@ -231,3 +231,13 @@ def test_row_cache_key_changes_with_the_row_and_the_judge(tmp_path, openai_serve
                                cache_dir=str(tmp_path / "cache")))
     assert RowCache(tmp_path / "cache", other).key(row, "r0") != cache.key(row, "r0")
     assert RowCache.for_judge(llm_judge(openai_server, tmp_path, monkeypatch, cache=False)) is None
+
+
+def test_labels_to_dict_is_asdict():
+    from dataclasses import asdict
+
+    from rag_eval.schema import SentenceSupport
+
+    labels = Labels(["0a"], ["0b"], [SentenceSupport("a", ["0a"], True, "x", 0.5)], ["b"], True, "r", "o",
+                    {"0a": 0.1}, None, {"a": 0.2}, 0.7)
+    assert labels.to_dict() == asdict(labels)
