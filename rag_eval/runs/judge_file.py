@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -164,6 +165,7 @@ def summarize(rows: Sequence[dict[str, Any]], max_errors: int = 20) -> BatchSumm
 
 
 # -- streaming: what `rag-eval judge` runs ------------------------------------------------------
+FLUSH_EVERY_S = 0.5
 SUMMARY_FIELDS = ("id", "status", "error", *SCORE_FIELDS, *REPORT_FIELDS, "tokens", "cost_usd", "cost_usd_spent")
 
 
@@ -174,8 +176,9 @@ def compact(row: dict[str, Any]) -> dict[str, Any]:
 
 
 class RowWriter:
-    """Writes output rows as they come: ``.jsonl`` line by line (flushed, so a reader
-    sees rows as they finish); other formats are written whole at :meth:`close`."""
+    """Writes output rows as they come: ``.jsonl`` line by line (flushed at least every
+    ``FLUSH_EVERY_S``, so a reader sees rows as they finish); other formats are
+    written whole at :meth:`close`."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -183,11 +186,15 @@ class RowWriter:
         self.streaming = self.path.suffix.lower() == ".jsonl"
         self._held: list[dict[str, Any]] = []
         self._fh = self.path.open("w", encoding="utf-8") if self.streaming else None
+        self._flushed = 0.0
 
     def write(self, row: dict[str, Any]) -> None:
         if self._fh is not None:
             self._fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
-            self._fh.flush()
+            now = time.monotonic()
+            if now - self._flushed >= FLUSH_EVERY_S:  # rows show up for a reader within a second
+                self._fh.flush()
+                self._flushed = now
         else:
             self._held.append(row)
 

@@ -76,7 +76,7 @@ class RowCache:
     def put(self, key: str, item: EvalItem, result: JudgeResult) -> None:
         if not result.status.usable or result.labels is None:
             return
-        self.store.put(key, {"format": ROW_CACHE_FORMAT, "item": _item_dict(item), "result": result.to_dict()})
+        self.store.put(key, {"format": ROW_CACHE_FORMAT, "item": _item_dict(item), "result": _result_dict(result)})
 
 
 def _sentences(pairs: list[list[Any]]) -> list[Sentence]:
@@ -99,6 +99,17 @@ def _item_from(d: dict[str, Any]) -> EvalItem:
         documents=[_sentences(doc) for doc in d["documents"]],
         response_sentences=_sentences(d["response_sentences"]),
     )
+
+
+def _result_dict(result: JudgeResult) -> dict[str, Any]:
+    """``result.to_dict()`` without dataclasses.asdict's deep copy (a hot path)."""
+    return {
+        "item_id": result.item_id, "status": result.status.value,
+        "labels": result.labels.to_dict() if result.labels is not None else None,
+        "error": result.error, "raw": result.raw, "tokens": dict(result.tokens), "cost_usd": result.cost_usd,
+        "latency_s": result.latency_s, "judge": result.judge, "prompt_id": result.prompt_id,
+        "extra": json.loads(json.dumps(result.extra, default=str)),
+    }
 
 
 def _result_from(d: dict[str, Any]) -> JudgeResult:
