@@ -61,7 +61,7 @@ def _llm_config(options: dict[str, Any]) -> LLMConfig:
 
 
 @contextlib.contextmanager
-def _ctrl_c_cancels(cancel: threading.Event) -> Iterator[None]:
+def ctrl_c_cancels(cancel: threading.Event) -> Iterator[None]:
     """While inside: the first Ctrl-C sets ``cancel`` (rows not yet sent end as
     ``cancelled`` and the output is still written); a second one stops at once."""
     if threading.current_thread() is not threading.main_thread():
@@ -203,7 +203,7 @@ def judge_command(file: Path, out: Path | None, kind: str, mode: str, samples: i
             click.echo(f"invalid row: {entry.error}", err=True)
 
     cancel = threading.Event()
-    with _ctrl_c_cancels(cancel):
+    with ctrl_c_cancels(cancel):
         try:
             rows = judge_file(file, out, judge, mode, cancel=cancel, progress=progress, on_invalid=on_invalid)
         except (FileFormatError, OSError) as err:

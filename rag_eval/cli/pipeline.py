@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -188,17 +189,21 @@ def _dataset_rows(dataset: str) -> tuple[list, str]:
 @click.option("--collection", "-c", default=DEMO, show_default=True, help="Collection to retrieve from.")
 @click.option("--name", help="Run name (default: the configuration's name).")
 @click.option("--resume", "resume_run", help="Resume this run (id, id prefix or name) instead of starting a new one.")
+@click.option("--given-responses", is_flag=True,
+              help="Judge each row's own response and contexts (no retrieval or generation), as a stream.")
 @db_option
 @gate_options
 @_user_errors
-def run(dataset, config_path, collection, name, resume_run, db, **gate_kwargs) -> None:
+def run(dataset, config_path, collection, name, resume_run, given_responses, db, **gate_kwargs) -> None:
     """Run every question of DATASET (.jsonl/.json/.csv/.parquet, or 'demo') through the
     RAG system: retrieve, generate, judge, score; store the run.
 
     Rows need 'question'; optional 'id', 'reference_answer', 'gold_doc_ids' and
     'gold_contexts' (retrieval metrics). Ctrl-C stops after storing finished items;
-    --resume RUN continues without repeating them. With --fail-under / --min-coverage /
-    --junit the stored run is gated (exit 1 when a threshold or the coverage is not met)."""
+    --resume RUN continues without repeating them. With --given-responses rows that carry
+    'response' (or 'answer') and 'documents' (or 'contexts') are judged as given instead.
+    With --fail-under / --min-coverage / --junit the stored run is gated (exit 1 when a
+    threshold or the coverage is not met)."""
     from rag_eval.runs.runner import run_dataset
 
     gate = request_from(gate_kwargs)
@@ -207,14 +212,36 @@ def run(dataset, config_path, collection, name, resume_run, db, **gate_kwargs) -
     if not rows:
         raise click.ClickException(f"{path}: no rows")
     store = _store(db)
-    if collection == DEMO:
-        from rag_eval.demo import ensure_demo_collection
+    if given_responses:
+        if resume_run:
+            raise click.UsageError("--resume applies to RAG runs, not to --given-responses")
+        from rag_eval.runs.ask import make_judge_from_config
+        from rag_eval.runs.judge_only import judge_dataset
 
-        ensure_demo_collection(config)
+        judge = make_judge_from_config(config.judge)
+
+        def work(progress):
+            return judge_dataset(rows, config, store, judge, name=name, progress=progress, cancel=cancel,
+                                 dataset_path=path)
+    else:
+        if collection == DEMO:
+            from rag_eval.demo import ensure_demo_collection
+
+            ensure_demo_collection(config)
+
+        def work(progress):
+            return run_dataset(rows, config, collection, store, name=name, progress=progress,
+                               resume_run_id=resume_run, dataset_path=path)
+    cancel = threading.Event()
     update, close = _progress_bar(f"run {config.name}", "q")
     try:
-        run_id = run_dataset(rows, config, collection, store, name=name, progress=update,
-                             resume_run_id=resume_run, dataset_path=path)
+        if given_responses:  # the first Ctrl-C cancels the rest (stored as 'cancelled')
+            from rag_eval.cli.judge import ctrl_c_cancels
+
+            with ctrl_c_cancels(cancel):
+                run_id = work(update)
+        else:
+            run_id = work(update)
     except KeyboardInterrupt:
         close()
         latest = store.list_runs(limit=1)
