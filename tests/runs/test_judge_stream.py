@@ -241,3 +241,40 @@ def test_labels_to_dict_is_asdict():
     labels = Labels(["0a"], ["0b"], [SentenceSupport("a", ["0a"], True, "x", 0.5)], ["b"], True, "r", "o",
                     {"0a": 0.1}, None, {"a": 0.2}, 0.7)
     assert labels.to_dict() == asdict(labels)
+
+
+def test_ctrl_c_on_the_cli_writes_the_rest_as_cancelled(tmp_path, openai_server):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    openai_server.latency_s = 0.2
+    openai_server.set_handler(lambda body: answer_text(body))
+    src = write_jsonl(tmp_path / "in.jsonl", rows(40))
+    out = tmp_path / "out.jsonl"
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rag_eval.cli", "judge", str(src), "--model", "test-model", "--base-url",
+         openai_server.base_url, "--api-key-env", "RAG_EVAL_TEST_KEY", "--concurrency", "1",
+         "--cache", str(tmp_path / "cache"), "--out", str(out)],
+        cwd=root, env={**os.environ, "RAG_EVAL_TEST_KEY": KEY}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
+    try:
+        for _ in range(600):  # until the first row is written (bounded wait)
+            if out.exists() and out.read_text(encoding="utf-8").strip():
+                break
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1, stderr
+    written = read_jsonl(out)
+    assert [r["id"] for r in written] == [f"r{i}" for i in range(40)]
+    statuses = [r["status"] for r in written]
+    assert statuses[0] == "ok" and statuses[-1] == "cancelled" and set(statuses) <= {"ok", "cancelled"}
+    assert "cancelled" in stdout and "Interrupted" in stderr
