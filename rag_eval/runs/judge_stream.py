@@ -30,7 +30,7 @@ from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus
 
 T = TypeVar("T")
 DEFAULT_CONCURRENCY = 16
-LOCAL_BATCH = 16  # rows per call of a batch (non-async) judge
+LOCAL_BATCH = 64  # rows per call of a batch (non-async) judge, unless it names its own ``chunk_size``
 
 
 @dataclass(slots=True)
@@ -88,7 +88,8 @@ def stream_judge(
         from rag_eval.llm.client import run_sync
 
         return run_sync(_run_async(iter(jobs), judge, finish, sink, concurrency, window, cancel, progress))
-    return _run_batches(iter(jobs), judge, finish, sink, window, cancel, progress)
+    size = max(1, int(getattr(judge, "chunk_size", LOCAL_BATCH) or LOCAL_BATCH))
+    return _run_batches(iter(jobs), judge, finish, sink, max(window, 2 * size), size, cancel, progress)
 
 
 # -- the preparing thread -------------------------------------------------------------------
@@ -197,7 +198,7 @@ async def _run_async(jobs: Iterator[Job[T]], judge: Any, finish: Callable[[Job[T
 
 # -- batch judges (the local judge) ------------------------------------------------------------
 def _run_batches(jobs: Iterator[Job[T]], judge: Judge, finish: Callable[[Job[T], JudgeResult], T],
-                 sink: Callable[[T], None], window: int, cancel: threading.Event | None,
+                 sink: Callable[[T], None], window: int, size: int, cancel: threading.Event | None,
                  progress: Callable[[int], None] | None) -> int:
     import queue
 
@@ -251,7 +252,7 @@ def _run_batches(jobs: Iterator[Job[T]], judge: Judge, finish: Callable[[Job[T],
                     raise value.error
                 return written
             batch.append(value)
-            if sum(1 for j in batch if j.item is not None) >= LOCAL_BATCH:
+            if sum(1 for j in batch if j.item is not None) >= size:
                 flush()
     finally:
         producer.stopping.set()
