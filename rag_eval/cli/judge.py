@@ -142,7 +142,8 @@ def judge_command(file: Path, out: Path | None, kind: str, mode: str, samples: i
     Rows need `question`, `response` and `documents` (list of texts) or
     `documents_sentences` (then `response_sentences` is used as given when present).
     Output keeps input order; a row that cannot be judged keeps its place with its
-    status and reason. Exit code 1 when any row failed, or when a --fail-under
+    status and reason. Rows are judged as a stream (a .jsonl output grows as rows
+    finish); Ctrl-C stops sending and writes the rest as `cancelled`. Exit code 1 when any row failed, or when a --fail-under
     threshold or --min-coverage is not met (the gate).
     """
     from rag_eval.io.rows import FileFormatError
