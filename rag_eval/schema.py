@@ -96,7 +96,28 @@ class Labels:
     adherence_probability: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # by hand: dataclasses.asdict deep-copies field by field, the hot spot of a cached rerun
+        def opt(value: dict[str, float] | None) -> dict[str, float] | None:
+            return None if value is None else dict(value)
+
+        return {
+            "all_relevant_sentence_keys": list(self.all_relevant_sentence_keys),
+            "all_utilized_sentence_keys": list(self.all_utilized_sentence_keys),
+            "sentence_support_information": [
+                {"response_sentence_key": s.response_sentence_key,
+                 "supporting_sentence_keys": list(s.supporting_sentence_keys),
+                 "fully_supported": s.fully_supported, "explanation": s.explanation, "probability": s.probability}
+                for s in self.sentence_support_information
+            ],
+            "unsupported_response_sentence_keys": list(self.unsupported_response_sentence_keys),
+            "overall_supported": self.overall_supported,
+            "relevance_explanation": self.relevance_explanation,
+            "overall_supported_explanation": self.overall_supported_explanation,
+            "relevance_probabilities": opt(self.relevance_probabilities),
+            "utilization_probabilities": opt(self.utilization_probabilities),
+            "support_probabilities": opt(self.support_probabilities),
+            "adherence_probability": self.adherence_probability,
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Labels:

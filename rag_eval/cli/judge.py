@@ -1,12 +1,16 @@
 """``rag-eval judge``: label every row of a file with a judge, score TRACe, write OUT.
 
 Wiring only: options -> :class:`~rag_eval.llm.config.LLMConfig` / judge registry ->
-:func:`rag_eval.runs.judge_file.judge_entries` -> rows file + summary.
+:func:`rag_eval.runs.judge_file.judge_file` (a stream, rows written as they finish) -> summary.
 """
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +58,26 @@ def _llm_config(options: dict[str, Any]) -> LLMConfig:
     if prices:
         config.prices = {**(config.prices or {}), **prices}
     return config
+
+
+@contextlib.contextmanager
+def ctrl_c_cancels(cancel: threading.Event) -> Iterator[None]:
+    """While inside: the first Ctrl-C sets ``cancel`` (rows not yet sent end as
+    ``cancelled`` and the output is still written); a second one stops at once."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        if cancel.is_set():
+            raise KeyboardInterrupt
+        cancel.set()
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _echo_invalid(entries) -> None:
@@ -140,15 +164,16 @@ def judge_command(file: Path | None, out: Path | None, kind: str, mode: str, sam
     Rows need `question`, `response` and `documents` (list of texts) or
     `documents_sentences` (then `response_sentences` is used as given when present).
     Output keeps input order; a row that cannot be judged keeps its place with its
-    status and reason. Exit code 1 when any row failed, or when a --fail-under
+    status and reason. Rows are judged as a stream (a .jsonl output grows as rows
+    finish); Ctrl-C stops sending and writes the rest as `cancelled`. Exit code 1 when any row failed, or when a --fail-under
     threshold or --min-coverage is not met (the gate).
 
     With --judge local --calibrate LABELLED --name NAME, fits the local judge to
     labelled rows instead (see docs/local-judge.md) and stores it for --judge local:NAME.
     """
-    from rag_eval.io.rows import FileFormatError, write_rows
+    from rag_eval.io.rows import FileFormatError
     from rag_eval.judges.registry import make_judge
-    from rag_eval.runs.judge_file import judge_entries, load_entries, summarize
+    from rag_eval.runs.judge_file import judge_file, load_entries, summarize
 
     if calibrate is not None:
         if kind != "local":
@@ -160,11 +185,12 @@ def judge_command(file: Path | None, out: Path | None, kind: str, mode: str, sam
     if file is None:
         raise click.UsageError("missing argument FILE")
     gate = request_from(llm_options)
-    try:
-        entries = load_entries(file)
-    except (FileFormatError, OSError) as err:
-        raise click.ClickException(str(err)) from err
-    items = [e.item for e in entries if e.item is not None]
+    if dry_run:  # the estimate needs every row prepared; a real run streams instead
+        try:
+            entries = load_entries(file)
+        except (FileFormatError, OSError) as err:
+            raise click.ClickException(str(err)) from err
+        items = [e.item for e in entries if e.item is not None]
 
     if kind == "llm":
         config = _llm_config(llm_options)
@@ -204,25 +230,38 @@ def judge_command(file: Path | None, out: Path | None, kind: str, mode: str, sam
     if sys.stderr.isatty():
         from tqdm import tqdm
 
-        bar = tqdm(total=len(items), file=sys.stderr, unit="row", desc=judge.name)
+        bar = tqdm(total=None, file=sys.stderr, unit="row", desc=judge.name)
+    shown = 0
 
-    def progress(done: int, total: int) -> None:
+    def progress(done: int) -> None:
         if bar is not None:
             bar.n = done
             bar.refresh()
 
     if ray_address and kind == "llm":
         click.echo("--ray: the LLM judge's calls stay in this process under one rate limiter", err=True)
-    try:
-        rows = judge_entries(entries, judge, mode, progress=progress)
-    except RuntimeError as err:  # RayUnavailable: not installed, cluster unreachable
-        raise click.ClickException(str(err)) from err
-    finally:
-        if bar is not None:
-            bar.close()
-        if hasattr(judge, "close"):
-            judge.close()
-    write_rows(rows, out)
+
+    def on_invalid(entry) -> None:
+        nonlocal shown
+        shown += 1
+        if shown <= MAX_ERRORS_SHOWN:
+            click.echo(f"invalid row: {entry.error}", err=True)
+
+    cancel = threading.Event()
+    with ctrl_c_cancels(cancel):
+        try:
+            rows = judge_file(file, out, judge, mode, cancel=cancel, progress=progress, on_invalid=on_invalid)
+        except (FileFormatError, OSError) as err:
+            raise click.ClickException(str(err)) from err
+        except RuntimeError as err:  # RayUnavailable: not installed, cluster unreachable
+            raise click.ClickException(str(err)) from err
+        finally:
+            if bar is not None:
+                bar.close()
+            if hasattr(judge, "close"):
+                judge.close()
+    if cancel.is_set():
+        click.echo("Interrupted: rows not judged are written with status 'cancelled'.", err=True)
     summary = summarize(rows)
     local = judge.name.startswith("local:")
     model = getattr(judge, "model", None)  # the local judge's fitted model says how far to trust it

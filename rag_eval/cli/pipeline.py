@@ -218,7 +218,7 @@ def _dataset_rows(dataset: str) -> tuple[list, str]:
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]",
               help="Judge on a Ray cluster (ADDRESS, or alone: a local Ray instance); LLM calls stay here.")
 @click.option("--ray-workers", type=click.IntRange(min=1), default=2, show_default=True, help="Ray workers.")
-@click.option("--judge-only", is_flag=True,
+@click.option("--judge-only", "--given-responses", "judge_only", is_flag=True,
               help="Judge the responses the rows already carry (response/answer + documents/contexts, or RAGBench "
                    "columns); no retrieval or generation. The same rows, ids and checks as `rag-eval judge` and the "
                    "Batch page.")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import math
 import re
@@ -42,6 +43,8 @@ class RowError:
 class FileFormatError(ValueError):
     """The file as a whole cannot be read (unknown type, not UTF-8, not a table)."""
 
+
+PARQUET_BATCH = 512
 
 
 def json_problem(err: json.JSONDecodeError) -> str:
@@ -126,12 +129,19 @@ def iter_rows(path: str | Path) -> Iterator[tuple[int, dict[str, Any] | RowError
     if suffix == ".parquet":
         import pyarrow.parquet as pq
 
-        try:
-            table = pq.read_table(path)
+        try:  # read in record batches, so a long file never sits in memory whole
+            batches = pq.ParquetFile(path).iter_batches(batch_size=PARQUET_BATCH)
+            first = next(batches, None)
         except Exception as err:  # pyarrow raises several types for corrupt files
             raise FileFormatError(f"{name}: not a readable Parquet file ({err})") from err
-        for i, row in enumerate(table.to_pylist(), start=1):
-            yield i, _plain(row)
+        i = 0
+        for batch in itertools.chain([first] if first is not None else [], batches):
+            for row in batch.to_pylist():
+                i += 1
+                yield i, _plain(row)
+        return
+    if suffix == ".jsonl":
+        yield from _iter_jsonl(path)
         return
     text, lenient = _decode_lenient(path)
     if lenient:
@@ -140,6 +150,38 @@ def iter_rows(path: str | Path) -> Iterator[tuple[int, dict[str, Any] | RowError
             yield number, bad or value
         return
     yield from _iter_text_rows(name, suffix, text)
+
+
+def _jsonl_row(name: str, lineno: int, line: str) -> dict[str, Any] | RowError:
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as err:
+        return RowError(name, lineno, None, f"invalid JSON ({err.msg} at column {err.colno})")
+    if not isinstance(value, dict):
+        return RowError(name, lineno, None, f"expected a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
+    """Rows of a .jsonl file, read line by line (memory stays flat on long files). A
+    line that is not UTF-8 is reported as that row's error; the rest still reads."""
+    name = str(path)
+    with path.open("rb") as fh:
+        for lineno, data in enumerate(fh, start=1):
+            if lineno == 1 and data.startswith(b"\xef\xbb\xbf"):
+                data = data[3:]
+            try:
+                line = data.decode("utf-8")
+                lenient = False
+            except UnicodeDecodeError:
+                line = data.decode("utf-8", errors="surrogateescape")
+                lenient = True
+            if not line.strip():
+                continue
+            value = _jsonl_row(name, lineno, line)
+            if lenient and not isinstance(value, RowError):
+                value = _non_utf8_error(name, lineno, value, True) or value
+            yield lineno, value
 
 
 def _iter_text_rows(name: str, suffix: str, text: str) -> Iterator[tuple[int, dict[str, Any] | RowError]]:

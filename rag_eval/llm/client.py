@@ -70,8 +70,8 @@ class Completion:
     model: str = ""
     json_mode: bool = False  # whether JSON mode was actually used
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_dict(self) -> dict[str, Any]:  # flat fields: no need for asdict's deep copy
+        return {f: getattr(self, f) for f in self.__slots__} | {"usage": dict(self.usage)}
 
 
 @dataclass(slots=True)

@@ -5,7 +5,7 @@ Rows that already hold a response (RAGBench rows, or plain question / answer /
 contexts rows) need only the judge, and when they carry RAGBench's ground-truth
 scores those go into each record (``truth``) so Runs can show RMSE and AUROC against
 them. This is the runner's judge-only mode (the dashboard's Batch page uses it); it
-only wires library parts (``runs.prepare``, the pipeline's ``judge_items``,
+only wires library parts (``runs.prepare``, the streaming pipeline ``stream_judge``,
 ``score_item``, the run store) and writes records in the runner's shape, so stats,
 compare and export treat both kinds of run alike.
 """
@@ -13,21 +13,18 @@ compare and export treat both kinds of run alike.
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from rag_eval.io.rows import RowError
 from rag_eval.metrics.trace import score_item
 from rag_eval.rag.config import RagConfig
-from rag_eval.runs.ask import judge_items
 from rag_eval.runs.join import occurrence_keys
+from rag_eval.runs.judge_stream import Job, stream_judge
 from rag_eval.runs.prepare import PreparedRow, prepare_rows
 from rag_eval.runs.runner import dataset_fingerprint, interrupted_status
 from rag_eval.runs.store import RunStore
 from rag_eval.schema import JudgeResult, JudgeStatus
-
-BATCH = 8
 
 
 def _record(position: int, p: PreparedRow, result: JudgeResult | None, config: RagConfig,
@@ -86,24 +83,24 @@ def judge_dataset(
     fingerprint = dataset_fingerprint([v for _, v in rows if isinstance(v, dict)])
     run_id = store.create_run(config, collection=None, dataset_fingerprint=fingerprint, dataset_path=dataset_path,
                               name=name, n_items=len(prepared), meta={"kind": "judge-given-responses"})
-    done = 0
+    total = len(prepared)
     if progress:
-        progress(done, len(prepared))
+        progress(0, total)
+
+    def jobs() -> Iterator[Job[dict[str, Any]]]:
+        for pos, p in prepared:
+            if p.item is None:
+                yield Job(done=_record(pos, p, None, config, None))
+            else:
+                yield Job(item=p.item, context=(pos, p))
+
+    def finish(job: Job[dict[str, Any]], result: JudgeResult) -> dict[str, Any]:
+        pos, p = job.context
+        return _record(pos, p, result, config, None)
+
     try:
-        for start in range(0, len(prepared), BATCH):
-            batch = prepared[start:start + BATCH]
-            todo = [(pos, p) for pos, p in batch if p.item is not None]
-            cancelled = cancel is not None and cancel.is_set()
-            t = time.perf_counter()
-            items = [p.item for _, p in todo if p.item is not None]
-            results = [] if cancelled or not items else judge_items(judge, items, cancel=cancel)
-            each = (time.perf_counter() - t) / len(todo) if todo and results else None
-            by_pos = {pos: r for (pos, _), r in zip(todo, results)}
-            for pos, p in batch:
-                store.add_item(run_id, _record(pos, p, by_pos.get(pos), config, each))
-                done += 1
-            if progress:
-                progress(done, len(prepared))
+        stream_judge(jobs(), judge, finish, lambda record: store.add_item(run_id, record), cancel=cancel,
+                     progress=(lambda done: progress(done, total)) if progress else None)
     except BaseException as err:  # KeyboardInterrupt included: record it, keep the items
         store.finish_run(run_id, interrupted_status(err), error=f"{type(err).__name__}: {err}")
         raise

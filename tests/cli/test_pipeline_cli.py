@@ -125,3 +125,18 @@ def test_run_command_stores_every_row_and_resumes(runner, tmp_path, demo_questio
     assert "| average >= 0.01 |" in strict.output and "| recall@2 >= 0 |" in strict.output
     tolerant = runner.invoke(cli, [*gate, "--min-coverage", "0.6"])
     assert tolerant.exit_code == 0 and "gate PASSED" in tolerant.output
+
+
+def test_run_given_responses_judges_rows_as_given(runner, tmp_path):
+    rows = tmp_path / "given.jsonl"
+    rows.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"id": "g1", "question": "What is Qdrant written in?", "response": "Qdrant is written in Rust.",
+         "documents": ["Qdrant is a vector database written in Rust."]},
+        {"id": "g2", "question": "No response here?"},
+    ]), encoding="utf-8")
+    result = runner.invoke(cli, ["run", str(rows), "--given-responses", "--name", "given"])
+    assert result.exit_code == 0, result.output
+    shown = json.loads(runner.invoke(cli, ["runs", "show", "given", "--json"]).output)
+    assert shown["status"] == "finished" and shown["n_items"] == 2
+    items = runner.invoke(cli, ["runs", "show", "given", "--items"]).output
+    assert "g1" in items and "g2" in items and "invalid_input" in items

@@ -1,0 +1,258 @@
+"""Judging rows as a stream: read -> prepare -> send -> parse/score -> write, overlapped.
+
+One thread reads and prepares rows (sentence keys, the judge's input) and hands them
+over a bounded queue to an event loop that keeps ``concurrency`` judgements in flight
+and hands each finished row to the ``sink`` **in input order**, as soon as the rows
+before it are done. At most ``window`` rows are between "read" and "written", so
+memory stays flat however long the file is, the first request leaves as soon as the
+first row is prepared, and the client's CPU work overlaps the network wait.
+
+Judges with an async ``judge_one`` (the LLM judge) are driven row by row inside one
+client session; any other :class:`~rag_eval.judges.base.Judge` (the local judge) is
+called on small batches, still fed by the preparing thread.
+
+When ``cancel`` is set, rows not yet sent finish as ``cancelled`` (their place kept,
+and nothing more is prepared); a row already in flight finishes normally.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from rag_eval.judges.base import Judge
+from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus
+
+T = TypeVar("T")
+DEFAULT_CONCURRENCY = 16
+LOCAL_BATCH = 64  # rows per call of a batch (non-async) judge, unless it names its own ``chunk_size``
+
+
+@dataclass(slots=True)
+class Job(Generic[T]):
+    """One row on its way: an ``item`` to judge, or an output ``done`` already
+    (an invalid row, a row answered from the cache, a row cancelled before preparing)."""
+
+    item: EvalItem | None = None
+    done: T | None = None
+    context: Any = None  # whatever ``finish`` needs besides the item (e.g. a cache key)
+
+
+class _Stop:
+    def __init__(self, error: BaseException | None = None) -> None:
+        self.error = error
+
+
+def cancelled_result(item: EvalItem, judge_name: str, prompt_id: str | None = None) -> JudgeResult:
+    return JudgeResult(item.id, JudgeStatus.CANCELLED, error="cancelled before it was judged",
+                       judge=judge_name, prompt_id=prompt_id)
+
+
+def _failed_result(item: EvalItem, judge: Judge, err: BaseException) -> JudgeResult:
+    from rag_eval.judges.accounting import error_text, status_for_error
+
+    return JudgeResult(item.id, status_for_error(err), error=error_text(err), judge=judge.name,
+                       prompt_id=getattr(judge, "prompt_id", None))
+
+
+def _is_async_judge(judge: Judge) -> bool:
+    return asyncio.iscoroutinefunction(getattr(judge, "judge_one", None))
+
+
+def stream_judge(
+    jobs: Iterable[Job[T]],
+    judge: Judge,
+    finish: Callable[[Job[T], JudgeResult], T],
+    sink: Callable[[T], None],
+    *,
+    concurrency: int | None = None,
+    window: int | None = None,
+    cancel: threading.Event | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> int:
+    """Judge every job's item and pass ``finish(job, result)`` (or ``job.done``) to
+    ``sink`` in the order of ``jobs``. ``jobs`` is iterated in a separate thread, so
+    the preparation it does overlaps the judging. Returns the number of rows passed
+    to ``sink``. ``progress(rows written)`` is called after each row."""
+    if concurrency is None:
+        config = getattr(judge, "config", None)
+        concurrency = int(getattr(config, "concurrency", DEFAULT_CONCURRENCY) or DEFAULT_CONCURRENCY)
+    concurrency = max(1, concurrency)
+    window = max(window or 4 * concurrency, concurrency, 2)
+    if _is_async_judge(judge):
+        from rag_eval.llm.client import run_sync
+
+        return run_sync(_run_async(iter(jobs), judge, finish, sink, concurrency, window, cancel, progress))
+    size = max(1, int(getattr(judge, "chunk_size", LOCAL_BATCH) or LOCAL_BATCH))
+    return _run_batches(iter(jobs), judge, finish, sink, max(window, 2 * size), size, cancel, progress)
+
+
+# -- the preparing thread -------------------------------------------------------------------
+class _Producer(threading.Thread):
+    """Iterates ``jobs`` and calls ``put`` for each (``put`` blocks while the queue is full)."""
+
+    def __init__(self, jobs: Iterator[Job[Any]], put: Callable[[Any], bool]) -> None:
+        super().__init__(name="rag-eval-prepare", daemon=True)
+        self.jobs, self.put, self.stopping = jobs, put, threading.Event()
+
+    def run(self) -> None:
+        end = _Stop()
+        try:
+            for job in self.jobs:
+                if self.stopping.is_set() or not self.put(job):
+                    return
+        except BaseException as err:  # noqa: BLE001 - handed to the consumer, which re-raises
+            end = _Stop(err)
+        finally:
+            if not self.stopping.is_set():
+                self.put(end)
+
+
+# -- async judges (the LLM judge) --------------------------------------------------------------
+async def _run_async(jobs: Iterator[Job[T]], judge: Any, finish: Callable[[Job[T], JudgeResult], T],
+                     sink: Callable[[T], None], concurrency: int, window: int,
+                     cancel: threading.Event | None, progress: Callable[[int], None] | None) -> int:
+    loop = asyncio.get_running_loop()
+    ready: asyncio.Queue[Any] = asyncio.Queue(maxsize=window)
+
+    def put(value: Any) -> bool:  # from the producer thread: wait for room, but notice a stop
+        fut = asyncio.run_coroutine_threadsafe(ready.put(value), loop)
+        while True:
+            try:
+                fut.result(timeout=0.2)
+                return True
+            except TimeoutError:
+                if producer.stopping.is_set():
+                    fut.cancel()
+                    return False
+
+    producer = _Producer(jobs, put)
+    gate = asyncio.Semaphore(concurrency)
+    room = asyncio.Semaphore(window)  # rows taken from the queue but not yet written
+    order: asyncio.Queue[Any] = asyncio.Queue()
+    prompt_id = getattr(judge, "prompt_id", None)
+
+    async def one(job: Job[T]) -> T:
+        item = job.item
+        assert item is not None
+        async with gate:
+            if cancel is not None and cancel.is_set():
+                result = cancelled_result(item, judge.name, prompt_id)
+            else:
+                try:
+                    result = await judge.judge_one(item)
+                except Exception as err:  # noqa: BLE001 - one bad row must not stop the stream
+                    result = _failed_result(item, judge, err)
+        return finish(job, result)
+
+    async def dispatch() -> None:
+        while True:
+            await room.acquire()
+            value = await ready.get()
+            if isinstance(value, _Stop):
+                await order.put(value)
+                return
+            if value.item is None:
+                fut: asyncio.Future[Any] = loop.create_future()
+                fut.set_result(value.done)
+                await order.put(fut)
+            else:
+                await order.put(asyncio.ensure_future(one(value)))
+
+    written = 0
+    async with contextlib.AsyncExitStack() as stack:
+        client = getattr(judge, "client", None)
+        if client is not None and hasattr(client, "session"):
+            from rag_eval.llm import errors
+
+            with contextlib.suppress(errors.ConfigError):  # no key: every row then fails on its own
+                await stack.enter_async_context(client.session())
+        producer.start()
+        dispatcher = asyncio.ensure_future(dispatch())
+        try:
+            while True:
+                head = await order.get()
+                if isinstance(head, _Stop):
+                    if head.error is not None:
+                        raise head.error
+                    break
+                sink(await head)
+                written += 1
+                room.release()
+                if progress is not None:
+                    progress(written)
+        finally:
+            producer.stopping.set()
+            dispatcher.cancel()
+            pending = [f for f in list(order._queue) if isinstance(f, asyncio.Future)]  # type: ignore[attr-defined]
+            for f in pending:
+                f.cancel()
+            await asyncio.gather(dispatcher, *pending, return_exceptions=True)
+    return written
+
+
+# -- batch judges (the local judge) ------------------------------------------------------------
+def _run_batches(jobs: Iterator[Job[T]], judge: Judge, finish: Callable[[Job[T], JudgeResult], T],
+                 sink: Callable[[T], None], window: int, size: int, cancel: threading.Event | None,
+                 progress: Callable[[int], None] | None) -> int:
+    import queue
+
+    ready: queue.Queue[Any] = queue.Queue(maxsize=window)
+
+    def put(value: Any) -> bool:
+        while not producer.stopping.is_set():
+            try:
+                ready.put(value, timeout=0.2)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    producer = _Producer(jobs, put)
+    producer.start()
+    written = 0
+    batch: deque[Job[T]] = deque()
+
+    def flush() -> None:
+        nonlocal written
+        todo = [j for j in batch if j.item is not None]
+        items = [j.item for j in todo if j.item is not None]
+        if cancel is not None and cancel.is_set():
+            results = [cancelled_result(i, judge.name, getattr(judge, "prompt_id", None)) for i in items]
+        elif items:
+            try:
+                results = judge.judge(items, cancel=cancel)
+            except Exception as err:  # noqa: BLE001 - a judge breaking its never-raise contract loses no row
+                results = [_failed_result(i, judge, err) for i in items]
+        else:
+            results = []
+        by_job = {id(j): r for j, r in zip(todo, results)}
+        while batch:
+            job = batch.popleft()
+            sink(job.done if job.item is None else finish(job, by_job[id(job)]))  # type: ignore[arg-type]
+            written += 1
+            if progress is not None:
+                progress(written)
+
+    try:
+        while True:
+            try:  # take what is ready; wait only when nothing is
+                value = ready.get(timeout=0.05) if batch else ready.get()
+            except queue.Empty:
+                flush()
+                continue
+            if isinstance(value, _Stop):
+                flush()
+                if value.error is not None:
+                    raise value.error
+                return written
+            batch.append(value)
+            if sum(1 for j in batch if j.item is not None) >= size:
+                flush()
+    finally:
+        producer.stopping.set()
