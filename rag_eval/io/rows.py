@@ -156,7 +156,7 @@ def _jsonl_row(name: str, lineno: int, line: str) -> dict[str, Any] | RowError:
     try:
         value = json.loads(line)
     except json.JSONDecodeError as err:
-        return RowError(name, lineno, None, f"invalid JSON ({err.msg} at column {err.colno})")
+        return RowError(name, lineno, None, json_problem(err))
     if not isinstance(value, dict):
         return RowError(name, lineno, None, f"expected a JSON object, got {type(value).__name__}")
     return value
@@ -178,7 +178,7 @@ def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
                 lenient = True
             if not line.strip():
                 continue
-            value = _jsonl_row(name, lineno, line)
+            value = _jsonl_row(name, lineno, line.rstrip("\r\n"))  # the line end is not part of the row
             if lenient and not isinstance(value, RowError):
                 value = _non_utf8_error(name, lineno, value, True) or value
             yield lineno, value

@@ -135,7 +135,7 @@ def test_run_given_responses_judges_rows_as_given(runner, tmp_path):
         {"id": "g2", "question": "No response here?"},
     ]), encoding="utf-8")
     result = runner.invoke(cli, ["run", str(rows), "--given-responses", "--name", "given"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # the row without a response failed
     shown = json.loads(runner.invoke(cli, ["runs", "show", "given", "--json"]).output)
     assert shown["status"] == "finished" and shown["n_items"] == 2
     items = runner.invoke(cli, ["runs", "show", "given", "--items"]).output

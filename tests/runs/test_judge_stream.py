@@ -118,13 +118,13 @@ def test_first_row_is_written_before_the_last_row_is_prepared():
 def test_llm_stream_writes_first_row_before_preparing_the_last(tmp_path, openai_server, monkeypatch):
     openai_server.set_handler(lambda body: answer_text(body))
     events: list[str] = []
-    prepare = judge_file_module.entry_for
+    prepare = judge_file_module.prepare_row
 
-    def recording_entry_for(name, number, row):
+    def recording_prepare_row(row, number, name):
         events.append(f"prepared:{number}")
-        return prepare(name, number, row)
+        return prepare(row, number, name)
 
-    monkeypatch.setattr(judge_file_module, "entry_for", recording_entry_for)
+    monkeypatch.setattr(judge_file_module, "prepare_row", recording_prepare_row)
     judge = llm_judge(openai_server, tmp_path, monkeypatch, concurrency=2)
     src = write_jsonl(tmp_path / "in.jsonl", rows(40))
     judge_file(src, tmp_path / "out.jsonl", judge, "clean", progress=lambda done: events.append(f"written:{done}"))
@@ -201,10 +201,14 @@ def test_identical_rerun_is_answered_without_preparing_rows(tmp_path, openai_ser
     sent = openai_server.request_count
     assert sent == 10
 
-    def no_preparing(row, default_id=""):
-        raise AssertionError(f"row {default_id} was prepared on a cached rerun")
+    real_prepare = judge_file_module.prepare_row
 
-    monkeypatch.setattr(judge_file_module, "item_from_row", no_preparing)
+    def no_preparing(row, number, name):
+        if row.get("id") != "bad":  # the invalid row is prepared again (its error is not cached)
+            raise AssertionError(f"row {number} was prepared on a cached rerun")
+        return real_prepare(row, number, name)
+
+    monkeypatch.setattr(judge_file_module, "prepare_row", no_preparing)
     again = judge_file(src, tmp_path / "two.jsonl", llm_judge(openai_server, tmp_path, monkeypatch), "clean")
     assert openai_server.request_count == sent
     one, two = read_jsonl(tmp_path / "one.jsonl"), read_jsonl(tmp_path / "two.jsonl")
