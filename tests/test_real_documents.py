@@ -119,3 +119,35 @@ def test_document_sentences_of_real_pages_have_normal_length():
         doc = next(load_file(DOCS / name))
         units = document_units(doc)
         assert statistics.mean(b - a for a, b in units) > 60, name
+
+
+def test_the_ask_page_shows_the_same_on_real_documents(rag_eval_home):
+    """The dashboard's Ask page on the same real pages: source names (never server paths),
+    no page chrome, an extractive answer made only of retrieved sentences, each with its
+    key, and consistent labels."""
+    from streamlit.testing.v1 import AppTest
+
+    from rag_eval.rag.config import default_config
+    from rag_eval.rag.ingest import ingest_paths
+    from rag_eval.rag.store import close_clients
+
+    ingest_paths([DOCS / name for name in FILES], "realdocs", default_config())
+    close_clients()  # the page opens the embedded store itself
+    at = AppTest.from_file(str(PROJECT_ROOT / "app.py"), default_timeout=240)
+    at.run()
+    at.switch_page("pages/ask.py").run()
+    at.selectbox(key="ask.collection").select("realdocs").run()
+    at.text_input(key="ask.question").set_value("How do I create a virtual environment?").run()
+    at.button(key="ask.ask").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    chunks = at.dataframe[0].value
+    assert set(chunks["source"]) <= set(FILES) and str(rag_eval_home) not in " ".join(map(str, chunks["source"]))
+    texts = " ".join(map(str, chunks["text"]))
+    assert not [c for c in CHROME if c in texts]
+    answer = next(t.value for t in at.text if "[" in str(t.value))  # the extractive answer, one cited sentence a line
+    for line in str(answer).splitlines():
+        sentence, _, keys = line.rpartition(" [")
+        assert sentence in texts and keys.rstrip("]"), line  # verbatim, and it cites its key
+    result = at.session_state["ask.result"]
+    assert result.judge_result is not None and result.judge_result.labels is not None
+    assert not inconsistencies(result.item, result.judge_result.labels)
