@@ -28,41 +28,7 @@ def _layout(fig: go.Figure, title: str, y_title: str = "", y_range: tuple[float,
     return fig
 
 
-def _band(fig: go.Figure, x: list, low: list, high: list, colour: str, name: str) -> None:
-    """A shaded confidence band between ``low`` and ``high``."""
-    if not any(v is not None for v in low):
-        return
-    fig.add_trace(go.Scatter(x=x + x[::-1], y=high + low[::-1], fill="toself", fillcolor=colour, opacity=0.15,
-                             line={"width": 0}, hoverinfo="skip", showlegend=False, name=f"{name} CI"))
 
-
-def trend_figure(trend: pd.DataFrame) -> go.Figure:
-    """The four metrics' means over runs (oldest first) with their 95% bootstrap bands."""
-    fig = go.Figure()
-    for i, (metric, part) in enumerate(trend.groupby("metric", sort=False)):
-        colour = PALETTE[i % len(PALETTE)]
-        x = part["label"].tolist()
-        _band(fig, x, part["ci_low"].tolist(), part["ci_high"].tolist(), colour, metric)
-        fig.add_trace(go.Scatter(x=x, y=part["mean"], mode="lines+markers", name=METRIC_LABELS.get(metric, metric),
-                                 line={"color": colour}))
-    return _layout(fig, "TRACe metrics over runs (mean, 95% CI)", "mean")
-
-
-def agreement_figure(frame: pd.DataFrame, statistics: list[str], title: str) -> go.Figure:
-    """Chosen agreement statistics per run, with their bootstrap bands."""
-    fig = go.Figure()
-    for i, stat in enumerate(statistics):
-        part = frame[frame["statistic"] == stat]
-        if part.empty:
-            continue
-        colour = PALETTE[i % len(PALETTE)]
-        x = part["run"].tolist()
-        _band(fig, x, part["ci_low"].tolist(), part["ci_high"].tolist(), colour, stat)
-        fig.add_trace(go.Scatter(x=x, y=part["value"], mode="lines+markers", name=stat, line={"color": colour},
-                                 error_y={"type": "data", "symmetric": False,
-                                          "array": (part["ci_high"] - part["value"]).tolist(),
-                                          "arrayminus": (part["value"] - part["ci_low"]).tolist()}))
-    return _layout(fig, title, "value")
 
 
 def spread_figure(spread: pd.DataFrame) -> go.Figure:

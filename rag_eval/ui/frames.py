@@ -62,54 +62,11 @@ def filter_items(
     return out
 
 
-def runs_frame(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
-    """The run list: identity, configuration, status, coverage and the metric means
-    stored in each run's summary."""
-    rows = []
-    for run in runs:
-        summary = run.get("summary") or {}
-        metrics = summary.get("metrics") or {}
-        row = {
-            "id": run.get("id"),
-            "name": run.get("name"),
-            "created_at": run.get("created_at"),
-            "status": run.get("status"),
-            "config": run.get("config_name"),
-            "config_hash": run.get("config_hash"),
-            "collection": run.get("collection"),
-            "items": run.get("n_items"),
-            "done": run.get("n_done"),
-            "coverage": summary.get("coverage"),
-        }
-        for name in METRIC_NAMES:
-            row[name] = (metrics.get(name) or {}).get("mean")
-        row["cost_usd"] = summary.get("cost_usd_total")
-        row["tokens"] = summary.get("tokens_total")
-        row["latency_p50_s"] = summary.get("latency_p50_s")
-        rows.append(row)
-    return pd.DataFrame(rows)
-
 
 def run_label(run: Mapping[str, Any]) -> str:
     """A short, unique label for charts: the run's name and the end of its id."""
     return f"{run.get('name')} · {str(run.get('id'))[-6:]}"
 
-
-def metric_trend_frame(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
-    """Long table (run, created_at, metric, mean, ci_low, ci_high, coverage) of the
-    summaries' metric means, oldest run first, for the trend chart."""
-    rows = []
-    for run in sorted(runs, key=lambda r: (r.get("created_at") or "", r.get("id") or "")):
-        metrics = ((run.get("summary") or {}).get("metrics")) or {}
-        for name in METRIC_NAMES:
-            stats = metrics.get(name) or {}
-            if stats.get("mean") is None:
-                continue
-            rows.append({"run": run.get("id"), "label": run_label(run),
-                         "created_at": run.get("created_at"), "metric": name, "mean": stats.get("mean"),
-                         "ci_low": stats.get("ci_low"), "ci_high": stats.get("ci_high"),
-                         "coverage": stats.get("coverage")})
-    return pd.DataFrame(rows, columns=["run", "label", "created_at", "metric", "mean", "ci_low", "ci_high", "coverage"])
 
 
 def truth_pairs(items: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any] | None], list[dict[str, Any] | None]]:

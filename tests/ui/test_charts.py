@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
-from rag_eval.ui import charts
+from rag_eval.ui import charts, run_charts
 
 TABLE = pd.DataFrame([
     {"run": r, "metric": m, "mean": 0.5, "ci_low": 0.4, "ci_high": 0.6}
@@ -28,7 +29,7 @@ def test_radar_draws_interval_rings():
 
 def test_trend_band_uses_the_stored_interval():
     trend = pd.DataFrame([{"run": "a", "label": "a", "metric": "completeness", "mean": 0.5, "ci_low": 0.4,
-                           "ci_high": 0.7, "created_at": "", "coverage": 1.0}])
-    fig = charts.trend_figure(trend)
-    band = fig.data[0]
-    assert band.fill == "toself" and 0.7 in list(band.y) and 0.4 in list(band.y)
+                           "ci_high": 0.7, "created_at": "", "coverage": 1.0, "dataset": "d", "dataset_label": "d"}])
+    fig = run_charts.trend_by_dataset(trend, ["completeness"])
+    bars = fig.data[0].error_y
+    assert bars.array[0] == pytest.approx(0.2) and bars.arrayminus[0] == pytest.approx(0.1)

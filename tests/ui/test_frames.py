@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from rag_eval.ui import frames
+from rag_eval.ui import frames, run_views
 
 
 def _item(item_id, status="ok", scores=None, truth=None):
@@ -38,8 +38,8 @@ def test_runs_and_trend_frames_read_the_stored_summary():
     summary = {"coverage": 0.5, "metrics": {"completeness": {"mean": 0.7, "ci_low": 0.6, "ci_high": 0.8, "coverage": 0.5}}}
     runs = [{"id": "r2", "name": "b", "created_at": "2026-01-02", "summary": summary},
             {"id": "r1", "name": "a", "created_at": "2026-01-01", "summary": summary}]
-    assert list(frames.runs_frame(runs)["completeness"]) == [0.7, 0.7]
-    trend = frames.metric_trend_frame(runs)
+    assert list(run_views.runs_table(runs)["completeness"]) == [0.7, 0.7]
+    trend = run_views.trend_frame(runs)
     assert list(trend["run"]) == ["r1", "r2"] and set(trend["metric"]) == {"completeness"}
 
 
