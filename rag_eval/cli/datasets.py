@@ -9,13 +9,14 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from rag_eval.cli.exits import RowsFailed
-from rag_eval.datasets.schema import QueryType
-from rag_eval.io.rows import FileFormatError
+
+if TYPE_CHECKING:
+    from rag_eval.datasets.schema import QueryType
 
 
 def _echo_issues(issues, limit: int | None = None) -> None:
@@ -28,6 +29,7 @@ def _echo_issues(issues, limit: int | None = None) -> None:
 
 def _load(path: str):
     from rag_eval.datasets.io import load_dataset
+    from rag_eval.io.rows import FileFormatError
 
     try:
         return load_dataset(path)
@@ -53,6 +55,7 @@ def import_cmd(kind: str, paths: tuple[str, ...], out: str, prefix_subset: bool,
     from rag_eval.datasets.fingerprint import fingerprint, short_fingerprint
     from rag_eval.datasets.importers import import_dataset
     from rag_eval.datasets.io import write_dataset
+    from rag_eval.io.rows import FileFormatError
 
     by_kind: dict[str, dict[str, Any]] = {"ragbench": {"prefix_subset": prefix_subset}, "beir": {"min_score": min_score}}
     options = by_kind.get(kind, {})
@@ -104,6 +107,7 @@ def validate_cmd(path: str) -> None:
 def convert_cmd(src: str, dst: str) -> None:
     """Convert between .jsonl, .json, .csv and .parquet (rows that fail the schema are reported, not written)."""
     from rag_eval.datasets.io import write_dataset
+    from rag_eval.io.rows import FileFormatError
 
     result = _load(src)
     _echo_issues(result.issues, limit=50)
@@ -168,6 +172,8 @@ def show_cmd(path: str) -> None:
 
 
 def _types(values: tuple[str, ...]) -> tuple[QueryType, ...]:
+    from rag_eval.datasets.schema import QueryType
+
     names = [t.strip() for v in values for t in v.split(",") if t.strip()]
     known = [t.value for t in QueryType]
     unknown = [t for t in names if t.replace("-", "_") not in known]

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import click
 
-from rag_eval.runs.store import RunNotFound, RunStore
-from rag_eval.ui.report_html import DEFAULT_WORST, write_report
+from rag_eval.ui.report_defaults import DEFAULT_WORST
 
 
 @click.command("report")
@@ -25,6 +24,9 @@ def report_command(run_refs: tuple[str, ...], out: Path, worst: int, db: str | N
     metrics with 95% intervals, distributions, RMSE bands, agreement with ground truth,
     diagnosis, cost and latency, the worst rows' support maps and, for several runs,
     their comparison (the first run is the baseline). The file needs no network to open."""
+    from rag_eval.runs.store import RunNotFound, RunStore
+    from rag_eval.ui.report_html import write_report
+
     store = RunStore(db) if db else RunStore()
     try:
         path = write_report(store, list(run_refs), out, worst=worst)

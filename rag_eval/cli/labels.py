@@ -8,29 +8,29 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from rag_eval.labels.exchange import (
-    FORMATS,
-    export_rows,
-    import_rows,
-    read_label_rows,
-    write_export,
-)
-from rag_eval.labels.queue import STRATEGIES, build_queue
-from rag_eval.labels.store import RunAgreement, agreement_for_run, review_progress
-from rag_eval.runs.store import RunNotFound, RunStore
+from rag_eval.labels.formats import FORMATS
+from rag_eval.labels.queue import STRATEGIES
+
+if TYPE_CHECKING:  # the store and the label modules load when a command runs, not for --help
+    from rag_eval.labels.store import RunAgreement
+    from rag_eval.runs.store import RunStore
 
 _db_option = click.option("--db", default=None, help="Run store file [default: RAG_EVAL_DB or <data dir>/runs.sqlite].")
 
 
 def _store(db: str | None) -> RunStore:
+    from rag_eval.runs.store import RunStore
+
     return RunStore(db) if db else RunStore()
 
 
 def _run_id(store: RunStore, ref: str) -> str:
+    from rag_eval.runs.store import RunNotFound
+
     try:
         return store.resolve_run_id(ref)
     except RunNotFound as err:
@@ -73,6 +73,8 @@ def agreement_lines(result: RunAgreement) -> list[str]:
 
 def by_judge(run_ref: str, db: str | None, reviewer: str | None, n_boot: int, seed: int, as_json: bool) -> None:
     """``rag-eval agreement RUN --by-judge``."""
+    from rag_eval.labels.store import agreement_for_run
+
     store = _store(db)
     result = agreement_for_run(store, _run_id(store, run_ref), reviewer=reviewer, n_boot=n_boot, seed=seed)
     click.echo(json.dumps(result.to_dict()) if as_json else "\n".join(agreement_lines(result)))
@@ -92,6 +94,8 @@ def labels_group() -> None:
 @_db_option
 def export_command(run: str, fmt: str, out: Path | None, reviewer: str | None, db: str | None) -> None:
     """Write RUN's current human label sets as RAGBench rows."""
+    from rag_eval.labels.exchange import export_rows, write_export
+
     store = _store(db)
     run_id = _run_id(store, run)
     rows = export_rows(store, run_id, reviewer)
@@ -107,6 +111,8 @@ def export_command(run: str, fmt: str, out: Path | None, reviewer: str | None, d
 @_db_option
 def import_command(file: Path, run: str, reviewer: str, db: str | None) -> None:
     """Store FILE's labelled rows (.jsonl or .parquet, RAGBench schema) as REVIEWER's label sets on RUN."""
+    from rag_eval.labels.exchange import import_rows, read_label_rows
+
     store = _store(db)
     run_id = _run_id(store, run)
     try:
@@ -132,6 +138,8 @@ def import_command(file: Path, run: str, reviewer: str, db: str | None) -> None:
 def queue_command(run: str, strategy: str, n: int, seed: int, other: str | None, include_reviewed: bool,
                   db: str | None) -> None:
     """Print the item ids of RUN to review next, one a line."""
+    from rag_eval.labels.queue import build_queue
+
     store = _store(db)
     run_id = _run_id(store, run)
     done = set() if include_reviewed else {s["item_id"] for s in store.human_labels(run_id)}
@@ -148,6 +156,8 @@ def queue_command(run: str, strategy: str, n: int, seed: int, other: str | None,
 @_db_option
 def status_command(run: str, db: str | None) -> None:
     """How many rows of RUN are reviewed, and by whom."""
+    from rag_eval.labels.store import review_progress
+
     store = _store(db)
     click.echo(review_progress(store, _run_id(store, run)).text)
 

@@ -17,13 +17,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rag_eval.labels.formats import FORMATS
 from rag_eval.labels.review import ragbench_scores
 from rag_eval.labels.store import item_from_record, save_review
 from rag_eval.runs.store import RunStore
 from rag_eval.schema import Labels, _as_list
 from rag_eval.text.sentences import item_from_row
 
-FORMATS = ("ragbench-parquet", "jsonl")
 LABEL_FIELDS = ("all_relevant_sentence_keys", "all_utilized_sentence_keys", "sentence_support_information",
                 "unsupported_response_sentence_keys", "overall_supported", "relevance_explanation",
                 "overall_supported_explanation")

@@ -41,8 +41,8 @@ from rag_eval.runs.compare import compare_runs, metric_table
 from rag_eval.runs.item_fields import item_report_fields, run_diagnosis
 from rag_eval.runs.stats import SCORE_NAMES, summarize_items
 from rag_eval.schema import METRIC_NAMES
+from rag_eval.ui.report_defaults import DEFAULT_WORST
 
-DEFAULT_WORST = 5
 SECTIONS = ("summary", "metrics", "distributions", "rmse-bands", "agreement", "diagnosis", "cost-latency",
             "worst-rows", "comparison")
 
