@@ -256,7 +256,8 @@ def run(dataset, config_path, collection, name, resume_run, ray_address, ray_wor
         from rag_eval.runs.ask import make_judge_from_config
         from rag_eval.runs.ray_judge import make_parallel_judge
 
-        judge = (make_parallel_judge("local", {}, address=None if ray_address == "local" else ray_address,
+        local_options = {"calibration": config.judge.calibration} if config.judge.calibration else {}
+        judge = (make_parallel_judge("local", local_options, address=None if ray_address == "local" else ray_address,
                                      workers=ray_workers)
                  if config.judge.kind == "local" else make_judge_from_config(config.judge))
     update, close = _progress_bar(f"run {config.name}", "q")

@@ -86,7 +86,10 @@ class GeneratorConfig(_Frozen):
 
 
 class JudgeConfig(_Frozen):
-    """Which judge labels the answers: ``local`` (offline learned judge) or ``llm``."""
+    """Which judge labels the answers: ``local`` (offline learned judge) or ``llm``.
+
+    ``calibration`` names a stored calibration of the local judge (``rag-eval judge
+    --calibrate ... --name NAME``), so a configuration can say ``local:NAME``."""
 
     kind: Literal["local", "llm"] = "local"
     model: str | None = None
@@ -94,6 +97,13 @@ class JudgeConfig(_Frozen):
     api_key_env: str = "OPENAI_API_KEY"
     prompt_id: str | None = None
     concurrency: int = Field(4, gt=0)
+    calibration: str | None = None
+
+    @model_validator(mode="after")
+    def _calibration_is_local(self) -> JudgeConfig:
+        if self.calibration is not None and self.kind != "local":
+            raise ValueError("judge.calibration applies to the local judge only (kind: local)")
+        return self
 
 
 class RagConfig(_Frozen):
@@ -121,6 +131,8 @@ class RagConfig(_Frozen):
     def config_hash(self) -> str:
         """12 hex digits of sha256 over the canonical JSON of everything but ``name``."""
         payload = {k: v for k, v in self.to_dict().items() if k != "name"}
+        if payload["judge"].get("calibration") is None:  # configurations from before the field keep their hash
+            payload["judge"].pop("calibration", None)
         canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:12]
 

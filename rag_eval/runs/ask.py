@@ -71,6 +71,8 @@ def make_judge_from_config(config: JudgeConfig) -> Judge:
             "model": config.model, "base_url": config.base_url, "prompt_id": config.prompt_id,
             "concurrency": config.concurrency, "api_key_env": config.api_key_env,
         }.items() if v is not None}
+    elif config.calibration:
+        options = {"calibration": config.calibration}
     return make_judge(config.kind, **options)
 
 

@@ -134,7 +134,7 @@ def config_from_settings(values: dict[str, Any], name: str = "dashboard") -> Rag
         "api_key_env": values["api_key_env"],
     }
     changes: dict[str, Any] = {f"judge.{k}": v for k, v in llm.items()}
-    changes.update({"judge.kind": "llm", "judge.concurrency": int(values["concurrency"])})
+    changes.update({"judge.kind": "llm", "judge.calibration": None, "judge.concurrency": int(values["concurrency"])})
     if values["use_llm_generator"]:
         changes.update({f"generator.{k}": v for k, v in llm.items()})
         changes["generator.kind"] = "openai"

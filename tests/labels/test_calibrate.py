@@ -67,3 +67,17 @@ def test_judge_local_name_uses_and_records_the_calibration(rag_eval_home, tmp_pa
     assert judge.calibration is not None and judge.calibration["sha256"] == cal["sha256"]
     missing = CliRunner().invoke(cli, ["judge", str(SAMPLE), "--judge", "local:nope", "--out", str(out)])
     assert missing.exit_code == 2 and "no calibration 'nope'" in missing.output
+
+
+def test_a_pipeline_configuration_names_the_calibration(rag_eval_home, tmp_path):
+    from rag_eval.rag.config import RagConfig
+    from rag_eval.runs.ask import make_judge_from_config
+
+    cal = _calibrate("dom-yaml")
+    path = tmp_path / "system.yaml"
+    path.write_text("name: calibrated\njudge:\n  kind: local\n  calibration: dom-yaml\n", encoding="utf-8")
+    config = RagConfig.from_yaml(path)
+    judge = make_judge_from_config(config.judge)
+    assert isinstance(judge, LocalJudge) and judge.calibration is not None
+    assert judge.calibration["sha256"] == cal["sha256"] and judge.name.endswith("+dom-yaml")
+    assert config.config_hash != RagConfig(name="calibrated").config_hash  # a calibrated judge is another system

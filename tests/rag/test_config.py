@@ -21,6 +21,12 @@ def test_hash_ignores_name_but_not_settings():
     assert hash(a) == hash(default_config("b"))
     assert a in {a}
 
+
+def test_hashes_from_before_the_calibration_field_are_kept():
+    """Stored runs group by hash: adding ``judge.calibration`` (unset) changes no hash."""
+    assert RagConfig().config_hash == "da6eee463d80"
+    assert RagConfig.from_dict({"judge": {"kind": "llm", "model": "m"}}).config_hash == "c8eb724f454c"
+
 @pytest.mark.parametrize(
     "data, field",
     [
@@ -29,6 +35,7 @@ def test_hash_ignores_name_but_not_settings():
         ({"chunking": {"size": 100, "overlap": 100}}, "chunking"),
         ({"generator": {"kind": "extractive", "temperature": 5}}, "generator.temperature"),
         ({"unknown": 1}, "unknown"),
+        ({"judge": {"kind": "llm", "calibration": "mine"}}, "judge"),
     ],
 )
 def test_bad_config_names_the_field(data, field):
