@@ -126,3 +126,13 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return str(tmp_path / "runs.sqlite")
     return str(request.getfixturevalue("pg_url"))
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def dashboard_backend(request: pytest.FixtureRequest, rag_eval_home: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The dashboard's run store on each backend: the default SQLite file in the test's
+    ``RAG_EVAL_HOME``, then ``RAG_EVAL_DB_URL`` naming a fresh PostgreSQL database. Name
+    it before fixtures that write runs, so they write where the pages read."""
+    if request.param == "postgresql":
+        monkeypatch.setenv("RAG_EVAL_DB_URL", str(request.getfixturevalue("pg_url")))
+    return str(request.param)
