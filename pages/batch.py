@@ -154,7 +154,7 @@ def render_results(run_id: str) -> None:
     run = data.run_store().get_run(run_id)
     items = data.run_items(data.where(), run_id)
     summary = run.get("summary") or {}
-    st.subheader("Results · " + escape_markdown(f"{run['name']} ({run_id}, {run['status']})"))
+    st.subheader("Results · " + escape_markdown(f"{run['name']} ({run_id}, {run_views.status_text(run)})"))
     components.draw_coverage(summary.get("n_scored", 0), summary.get("n_items", len(items)), summary.get("status_counts"))
     panels.draw_means(run_views.summary_means(summary))
     table = run_views.metrics_first(frames.items_frame(items))

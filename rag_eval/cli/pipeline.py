@@ -319,7 +319,8 @@ def _coverage_gate(record: dict[str, Any]) -> None:
 # ---------------------------------------------------------------- runs
 def _show_run(run: dict[str, Any], items: Sequence[dict[str, Any]] = ()) -> None:
     summary = run.get("summary") or {}
-    click.echo(f"Run {run['id']}  name={run['name']}  status={run['status']}  config={run['config_name']} "
+    status = f"{run['status']} ({run['status_detail']})" if run.get("status_detail") else run["status"]
+    click.echo(f"Run {run['id']}  name={run['name']}  status={status}  config={run['config_name']} "
                f"({run['config_hash']})  collection={run.get('collection')}")
     click.echo(f"dataset={run.get('dataset_path')}  fingerprint={run.get('dataset_fingerprint')}  created={run['created_at']}")
     if not summary:
