@@ -11,7 +11,7 @@ from rag_eval.io.rows import FileFormatError, RowError
 from rag_eval.runs.export import export_rows
 from rag_eval.runs.judge_only import judge_dataset
 from rag_eval.runs.prepare import has_response, prepare_row
-from rag_eval.runs.ray_judge import configured_cluster, make_parallel_judge
+from rag_eval.runs.ray_judge import RayUnavailable, configured_cluster, make_parallel_judge
 from rag_eval.runs.runner import parse_row, run_dataset
 from rag_eval.ui import components, cost, data, frames, jobs, panels, run_views, settings, state, uploads
 from rag_eval.ui.markdown import escape_markdown
@@ -113,14 +113,18 @@ def start(rows: list, mode: str, label: str, config, collection: str | None, nam
             return run_dataset(rows, config, collection, store, name=name, progress=progress, cancel=cancel,
                                judge=judge, dataset_path=label)
 
+    show_address = settings.policy().show_paths
+
     def work(progress, cancel):
         try:
             return run(progress, cancel)
+        except RayUnavailable as err:  # a visitor of a deployment is not told the cluster's address
+            raise RayUnavailable(str(err) if show_address else "cannot reach the configured Ray cluster") from None
         finally:
             if cluster is not None:
                 judge.close()  # the Ray workers (and a local Ray instance this run started)
-    label = f"{name} (local judge on {ray_workers} Ray workers)" if cluster is not None else name
-    st.session_state[K_JOB] = jobs.start_job(label, work, total=len(rows))
+    job_label = f"{name} (local judge on {ray_workers} Ray workers)" if cluster is not None else name
+    st.session_state[K_JOB] = jobs.start_job(job_label, work, total=len(rows))
     st.session_state[K_RUN] = None
     st.session_state[K_ERROR] = None
 

@@ -144,4 +144,6 @@ def test_the_ray_option_gives_the_results_of_one_process(dashboard_backend, loca
     assert [i["item_id"] for i in b] == [i["item_id"] for i in a]  # same rows, same order
     assert [i["status"] for i in b] == [i["status"] for i in a] and {i["status"] for i in b} == {"ok"}
     assert json.dumps(b, sort_keys=True, default=str) == json.dumps(a, sort_keys=True, default=str)
-    assert RunStore().get_run(spread)["summary"]["metrics"] == RunStore().get_run(one)["summary"]["metrics"]
+    runs = RunStore().get_run(one), RunStore().get_run(spread)
+    assert runs[1]["summary"]["metrics"] == runs[0]["summary"]["metrics"]
+    assert runs[1]["dataset_path"] == runs[0]["dataset_path"] and runs[1]["status"] == "finished"
