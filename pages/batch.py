@@ -11,6 +11,7 @@ from rag_eval.io.rows import FileFormatError, RowError
 from rag_eval.runs.export import export_rows
 from rag_eval.runs.judge_only import judge_dataset
 from rag_eval.runs.prepare import has_response, prepare_row
+from rag_eval.runs.ray_judge import RayUnavailable, configured_cluster, make_parallel_judge
 from rag_eval.runs.runner import parse_row, run_dataset
 from rag_eval.ui import components, cost, data, frames, jobs, panels, run_views, settings, state, uploads
 from rag_eval.ui.markdown import escape_markdown
@@ -20,6 +21,7 @@ PAGE = "batch"
 K_SOURCE, K_UPLOAD, K_MODE = f"{PAGE}.source", f"{PAGE}.upload", f"{PAGE}.mode"
 K_LIMIT, K_COLLECTION, K_NAME = f"{PAGE}.limit", f"{PAGE}.collection", f"{PAGE}.name"
 K_JOB, K_RUN, K_ERROR = f"{PAGE}.job", f"{PAGE}.run_id", f"{PAGE}.job_error"
+K_RAY, K_RAY_WORKERS = f"{PAGE}.ray", f"{PAGE}.ray_workers"
 SRC_DEMO = "Demo questions (RAG system on the demo collection)"
 SRC_SAMPLE = "RAGBench labelled sample (judge the given responses)"
 SRC_UPLOAD = "Upload a file (JSONL, CSV, Parquet)"
@@ -79,18 +81,50 @@ def render_estimate(rows: list, config) -> None:
                    f"prompt + {estimate.completion_tokens:,} completion tokens, {usd}.")
 
 
-def start(rows: list, mode: str, label: str, config, collection: str | None, name: str) -> None:
+def render_ray_option(config) -> int | None:
+    """Ray workers to spread the local judge over, when the owner configured a cluster
+    (``RAG_EVAL_RAY_ADDRESS``; no field here sets an address) and the user ticks it."""
+    cluster = configured_cluster()
+    if cluster is None or config.judge.kind != "local":
+        return None
+    where = cluster.label(show_address=settings.policy().show_paths)
+    cols = st.columns([3, 1])
+    if not cols[0].checkbox(f"Spread the local judge over Ray ({where})", key=K_RAY):
+        return None
+    workers = cols[1].number_input("Ray workers", min_value=1, max_value=cluster.max_workers,
+                                   value=min(2, cluster.max_workers), step=1, key=K_RAY_WORKERS)
+    return int(workers)
+
+
+def start(rows: list, mode: str, label: str, config, collection: str | None, name: str,
+          ray_workers: int | None = None) -> None:
     store = data.run_store()
-    judge = data.judge_for(config.judge)
+    cluster = configured_cluster() if ray_workers else None
+    if cluster is not None and ray_workers:  # the runs/ path of `--ray`: same rows, order, scores, statuses
+        judge = make_parallel_judge("local", {}, address=cluster.address, workers=ray_workers)
+    else:
+        judge = data.judge_for(config.judge)
     if mode == MODE_JUDGE:
-        def work(progress, cancel):
+        def run(progress, cancel):
             return judge_dataset(rows, config, store, judge, name=name, progress=progress, cancel=cancel,
                                  dataset_path=label)
     else:
-        def work(progress, cancel):
+        def run(progress, cancel):
             return run_dataset(rows, config, collection, store, name=name, progress=progress, cancel=cancel,
                                judge=judge, dataset_path=label)
-    st.session_state[K_JOB] = jobs.start_job(name, work, total=len(rows))
+
+    show_address = settings.policy().show_paths
+
+    def work(progress, cancel):
+        try:
+            return run(progress, cancel)
+        except RayUnavailable as err:  # a visitor of a deployment is not told the cluster's address
+            raise RayUnavailable(str(err) if show_address else "cannot reach the configured Ray cluster") from None
+        finally:
+            if cluster is not None:
+                judge.close()  # the Ray workers (and a local Ray instance this run started)
+    job_label = f"{name} (local judge on {ray_workers} Ray workers)" if cluster is not None else name
+    st.session_state[K_JOB] = jobs.start_job(job_label, work, total=len(rows))
     st.session_state[K_RUN] = None
     st.session_state[K_ERROR] = None
 
@@ -124,7 +158,7 @@ def render_results(run_id: str) -> None:
     run = data.run_store().get_run(run_id)
     items = data.run_items(data.where(), run_id)
     summary = run.get("summary") or {}
-    st.subheader("Results · " + escape_markdown(f"{run['name']} ({run_id}, {run['status']})"))
+    st.subheader("Results · " + escape_markdown(f"{run['name']} ({run_id}, {run_views.status_text(run)})"))
     components.draw_coverage(summary.get("n_scored", 0), summary.get("n_items", len(items)), summary.get("status_counts"))
     panels.draw_means(run_views.summary_means(summary))
     table = run_views.metrics_first(frames.items_frame(items))
@@ -194,12 +228,13 @@ def render_setup() -> None:
         st.warning(f"{len(problems)} row(s) with problems")
         components.draw_table(problems, key=f"{PAGE}.problems")
     render_estimate(rows, config)
+    ray_workers = render_ray_option(config)
     kind = f"{config.retrieval.mode}-k{config.retrieval.k}" if mode == MODE_RAG else "judge"
     default_name = f"{label.split('.')[0].replace(' ', '-')}-{kind}"
     name = st.text_input("Run name", value=default_name, key=f"{K_NAME}.{default_name}")
     job = st.session_state.get(K_JOB)
     if st.button("Run", key=f"{PAGE}.run", type="primary", disabled=job is not None and job.running):
-        start(rows, mode, label, config, collection, name)
+        start(rows, mode, label, config, collection, name, ray_workers)
 
 
 def main() -> None:

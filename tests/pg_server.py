@@ -126,3 +126,16 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return str(tmp_path / "runs.sqlite")
     return str(request.getfixturevalue("pg_url"))
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def dashboard_backend(request: pytest.FixtureRequest, rag_eval_home: Path,
+                      monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The dashboard's run store on each backend: the default SQLite file in the test's
+    ``RAG_EVAL_HOME``, then ``RAG_EVAL_DB_URL`` naming a fresh PostgreSQL database. Name
+    it before fixtures that write runs, so they write where the pages read."""
+    if request.param == "postgresql":
+        monkeypatch.setenv("RAG_EVAL_DB_URL", str(request.getfixturevalue("pg_url")))
+    yield str(request.param)
+    if request.param == "postgresql":  # nothing fell back to the local file
+        assert not (rag_eval_home / "runs.sqlite").exists(), "a page wrote runs.sqlite with RAG_EVAL_DB_URL set"

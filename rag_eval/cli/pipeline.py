@@ -241,7 +241,7 @@ def run(dataset, config_path, collection, name, resume_run, ray_address, ray_wor
     gate = request_from(gate_kwargs)
     config = _load_config(config_path, {})
     if judge_only:
-        _run_judge_only(dataset, config, name, resume_run, db)
+        _run_judge_only(dataset, config, name, resume_run, db, ray_address, ray_workers)
         return
     rows, path = _dataset_rows(dataset)
     if not rows:
@@ -286,7 +286,8 @@ def run(dataset, config_path, collection, name, resume_run, ray_address, ray_wor
         _coverage_gate(record)
 
 
-def _run_judge_only(dataset: str, config: RagConfig, name: str | None, resume_run: str | None, db: str | None) -> None:
+def _run_judge_only(dataset: str, config: RagConfig, name: str | None, resume_run: str | None, db: str | None,
+                    ray_address: str | None = None, ray_workers: int = 2) -> None:
     from rag_eval.runs.ask import make_judge_from_config
     from rag_eval.runs.judge_only import judge_dataset
     from rag_eval.runs.prepare import read_rows_to_judge
@@ -297,14 +298,22 @@ def _run_judge_only(dataset: str, config: RagConfig, name: str | None, resume_ru
     if not rows:
         raise click.ClickException(f"{dataset}: no rows")
     store = _store(db)
+    if ray_address and config.judge.kind == "local":
+        from rag_eval.runs.ray_judge import make_parallel_judge
+
+        judge = make_parallel_judge("local", {}, address=None if ray_address == "local" else ray_address,
+                                    workers=ray_workers)
+    else:
+        judge = make_judge_from_config(config.judge)
     update, close = _progress_bar(f"judge {config.name}", "row")
     try:
-        run_id = judge_dataset(rows, config, store, make_judge_from_config(config.judge), name=name, progress=update,
-                               dataset_path=dataset)
+        run_id = judge_dataset(rows, config, store, judge, name=name, progress=update, dataset_path=dataset)
     except KeyboardInterrupt:
         raise Interrupted("interrupted; finished items are stored (run status: cancelled)") from None
     finally:
         close()
+        if ray_address and config.judge.kind == "local":
+            judge.close()  # type: ignore[attr-defined]  # the Ray workers
     record = store.get_run(run_id)
     _show_run(record)
     _coverage_gate(record)
@@ -320,7 +329,8 @@ def _coverage_gate(record: dict[str, Any]) -> None:
 # ---------------------------------------------------------------- runs
 def _show_run(run: dict[str, Any], items: Sequence[dict[str, Any]] = ()) -> None:
     summary = run.get("summary") or {}
-    click.echo(f"Run {run['id']}  name={run['name']}  status={run['status']}  config={run['config_name']} "
+    status = f"{run['status']} ({run['status_detail']})" if run.get("status_detail") else run["status"]
+    click.echo(f"Run {run['id']}  name={run['name']}  status={status}  config={run['config_name']} "
                f"({run['config_hash']})  collection={run.get('collection')}")
     click.echo(f"dataset={run.get('dataset_path')}  fingerprint={run.get('dataset_fingerprint')}  created={run['created_at']}")
     if not summary:

@@ -21,7 +21,8 @@ from rag_eval.metrics.trace import score_item
 from rag_eval.rag.config import RagConfig
 from rag_eval.runs.join import occurrence_keys
 from rag_eval.runs.judge_stream import Job, stream_judge
-from rag_eval.runs.prepare import PreparedRow, prepare_rows
+from rag_eval.runs.prepare import PreparedRow, default_row_id, prepare_row, row_id, truth_of
+from rag_eval.runs.row_cache import RowCache
 from rag_eval.runs.runner import dataset_fingerprint, interrupted_status
 from rag_eval.runs.store import RunStore
 from rag_eval.schema import JudgeResult, JudgeStatus
@@ -61,6 +62,33 @@ def _record(position: int, p: PreparedRow, result: JudgeResult | None, config: R
     return record
 
 
+def _cancelled(position: int, item_id: str, value: dict[str, Any] | RowError, config: RagConfig) -> dict[str, Any]:
+    """The record of a row left unprepared because the run was cancelled first."""
+    question = value.get("question") if isinstance(value, dict) else None
+    p = PreparedRow(0, item_id, question if isinstance(question, str) else "")
+    return _record(position, p, None, config, None) | {"status": JudgeStatus.CANCELLED.value,
+                                                     "error": "run cancelled before this item"}
+
+
+def _from_cache(value: dict[str, Any], number: int, item_id: str, row_cache: RowCache | None,
+                ) -> tuple[str | None, PreparedRow | None, JudgeResult | None]:
+    """(row cache key, prepared row rebuilt from the cache, cached result) for a row the
+    cache holds; (key, None, None) otherwise. A hit skips sentence splitting and judging."""
+    if row_cache is None:
+        return None, None, None
+    key = row_cache.key(value, item_id)
+    hit = row_cache.get(key)
+    if hit is None:
+        return key, None, None
+    try:
+        truth = truth_of(value)
+    except ValueError:  # an unreadable truth column: the full preparation reports it
+        return key, None, None
+    raw_question = value.get("question")
+    question = raw_question if isinstance(raw_question, str) else ""
+    return key, PreparedRow(number, item_id, question, item=hit[0], truth=truth), hit[1]
+
+
 def judge_dataset(
     rows: Sequence[tuple[int, dict[str, Any] | RowError]],
     config: RagConfig,
@@ -70,32 +98,49 @@ def judge_dataset(
     progress: Callable[[int, int], None] | None = None,
     cancel: threading.Event | None = None,
     dataset_path: str | None = None,
+    use_row_cache: bool = True,
 ) -> str:
     """Judge every ``(row number, row)``'s given response, store one record per row and
     return the run id. Rows are prepared by :func:`rag_eval.runs.prepare.prepare_row`
-    (the same ids and checks as ``rag-eval judge``). Every row ends with a status;
-    cancelled rows are ``cancelled``."""
+    (the same ids and checks as ``rag-eval judge``) one at a time in the streaming
+    pipeline's preparing thread, and, as in ``rag-eval judge``, a row the row cache
+    holds (an LLM judge with its cache on) is neither prepared nor judged again. Every
+    row ends with a status; cancelled rows are ``cancelled``."""
     source = dataset_path or "dataset"
-    prepared = list(enumerate(prepare_rows(rows, source)))
+    row_cache = RowCache.for_judge(judge) if use_row_cache else None
+    raw_ids = [default_row_id(n) if isinstance(v, RowError) else row_id(v, n) for n, v in rows]
     # a repeated id's k-th occurrence is stored as id#k, as the pipeline runner does (runs.join)
-    for (_, p), key in zip(prepared, occurrence_keys([p.item_id for _, p in prepared])):
-        p.item_id = key
+    keys = occurrence_keys(raw_ids)
     fingerprint = dataset_fingerprint([v for _, v in rows if isinstance(v, dict)])
     run_id = store.create_run(config, collection=None, dataset_fingerprint=fingerprint, dataset_path=dataset_path,
-                              name=name, n_items=len(prepared), meta={"kind": "judge-given-responses"})
-    total = len(prepared)
+                              name=name, n_items=len(rows), meta={"kind": "judge-given-responses"})
+    total = len(rows)
     if progress:
         progress(0, total)
 
-    def jobs() -> Iterator[Job[dict[str, Any]]]:
-        for pos, p in prepared:
+    def jobs() -> Iterator[Job[dict[str, Any]]]:  # runs in the pipeline's preparing thread
+        for pos, ((number, value), raw_id, key) in enumerate(zip(rows, raw_ids, keys)):
+            if cancel is not None and cancel.is_set():  # stop preparing: the rest is cancelled
+                yield Job(done=_cancelled(pos, key, value, config))
+                continue
+            cache_key = None
+            if isinstance(value, dict):
+                cache_key, cached, result = _from_cache(value, number, raw_id, row_cache)
+                if cached is not None and result is not None:
+                    cached.item_id = key
+                    yield Job(done=_record(pos, cached, result, config, None))
+                    continue
+            p = prepare_row(value, number, source)
+            p.item_id = key
             if p.item is None:
                 yield Job(done=_record(pos, p, None, config, None))
             else:
-                yield Job(item=p.item, context=(pos, p))
+                yield Job(item=p.item, context=(pos, p, cache_key))
 
     def finish(job: Job[dict[str, Any]], result: JudgeResult) -> dict[str, Any]:
-        pos, p = job.context
+        pos, p, cache_key = job.context
+        if row_cache is not None and cache_key is not None:
+            row_cache.put(cache_key, p.item, result)
         return _record(pos, p, result, config, None)
 
     try:
@@ -106,4 +151,3 @@ def judge_dataset(
         raise
     store.finish_run(run_id, "cancelled" if cancel is not None and cancel.is_set() else "finished")
     return run_id
-

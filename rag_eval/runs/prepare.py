@@ -76,7 +76,9 @@ def has_response(row: dict[str, Any]) -> bool:
     )
 
 
-def _truth(row: dict[str, Any]) -> dict[str, float | None] | None:
+def truth_of(row: dict[str, Any]) -> dict[str, float | None] | None:
+    """The row's RAGBench ground-truth scores (None when it has none); raises
+    ``ValueError`` naming the column when one cannot be read."""
     out: dict[str, float | None] = {}
     for metric in METRIC_NAMES:
         column = RAGBENCH_TRUTH_COLUMNS[metric]
@@ -145,7 +147,7 @@ def prepare_row(value: dict[str, Any] | RowError, row_number: int, source: str =
         except ValidationError as err:
             first = issues_from_validation_error(err, source, row_number)[0]
             raise _FieldError(first.field, first.message) from None
-        truth = _truth(value)
+        truth = truth_of(value)
         item = item_from_row(row, default_id=item_id)
     except _FieldError as err:
         return PreparedRow(row_number, item_id, question, error=RowError(source, row_number, err.field, err.message))

@@ -27,7 +27,8 @@ from __future__ import annotations
 import os
 import threading
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,52 @@ CHUNK_ROWS = 64  # rows per task: the local judge's own chunk, so a worker embed
 IN_FLIGHT_PER_WORKER = 2  # one chunk running, one queued: workers never wait, memory stays bounded
 MAX_ATTEMPTS = 2  # a chunk whose worker died is retried once
 PASSED_ENV = ("RAG_EVAL_HOME", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "RAG_EVAL_SHARED_DATA")
+
+
+#: The dashboard's Ray settings (environment, then ``.streamlit/secrets.toml``): the owner's
+#: configuration only; no page field sets them, so a visitor cannot point the server at a cluster.
+ADDRESS_SETTING = "RAG_EVAL_RAY_ADDRESS"
+MAX_WORKERS_SETTING = "RAG_EVAL_RAY_MAX_WORKERS"
+LOCAL_ADDRESS = "local"
+DEFAULT_MAX_WORKERS = 8
+
+
+@dataclass(frozen=True, slots=True)
+class RayCluster:
+    """The Ray cluster the owner configured for the dashboard: ``address`` is a cluster
+    address (``auto``, ``ray://host:10001``) or None for a local Ray instance."""
+
+    address: str | None
+    max_workers: int = DEFAULT_MAX_WORKERS
+
+    def label(self, show_address: bool = True) -> str:
+        """How a page names it: the address, unless the deployment hides server details."""
+        if self.address is None:
+            return "a local Ray instance"
+        return self.address if show_address else "the configured Ray cluster"
+
+
+def configured_cluster(lookup: Callable[[str], str | None] | None = None) -> RayCluster | None:
+    """The cluster ``RAG_EVAL_RAY_ADDRESS`` names (``local``: a local Ray instance with
+    as many CPUs as workers), or None when it is unset; ``RAG_EVAL_RAY_MAX_WORKERS``
+    caps the workers a page may ask for. Reads settings only: nothing imports Ray."""
+    if lookup is None:
+        from rag_eval.config import setting
+
+        lookup = setting
+    address = (lookup(ADDRESS_SETTING) or "").strip()
+    if not address:
+        return None
+    raw_max = (lookup(MAX_WORKERS_SETTING) or "").strip()
+    try:
+        max_workers = max(1, int(raw_max)) if raw_max else DEFAULT_MAX_WORKERS
+    except ValueError:
+        raise ValueError(f"{MAX_WORKERS_SETTING} must be a whole number, got {raw_max!r}") from None
+    return RayCluster(None if address.lower() == LOCAL_ADDRESS else address, max_workers)
+
+
+_init_lock = threading.Lock()
+_owned_users: int | None = None  # judges using the Ray instance this module started (None: it started none)
 
 
 class RayUnavailable(RuntimeError):
@@ -121,10 +168,16 @@ class RayJudge:
 
     # ------------------------------------------------------------------ lifecycle
     def _start(self) -> Any:
+        global _owned_users
         ray = _import_ray()
-        if not ray.is_initialized():
-            init_ray(self.address, self.workers)
-            self._started_ray = True
+        if not self._started_ray:
+            with _init_lock:  # judges of one process share its Ray connection (two Batch runs at once)
+                if not ray.is_initialized():
+                    init_ray(self.address, self.workers)
+                    _owned_users = 0
+                if _owned_users is not None:
+                    _owned_users += 1
+                    self._started_ray = True
         while len(self._actors) < self.workers:
             self._actors.append(self._new_actor(ray))
         return ray
@@ -151,8 +204,14 @@ class RayJudge:
                 pass
         self._actors = []
         if self._started_ray:
-            ray.shutdown()
-            self._started_ray = False
+            global _owned_users
+            with _init_lock:  # the last judge using a Ray instance this process started stops it
+                self._started_ray = False
+                if _owned_users is not None:
+                    _owned_users -= 1
+                    if _owned_users <= 0:
+                        _owned_users = None
+                        ray.shutdown()
 
     def __enter__(self) -> RayJudge:  # noqa: PYI034
         return self

@@ -33,9 +33,11 @@ that succeeds for exactly one of several processes racing to resume a run; the
 winner keeps a heartbeat while it runs, so a run whose process died can be claimed
 again once its lease has lapsed.
 
-A run that says ``running`` but whose process is gone (killed, crashed) is shown as
-``interrupted`` (rag_eval.runs.liveness: the running process holds a lock file beside
-the SQLite store; on a server, the claim's heartbeat); ``--resume`` continues it.
+A run that says ``running`` but whose process is gone (killed, crashed, host lost) is
+shown as ``interrupted`` with the reason in ``status_detail``, on both backends once its
+heartbeat is older than the lease (``no heartbeat for N s``), and on SQLite at once when
+nobody holds its lock file beside the store (rag_eval.runs.liveness); ``--resume``
+continues it.
 """
 
 from __future__ import annotations
@@ -135,6 +137,19 @@ RUN_STATUSES = ("running", "finished", "cancelled", "failed")
 class RunNotFound(LookupError):
     def __str__(self) -> str:  # LookupError would quote the message
         return str(self.args[0]) if self.args else "run not found"
+
+
+def _age_s(stamp: Any) -> float | None:
+    """Seconds since an ISO timestamp the store wrote, or None when there is none."""
+    if not stamp:
+        return None
+    try:
+        then = datetime.fromisoformat(str(stamp))
+    except ValueError:
+        return None
+    if then.tzinfo is None:
+        then = then.replace(tzinfo=UTC)
+    return max(0.0, (datetime.now(UTC) - then).total_seconds())
 
 
 class RunBusy(ValueError):
@@ -552,11 +567,30 @@ class RunStore:
         if lock is not None:
             lock.release()
 
+    def _stale(self, d: dict[str, Any]) -> str | None:
+        """Why a run stored as ``running`` is not running any more, or None while it may
+        be. On both backends: its holder's heartbeat is older than the lease; on SQLite
+        also, at once: nobody holds its lock file (the process ended)."""
+        run_id = str(d["id"])
+        if run_id in self._claimed:
+            return None  # this process is running it
+        alive = run_id_alive(self.path, run_id) if self.backend == "sqlite" else None
+        if alive is True:
+            return None
+        age = _age_s(d.get("heartbeat_at"))
+        silent = f"no heartbeat for {age:.0f} s" if age is not None else "no heartbeat"
+        if alive is False:
+            return f"its process is gone; {silent}"
+        if age is not None and age > LEASE_S:
+            return silent
+        return None  # unknown (an older run without a heartbeat) or within its lease
+
     def _run_dict(self, row: Row) -> dict[str, Any]:
         d = dict(row)
-        if (d.get("status") == "running" and self.backend == "sqlite"
-                and run_id_alive(self.path, str(d["id"])) is False):
-            d["status"] = INTERRUPTED  # its process is gone (killed, crashed): shown, not stored
+        if d.get("status") == "running":
+            why = self._stale(d)
+            if why is not None:  # killed, crashed, lost its host: shown, not stored (--resume continues it)
+                d["status"], d["status_detail"] = INTERRUPTED, why
         d["config"] = json.loads(d.pop("config_json"))
         d["summary"] = json.loads(d.pop("summary_json")) if d.get("summary_json") else None
         d["meta"] = json.loads(d.pop("meta_json")) if d.get("meta_json") else {}

@@ -47,10 +47,10 @@ def draw_diagnosis(diagnosis: Diagnosis) -> None:
 def report_bytes(run_id: str) -> bytes:
     """The self-contained HTML report of one run, built when the button is clicked
     (Streamlit calls ``data`` on a worker thread, so the page never waits for it)."""
-    from rag_eval.runs.store import RunStore, default_db_path
+    from rag_eval.runs.store import RunStore, default_db_location
     from rag_eval.ui.report_html import build_report
 
-    store = RunStore(default_db_path())
+    store = RunStore(default_db_location())
     try:
         return build_report([store.get_run(run_id)], {run_id: store.items(run_id)}).encode("utf-8")
     finally:

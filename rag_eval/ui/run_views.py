@@ -107,6 +107,14 @@ def changes_since(run: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> 
     return "; ".join(diff) if diff else "same configuration"
 
 
+def status_text(run: Mapping[str, Any]) -> str:
+    """A run's status as shown, with why an ``interrupted`` run is taken for one
+    (``interrupted (no heartbeat for 75 s)``)."""
+    status = str(run.get("status") or "")
+    detail = run.get("status_detail")
+    return f"{status} ({detail})" if detail else status
+
+
 def runs_table(runs: Sequence[Mapping[str, Any]], context: Sequence[Mapping[str, Any]] | None = None) -> pd.DataFrame:
     """The run list, most telling columns first: name, metric means, coverage, dataset,
     configuration (by what it does, and what changed since the previous run on the
@@ -127,7 +135,7 @@ def runs_table(runs: Sequence[Mapping[str, Any]], context: Sequence[Mapping[str,
             "changed": changes_since(run, context),
             "tags": ", ".join(run.get("tags") or []),
             "note": run.get("note") or "",
-            "status": run.get("status"),
+            "status": status_text(run),
             "items": run.get("n_items"),
             "created_at": run.get("created_at"),
             "id": run.get("id"),

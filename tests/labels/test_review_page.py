@@ -35,7 +35,7 @@ def _metric(at: AppTest, label: str) -> list[str]:
     return [m.value for m in at.metric if m.label == label]
 
 
-def test_review_change_save_reload_and_second_reviewer(rag_eval_home):
+def test_review_change_save_reload_and_second_reviewer(dashboard_backend):
     at = _open_review("alice")
     relevant = at.multiselect(key=_key(at, ".relevant"))
     doc_keys = [o.split(" · ")[0] for o in relevant.options]  # options are shown as "key · text"
@@ -86,7 +86,7 @@ def test_reset_undoes_unsaved_edits(rag_eval_home):
     assert RunStore().human_labels(RUN) == []  # nothing stored until Save
 
 
-def test_judges_page_queue_agreement_and_calibration(rag_eval_home, labelled_run):
+def test_judges_page_queue_agreement_and_calibration(dashboard_backend, labelled_run):
     _store, _run_id = labelled_run
     at = AppTest.from_file(APP, default_timeout=300)
     at.run()

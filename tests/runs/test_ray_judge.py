@@ -164,3 +164,25 @@ def test_cli_run_with_ray_stores_what_one_process_stores(local_ray, tmp_path, de
     plain, spread = items("plain"), items("spread")
     differing = sorted({k for a, b in zip(plain, spread) for k in a if a.get(k) != b.get(k)})
     assert [i["status"] for i in spread] == ["ok"] * 6 and differing == [] and len(spread) == len(plain)
+
+
+def test_cli_run_judge_only_with_ray_stores_what_one_process_stores(local_ray, tmp_path):
+    from rag_eval.rag.config import default_config
+    from rag_eval.runs.store import RunStore
+
+    config = tmp_path / "local.yaml"
+    default_config("ray-judge-only").to_yaml(config)
+    src = str(DATA_DIR / "ragbench_sample.jsonl")
+    runner = CliRunner()
+    for name, extra in (("plain", []), ("spread", ["--ray-workers", "2", "--ray"])):
+        result = runner.invoke(cli, ["run", src, "--judge-only", "--config", str(config), "--name", name, *extra])
+        assert result.exit_code == 0, result.output
+
+    def items(name):
+        store = RunStore()
+        return [{k: v for k, v in item.items() if k not in ("timings", "latency_s", "run_id")}
+                for item in store.items(store.resolve_run_id(name))]
+
+    plain, spread = items("plain"), items("spread")
+    assert len(spread) == len(plain) > 0 and {i["status"] for i in spread} == {"ok"}
+    assert spread == plain

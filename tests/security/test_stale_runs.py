@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from rag_eval.runs.liveness import RunLock, is_alive
@@ -59,3 +61,34 @@ def test_runs_in_this_process_stay_running(tmp_path):
     store.finish_run(run_id, "cancelled")
     assert store.get_run(run_id)["status"] == "cancelled"
     assert not list((tmp_path / "runs.sqlite.locks").glob("*.lock"))
+
+
+def test_a_killed_run_shows_interrupted_with_its_silence_on_both_backends(store_url):
+    """SQLite knows at once (the lock file); on both backends, once the holder's heartbeat
+    is older than the 60 s lease the run reads ``interrupted (no heartbeat for N s)``."""
+    proc = subprocess.Popen([sys.executable, "-c", HOLDER, store_url], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        run_id = proc.stdout.readline().strip()
+        store = RunStore(store_url)
+        assert store.get_run(run_id)["status"] == "running"  # its process is alive and beating
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    if store.backend == "sqlite":
+        assert store.get_run(run_id)["status"] == "interrupted"
+        assert store.get_run(run_id)["status_detail"].startswith("its process is gone; no heartbeat for")
+    else:
+        assert store.get_run(run_id)["status"] == "running"  # within its lease, a server cannot tell yet
+    # 90 s of silence later (the heartbeat aged rather than waited for)
+    store._write("UPDATE runs SET heartbeat_at = ? WHERE id = ?",
+                 ((datetime.now(UTC) - timedelta(seconds=90)).isoformat(timespec="seconds"), run_id))
+    for run in (store.get_run(run_id), store.list_runs()[0]):
+        assert run["status"] == "interrupted"
+        assert re.search(r"no heartbeat for (9\d|1\d\d) s$", run["status_detail"]), run["status_detail"]
+    store.claim_run(run_id)  # resumed here: running again, whatever the old heartbeat said
+    assert store.get_run(run_id)["status"] == "running" and "status_detail" not in store.get_run(run_id)
+    store.finish_run(run_id)
+    assert store.get_run(run_id)["status"] == "finished"
+    store.close()

@@ -66,7 +66,7 @@ def _run_batch(at: AppTest, rows: int, retrieval: str) -> None:
     _no_failure(at)
 
 
-def test_full_offline_flow(demo_home, local_judge_ready):
+def test_full_offline_flow(dashboard_backend, demo_home, local_judge_ready):
     """Ask on the demo collection -> support map -> two small batches -> Runs -> Compare."""
     at = _app()
     at.switch_page("pages/ask.py").run()
@@ -118,7 +118,7 @@ def test_full_offline_flow(demo_home, local_judge_ready):
     assert len(at.get("html")) >= 2  # both support maps side by side
 
 
-def test_batch_judges_labelled_sample_with_truth_and_runs_shows_agreement(local_judge_ready):
+def test_batch_judges_labelled_sample_with_truth_and_runs_shows_agreement(dashboard_backend, local_judge_ready):
     at = _app()
     at.switch_page("pages/batch.py").run()
     at.radio(key="batch.source").set_value("RAGBench labelled sample (judge the given responses)").run()
@@ -141,6 +141,9 @@ def test_batch_judges_labelled_sample_with_truth_and_runs_shows_agreement(local_
     assert {"Excellent", "Good", "Acceptable", "Poor"} <= {m.label for m in at.metric}
     assert any("Diagnosis" in m.value for m in at.markdown)
     assert at.get("download_button"), "no Download report button"
+    from rag_eval.ui.diagnosis_view import report_bytes  # what the button sends, from the configured store
+
+    assert b"<html" in report_bytes(at.session_state["batch.run_id"])[:500].lower()
 
 
 def test_a_failing_page_shows_a_message_not_a_traceback(tmp_path, monkeypatch):
@@ -230,7 +233,7 @@ def test_datasets_page_lists_and_opens_a_saved_dataset(rag_eval_home):
     assert '"synthetic-reviewed"' in (datasets / "golden.jsonl").read_text(encoding="utf-8")
 
 
-def test_an_unreachable_provider_loses_no_row(demo_home, monkeypatch):
+def test_an_unreachable_provider_loses_no_row(dashboard_backend, demo_home, monkeypatch):
     """Every row of a batch against an unreachable LLM ends with an explicit failure
     status and a reason; none is scored, the coverage says so."""
     monkeypatch.setenv("RAG_EVAL_DEPLOYMENT", "local")  # a free Base URL field, whatever the machine's env holds

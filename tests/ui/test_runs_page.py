@@ -37,7 +37,7 @@ def _ok(at: AppTest) -> None:
     assert not at.error, [e.value for e in at.error]
 
 
-def test_runs_page_filters_tags_notes_and_deep_link(rag_eval_home):
+def test_runs_page_filters_tags_notes_and_deep_link(dashboard_backend):
     k2, k5, other = _store_runs()
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
@@ -68,7 +68,7 @@ def test_runs_page_filters_tags_notes_and_deep_link(rag_eval_home):
     assert list(at.dataframe[0].value["id"]) == [k5]
 
 
-def test_compare_shows_what_changed(rag_eval_home):
+def test_compare_shows_what_changed(dashboard_backend):
     k2, k5, _ = _store_runs()
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()

@@ -1,0 +1,149 @@
+"""The Batch page's run launching (AppTest): the row cache makes an identical rerun
+send no request, and the Ray option the owner's configuration offers spreads the local
+judge over Ray with the results of one process. Each on SQLite and PostgreSQL where it
+stores runs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from rag_eval.runs.ray_judge import RayCluster, configured_cluster
+from rag_eval.runs.store import RunStore
+from tests.conftest import PROJECT_ROOT
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+SAMPLE = "RAGBench labelled sample (judge the given responses)"
+
+
+def _ok(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def _batch_page() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page("pages/batch.py").run()
+    at.radio(key="batch.source").set_value(SAMPLE).run()
+    _ok(at)
+    return at
+
+
+labels: list[str] = []  # the progress label of each job started
+
+
+def _run(at: AppTest, rows: int) -> str:
+    at.number_input(key="batch.limit").set_value(rows).run()
+    at.button(key="batch.run").click().run()
+    _ok(at)
+    job = at.session_state["batch.job"]
+    labels.append(job.label)
+    job.wait(timeout=600)
+    assert job.error is None, job.error
+    at.run()
+    _ok(at)
+    return str(at.session_state["batch.run_id"])
+
+
+def _judged(run_id: str) -> list[dict]:
+    """What a run stored per row, latency and timings aside."""
+    drop = {"latency_s", "timings", "run_id", "created_at"}
+    return [{k: v for k, v in item.items() if k not in drop} for item in RunStore().items(run_id)]
+
+
+def test_an_identical_rerun_from_the_page_sends_no_request(dashboard_backend, openai_server, monkeypatch):
+    """The page judges through the streaming pipeline with the row cache, as `rag-eval
+    judge` does: the second identical run is answered without a judge request."""
+    from tests.judges.fake_answers import answer_text
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-real-123")
+    monkeypatch.setenv("RAG_EVAL_ALLOWED_BASE_URLS", openai_server.base_url)
+    monkeypatch.setenv("RAG_EVAL_ALLOWED_MODELS", "test-model")
+    openai_server.set_handler(lambda body: answer_text(body))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page("pages/settings.py").run()
+    at.radio(key="settings.provider").set_value("openai")
+    at.selectbox(key="settings.model").select("test-model")
+    at.selectbox(key="settings.base_url").select(openai_server.base_url)
+    at.button[0].click().run()
+    _ok(at)
+    at.switch_page("pages/batch.py").run()
+    at.radio(key="batch.source").set_value(SAMPLE).run()
+    first = _run(at, 3)
+    sent = openai_server.request_count
+    assert sent >= 3
+    second = _run(at, 3)
+    assert second != first
+    assert openai_server.request_count == sent  # every row from the row cache: zero requests
+    a, b = _judged(first), _judged(second)
+    assert [i["status"] for i in b] == ["ok"] * 3
+    assert [i["scores"] for i in b] == [i["scores"] for i in a]
+    assert [i["labels"] for i in b] == [i["labels"] for i in a]
+
+
+def test_without_a_cluster_the_page_offers_no_ray_and_imports_none(tmp_path):
+    code = (
+        "import sys\n"
+        "from streamlit.testing.v1 import AppTest\n"
+        f"at = AppTest.from_file({APP!r}, default_timeout=120)\n"
+        "at.run()\n"
+        "at.switch_page('pages/batch.py').run()\n"
+        f"at.radio(key='batch.source').set_value({SAMPLE!r}).run()\n"
+        "assert not at.exception, [e.value for e in at.exception]\n"
+        "assert not [c for c in at.checkbox if c.key == 'batch.ray'], 'a Ray option without a cluster'\n"
+        "assert 'ray' not in sys.modules, 'ray was imported'\n"
+    )
+    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("RAG_EVAL_RAY")}
+    done = subprocess.run([sys.executable, "-c", code], cwd=PROJECT_ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_the_cluster_comes_from_the_owners_configuration_only(monkeypatch):
+    assert configured_cluster(lambda name: None) is None
+    settings = {"RAG_EVAL_RAY_ADDRESS": "ray://head.example:10001", "RAG_EVAL_RAY_MAX_WORKERS": "6"}
+    cluster = configured_cluster(settings.get)
+    assert cluster == RayCluster("ray://head.example:10001", 6)
+    assert cluster.label(show_address=False) == "the configured Ray cluster"
+    assert configured_cluster({"RAG_EVAL_RAY_ADDRESS": "local"}.get) == RayCluster(None)
+    with pytest.raises(ValueError, match="RAG_EVAL_RAY_MAX_WORKERS"):
+        configured_cluster({"RAG_EVAL_RAY_ADDRESS": "auto", "RAG_EVAL_RAY_MAX_WORKERS": "many"}.get)
+    # on a public deployment the page names no address and has no field to type one
+    monkeypatch.setenv("RAG_EVAL_DEPLOYMENT", "public")
+    monkeypatch.setenv("RAG_EVAL_RAY_ADDRESS", "ray://head.example:10001")
+    at = _batch_page()
+    option = at.checkbox(key="batch.ray")
+    assert option.label == "Spread the local judge over Ray (the configured Ray cluster)"
+    shown = " ".join(str(e.value) for e in (*at.markdown, *at.caption, *at.text)) + option.label
+    assert "head.example" not in shown
+    assert not [t for t in at.text_input if "ray" in (t.key or "").lower()]
+
+
+def test_the_ray_option_gives_the_results_of_one_process(dashboard_backend, local_judge_ready, monkeypatch):
+    pytest.importorskip("ray", reason="ray is in requirements-dev.txt; install it to run the Ray tests")
+    monkeypatch.setenv("RAG_EVAL_RAY_ADDRESS", "local")  # the page starts (and stops) a local Ray instance
+    at = _batch_page()
+    option = at.checkbox(key="batch.ray")
+    assert option.label == "Spread the local judge over Ray (a local Ray instance)"
+    one = _run(at, 6)
+    at.checkbox(key="batch.ray").check().run()
+    at.number_input(key="batch.ray_workers").set_value(2).run()
+    spread = _run(at, 6)
+    assert at.session_state["batch.job"] is None and "on 2 Ray workers" in labels[-1]
+    import ray
+
+    assert not ray.is_initialized()  # the run stopped the Ray instance it started
+    a, b = _judged(one), _judged(spread)
+    assert [i["item_id"] for i in b] == [i["item_id"] for i in a]  # same rows, same order
+    assert [i["status"] for i in b] == [i["status"] for i in a] and {i["status"] for i in b} == {"ok"}
+    assert json.dumps(b, sort_keys=True, default=str) == json.dumps(a, sort_keys=True, default=str)
+    runs = RunStore().get_run(one), RunStore().get_run(spread)
+    assert runs[1]["summary"]["metrics"] == runs[0]["summary"]["metrics"]
+    assert runs[1]["dataset_path"] == runs[0]["dataset_path"] and runs[1]["status"] == "finished"
