@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from rag_eval.runs.compare import all_metrics, compare_runs, config_diff, format_diff, with_correctness
+from rag_eval.runs.compare import config_diff, format_diff
 from rag_eval.schema import METRIC_NAMES
 from rag_eval.ui import charts, components, data, frames, run_charts, run_views, state
 from rag_eval.ui.help import glossary, metric_help, metric_label
@@ -147,9 +147,7 @@ def main() -> None:
     chosen = [by_id[r] for r in chosen_ids]
     labels = run_views.run_labels(chosen)
     render_config_diff(chosen, labels)
-    items_by_run = {r: with_correctness(data.run_item_fields(data.where(), r, data.run_stamp(by_id[r]), data.COMPARE_FIELDS))
-                    for r in chosen_ids}
-    result = compare_runs(items_by_run, all_metrics(items_by_run))
+    result = data.comparison(data.where(), tuple(chosen_ids), tuple(data.run_stamp(r) for r in chosen))
     render_metrics(result, labels)
     render_costs(chosen, labels)
     render_differences(result, labels)

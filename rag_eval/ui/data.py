@@ -141,6 +141,18 @@ def run_item_fields(location: str, run_id: str, stamp: str, fields: tuple[str, .
     return run_store().items(run_id, fields)
 
 
+@st.cache_data(ttl=ITEMS_TTL, max_entries=16, show_spinner=False)
+def comparison(location: str, run_ids: tuple[str, ...], stamps: tuple[str, ...]) -> dict[str, Any]:
+    """``runs.compare.compare_runs`` of the runs (the first is the baseline) over every
+    metric any of them has, answer correctness included; cached per runs and stamps, so
+    a rerun (the chart switched to radar) does not bootstrap again."""
+    from rag_eval.runs.compare import all_metrics, compare_runs, with_correctness
+
+    items_by_run = {r: with_correctness(run_item_fields(location, r, s, COMPARE_FIELDS))
+                    for r, s in zip(run_ids, stamps)}
+    return compare_runs(items_by_run, all_metrics(items_by_run))
+
+
 def run_item(location: str, run_id: str, item_id: str) -> dict[str, Any] | None:
     """One item's whole record (opening its support map), read when asked."""
     return run_store().item(run_id, item_id)
