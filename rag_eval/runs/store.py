@@ -616,6 +616,17 @@ class RunStore:
         self._release(run_id)
         return summary
 
+    def add_to_summary(self, run_id: str, **parts: Any) -> None:
+        """Merge ``parts`` into a finished run's stored summary (a run stored before the
+        summary kept its agreement gets it when first computed); a run without a
+        summary (still running) is left alone."""
+        rows = self._read("SELECT summary_json FROM runs WHERE id = ?", (run_id,))
+        if not rows or not rows[0][0]:
+            return
+        summary = {**json.loads(rows[0][0]), **parts}
+        self._write("UPDATE runs SET summary_json = ? WHERE id = ? AND summary_json IS NOT NULL",
+                    (_dumps(summary, self._secrets()), run_id))
+
     def annotate_run(self, run_id: str, tags: Iterable[str] | None = None, note: str | None = None) -> dict[str, Any]:
         """Set a run's tags (trimmed, deduplicated, order kept) and/or its free-text note;
         ``None`` leaves that field as it is. Returns the updated run."""

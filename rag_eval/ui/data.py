@@ -160,18 +160,22 @@ def run_item(location: str, run_id: str, item_id: str) -> dict[str, Any] | None:
 
 def run_agreement(location: str, run: dict[str, Any]) -> list[dict[str, Any]]:
     """A run's agreement rows: stored with its summary when it finished; computed from
-    its scores and truth (cached) for a run still running or stored before that."""
-    stored = (run.get("summary") or {}).get("agreement")
-    if stored is not None:
-        return list(stored)
-    return _computed_agreement(location, str(run["id"]), run_stamp(run))
+    its scores and truth (cached) for a run still running, and for a run stored before
+    summaries kept it (then added to its summary, so it is computed once)."""
+    summary = run.get("summary")
+    if summary and summary.get("agreement") is not None:
+        return list(summary["agreement"])
+    return _computed_agreement(location, str(run["id"]), run_stamp(run), bool(summary))
 
 
 @st.cache_data(ttl=ITEMS_TTL, max_entries=ITEMS_CACHE_ENTRIES, show_spinner=False)
-def _computed_agreement(location: str, run_id: str, stamp: str) -> list[dict[str, Any]]:
+def _computed_agreement(location: str, run_id: str, stamp: str, keep: bool) -> list[dict[str, Any]]:
     from rag_eval.runs.stats import agreement_rows
 
-    return agreement_rows(run_item_fields(location, run_id, stamp, AGREEMENT_FIELDS))
+    rows = agreement_rows(run_item_fields(location, run_id, stamp, AGREEMENT_FIELDS))
+    if keep:
+        run_store().add_to_summary(run_id, agreement=rows)
+    return rows
 
 
 @st.cache_resource(show_spinner="Loading the judge…")

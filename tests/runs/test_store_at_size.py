@@ -83,3 +83,17 @@ def test_migration_6_indexes_items_by_position(store_url):
     reopened = RunStore(store_url)  # applying nothing twice
     assert reopened.schema_version() == MIGRATIONS[-1][0]
     reopened.close()
+
+
+def test_add_to_summary_merges_into_a_finished_runs_summary_only(store_url):
+    store = RunStore(store_url)
+    done = store.create_run({"name": "done", "config_hash": "abc"})
+    store.add_item(done, {"item_id": "1", "status": "ok", "scores": {"adherence": 1.0}})
+    store.finish_run(done)
+    store.add_to_summary(done, agreement=[{"statistic": "consistency", "value": 0.9}])
+    summary = store.get_run(done)["summary"]
+    assert summary["agreement"] == [{"statistic": "consistency", "value": 0.9}] and summary["n_items"] == 1
+    running = store.create_run({"name": "running", "config_hash": "abc"})
+    store.add_to_summary(running, agreement=[])
+    assert store.get_run(running)["summary"] is None
+    store.close()

@@ -5,6 +5,7 @@ summary. A spy on ``RunStore.items`` / ``RunStore.item`` records every item read
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -74,7 +75,7 @@ def test_runs_page_computes_a_legacy_runs_agreement_from_its_scores(big_store):
     store = RunStore()
     stored = store.get_run(ids[-1])["summary"]
     legacy = {k: v for k, v in stored.items() if k != "agreement"}  # stored before the summary kept it
-    store._write("UPDATE runs SET summary_json = ? WHERE id = ?", (__import__("json").dumps(legacy), ids[-1]))
+    store._write("UPDATE runs SET summary_json = ? WHERE id = ?", (json.dumps(legacy), ids[-1]))
     store.close()
     at = _open("pages/runs.py", dataset="all")
     table = at.dataframe[1].value
@@ -83,6 +84,8 @@ def test_runs_page_computes_a_legacy_runs_agreement_from_its_scores(big_store):
     assert computed.to_dict() == pytest.approx({r["statistic"]: r["value"] for r in stored["agreement"]})
     assert (ids[-1], data.AGREEMENT_FIELDS) in reads
     assert all(fields is not None for _, fields in reads)  # never a whole run's records
+    # kept in the summary, so it is computed once
+    assert RunStore().get_run(ids[-1])["summary"]["agreement"] == stored["agreement"]
 
 
 def test_compare_reads_the_two_chosen_runs_only(big_store):
