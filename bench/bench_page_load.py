@@ -82,6 +82,15 @@ def fmt(values: list[float]) -> str:
 FIRST_CONTENT_TARGET_S = 2.0
 
 
+def process_cpu_s(pid: int) -> float | None:
+    """User + system CPU seconds of a process so far (Linux ``/proc``; None elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def generated_store(home: Path, n_runs: int, n_items: int) -> list[dict]:
     """The runs of the store at ``home/runs.sqlite``, generated first when missing."""
     from rag_eval.runs.sample_store import fill_store
@@ -104,7 +113,6 @@ def generated_store(home: Path, n_runs: int, n_items: int) -> list[dict]:
     # a user with 50 runs has the demo collection too (the Batch page would build it on a first visit)
     os.environ["RAG_EVAL_HOME"] = str(home)
     from rag_eval.demo import ensure_demo_collection
-
     from rag_eval.rag.store import close_clients
 
     with contextlib.redirect_stdout(io.StringIO()):
@@ -125,13 +133,19 @@ def at_size(args: argparse.Namespace) -> None:
                  ("Batch", f"/batch?run={newest['id']}", "Batch evaluation")]
         n_items = max(int(r.get("n_done") or 0) for r in runs)
         results: dict[tuple[str, str], list[browser.PageTiming]] = {}
+        server_cpu: dict[tuple[str, str], list[float]] = {}
         for name, path, heading in pages:
             for _ in range(args.repeat):
                 with browser.streamlit_server(home) as server:
                     browser.wait_healthy(server.url, process=server.process)
                     with browser.chromium_tab() as tools:
                         for visit in range(1 + args.warm):
+                            cpu_before = process_cpu_s(server.process.pid)
                             timing = browser.time_visit(tools, server.url + path, heading)
+                            cpu_after = process_cpu_s(server.process.pid)
+                            if cpu_before is not None and cpu_after is not None:
+                                server_cpu.setdefault((name, "cold" if visit == 0 else "warm"), []).append(
+                                    cpu_after - cpu_before)
                             if timing.errors or timing.content_s is None:
                                 print(f"{name} {path}: errors {timing.errors}, first content {timing.content_s}; "
                                       f"server log:\n{server.log()[-1500:]}")
@@ -140,9 +154,10 @@ def at_size(args: argparse.Namespace) -> None:
     print(f"## Dashboard pages at size: {len(runs)} stored runs, up to {n_items:,} items each "
           f"({args.repeat} fresh servers per page, {args.warm} warm visits each; seconds)\n")
     print(f"Machine: {os.cpu_count()} cores, load average {load:.1f} at the end of the measurement. "
-          f"First content = the first table or chart rendered; target {FIRST_CONTENT_TARGET_S:g} s.\n")
-    print("| page | visit | main heading | **first content** | ratio to target | script done |")
-    print("|---|---|---|---|---|---|")
+          f"First content = the first table or chart rendered; target {FIRST_CONTENT_TARGET_S:g} s. Server CPU = "
+          "the Streamlit process's user + system seconds during the visit (steady when the machine is loaded).\n")
+    print("| page | visit | main heading | **first content** | ratio to target | script done | server CPU |")
+    print("|---|---|---|---|---|---|---|")
 
     def med(values: list[float | None]) -> float | None:
         found = [v for v in values if v is not None]
@@ -154,7 +169,7 @@ def at_size(args: argparse.Namespace) -> None:
         verdict = "" if content is None else (" ✓" if content <= FIRST_CONTENT_TARGET_S else " ✗")
         print(f"| {name} | {kind} | {fmt([t.heading_s for t in timings if t.heading_s is not None])} | "
               f"**{fmt([t.content_s for t in timings if t.content_s is not None])}** | {ratio}{verdict} | "
-              f"{fmt([t.done_s for t in timings if t.done_s is not None])} |")
+              f"{fmt([t.done_s for t in timings if t.done_s is not None])} | {fmt(server_cpu.get((name, kind), []))} |")
 
 
 def main() -> None:
