@@ -8,7 +8,16 @@
    run in the server for the first time); later visits are warm.
 3. AppTest: first run of every page in a fresh AppTest (in-process, no browser).
 
-Prints markdown tables. Usage: ``HF_HUB_OFFLINE=1 .venv/bin/python bench/bench_page_load.py [--repeat 3]``
+``--at-size``: the Runs, Compare (two 2,000-item runs over one dataset) and Batch (a
+2,000-item run's results, ``/batch?run=ID``) pages on a generated store of 50 runs of
+2,000 RAGBench-like items (``rag_eval.runs.sample_store``; built once into
+``--store-dir``, default a temporary folder, never the project). Each page gets fresh
+servers (cold: the first visit after the server is healthy) and warm visits (a new
+session on the same server); it prints heading, first content (the first table or
+chart rendered) and script done, each first content against the 2 s target.
+
+Prints markdown tables. Usage: ``HF_HUB_OFFLINE=1 .venv/bin/python bench/bench_page_load.py [--repeat 3]``;
+``HF_HUB_OFFLINE=1 .venv/bin/python bench/bench_page_load.py --at-size --store-dir /tmp/rag-eval-size [--repeat 2]``
 """
 
 from __future__ import annotations
@@ -70,13 +79,113 @@ def fmt(values: list[float]) -> str:
     return f"{statistics.median(values):.2f} (min {min(values):.2f}, max {max(values):.2f})"
 
 
+FIRST_CONTENT_TARGET_S = 2.0
+
+
+def process_cpu_s(pid: int) -> float | None:
+    """User + system CPU seconds of a process so far (Linux ``/proc``; None elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def generated_store(home: Path, n_runs: int, n_items: int) -> list[dict]:
+    """The runs of the store at ``home/runs.sqlite``, generated first when missing."""
+    from rag_eval.runs.sample_store import fill_store
+    from rag_eval.runs.store import RunStore
+
+    home.mkdir(parents=True, exist_ok=True)
+    db = home / "runs.sqlite"
+    store = RunStore(db)
+    try:
+        runs = store.list_runs()
+        if len(runs) < n_runs:
+            start = time.perf_counter()
+            print(f"Generating {n_runs} runs × {n_items} items into {db} …", flush=True)
+            fill_store(store, n_runs - len(runs), n_items)
+            print(f"generated in {time.perf_counter() - start:.0f} s "
+                  f"({db.stat().st_size / 1e6:.0f} MB)\n", flush=True)
+            runs = store.list_runs()
+    finally:
+        store.close()
+    # a user with 50 runs has the demo collection too (the Batch page would build it on a first visit)
+    os.environ["RAG_EVAL_HOME"] = str(home)
+    from rag_eval.demo import ensure_demo_collection
+    from rag_eval.rag.store import close_clients
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        ensure_demo_collection()
+    close_clients()  # the embedded store's folder lock, for the servers
+    return runs
+
+
+def at_size(args: argparse.Namespace) -> None:
+    with contextlib.ExitStack() as stack:
+        home = Path(args.store_dir) if args.store_dir else Path(stack.enter_context(
+            tempfile.TemporaryDirectory(prefix="rag-eval-size-")))
+        runs = generated_store(home, args.runs, args.items)
+        newest = runs[0]
+        pair = [r["id"] for r in runs if r.get("dataset_fingerprint") == newest.get("dataset_fingerprint")][:2]
+        pages = [("Runs", "/runs", "Runs and trends"),
+                 ("Compare", f"/compare?runs={','.join(pair)}", "Compare runs"),
+                 ("Batch", f"/batch?run={newest['id']}", "Batch evaluation")]
+        n_items = max(int(r.get("n_done") or 0) for r in runs)
+        results: dict[tuple[str, str], list[browser.PageTiming]] = {}
+        server_cpu: dict[tuple[str, str], list[float]] = {}
+        for name, path, heading in pages:
+            for _ in range(args.repeat):
+                with browser.streamlit_server(home) as server:
+                    browser.wait_healthy(server.url, process=server.process)
+                    with browser.chromium_tab() as tools:
+                        for visit in range(1 + args.warm):
+                            cpu_before = process_cpu_s(server.process.pid)
+                            timing = browser.time_visit(tools, server.url + path, heading)
+                            cpu_after = process_cpu_s(server.process.pid)
+                            if cpu_before is not None and cpu_after is not None:
+                                server_cpu.setdefault((name, "cold" if visit == 0 else "warm"), []).append(
+                                    cpu_after - cpu_before)
+                            if timing.errors or timing.content_s is None:
+                                print(f"{name} {path}: errors {timing.errors}, first content {timing.content_s}; "
+                                      f"server log:\n{server.log()[-1500:]}")
+                            results.setdefault((name, "cold" if visit == 0 else "warm"), []).append(timing)
+    load = os.getloadavg()[0]
+    print(f"## Dashboard pages at size: {len(runs)} stored runs, up to {n_items:,} items each "
+          f"({args.repeat} fresh servers per page, {args.warm} warm visits each; seconds)\n")
+    print(f"Machine: {os.cpu_count()} cores, load average {load:.1f} at the end of the measurement. "
+          f"First content = the first table or chart rendered; target {FIRST_CONTENT_TARGET_S:g} s. Server CPU = "
+          "the Streamlit process's user + system seconds during the visit (steady when the machine is loaded).\n")
+    print("| page | visit | main heading | **first content** | ratio to target | script done | server CPU |")
+    print("|---|---|---|---|---|---|---|")
+
+    def med(values: list[float | None]) -> float | None:
+        found = [v for v in values if v is not None]
+        return statistics.median(found) if len(found) == len(values) and found else None
+
+    for (name, kind), timings in results.items():
+        content = med([t.content_s for t in timings])
+        ratio = f"{content / FIRST_CONTENT_TARGET_S:.2f}" if content is not None else "—"
+        verdict = "" if content is None else (" ✓" if content <= FIRST_CONTENT_TARGET_S else " ✗")
+        print(f"| {name} | {kind} | {fmt([t.heading_s for t in timings if t.heading_s is not None])} | "
+              f"**{fmt([t.content_s for t in timings if t.content_s is not None])}** | {ratio}{verdict} | "
+              f"{fmt([t.done_s for t in timings if t.done_s is not None])} | {fmt(server_cpu.get((name, kind), []))} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=3, help="fresh servers to start (cold visits)")
     parser.add_argument("--warm", type=int, default=2, help="warm visits per server")
+    parser.add_argument("--at-size", action="store_true", help="Runs, Compare and Batch on a generated large store")
+    parser.add_argument("--store-dir", help="--at-size: where the generated store is kept (reused when present)")
+    parser.add_argument("--runs", type=int, default=50, help="--at-size: stored runs")
+    parser.add_argument("--items", type=int, default=2000, help="--at-size: items per run")
     args = parser.parse_args()
     if browser.find_chromium() is None:
         raise SystemExit("no chromium binary: install Debian's 'chromium' (make browser-deps)")
+    if args.at_size:
+        at_size(args)
+        return
     totals: dict[str, list[float]] = {}
     for _ in range(args.repeat):
         for key, values in one_server(args.warm).items():

@@ -1,5 +1,7 @@
 """Batch evaluation: pick or upload a dataset, validate it row by row, estimate the
-cost, run it (progress, ETA, cancel), then filter, drill into and download results."""
+cost, run it (progress, ETA, cancel), then filter, drill into and download results.
+
+Deep link: ``/batch?run=ID`` (an id, a unique id prefix or a name) shows a stored run's results."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from rag_eval.runs.ray_judge import RayUnavailable, configured_cluster, make_par
 from rag_eval.runs.runner import parse_row, run_dataset
 from rag_eval.ui import components, cost, data, frames, jobs, panels, run_views, settings, state, uploads
 from rag_eval.ui.markdown import escape_markdown
+from rag_eval.ui.persist import link_once
 from rag_eval.ui.views import view_from_record
 
 PAGE = "batch"
@@ -33,6 +36,9 @@ RETRIEVAL_MODES = ("dense", "bm25", "hybrid")
 
 def init_page_state() -> None:
     state.init_defaults({K_LIMIT: None, K_JOB: None, K_RUN: None})
+    linked = link_once(PAGE, "run")  # /batch?run=ID shows a stored run's results
+    if linked:
+        st.session_state[K_RUN] = linked
 
 
 def load_source(source: str) -> tuple[str, list[tuple[int, object]]]:
@@ -155,8 +161,10 @@ def _draw_job() -> None:
 
 
 def render_results(run_id: str) -> None:
-    run = data.run_store().get_run(run_id)
-    items = data.run_items(data.where(), run_id)
+    store = data.run_store()
+    run = store.get_run(run_id)
+    run_id = run["id"]  # a deep link may give a prefix or a name
+    items = data.run_item_fields(data.where(), run_id, data.run_stamp(run), data.TABLE_FIELDS)
     summary = run.get("summary") or {}
     st.subheader("Results · " + escape_markdown(f"{run['name']} ({run_id}, {run_views.status_text(run)})"))
     components.draw_coverage(summary.get("n_scored", 0), summary.get("n_items", len(items)), summary.get("status_counts"))
@@ -174,15 +182,16 @@ def render_results(run_id: str) -> None:
     if ids:
         pick = st.selectbox("Open a row's support map", ids, key=f"{PAGE}.drill")
         if st.button("Open support map", key=f"{PAGE}.open"):
-            record = next(i for i in items if i["item_id"] == pick)
-            view = view_from_record(record, run["name"])
+            view = view_from_record(data.run_item(data.where(), run_id, pick), run["name"])
             view.extra["run_id"] = run_id  # so a review is stored with this run
             state.open_support_map(view)
-    export = pd.DataFrame(export_rows(run, items))
-    st.download_button("Download results (CSV)", export.to_csv(index=False).encode("utf-8"),
-                       file_name=f"{run_id}.csv", mime="text/csv", key=f"{PAGE}.download_csv")
-    st.download_button("Download results (JSONL)", export.to_json(orient="records", lines=True).encode("utf-8"),
-                       file_name=f"{run_id}.jsonl", mime="application/json", key=f"{PAGE}.download_jsonl")
+    # the files are built when a button is clicked (every record read then), not on each rerun
+    export = lambda: pd.DataFrame(export_rows(run, store.items(run_id)))  # noqa: E731
+    st.download_button("Download results (CSV)", lambda: export().to_csv(index=False).encode("utf-8"),
+                       file_name=f"{run_id}.csv", mime="text/csv", key=f"{PAGE}.download_csv", on_click="ignore")
+    st.download_button("Download results (JSONL)", lambda: export().to_json(orient="records", lines=True).encode("utf-8"),
+                       file_name=f"{run_id}.jsonl", mime="application/json", key=f"{PAGE}.download_jsonl",
+                       on_click="ignore")
 
 
 def render_setup() -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from rag_eval.runs.compare import all_metrics, compare_runs, config_diff, format_diff, with_correctness
+from rag_eval.runs.compare import config_diff, format_diff
 from rag_eval.schema import METRIC_NAMES
 from rag_eval.ui import charts, components, data, frames, run_charts, run_views, state
 from rag_eval.ui.help import glossary, metric_help, metric_label
@@ -110,7 +110,7 @@ def render_costs(chosen: list[dict], labels: dict[str, str]) -> None:
                "(p50 / p95).")
 
 
-def render_differences(result: dict, items_by_run: dict[str, list[dict]], labels: dict[str, str]) -> None:
+def render_differences(result: dict, labels: dict[str, str]) -> None:
     st.subheader("Questions whose scores differ most")
     diffs = frames.differing_questions(result["differences"])
     if diffs.empty:
@@ -127,7 +127,7 @@ def render_differences(result: dict, items_by_run: dict[str, list[dict]], labels
     if st.button("Open both support maps", key=f"{PAGE}.open_pair"):
         row = diffs.iloc[pick]
         base_run, other_run = result["runs"][0], row["run"]
-        find = lambda run: next(i for i in items_by_run[run] if i["item_id"] == row["item_id"])  # noqa: E731
+        find = lambda run: data.run_item(data.where(), run, row["item_id"])  # noqa: E731 - the whole record
         state.open_pair(view_from_record(find(base_run), labels[base_run]), view_from_record(find(other_run), labels[other_run]))
 
 
@@ -147,11 +147,10 @@ def main() -> None:
     chosen = [by_id[r] for r in chosen_ids]
     labels = run_views.run_labels(chosen)
     render_config_diff(chosen, labels)
-    items_by_run = {r: with_correctness(data.run_items(data.where(), r)) for r in chosen_ids}
-    result = compare_runs(items_by_run, all_metrics(items_by_run))
+    result = data.comparison(data.where(), tuple(chosen_ids), tuple(data.run_stamp(r) for r in chosen))
     render_metrics(result, labels)
     render_costs(chosen, labels)
-    render_differences(result, items_by_run, labels)
+    render_differences(result, labels)
 
 
 state.guarded(main)

@@ -82,7 +82,7 @@ def render_agreement(shown: list[dict]) -> None:
     st.subheader("Agreement with ground truth")
     ordered = sorted(shown, key=lambda r: (r.get("created_at") or "", r["id"]))
     labels = run_views.run_labels(ordered)
-    table = frames.agreement_frame({r["id"]: data.run_items(data.where(), r["id"]) for r in ordered})
+    table = frames.agreement_rows_frame({r["id"]: data.run_agreement(data.where(), r) for r in ordered})
     if table.empty:
         st.info("No run shown carries ground truth (RAGBench rows judged in Batch evaluation do).")
         return
@@ -113,7 +113,7 @@ def render_run(shown: list[dict], runs: list[dict]) -> None:
             data.run_store().annotate_run(run_id, tags=tags.split(","), note=note)
             data.refresh()
             st.rerun()
-    items = data.run_items(data.where(), run_id)
+    items = data.run_item_fields(data.where(), run_id, data.run_stamp(run), data.SCORE_FIELDS)
     diagnosis_view.draw_report_download(run_id, key=f"{PAGE}.report")
     spread = frames.spread_frame(items)
     if spread.empty:

@@ -36,7 +36,7 @@ def _stored_view(ref: str, item_id: str) -> SupportView | None:
     if run is None:
         st.warning(f"No stored run '{ref}'.")
         return None
-    record = next((i for i in data.run_items(data.where(), run["id"]) if str(i.get("item_id")) == item_id), None)
+    record = data.run_item(data.where(), run["id"], item_id)  # that row only, not the whole run
     if record is None:
         st.warning(f"Run '{run['name']}' has no item '{item_id}'.")
         return None

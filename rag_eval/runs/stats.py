@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 
 from rag_eval.metrics.aggregate import coverage_fraction, finite, mean_with_coverage
+from rag_eval.metrics.agreement import agreement
+from rag_eval.metrics.report_fields import consistency_reading
 from rag_eval.schema import METRIC_NAMES
 
 SCORE_NAMES = METRIC_NAMES + ("adherence_score",)
@@ -60,3 +62,39 @@ def summarize_items(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "latency_p50_s": _percentile(latencies, 50),
         "latency_p95_s": _percentile(latencies, 95),
     }
+
+
+#: the item fields :func:`summarize_run` reads (``RunStore.items(run_id, SUMMARY_FIELDS)``)
+SUMMARY_FIELDS = ("item_id", "status", "scores", "retrieval", "latency_s", "cost_usd", "tokens", "truth")
+AGREEMENT_N_BOOT = 500
+
+
+def truth_pairs(items: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any] | None], list[dict[str, Any] | None]]:
+    """Aligned (predictions, truths) of a run's items for ``agreement``: an item without
+    scores or without truth is None on that side (counted in coverage by the library)."""
+    predictions = [dict(i["scores"]) if i.get("scores") else None for i in items]
+    truths = [dict(i["truth"]) if i.get("truth") else None for i in items]
+    return predictions, truths
+
+
+def agreement_rows(items: Sequence[dict[str, Any]], n_boot: int = AGREEMENT_N_BOOT) -> list[dict[str, Any]]:
+    """The run's agreement with its ground truth, one row per statistic (statistic,
+    value, ci_low, ci_high, n, reason, coverage; ``reading`` is the consistency score's
+    band); empty when no item carries truth."""
+    if not any(i.get("truth") for i in items):
+        return []
+    report = agreement(*truth_pairs(items), n_boot=n_boot)
+    stats = {f"rmse:{m}": e for m, e in report.rmse.items()}
+    stats.update({"aggregated_rmse": report.aggregated_rmse, "consistency": report.consistency,
+                  "hallucination_auroc": report.hallucination_auroc})
+    return [{"statistic": name, "value": est.value, "ci_low": est.ci_low, "ci_high": est.ci_high, "n": est.n,
+             "reason": est.reason, "coverage": report.coverage.fraction,
+             "reading": consistency_reading(est.value) if name == "consistency" else None}
+            for name, est in stats.items()]
+
+
+def summarize_run(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """What the store keeps with a finished run: :func:`summarize_items` plus the
+    agreement with ground truth (``agreement``: :func:`agreement_rows`), so the Runs
+    page draws every run's figures without reading its items."""
+    return {**summarize_items(items), "agreement": agreement_rows(items)}

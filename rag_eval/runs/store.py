@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from rag_eval.config import data_dir, redact, setting
 from rag_eval.runs.liveness import INTERRUPTED, RunLock, lock_path
 from rag_eval.runs.liveness import is_alive as run_id_alive
-from rag_eval.runs.stats import summarize_items
+from rag_eval.runs.stats import SUMMARY_FIELDS, summarize_run
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection, Engine
@@ -128,6 +128,11 @@ MIGRATIONS: list[Migration] = [
     (5, """
     ALTER TABLE runs ADD COLUMN tags_json TEXT;
     ALTER TABLE runs ADD COLUMN note TEXT
+    """),
+    # A run's items in dataset order (every item read orders by position) from the
+    # index alone, without sorting a large run's rows.
+    (6, """
+    CREATE INDEX items_position ON items(run_id, position, item_id)
     """),
 ]
 
@@ -260,6 +265,9 @@ def _qmark_to_named(sql: str, params: Sequence[Any]) -> tuple[str, dict[str, Any
     if len(names) != len(params):
         raise ValueError(f"{len(params)} parameters for {len(names)} placeholders")
     return "".join(out), names
+
+
+_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
 class Row(tuple):
@@ -632,7 +640,7 @@ class RunStore:
         """Store the summary statistics of the run's items and its final status."""
         if status not in RUN_STATUSES:
             raise ValueError(f"run status must be one of {', '.join(RUN_STATUSES)}; got {status!r}")
-        summary = summarize_items(self.items(run_id))
+        summary = summarize_run(self.items(run_id, SUMMARY_FIELDS))
         secrets = self._secrets()
         self._let_go(run_id)
         self._write(
@@ -641,6 +649,17 @@ class RunStore:
         )
         self._release(run_id)
         return summary
+
+    def add_to_summary(self, run_id: str, **parts: Any) -> None:
+        """Merge ``parts`` into a finished run's stored summary (a run stored before the
+        summary kept its agreement gets it when first computed); a run without a
+        summary (still running) is left alone."""
+        rows = self._read("SELECT summary_json FROM runs WHERE id = ?", (run_id,))
+        if not rows or not rows[0][0]:
+            return
+        summary = {**json.loads(rows[0][0]), **parts}
+        self._write("UPDATE runs SET summary_json = ? WHERE id = ? AND summary_json IS NOT NULL",
+                    (_dumps(summary, self._secrets()), run_id))
 
     def annotate_run(self, run_id: str, tags: Iterable[str] | None = None, note: str | None = None) -> dict[str, Any]:
         """Set a run's tags (trimmed, deduplicated, order kept) and/or its free-text note;
@@ -698,10 +717,55 @@ class RunStore:
 
         conn.execute(text(sql), values)
 
-    def items(self, run_id: str) -> list[dict[str, Any]]:
-        """The run's item records in dataset order."""
-        rows = self._read("SELECT record_json FROM items WHERE run_id = ? ORDER BY position, item_id", (run_id,))
+    def items(self, run_id: str, fields: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """The run's item records in dataset order. ``fields`` (top-level keys, or dotted
+        paths such as ``item.response_sentences``) keeps only those parts of each record,
+        picked out by the database (SQLite's ``json_extract``, PostgreSQL's ``json``), so a
+        page that needs the scores of 2,000 items does not decode their documents; a
+        field a record lacks comes back as None."""
+        if not fields:
+            rows = self._read("SELECT record_json FROM items WHERE run_id = ? ORDER BY position, item_id", (run_id,))
+            return [json.loads(r[0]) for r in rows]
+        rows = self._read(f"SELECT {self._projection(fields)} FROM items WHERE run_id = ? ORDER BY position, item_id",
+                          (run_id,))
         return [json.loads(r[0]) for r in rows]
+
+    def item(self, run_id: str, item_id: str) -> dict[str, Any] | None:
+        """One item's whole record, or None."""
+        rows = self._read("SELECT record_json FROM items WHERE run_id = ? AND item_id = ?", (run_id, str(item_id)))
+        return json.loads(rows[0][0]) if rows else None
+
+    def _projection(self, fields: Sequence[str]) -> str:
+        """A SQL expression building, per item row, the JSON object of ``fields``."""
+        tree: dict[str, Any] = {}
+        for field in fields:
+            if not _FIELD.fullmatch(field):
+                raise ValueError(f"not an item field: {field!r}")
+            node = tree
+            parts = field.split(".")
+            for part in parts[:-1]:
+                node = node.setdefault(part, {})
+            node[parts[-1]] = None
+
+        def build(node: dict[str, Any], path: list[str]) -> str:
+            args = []
+            for key, child in node.items():
+                here = [*path, key]
+                if child is not None:
+                    value = build(child, here)
+                elif self.backend == "postgresql":
+                    value = "j" + "".join(f" -> '{p}'" for p in here)
+                else:
+                    value = f"json_extract(record_json, '$.{'.'.join(here)}')"
+                args.append(f"'{key}', {value}")
+            return ("json_build_object(" if self.backend == "postgresql" else "json_object(") + ", ".join(args) + ")"
+
+        if self.backend == "postgresql":
+            # parse each record once, then pick from it; PostgreSQL's JSON operators refuse an
+            # escaped NUL anywhere in the text, so it reads as U+FFFD (same length, still valid JSON)
+            return (f"(SELECT {build(tree, [])}::text FROM "
+                    f"(SELECT replace(record_json, '\\u0000', '\\ufffd')::json AS j) AS parsed)")
+        return build(tree, [])
 
     def item_statuses(self, run_id: str) -> dict[str, str]:
         return {r[0]: r[1] for r in self._read("SELECT item_id, status FROM items WHERE run_id = ?", (run_id,))}

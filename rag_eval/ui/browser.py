@@ -225,6 +225,52 @@ def _visit(
     return PageLoad(ready_s, heading_s, dom, screenshot)
 
 
+# True once the page's main area shows a table or a chart (its first content at size).
+CONTENT_JS = ("!!(document.querySelector('[data-testid=stMain]') || document.body)"
+              ".querySelector('[data-testid=stDataFrame], [data-testid=stTable], .js-plotly-plot')")
+
+
+@dataclass
+class PageTiming:
+    """One visit, seconds from navigation: main heading in the DOM, first table or chart
+    rendered (first content), the script finished (nothing left running); None: never."""
+
+    heading_s: float | None
+    content_s: float | None
+    done_s: float | None
+    errors: list[str]
+
+
+def time_visit(tools: DevTools, url: str, heading: str, timeout_s: float = 180.0) -> PageTiming:
+    """Navigate the tab to ``url`` and time the heading, the first content and the end
+    of the script run (the first of three polls in a row with the script not running,
+    after the heading)."""
+    quoted = json.dumps(heading)
+    start = time.perf_counter()
+    tools.call("Page.navigate", url=url)
+    heading_s = content_s = done_s = None
+    idle_polls = 0
+    while time.perf_counter() - start < timeout_s:
+        try:
+            if heading_s is None and tools.evaluate(HEADING_JS % quoted):
+                heading_s = time.perf_counter() - start
+            if content_s is None and tools.evaluate(CONTENT_JS):
+                content_s = time.perf_counter() - start
+            if heading_s is not None:
+                idle_polls = 0 if tools.evaluate(RUNNING_JS) else idle_polls + 1
+                if idle_polls == 1:
+                    done_s = time.perf_counter() - start
+                # done, and the first table or chart drawn (the browser loads their code lazily);
+                # a page without any gives up 15 s after its script finished
+                if idle_polls >= 3 and (content_s is not None or time.perf_counter() - start - (done_s or 0) > 15):
+                    break
+        except RuntimeError:  # the page is navigating: its context is gone for a moment
+            pass
+        time.sleep(0.05)
+    dom = str(tools.evaluate("document.documentElement.outerHTML") or "")
+    return PageTiming(heading_s, content_s, done_s if idle_polls >= 3 else None, page_errors(dom))
+
+
 def page_errors(dom: str) -> list[str]:
     """The error markers found in a dumped DOM (empty when the page rendered cleanly)."""
     return [m for m in ERROR_MARKERS if m in dom]

@@ -88,6 +88,8 @@ STATUS_OK_VALUES = tuple(s.value for s in JudgeStatus if s.usable)
 
 # Cache lifetimes (seconds) of the run-store readers; writes call data.refresh().
 RUNS_TTL = 30
+ITEMS_TTL = 600  # a run's items are cached per run id and stamp (status, items stored, finish time)
+ITEMS_CACHE_ENTRIES = 64
 
 # The overview page's last line: the browser test and the page-load benchmark wait for it
 # to know the first page has fully rendered.

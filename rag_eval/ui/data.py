@@ -16,7 +16,7 @@ import streamlit as st
 
 from rag_eval.config import data_dir, data_dir_note, setting
 from rag_eval.demo import DEMO_COLLECTION, load_demo  # noqa: F401  (DEMO_COLLECTION: read by the pages)
-from rag_eval.ui.constants import RUNS_TTL
+from rag_eval.ui.constants import ITEMS_CACHE_ENTRIES, ITEMS_TTL, RUNS_TTL
 from rag_eval.ui.views import load_labelled_sample
 from rag_eval.ui.views import showcase_index as views_showcase_index
 
@@ -123,6 +123,65 @@ def list_runs() -> list[dict[str, Any]]:
 def run_items(location: str, run_id: str) -> list[dict[str, Any]]:
     """A run's item records in dataset order."""
     return run_store().items(run_id)
+
+
+# What each view of a run reads of its items (``RunStore.items(run_id, fields)``): the
+# store picks these out, so a 2,000-item run is not decoded documents and all.
+SCORE_FIELDS = ("item_id", "status", "scores")
+COMPARE_FIELDS = ("item_id", "question", "status", "error", "scores", "retrieval", "answer", "reference_answer",
+                  "reference_answers", "truth")
+TABLE_FIELDS = ("item_id", "question", "status", "error", "scores", "labels", "item.response_sentences", "tokens",
+                "cost_usd", "latency_s")
+AGREEMENT_FIELDS = ("item_id", "status", "scores", "truth")
+
+
+def run_stamp(run: dict[str, Any]) -> str:
+    """What changes when a run's items do (status, items stored, finish time): the cache
+    key beside the run id, so a finished run's items are read once, a running one's again."""
+    return f"{run.get('status')}|{run.get('n_done')}|{run.get('finished_at')}"
+
+
+@st.cache_data(ttl=ITEMS_TTL, max_entries=ITEMS_CACHE_ENTRIES, show_spinner=False)
+def run_item_fields(location: str, run_id: str, stamp: str, fields: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The ``fields`` of a run's items, in dataset order (cached per run and ``stamp``)."""
+    return run_store().items(run_id, fields)
+
+
+@st.cache_data(ttl=ITEMS_TTL, max_entries=16, show_spinner=False)
+def comparison(location: str, run_ids: tuple[str, ...], stamps: tuple[str, ...]) -> dict[str, Any]:
+    """``runs.compare.compare_runs`` of the runs (the first is the baseline) over every
+    metric any of them has, answer correctness included; cached per runs and stamps, so
+    a rerun (the chart switched to radar) does not bootstrap again."""
+    from rag_eval.runs.compare import all_metrics, compare_runs, with_correctness
+
+    items_by_run = {r: with_correctness(run_item_fields(location, r, s, COMPARE_FIELDS))
+                    for r, s in zip(run_ids, stamps)}
+    return compare_runs(items_by_run, all_metrics(items_by_run))
+
+
+def run_item(location: str, run_id: str, item_id: str) -> dict[str, Any] | None:
+    """One item's whole record (opening its support map), read when asked."""
+    return run_store().item(run_id, item_id)
+
+
+def run_agreement(location: str, run: dict[str, Any]) -> list[dict[str, Any]]:
+    """A run's agreement rows: stored with its summary when it finished; computed from
+    its scores and truth (cached) for a run still running, and for a run stored before
+    summaries kept it (then added to its summary, so it is computed once)."""
+    summary = run.get("summary")
+    if summary and summary.get("agreement") is not None:
+        return list(summary["agreement"])
+    return _computed_agreement(location, str(run["id"]), run_stamp(run), bool(summary))
+
+
+@st.cache_data(ttl=ITEMS_TTL, max_entries=ITEMS_CACHE_ENTRIES, show_spinner=False)
+def _computed_agreement(location: str, run_id: str, stamp: str, keep: bool) -> list[dict[str, Any]]:
+    from rag_eval.runs.stats import agreement_rows
+
+    rows = agreement_rows(run_item_fields(location, run_id, stamp, AGREEMENT_FIELDS))
+    if keep:
+        run_store().add_to_summary(run_id, agreement=rows)
+    return rows
 
 
 @st.cache_resource(show_spinner="Loading the judge…")

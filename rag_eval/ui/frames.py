@@ -13,9 +13,10 @@ from typing import Any
 
 import pandas as pd
 
-from rag_eval.metrics.agreement import agreement, metric_spread
-from rag_eval.metrics.report_fields import REPORT_FIELDS, consistency_reading
+from rag_eval.metrics.agreement import metric_spread
+from rag_eval.metrics.report_fields import REPORT_FIELDS
 from rag_eval.runs.item_fields import item_report_fields
+from rag_eval.runs.stats import agreement_rows
 from rag_eval.schema import METRIC_NAMES
 
 SCORE_COLUMNS = (*METRIC_NAMES, "adherence_score")
@@ -69,37 +70,25 @@ def run_label(run: Mapping[str, Any]) -> str:
 
 
 
-def truth_pairs(items: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any] | None], list[dict[str, Any] | None]]:
-    """Aligned (predictions, truths) of a run's items for ``agreement``: an item without
-    scores or without truth is None on that side (counted in coverage by the library)."""
-    predictions = [dict(i["scores"]) if i.get("scores") else None for i in items]
-    truths = [dict(i["truth"]) if i.get("truth") else None for i in items]
-    return predictions, truths
-
-
 def has_truth(items: Sequence[Mapping[str, Any]]) -> bool:
     return any(i.get("truth") for i in items)
+
+
+AGREEMENT_COLUMNS = ["run", "statistic", "value", "ci_low", "ci_high", "n", "reason", "coverage", "reading"]
 
 
 def agreement_frame(items_by_run: Mapping[str, Sequence[Mapping[str, Any]]], n_boot: int = 500) -> pd.DataFrame:
     """Per run with ground truth: the library's agreement report flattened to rows
     (statistic, value, ci_low, ci_high, n, reason, coverage; ``reading`` is the consistency
     score's band)."""
-    rows = []
-    for run_id, items in items_by_run.items():
-        if not has_truth(items):
-            continue
-        report = agreement(*truth_pairs(items), n_boot=n_boot)
-        stats = {f"rmse:{m}": e for m, e in report.rmse.items()}
-        stats.update({"aggregated_rmse": report.aggregated_rmse, "consistency": report.consistency,
-                      "hallucination_auroc": report.hallucination_auroc})
-        for name, est in stats.items():
-            rows.append({"run": run_id, "statistic": name, "value": est.value, "ci_low": est.ci_low,
-                         "ci_high": est.ci_high, "n": est.n, "reason": est.reason,
-                         "coverage": report.coverage.fraction,
-                         "reading": consistency_reading(est.value) if name == "consistency" else None})
-    return pd.DataFrame(rows, columns=["run", "statistic", "value", "ci_low", "ci_high", "n", "reason", "coverage",
-                                       "reading"])
+    return agreement_rows_frame({run_id: agreement_rows([dict(i) for i in items], n_boot=n_boot)
+                                 for run_id, items in items_by_run.items()})
+
+
+def agreement_rows_frame(rows_by_run: Mapping[str, Sequence[Mapping[str, Any]]]) -> pd.DataFrame:
+    """The stored agreement rows of several runs (``summary["agreement"]``) as one table."""
+    rows = [{"run": run_id, **row} for run_id, run_rows in rows_by_run.items() for row in run_rows]
+    return pd.DataFrame(rows, columns=AGREEMENT_COLUMNS)
 
 
 def spread_frame(items: Sequence[Mapping[str, Any]]) -> pd.DataFrame:

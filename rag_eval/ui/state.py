@@ -7,8 +7,10 @@ opened in the support map, two runs' rows side by side) it leaves a
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import streamlit as st
@@ -44,14 +46,33 @@ def guarded(main: Callable[[], None]) -> None:
     flow (rerun, stop, switch_page) derives from BaseException and passes through.
     The page holds the embedded vector store only while it runs (``store.lease``), so
     commands in a terminal can use it between reruns."""
-    from rag_eval.rag.store import lease
-
     ensure_app_runs()
     try:
-        with lease():
+        with vector_store_lease():
             main()
     except Exception as exc:  # noqa: BLE001 - the page must show every failure as a message
         st.error(escape_markdown(error_message(exc)))
+
+
+@contextlib.contextmanager
+def vector_store_lease() -> Iterator[None]:
+    """``rag.store.lease()`` around a page's run, without importing the vector store
+    (Qdrant, scikit-learn: seconds on a fresh server) for a page that never uses it
+    (Runs, Compare): when the module is not loaded yet no embedded client is open, and
+    if the page loads it and opens one, an empty lease at the end closes it as the end
+    of a lease around the whole run would."""
+    store = sys.modules.get("rag_eval.rag.store")
+    if store is not None:
+        with store.lease():
+            yield
+        return
+    try:
+        yield
+    finally:
+        store = sys.modules.get("rag_eval.rag.store")
+        if store is not None:
+            with store.lease():
+                pass
 
 
 _LEGACY_MODE_OFF = False

@@ -1,0 +1,118 @@
+"""A generated run store at size, for the page-load benchmark and the tests of the
+dashboard at size: ``n_runs`` finished runs of ``n_items`` items each, written through
+the store's public API (:meth:`RunStore.create_run`, :meth:`RunStore.add_items`,
+:meth:`RunStore.finish_run`).
+
+Items look like what ``rag-eval judge`` stores for RAGBench rows (``judge_only``'s
+records): the packaged labelled RAGBench sample's keyed documents and response, the
+judge's sentence labels (the sample's GPT-4 labels, perturbed per item so scores vary),
+TRACe scores computed from them by the library, ground truth, tokens, cost and latency.
+A share of the rows end in a failure status (``provider_error``, ``parse_error``, ``timeout``) with
+an error and no scores, as a real log has. Runs spread over a few datasets,
+configurations and tags. Deterministic for a given ``seed``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from rag_eval.demo import load_labelled_sample
+from rag_eval.metrics.trace import score_item
+from rag_eval.rag.config import default_config
+from rag_eval.runs.prepare import PreparedRow, prepare_row
+from rag_eval.runs.store import RunStore
+from rag_eval.schema import JudgeStatus, Labels
+
+DATASETS = (("ragbench-covidqa.jsonl", "sha256:1f0c"), ("ragbench-hotpotqa.jsonl", "sha256:2e9d"),
+            ("ragbench-techqa.jsonl", "sha256:3a7b"))
+TAGS: tuple[list[str], ...] = (["baseline"], ["nightly"], [], ["nightly", "hybrid"], [])
+FAILED_SHARE = 0.04  # rows whose judge failed: explicit status, an error, no scores
+FAILURES = {JudgeStatus.PROVIDER_ERROR.value: "HTTP 429 from the provider after 5 attempts",
+            JudgeStatus.PARSE_ERROR.value: "the judge's reply is not the JSON schema asked for",
+            JudgeStatus.TIMEOUT.value: "no reply within 60 s"}
+
+
+def _prepared() -> list[tuple[PreparedRow, dict[str, Any]]]:
+    out = []
+    for number, row in enumerate(load_labelled_sample(), start=1):
+        prepared = prepare_row(row, number, "sample")
+        if prepared.item is not None:
+            out.append((prepared, Labels.from_dict(row).to_dict()))
+    return out
+
+
+def _perturb(labels: dict[str, Any], doc_keys: list[str], rng: random.Random) -> dict[str, Any]:
+    """The sample's labels with a few sentence keys added or dropped (so every item scores
+    a little differently), as a judge's labels vary from row to row."""
+    out = dict(labels)
+    for field in ("all_relevant_sentence_keys", "all_utilized_sentence_keys"):
+        keys = [k for k in out[field] if rng.random() > 0.2]
+        keys += [k for k in rng.sample(doc_keys, min(len(doc_keys), rng.randint(0, 2))) if k not in keys]
+        out[field] = keys
+    out["all_utilized_sentence_keys"] = [k for k in out["all_utilized_sentence_keys"]
+                                         if k in out["all_relevant_sentence_keys"] or rng.random() < 0.3]
+    return out
+
+
+def _record(position: int, prepared: PreparedRow, labels: dict[str, Any], config: Any, rng: random.Random,
+            status: str) -> dict[str, Any]:
+    item = prepared.item
+    assert item is not None
+    record: dict[str, Any] = {
+        "item_id": f"q{position:05d}", "position": position, "question": prepared.question, "status": status,
+        "error": None, "answer": item.response,
+        "chunks": [{"id": f"q{position:05d}:{i}", "text": t, "doc_id": f"doc-{i}", "source": "given", "score": None,
+                    "chunk_index": i} for i, t in enumerate(item.document_texts)],
+        "retrieved_doc_ids": [], "labels": None, "scores": None, "trace": None, "retrieval": None,
+        "judge": "llm:gpt-4o-mini", "tokens": {}, "cost_usd": None, "latency_s": round(rng.uniform(0.4, 3.0), 3),
+        "timings": {}, "truth": prepared.truth,
+        "item": {"documents_sentences": [[[s.key, s.text] for s in doc] for doc in item.documents],
+                 "response_sentences": [[s.key, s.text] for s in item.response_sentences]},
+    }
+    if status != JudgeStatus.OK.value:
+        record["error"] = FAILURES[status]
+        return record
+    prompt, completion = rng.randint(900, 2500), rng.randint(150, 450)
+    scores = score_item(item, Labels.from_dict(labels), config.scoring_mode)
+    record.update(labels=labels, tokens={"prompt": prompt, "completion": completion, "total": prompt + completion},
+                  cost_usd=round(prompt * 1.5e-7 + completion * 6e-7, 7), trace=scores.to_dict(),
+                  scores=dict(scores.metric_values(), adherence_score=scores.adherence_score))
+    return record
+
+
+def fill_store(store: RunStore, n_runs: int = 50, n_items: int = 2000, seed: int = 0,
+               progress: Callable[[int, int], None] | None = None) -> list[str]:
+    """Add ``n_runs`` finished runs of ``n_items`` generated items to ``store``; returns
+    their ids, oldest first (runs are dated one hour apart, ending now)."""
+    rng = random.Random(seed)
+    rows = _prepared()
+    base = default_config("generated")
+    ids = []
+    start = datetime.now(UTC) - timedelta(hours=n_runs)
+    for r in range(n_runs):
+        dataset_path, fingerprint = DATASETS[r % len(DATASETS)]
+        config = base.with_changes(**{"retrieval.k": 3 + r % 4, "judge.kind": "llm",
+                                      "judge.model": ("gpt-4o-mini", "gpt-4o")[r % 2]})
+        run_id = store.create_run(config, dataset_fingerprint=fingerprint, dataset_path=dataset_path,
+                                  name=f"{dataset_path.split('.')[0]}-k{3 + r % 4}-{r:02d}", n_items=n_items,
+                                  meta={"kind": "judge-given-responses"})
+        records = []
+        for position in range(n_items):
+            prepared, labels = rows[(position * 7 + r) % len(rows)]
+            failed = rng.random() < FAILED_SHARE
+            status = rng.choice(sorted(FAILURES)) if failed else JudgeStatus.OK.value
+            doc_keys = [s.key for doc in prepared.item.documents for s in doc] if prepared.item else []
+            records.append(_record(position, prepared, _perturb(labels, doc_keys, rng), config, rng, status))
+        for chunk in range(0, len(records), 500):
+            store.add_items(run_id, records[chunk:chunk + 500])
+        store.finish_run(run_id)
+        store.annotate_run(run_id, tags=TAGS[r % len(TAGS)])
+        store._write("UPDATE runs SET created_at = ? WHERE id = ?",
+                     ((start + timedelta(hours=r)).isoformat(timespec="seconds"), run_id))
+        ids.append(run_id)
+        if progress is not None:
+            progress(r + 1, n_runs)
+    return ids
