@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,7 +41,8 @@ from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus, Labels, Sentence
 MODEL_DIR = Path(__file__).parent / "local_model"
 MODEL_FILE = "model.json"
 MAX_CHARS = 600  # ~128 word pieces; longer sentences are embedded by their start
-CHUNK_SIZE = 64  # items embedded and featurised together
+CHUNK_SIZE = 64  # items per call of the judge's chunk (progress and cancellation are checked between chunks)
+PIPELINE_ROWS = 16  # items embedded together while the previous ones are featurised
 SUPPORT_THRESHOLD = 0.5  # default P(supported) cut; a trained model stores its own calibrated one
 
 
@@ -248,18 +249,34 @@ def _clip(text: str) -> str:
     return text[:MAX_CHARS]
 
 
-def featurize_items(items: Sequence[EvalItem], embedder) -> list[RowFeatures | str]:
-    """Features per item, or the reason the item cannot be judged. One ``encode``
-    call for the whole chunk, so repeated texts are embedded once."""
+#: What :func:`embed_items` returns: each distinct (clipped) text's row in the vectors.
+Embedded = tuple[dict[str, int], np.ndarray]
+
+
+def judged_texts(items: Sequence[EvalItem]) -> list[str]:
+    """The distinct texts the judge embeds for ``items`` (question, document and
+    response sentences of every item it can judge, clipped), in first-seen order."""
     texts: list[str] = []
     for item in items:
         if item.documents and any(item.documents) and item.response_sentences:
             texts.append(_clip(item.question))
             texts.extend(_clip(s.text) for doc in item.documents for s in doc)
             texts.extend(_clip(s.text) for s in item.response_sentences)
-    unique = list(dict.fromkeys(texts))
+    return list(dict.fromkeys(texts))
+
+
+def embed_items(items: Sequence[EvalItem], embedder) -> Embedded:
+    """One ``encode`` call for every distinct text of ``items``."""
+    unique = judged_texts(items)
     vectors = embedder.encode(unique) if unique else np.zeros((0, 1), dtype=np.float32)
-    index = {t: i for i, t in enumerate(unique)}
+    return {t: i for i, t in enumerate(unique)}, vectors
+
+
+def featurize_items(items: Sequence[EvalItem], embedder, embedded: Embedded | None = None) -> list[RowFeatures | str]:
+    """Features per item, or the reason the item cannot be judged. One ``encode``
+    call for the whole chunk, so repeated texts are embedded once (or none, when the
+    caller embedded them already: ``embedded`` from :func:`embed_items`)."""
+    index, vectors = embedded if embedded is not None else embed_items(items, embedder)
 
     def vecs(strings: list[str]) -> np.ndarray:
         return vectors[[index[_clip(s)] for s in strings]]
@@ -387,6 +404,12 @@ def labels_from_features(item: EvalItem, feats: RowFeatures, model: LocalModel) 
 # -------------------------------------------------------------------------- judge
 
 
+def _timed_embed(items: Sequence[EvalItem], embedder) -> tuple[Embedded, float]:
+    t0 = time.perf_counter()
+    embedded = embed_items(items, embedder)
+    return embedded, time.perf_counter() - t0
+
+
 class LocalJudge:
     """A :class:`~rag_eval.judges.base.Judge` that needs no network and no key.
 
@@ -444,14 +467,36 @@ class LocalJudge:
         return results
 
     def _judge_chunk(self, chunk: Sequence[EvalItem]) -> list[JudgeResult]:
-        t0 = time.perf_counter()
+        """The chunk in steps of :data:`PIPELINE_ROWS` rows: while the features and
+        labels of one step are computed here, a helper thread embeds the next step's
+        texts, so the encoder's workers are not idle meanwhile. What a row gets does not
+        depend on the steps (each text is embedded alone)."""
+        embedder = self.embedder
+        steps = [chunk[i:i + PIPELINE_ROWS] for i in range(0, len(chunk), PIPELINE_ROWS)]
+        if len(steps) == 1:
+            return self._judge_step(steps[0], lambda: _timed_embed(steps[0], embedder))
+        from concurrent.futures import ThreadPoolExecutor
+
+        out: list[JudgeResult] = []
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="rag-eval-judge-embed") as pool:
+            ahead = pool.submit(_timed_embed, steps[0], embedder)
+            for k, step in enumerate(steps):
+                current = ahead
+                if k + 1 < len(steps):  # queued behind the current step: starts as soon as it is embedded
+                    ahead = pool.submit(_timed_embed, steps[k + 1], embedder)
+                out.extend(self._judge_step(step, current.result))
+        return out
+
+    def _judge_step(self, step: Sequence[EvalItem], embedded: Callable[[], tuple[Embedded, float]]) -> list[JudgeResult]:
         try:
-            feats = featurize_items(chunk, self.embedder)
+            vectors, embed_s = embedded()
+            t0 = time.perf_counter()
+            feats = featurize_items(step, None, vectors)
         except Exception as err:  # a broken embedder must not lose the rows
-            return [self._result(it, JudgeStatus.PROVIDER_ERROR, error=f"embedding failed: {err}") for it in chunk]
-        per_item = (time.perf_counter() - t0) / max(len(chunk), 1)
+            return [self._result(it, JudgeStatus.PROVIDER_ERROR, error=f"embedding failed: {err}") for it in step]
+        per_item = (embed_s + time.perf_counter() - t0) / max(len(step), 1)
         out = []
-        for item, f in zip(chunk, feats):
+        for item, f in zip(step, feats):
             if isinstance(f, str):
                 out.append(self._result(item, JudgeStatus.INVALID_INPUT, error=f))
                 continue

@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 
-from rag_eval.judges.encoder import JUDGE_ENCODER, EncoderSpec, JudgeEncoder, encode_texts, encoder_path
+from rag_eval.judges.encoder import JUDGE_ENCODER, EncoderSpec, JudgeEncoder, encode_each, encode_texts, encoder_path
 from rag_eval.judges.local import MODEL_DIR, LocalJudge
 
 
@@ -24,6 +24,21 @@ def test_vectors_are_normalised_and_do_not_depend_on_batch_order():
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     again = encode_texts(list(reversed(texts)), JUDGE_ENCODER)[::-1]
     assert np.allclose(vectors, again, atol=1e-4)
+
+
+def test_each_text_gets_its_own_vector_whatever_the_batch_and_workers():
+    """The judge's encoder runs every text alone: a text's vector is bit-identical
+    alone, among other texts, in another order and with one or two workers, and
+    equals a batch of one through encode_texts."""
+    texts = [f"Sentence number {i} about {'the fridge door ' * (i % 7)}alarms." for i in range(40)]
+    texts += ["x" * 900, "", "Press and hold the power button."]
+    together = encode_each(texts, JUDGE_ENCODER, workers=2)
+    assert together.shape == (len(texts), 384) and together.dtype == np.float32
+    assert np.array_equal(encode_each(texts[::-1], JUDGE_ENCODER, workers=1)[::-1], together)
+    for i in (0, 17, len(texts) - 3, len(texts) - 1):
+        assert np.array_equal(encode_each([texts[i]], JUDGE_ENCODER)[0], together[i])
+        assert np.array_equal(encode_texts([texts[i]], JUDGE_ENCODER, batch_size=1)[0], together[i])
+    assert encode_each([], JUDGE_ENCODER).shape == (0, 384)
 
 
 def test_similar_sentences_are_closer_than_unrelated_ones():
