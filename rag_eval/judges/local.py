@@ -430,6 +430,12 @@ class LocalJudge:
             from rag_eval.judges.calibration import apply_calibration, load_calibration
 
             cal = load_calibration(calibration) if isinstance(calibration, str) else dict(calibration)
+            base = cal.get("base_version")
+            if base is not None and str(base) != self.model.version:
+                # Its intercept shifts were fitted against another model's heads.
+                raise ValueError(
+                    f"calibration '{cal.get('name')}' was fitted on local:{base}, not on local:{self.model.version}; "
+                    "fit it again with `rag-eval judge --judge local --calibrate LABELLED --name NAME --force`")
             self.model = apply_calibration(self.model, cal["fitted"])
             self.calibration = {"name": cal.get("name"), "sha256": cal.get("sha256"),
                                 "base_version": cal.get("base_version")}

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from rag_eval.cli import cli
 from rag_eval.judges.calibration import apply_calibration, load_calibration
-from rag_eval.judges.local import LocalJudge
+from rag_eval.judges.local import LocalJudge, LocalModel
 from rag_eval.labels.calibrate import evaluate_rows, labelled_rows, split_rows
 from tests.conftest import DATA_DIR
 
@@ -37,7 +37,7 @@ def test_calibration_is_reproducible_with_provenance_and_held_out_figures(rag_ev
     b = _calibrate("dom-b")
     assert a["fitted"] == b["fitted"] and a["fit_row_ids"] == b["fit_row_ids"]
     assert a["source"]["sha256"] == hashlib.sha256(SAMPLE.read_bytes()).hexdigest()
-    assert a["base_version"] == "2.0.0" and a["seed"] == 3
+    assert a["base_version"] == LocalModel.load().version and a["seed"] == 3
     assert not set(a["fit_row_ids"]) & set(a["held_out_row_ids"])
     assert len(a["fit_row_ids"]) + len(a["held_out_row_ids"]) == 14
     assert (rag_eval_home / "calibrations" / "dom-a.json").exists()
