@@ -16,6 +16,7 @@ from rag_eval.labels.calibrate import evaluate_rows, labelled_rows, split_rows
 from tests.conftest import DATA_DIR
 
 SAMPLE = DATA_DIR / "ragbench_sample.jsonl"
+VERSION = LocalModel.load().version  # of the committed local judge
 
 
 def _calibrate(name: str, seed: int = 3) -> dict:
@@ -61,7 +62,7 @@ def test_judge_local_name_uses_and_records_the_calibration(rag_eval_home, tmp_pa
     assert result.exit_code == 0, result.output
     assert "calibrated with 'dom-c'" in result.output
     rows = [json.loads(x) for x in out.read_text().splitlines()]
-    assert {r["judge"] for r in rows} == {"local:2.0.0+dom-c"}
+    assert {r["judge"] for r in rows} == {f"local:{VERSION}+dom-c"}
     judge = LocalJudge(calibration="dom-c")
     assert judge.model.support_threshold == cal["fitted"]["support_threshold"]
     assert judge.calibration is not None and judge.calibration["sha256"] == cal["sha256"]
