@@ -185,7 +185,8 @@ EACH_TASK = 8
 
 
 @lru_cache(maxsize=4)
-def _pool_of(workers: int):
+def _pool_of(workers: int, pid: int):
+    """The encoder's worker threads (per process: a forked child has none of its parent's threads)."""
     from concurrent.futures import ThreadPoolExecutor
 
     return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rag-eval-encode")
@@ -225,6 +226,6 @@ def encode_each(texts: Sequence[str], spec: EncoderSpec, workers: int | None = N
         for task in tasks:
             run(task)
     else:
-        for _ in _pool_of(workers).map(run, tasks):  # re-raises a worker's error
+        for _ in _pool_of(workers, os.getpid()).map(run, tasks):  # re-raises a worker's error
             pass
     return out

@@ -64,3 +64,19 @@ def test_the_committed_model_names_the_encoder_it_was_trained_on():
     assert EncoderSpec.from_dict(meta["encoder"]) == JUDGE_ENCODER
     judge = LocalJudge()
     assert isinstance(judge.embedder, JudgeEncoder) and judge.embedder.spec == judge.model.encoder
+
+
+def _encode_in_child(texts: list[str]) -> list[list[float]]:
+    return encode_each(texts, JUDGE_ENCODER, workers=2).tolist()
+
+
+def test_a_forked_process_gets_its_own_encoder_workers():
+    """The worker threads belong to the process that started them: a child forked after
+    the parent encoded (e.g. a multiprocessing pool) starts its own instead of waiting forever."""
+    import multiprocessing
+
+    texts = [f"Sentence {i} about the power button." for i in range(20)]
+    here = encode_each(texts, JUDGE_ENCODER, workers=2)
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        there = np.asarray(pool.apply_async(_encode_in_child, (texts,)).get(timeout=300), dtype=np.float32)
+    assert np.array_equal(here, there)
