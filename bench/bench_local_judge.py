@@ -19,12 +19,12 @@ Prints markdown tables:
 
 Usage::
 
-    nice -n 10 .venv/bin/python bench/bench_local_judge.py            # full (~10-20 min cold)
-    nice -n 10 .venv/bin/python bench/bench_local_judge.py --quick    # 40 rows per split
-    .venv/bin/python bench/bench_local_judge.py --speed-only          # the speed table alone (~1 min)
+    nice -n 10 .venv/bin/python -m bench.bench_local_judge            # full (~10 min cold)
+    nice -n 10 .venv/bin/python -m bench.bench_local_judge --quick    # 40 rows per split
+    .venv/bin/python -m bench.bench_local_judge --speed-only          # the speed table alone (~1 min, idle machine)
 
 ``--cache DIR`` reuses precomputed embeddings (``<name>.json`` texts + ``<name>.npy``
-vectors, see ``scripts/train_local_judge.py --write-cache``); texts missing from it
+vectors, see ``scripts/train_local_judge.py --cache``); texts missing from it
 are embedded on the fly, so the figures do not depend on the cache.
 """
 
