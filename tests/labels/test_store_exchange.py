@@ -8,9 +8,12 @@ import json
 from click.testing import CliRunner
 
 from rag_eval.cli import cli
+from rag_eval.judges.local import LocalModel
 from rag_eval.labels.review import ReviewDraft, labels_from_review
 from rag_eval.labels.store import item_from_record, review_progress, save_review
 from rag_eval.runs.store import MIGRATIONS, RunStore
+
+VERSION = LocalModel.load().version  # of the committed local judge
 
 
 def test_migration_adds_human_labels_table():
@@ -85,7 +88,7 @@ def test_import_refuses_rows_of_another_item_and_keeps_the_rest(labelled_run, tm
 def test_agreement_by_judge_and_queue_from_the_cli(labelled_run):
     _store, run_id = labelled_run
     out = _invoke("agreement", run_id, "--by-judge", "--n-boot", "100")
-    assert "## local:2.0.0 on 14 reviewed row(s)" in out and "Cohen's kappa" in out
+    assert f"## local:{VERSION} on 14 reviewed row(s)" in out and "Cohen's kappa" in out
     data = json.loads(_invoke("agreement", run_id, "--by-judge", "--json", "--n-boot", "0"))
     (judge,) = data["judges"]
     assert judge["n_rows"] == 14 and set(judge["sentences"]) == {"relevant", "utilized", "supporting"}
