@@ -26,7 +26,7 @@ import threading
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import qdrant_edge as qe
 from qdrant_client import models
@@ -191,10 +191,11 @@ class EdgeStore:
     def query_points(
         self, collection_name: str, query: Any = None, using: str | None = None,
         prefetch: list[models.Prefetch] | None = None, limit: int = 10, with_payload: bool | list[str] = True,
-        score_threshold: float | None = None,
+        score_threshold: float | None = None, query_filter: models.Filter | None = None,
     ) -> QueryResult:
         """Nearest neighbours of a dense vector, a sparse vector or a point id (the point
-        itself left out, as Qdrant does), or a fusion (RRF) of prefetched candidates."""
+        itself left out, as Qdrant does), or a fusion (RRF) of prefetched candidates;
+        ``query_filter`` on payload values (match) and ids."""
         shard = self._shard(collection_name)
         exclude: Any = None
         if isinstance(query, str | uuid.UUID | int):  # a stored point: its own vector, itself excluded
@@ -206,7 +207,7 @@ class EdgeStore:
             limit=limit, query=self._scoring(query, using),
             prefetches=[self._prefetch(p) for p in prefetch] if prefetch else None,
             with_payload=with_payload, score_threshold=score_threshold, params=self._params(query),
-            filter=qe.Filter(must_not=[qe.HasIdCondition({_edge_id(exclude)})]) if exclude is not None else None,
+            filter=_filter(query_filter, exclude),
         )
         hits = shard.query(request)
         return QueryResult(points=[
@@ -266,6 +267,35 @@ def _config(settings: dict[str, Any]) -> qe.EdgeConfig:
                         for k, idf in settings["sparse"].items()},
         hnsw_config=qe.HnswIndexConfig(m=HNSW_M, ef_construct=HNSW_EF_CONSTRUCT, full_scan_threshold=10_000),
     )
+
+
+def _filter(query_filter: models.Filter | None, exclude: Any = None) -> qe.Filter | None:
+    """A qdrant-client filter as an Edge one (match conditions, ids, nested filters), and
+    ``exclude`` (a point id) left out."""
+    def clauses(conditions: Any) -> list[Any] | None:
+        if conditions is None:
+            return None
+        items = conditions if isinstance(conditions, list) else [conditions]
+        return [_condition(c) for c in items]
+
+    must_not = clauses(query_filter.must_not) if query_filter else None
+    if exclude is not None:
+        must_not = [*(must_not or []), qe.HasIdCondition({_edge_id(exclude)})]
+    if query_filter is None:
+        return qe.Filter(must_not=must_not) if must_not else None
+    return qe.Filter(must=clauses(query_filter.must), should=clauses(query_filter.should), must_not=must_not)
+
+
+def _condition(condition: Any) -> Any:
+    if isinstance(condition, models.Filter):
+        return _filter(condition)
+    if isinstance(condition, models.HasIdCondition):
+        return qe.HasIdCondition({_edge_id(i) for i in condition.has_id})
+    if isinstance(condition, models.FieldCondition) and isinstance(condition.match, models.MatchValue):
+        return qe.FieldCondition(condition.key, match=qe.MatchValue(condition.match.value))
+    if isinstance(condition, models.FieldCondition) and isinstance(condition.match, models.MatchAny):
+        return qe.FieldCondition(condition.key, match=qe.MatchAny(cast(list[str], list(condition.match.any))))
+    raise ValueError(f"unsupported filter condition for the embedded Qdrant Edge store: {condition!r}")
 
 
 def _edge_id(point_id: Any) -> Any:

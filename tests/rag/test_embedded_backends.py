@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from qdrant_client import models
 
 from rag_eval.rag import store
 from rag_eval.rag.config import default_config
@@ -89,6 +90,15 @@ def test_backend_switch_gives_the_same_results_and_edge_persists(docs, tmp_path)
     expected = top_k(local, "docs")
     assert all(expected[("dense", q)] for q in QUESTIONS)
     same_results(top_k(edge, "docs"), expected)
+    anchor = expected[("dense", QUESTIONS[0])][0][0]  # neighbours of a stored chunk in other documents (synth)
+    payload = store.chunk_payload(anchor, local.retrieve("docs", [anchor], with_payload=True)[0].payload or {})
+    other_docs = models.Filter(must_not=[models.FieldCondition(key="doc_id",
+                                                               match=models.MatchValue(value=payload["doc_id"]))])
+    near = [[(p.id, p.score) for p in c.query_points("docs", query=anchor, using=store.DENSE, limit=4,
+                                                        query_filter=other_docs, with_payload=True).points]
+            for c in (local, edge)]
+    assert near[0] and anchor not in {i for i, _ in near[0]}
+    same_results({"near": near[1]}, {"near": near[0]})
 
     store.close_clients()  # reopened from disk: the same collection, metadata and answers
     reopened = store.open_qdrant(path=tmp_path / "edge", backend="edge")
