@@ -167,3 +167,25 @@ def test_the_edge_store_is_held_by_one_process(tmp_path, monkeypatch):
     proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "s")], capture_output=True, text=True, env=env,
                           cwd=Path(__file__).resolve().parents[2])
     assert proc.returncode == 0, proc.stdout + proc.stderr[-800:]
+
+
+def test_the_cli_warns_on_stderr_when_a_local_mode_collection_is_past_the_size(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from rag_eval.cli import cli
+
+    folder = tmp_path / "small"
+    folder.mkdir()
+    (folder / "a.txt").write_text("Qdrant is a vector database written in Rust.", encoding="utf-8")
+    (folder / "b.txt").write_text("Cats sleep most of the day.", encoding="utf-8")
+    monkeypatch.setattr(store, "LOCAL_MODE_SLOW_POINTS", 1)
+    runner = CliRunner()
+    quiet = runner.invoke(cli, ["ingest", str(folder), "--collection", "small"])  # Edge: no warning
+    assert quiet.exit_code == 0 and "warning" not in quiet.stderr, quiet.output
+    store.close_clients()
+    monkeypatch.setenv("RAG_EVAL_EMBEDDED_STORE", "local")
+    loud = runner.invoke(cli, ["ingest", str(folder), "--collection", "local-small"])
+    assert loud.exit_code == 0, loud.output
+    assert "holds 2 chunks" in loud.stderr and "QDRANT_URL" in loud.stderr
+    listing = runner.invoke(cli, ["collections"])
+    assert "warning: collection 'local-small'" in listing.stderr
