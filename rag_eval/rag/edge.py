@@ -64,6 +64,7 @@ class EdgeStore:
             self._lock_file.close()
             raise BlockingIOError(f"{self.folder} is already accessed by another process") from None
         self._shards: dict[str, qe.EdgeShard] = {}
+        self._settings_cache: dict[str, dict[str, Any]] = {}
         self._mutex = threading.RLock()
         self._closed = False
 
@@ -78,9 +79,21 @@ class EdgeStore:
         return (self._dir(name) / _META).is_file()
 
     def _settings(self, name: str) -> dict[str, Any]:
+        cached = self._settings_cache.get(name)
+        if cached is not None:
+            return cached
         if not self.collection_exists(name):
             raise ValueError(f"Collection {name} not found")
-        return dict(json.loads((self._dir(name) / _META).read_text(encoding="utf-8")))
+        settings = dict(json.loads((self._dir(name) / _META).read_text(encoding="utf-8")))
+        self._settings_cache[name] = settings
+        return settings
+
+    def metadata(self, name: str) -> dict[str, Any] | None:
+        """The metadata the collection was created with, or ``None`` when it does not exist
+        (cheaper than :meth:`get_collection`: retrieval checks it on every question)."""
+        if name not in self._settings_cache and not self.collection_exists(name):
+            return None
+        return dict(self._settings(name).get("metadata") or {})
 
     def get_collections(self) -> models.CollectionsResponse:
         names = sorted(p.parent.name for p in self.folder.glob(f"*/{_META}"))
@@ -136,6 +149,7 @@ class EdgeStore:
             if not self.collection_exists(collection_name):
                 return False
             shard = self._shards.pop(collection_name, None)
+            self._settings_cache.pop(collection_name, None)
             if shard is not None:
                 shard.close()
             shutil.rmtree(self._dir(collection_name))

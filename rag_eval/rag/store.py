@@ -325,6 +325,9 @@ def collection_metadata(client: VectorStore, name: str) -> dict[str, Any] | None
     """What the collection records about itself (embedder, dimension, chunking), or
     ``None`` when it does not exist. Falls back to a point's payload for servers that
     predate collection metadata."""
+    if isinstance(client, EdgeStore):
+        recorded = client.metadata(name)
+        return None if recorded is None else dict(recorded.get(META_KEY) or {})
     if not client.collection_exists(name):
         return None
     info = client.get_collection(name)
