@@ -43,7 +43,7 @@ BATCH = 1000
 LIMIT = 10
 NOISE = 0.01
 TARGET_MS = 20.0
-EDGE_EFS = [64, 128, 256]
+EDGE_EFS = [64, 128, 256]  # dense search breadths compared (then exact); the product uses edge.HNSW_EF
 
 
 def _rss_mb() -> float:
@@ -161,10 +161,12 @@ def measure(backend: str, n: int, queries: int, e2e: bool) -> dict:
             recall = float(np.mean([len(set(a) & set(b.tolist())) / LIMIT for a, b in zip(ids, exact[:count], strict=True)]))
             rows.append({"mode": "dense", "ef": ef, "times": times, "recall": recall, "queries": count})
         if backend == "edge":
-            client.hnsw_ef, client.exact = 128, False
+            from rag_eval.rag.edge import HNSW_EF
+
+            client.hnsw_ef, client.exact = HNSW_EF, False  # the product's setting for BM25, hybrid, end to end
         for mode, fn in (("bm25", sparse_q), ("hybrid", hybrid)):
             times, ids = timed(fn, count)
-            rows.append({"mode": mode, "ef": 128 if backend == "edge" and mode == "hybrid" else None,
+            rows.append({"mode": mode, "ef": client.hnsw_ef if backend == "edge" and mode == "hybrid" else None,
                          "times": times, "ids": ids, "queries": count})
         e2e_ms = None
         if e2e:
