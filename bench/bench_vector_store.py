@@ -59,6 +59,8 @@ def data(n: int, queries: int) -> tuple[np.ndarray, np.ndarray, list[str], list[
     """(chunk vectors, question vectors, chunk texts, questions, how many chunks are real)."""
     from bench.vector_corpus import CACHE, load
 
+    if not (CACHE / "chunks.npy").is_file():
+        raise SystemExit("no cached vectors: run `python -m bench.vector_corpus --max 100000` first")
     cached = len(np.load(CACHE / "chunks.npy", mmap_mode="r"))
     real = min(n, cached)
     x, q, texts, questions = load(real, queries)
