@@ -39,6 +39,7 @@ def rag_eval_home(tmp_path, monkeypatch, _session_models_dir) -> Path:
     (home / "models").symlink_to(_session_models_dir, target_is_directory=True)
     monkeypatch.setenv("RAG_EVAL_HOME", str(home))
     monkeypatch.delenv("QDRANT_URL", raising=False)
+    monkeypatch.delenv("RAG_EVAL_EMBEDDED_STORE", raising=False)
     monkeypatch.delenv("RAG_EVAL_DB_URL", raising=False)
     monkeypatch.delenv("RAG_EVAL_DB", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)

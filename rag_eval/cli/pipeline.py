@@ -149,6 +149,8 @@ def ingest(paths, collection, config_path, chunking, chunk_size, chunk_overlap) 
                f"{report.chunks_deleted} deleted in {report.seconds:.1f}s ({report.chunks_per_second:.1f} chunks/s)")
     for problem in report.errors:
         click.echo(f"error: {problem}", err=True)
+    if report.warning:
+        click.echo(f"warning: {report.warning}", err=True)
     failed = [f for f in report.files if f.status == "error"]
     if failed:
         raise RowsFailed(f"{len(failed)} of {len(report.files)} file(s) could not be ingested (see above); "
@@ -492,6 +494,9 @@ def collections() -> None:
         return
     click.echo(_table(["collection", "points", "embedder", "chunking"],
                       [(c.name, c.points, c.embedder, json.dumps(c.chunking)) for c in infos]))
+    for c in infos:
+        if c.extra.get("warning"):
+            click.echo(f"warning: collection '{c.name}': {c.extra['warning']}", err=True)
 
 
 def register(group: click.Group) -> None:

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from qdrant_client import QdrantClient, models
+from qdrant_client import models
 
 from rag_eval.rag.chunking import Chunk, chunk_text
 from rag_eval.rag.config import RagConfig
@@ -37,9 +37,12 @@ from rag_eval.rag.sparse import document_vector
 from rag_eval.rag.store import (
     DENSE,
     SPARSE,
+    VectorStore,
+    collection_warning,
     delete_points,
     ensure_collection,
     existing_documents,
+    finish_writes,
     open_qdrant,
     point_id,
 )
@@ -72,6 +75,7 @@ class IngestReport:
     chunks_added: int = 0
     chunks_deleted: int = 0
     seconds: float = 0.0
+    warning: str | None = None  # the store will be slow at this size (qdrant-client local mode)
 
     @property
     def documents_added(self) -> int:
@@ -218,7 +222,7 @@ def _points(batch: _Batch, vectors: Any, config: RagConfig) -> list[models.Point
     return points
 
 
-def _write(client: QdrantClient, collection: str, batch: _Batch, points: list[models.PointStruct],
+def _write(client: VectorStore, collection: str, batch: _Batch, points: list[models.PointStruct],
            existing: dict[str, list[tuple[str, str]]], report: IngestReport) -> None:
     """New chunks first, then the replaced documents' old ones (never missing in between)."""
     if points:
@@ -274,7 +278,7 @@ def ingest_paths(
     collection: str,
     config: RagConfig,
     progress: ProgressCallback | None = None,
-    client: QdrantClient | None = None,
+    client: VectorStore | None = None,
 ) -> IngestReport:
     """Ingest files and folders into ``collection`` (created on first use with the
     config's embedder and chunking). Raises only for problems with the collection as a
@@ -318,6 +322,8 @@ def ingest_paths(
         if writing is not None:
             writing.result()
             done += pending_done
+    finish_writes(client, collection)
+    report.warning = collection_warning(client, collection)
     if progress:
         progress(total, total)
     report.seconds = time.perf_counter() - started

@@ -11,12 +11,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from qdrant_client import QdrantClient, models
+from qdrant_client import models
 
 from rag_eval.rag.config import RagConfig
 from rag_eval.rag.embedders import make_embedder
 from rag_eval.rag.sparse import query_vector
-from rag_eval.rag.store import DENSE, SPARSE, open_qdrant, require_collection
+from rag_eval.rag.store import DENSE, SPARSE, VectorStore, open_qdrant, require_collection
 
 HYBRID_CANDIDATES = 4  # each prefetch fetches k * this many candidates (at least 20)
 
@@ -68,7 +68,7 @@ def _sparse(text: str) -> models.SparseVector:
     return models.SparseVector(indices=vector.indices, values=vector.values)
 
 
-def _query(client: QdrantClient, question: str, collection: str, config: RagConfig) -> list[models.ScoredPoint]:
+def _query(client: VectorStore, question: str, collection: str, config: RagConfig) -> list[models.ScoredPoint]:
     r = config.retrieval
     if r.mode == "bm25":
         sparse = _sparse(question)
@@ -90,7 +90,7 @@ def _query(client: QdrantClient, question: str, collection: str, config: RagConf
 
 
 def retrieve(
-    question: str, collection: str, config: RagConfig, client: QdrantClient | None = None
+    question: str, collection: str, config: RagConfig, client: VectorStore | None = None
 ) -> list[RetrievedChunk]:
     """The top ``config.retrieval.k`` chunks for ``question``, best first.
 

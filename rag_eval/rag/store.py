@@ -1,14 +1,20 @@
 """The Qdrant adapter: where chunks and their vectors live.
 
-Embedded local mode on disk (``data_dir()/qdrant``) is the default, so everything runs
-on one machine with no server. ``QDRANT_URL`` (and ``QDRANT_API_KEY``) point the same
-code at a Qdrant server or a Qdrant Cloud cluster. Every collection holds a named dense
-vector (``dense``, cosine) and a sparse BM25 vector (``bm25``, IDF modifier), so one
-ingestion serves every retrieval mode, and records in its metadata (and in every
-point's payload) the embedder and chunking it was built with: querying it with another
-embedder is an error, never silently wrong neighbours.
+The default is an embedded store on disk under ``data_dir()/qdrant``, so everything runs
+on one machine with no server. Its engine is Qdrant Edge (``qdrant-edge-py``,
+:mod:`rag_eval.rag.edge`: HNSW-indexed, a few milliseconds per query at 100k chunks);
+``RAG_EVAL_EMBEDDED_STORE=local`` selects qdrant-client's local mode instead (exact
+brute-force search, slow past about 20,000 chunks; a collection that size gets a
+warning naming the way out). A local-mode collection found in the folder is copied into
+the Edge store the first time it is opened (vectors included, no re-embedding; the old
+files are left in place). ``QDRANT_URL`` (and ``QDRANT_API_KEY``) point the same code at
+a Qdrant server or a Qdrant Cloud cluster. Every collection holds a named dense vector
+(``dense``, cosine) and a sparse BM25 vector (``bm25``, IDF modifier), so one ingestion
+serves every retrieval mode, and records in its metadata (and in every point's payload)
+the embedder and chunking it was built with: querying it with another embedder is an
+error, never silently wrong neighbours.
 
-Embedded mode locks its folder, so one process at a time can use it; clients are
+The embedded store locks its folder, so one process at a time can use it; clients are
 cached per folder so a process opens it once. A long-lived process that shares the
 store with others (the dashboard beside ``rag-eval ingest/ask/run``) wraps each
 operation in :func:`lease`: when the last lease ends, the embedded clients are closed
@@ -23,8 +29,10 @@ from __future__ import annotations
 import atexit
 import contextlib
 import hashlib
+import json
 import os
 import re
+import sys
 import threading
 import time
 import uuid
@@ -38,6 +46,7 @@ from qdrant_client import QdrantClient, models
 
 from rag_eval.config import data_dir, redact, setting
 from rag_eval.rag.config import ChunkingConfig, EmbedderConfig
+from rag_eval.rag.edge import EdgeStore
 from rag_eval.rag.sparse import SPARSE_VERSION
 
 DENSE = "dense"
@@ -47,7 +56,16 @@ _POINT_NAMESPACE = uuid.UUID("6f1d8c1e-6a57-4b8e-9a57-0e5c7a3b9d21")
 _REMOTE_TIMEOUT_S = 5
 _SCROLL_PAGE = 1000
 
-_clients: dict[str, QdrantClient] = {}
+EMBEDDED_BACKENDS = ("edge", "local")
+EDGE_FOLDER = "edge"  # the Edge store's folder inside the embedded store's folder
+_MIGRATED = "migrated-from-local-mode.json"
+# qdrant-client's local mode scans every point: measured 7.4 ms per query at 10k points and
+# 130-230 ms at 100k (bench/bench_vector_store.py), and it warns past 20,000 points itself.
+LOCAL_MODE_SLOW_POINTS = 20_000
+
+VectorStore = QdrantClient | EdgeStore  # what open_qdrant returns: a server/local-mode client or the Edge store
+
+_clients: dict[str, VectorStore] = {}
 _clients_lock = threading.RLock()
 _leases = 0  # operations in progress under lease() in this process
 DEFAULT_WAIT_S = 10.0
@@ -70,10 +88,21 @@ class CollectionNotFound(ValueError):
     """The named collection does not exist."""
 
 
-def open_qdrant(url: str | None = None, api_key: str | None = None, path: str | Path | None = None) -> QdrantClient:
-    """A Qdrant client: ``url`` (else ``QDRANT_URL``) for a server, else embedded on disk at
-    ``path`` (default ``data_dir()/qdrant``). Raises :class:`QdrantUnavailable` with a clear
-    message when the server does not answer or the folder is locked by another process."""
+def embedded_backend(backend: str | None = None) -> str:
+    """``edge`` (default) or ``local``: ``backend``, else ``RAG_EVAL_EMBEDDED_STORE``."""
+    value = (backend or setting("RAG_EVAL_EMBEDDED_STORE") or "edge").strip().lower()
+    if value not in EMBEDDED_BACKENDS:
+        raise QdrantUnavailable(f"RAG_EVAL_EMBEDDED_STORE must be 'edge' or 'local', not {value!r}")
+    return value
+
+
+def open_qdrant(
+    url: str | None = None, api_key: str | None = None, path: str | Path | None = None, backend: str | None = None,
+) -> VectorStore:
+    """A Qdrant client: ``url`` (else ``QDRANT_URL``) for a server, else the embedded store
+    on disk at ``path`` (default ``data_dir()/qdrant``) with the engine ``backend`` names
+    (see :func:`embedded_backend`). Raises :class:`QdrantUnavailable` with a clear message
+    when the server does not answer or the folder is locked by another process."""
     url = url or setting("QDRANT_URL")
     if url:
         api_key = api_key or setting("QDRANT_API_KEY")
@@ -101,14 +130,17 @@ def open_qdrant(url: str | None = None, api_key: str | None = None, path: str | 
             _clients[key] = client
             return client
     folder = Path(path) if path else data_dir() / "qdrant"
-    key = f"path:{folder.resolve()}"
+    engine = embedded_backend(backend)
+    key = f"path:{engine}:{folder.resolve()}"
     with _clients_lock:
         if key in _clients:
             return _clients[key]
         folder.mkdir(parents=True, exist_ok=True)
-        client = _open_embedded(folder)
-        _clients[key] = client
-        return client
+        store = _open_embedded(folder, engine)
+        _clients[key] = store
+        if isinstance(store, EdgeStore):
+            _migrate_local_mode(folder, store)
+        return store
 
 
 def _wait_s() -> float:
@@ -118,15 +150,17 @@ def _wait_s() -> float:
         return DEFAULT_WAIT_S
 
 
-def _open_embedded(folder: Path) -> QdrantClient:
+def _open_embedded(folder: Path, backend: str = "edge") -> VectorStore:
     """Open the embedded store, waiting (up to ``RAG_EVAL_QDRANT_WAIT_S``) while another
     process holds its lock."""
     deadline = time.monotonic() + _wait_s()
     while True:
         try:
+            if backend == "edge":
+                return EdgeStore(folder / EDGE_FOLDER)
             return QdrantClient(path=str(folder))
         except Exception as err:  # portalocker raises RuntimeError / BlockingIOError variants
-            locked = "already accessed" in str(err) or isinstance(err, BlockingIOError)
+            locked = "already accessed" in str(err) or "WouldBlock" in str(err) or isinstance(err, BlockingIOError)
             if locked and time.monotonic() < deadline:
                 time.sleep(_POLL_S)
                 continue
@@ -136,6 +170,61 @@ def _open_embedded(folder: Path) -> QdrantClient:
                     "command) is using it; retry in a moment, or run a Qdrant server and set QDRANT_URL"
                 ) from None
             raise QdrantUnavailable(f"cannot open the embedded Qdrant store at {folder} ({err})") from None
+
+
+def _migrate_local_mode(folder: Path, store: EdgeStore) -> None:
+    """Copy every collection of a qdrant-client local-mode store in ``folder`` that the Edge
+    store has not taken over yet (points, vectors, payloads, metadata: no re-embedding).
+    The local-mode files stay where they are; a note records what was copied, so a
+    collection deleted afterwards does not come back. Progress goes to stderr."""
+    meta = folder / "meta.json"
+    if not meta.is_file():
+        return
+    try:
+        names = sorted((json.loads(meta.read_text(encoding="utf-8")).get("collections") or {}).keys())
+    except (OSError, ValueError):
+        return
+    note = store.folder / _MIGRATED
+    done = set(json.loads(note.read_text(encoding="utf-8"))) if note.is_file() else set()
+    todo = [n for n in names if n not in done]
+    if not todo:
+        return
+    try:
+        local = QdrantClient(path=str(folder))
+    except Exception as err:  # held by a process still on local mode: try again next time
+        print(f"rag-eval: cannot copy the local-mode collections in {folder} to the Qdrant Edge store yet ({err})",
+              file=sys.stderr)
+        return
+    try:
+        for name in todo:
+            if not store.collection_exists(name) and local.collection_exists(name):
+                copied = _copy_collection(local, store, name)
+                print(f"rag-eval: copied collection '{name}' ({copied} chunks) from qdrant-client local mode to the "
+                      f"Qdrant Edge store in {store.folder}; the old files in {folder} are no longer used "
+                      "(RAG_EVAL_EMBEDDED_STORE=local reads them)", file=sys.stderr)
+            done.add(name)
+            note.write_text(json.dumps(sorted(done)), encoding="utf-8")
+    finally:
+        local.close()
+
+
+def _copy_collection(source: QdrantClient, target: EdgeStore, name: str) -> int:
+    info = source.get_collection(name)
+    vectors = info.config.params.vectors
+    target.create_collection(
+        name, vectors_config=vectors if isinstance(vectors, dict) else {"": vectors},  # type: ignore[dict-item]
+        sparse_vectors_config=info.config.params.sparse_vectors, metadata=getattr(info.config, "metadata", None),
+    )
+    copied = 0
+    offset = None
+    while True:
+        points, offset = source.scroll(name, limit=_SCROLL_PAGE, offset=offset, with_payload=True, with_vectors=True)
+        target.upsert(name, [models.PointStruct(id=p.id, vector=p.vector or {}, payload=p.payload) for p in points])
+        copied += len(points)
+        if offset is None:
+            break
+    target.optimize(name)
+    return copied
 
 
 def _close_embedded() -> None:
@@ -177,9 +266,33 @@ def close_clients() -> None:
 atexit.register(close_clients)  # release embedded-mode locks before interpreter teardown
 
 
-def is_local(client: QdrantClient) -> bool:
+def is_local(client: VectorStore) -> bool:
+    """Embedded (either engine), as opposed to a server."""
     options = getattr(client, "init_options", {}) or {}
     return bool(options.get("path")) or options.get("location") == ":memory:"
+
+
+def is_local_mode(client: VectorStore) -> bool:
+    """qdrant-client's local mode (brute-force search), as opposed to Edge or a server."""
+    return isinstance(client, QdrantClient) and is_local(client)
+
+
+def size_warning(client: VectorStore, points: int) -> str | None:
+    """What to tell the user when a collection is past the size where the store slows
+    down: only qdrant-client's local mode does (Edge and servers are indexed)."""
+    if not is_local_mode(client) or points <= LOCAL_MODE_SLOW_POINTS:
+        return None
+    return (f"this collection holds {points:,} chunks; qdrant-client's local mode (RAG_EVAL_EMBEDDED_STORE=local) "
+            f"searches every chunk, so past {LOCAL_MODE_SLOW_POINTS:,} each query slows down (about 130-230 ms at "
+            "100,000). Unset RAG_EVAL_EMBEDDED_STORE to use the indexed Qdrant Edge store (collections are copied "
+            "over on first use), or run a Qdrant server and set QDRANT_URL (docs/vector-store.md)")
+
+
+def collection_warning(client: VectorStore, name: str) -> str | None:
+    """:func:`size_warning` for a collection (counts its points only on local mode)."""
+    if not is_local_mode(client) or not client.collection_exists(name):
+        return None
+    return size_warning(client, client.count(name, exact=True).count)
 
 
 def slug(text: str) -> str:
@@ -208,10 +321,13 @@ def _metadata(embedder: EmbedderConfig, dimension: int, chunking: ChunkingConfig
     }
 
 
-def collection_metadata(client: QdrantClient, name: str) -> dict[str, Any] | None:
+def collection_metadata(client: VectorStore, name: str) -> dict[str, Any] | None:
     """What the collection records about itself (embedder, dimension, chunking), or
     ``None`` when it does not exist. Falls back to a point's payload for servers that
     predate collection metadata."""
+    if isinstance(client, EdgeStore):
+        recorded = client.metadata(name)
+        return None if recorded is None else dict(recorded.get(META_KEY) or {})
     if not client.collection_exists(name):
         return None
     info = client.get_collection(name)
@@ -248,7 +364,7 @@ def check_compatible(meta: dict[str, Any], name: str, embedder: EmbedderConfig, 
 
 
 def ensure_collection(
-    client: QdrantClient, name: str, embedder: EmbedderConfig, dimension: int | Callable[[], int],
+    client: VectorStore, name: str, embedder: EmbedderConfig, dimension: int | Callable[[], int],
     chunking: ChunkingConfig,
 ) -> bool:
     """Create the collection if missing (returns True), else check it was built with the
@@ -270,7 +386,7 @@ def ensure_collection(
     return True
 
 
-def require_collection(client: QdrantClient, name: str, embedder: EmbedderConfig) -> dict[str, Any]:
+def require_collection(client: VectorStore, name: str, embedder: EmbedderConfig) -> dict[str, Any]:
     """The collection's metadata; raises if it is missing or built with another embedder."""
     meta = collection_metadata(client, name)
     if meta is None:
@@ -280,7 +396,7 @@ def require_collection(client: QdrantClient, name: str, embedder: EmbedderConfig
     return meta
 
 
-def existing_documents(client: QdrantClient, name: str) -> dict[str, list[tuple[str, str]]]:
+def existing_documents(client: VectorStore, name: str) -> dict[str, list[tuple[str, str]]]:
     """doc_id -> [(point id, content hash), ...] for every point of the collection (one scan)."""
     docs: dict[str, list[tuple[str, str]]] = {}
     offset = None
@@ -295,7 +411,13 @@ def existing_documents(client: QdrantClient, name: str) -> dict[str, list[tuple[
             return docs
 
 
-def delete_points(client: QdrantClient, name: str, ids: list[str]) -> None:
+def finish_writes(client: VectorStore, name: str) -> None:
+    """After an ingestion: the Edge store indexes what was written (HNSW); others need nothing."""
+    if isinstance(client, EdgeStore):
+        client.optimize(name)
+
+
+def delete_points(client: VectorStore, name: str, ids: list[str]) -> None:
     for i in range(0, len(ids), _SCROLL_PAGE):
         client.delete(name, points_selector=models.PointIdsList(points=ids[i:i + _SCROLL_PAGE]), wait=True)
 
@@ -310,21 +432,25 @@ class CollectionInfo:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def list_collections(client: QdrantClient | None = None) -> list[CollectionInfo]:
-    """Every collection with its point count and recorded embedder, by name."""
+def list_collections(client: VectorStore | None = None) -> list[CollectionInfo]:
+    """Every collection with its point count and recorded embedder, by name; ``extra``
+    holds a ``warning`` when the store will be slow at the collection's size."""
     client = client or open_qdrant()
     out = []
     for c in sorted(client.get_collections().collections, key=lambda c: c.name):
         meta = collection_metadata(client, c.name) or {}
+        points = client.count(c.name, exact=True).count
+        warning = size_warning(client, points)
         out.append(CollectionInfo(
-            name=c.name, points=client.count(c.name, exact=True).count, embedder=meta.get("embedder"),
+            name=c.name, points=points, embedder=meta.get("embedder"),
             dimension=meta.get("dimension"), chunking=meta.get("chunking"),
+            extra={"warning": warning} if warning else {},
         ))
     return out
 
 
 def iter_chunks(
-    collection: str, limit: int | None = 100, offset: int = 0, client: QdrantClient | None = None
+    collection: str, limit: int | None = 100, offset: int = 0, client: VectorStore | None = None
 ) -> Iterator[dict[str, Any]]:
     """Chunks of a collection as plain dicts (id, doc_id, source, title, chunk_index,
     text, start, end), skipping the first ``offset`` and yielding at most ``limit``
@@ -366,6 +492,6 @@ def chunk_payload(point_id_: str, payload: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def delete_collection(name: str, client: QdrantClient | None = None) -> bool:
+def delete_collection(name: str, client: VectorStore | None = None) -> bool:
     client = client or open_qdrant()
     return bool(client.delete_collection(name))

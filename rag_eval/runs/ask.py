@@ -12,14 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from qdrant_client import QdrantClient
-
 from rag_eval.judges.base import Judge
 from rag_eval.metrics.report_fields import report_fields
 from rag_eval.metrics.trace import score_item
 from rag_eval.rag.config import JudgeConfig, RagConfig
 from rag_eval.rag.generate import Generation, generate
 from rag_eval.rag.retrieve import RetrievedChunk, retrieve
+from rag_eval.rag.store import VectorStore
 from rag_eval.schema import METRIC_NAMES, EvalItem, JudgeResult, JudgeStatus, TraceScores
 from rag_eval.text.sentences import item_from_texts
 
@@ -113,7 +112,7 @@ def ask(
     collection: str,
     config: RagConfig,
     judge: Judge | None = None,
-    client: QdrantClient | None = None,
+    client: VectorStore | None = None,
     llm_client=None,
     evaluate: bool = True,
 ) -> AskResult:

@@ -19,14 +19,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from qdrant_client import QdrantClient
-
 from rag_eval.io.rows import RowError
 from rag_eval.judges.base import Judge
 from rag_eval.rag.config import RagConfig
 from rag_eval.rag.generate import Generation, generate_many
 from rag_eval.rag.retrieve import RetrievedChunk, retrieve
-from rag_eval.rag.store import open_qdrant, require_collection
+from rag_eval.rag.store import VectorStore, open_qdrant, require_collection
 from rag_eval.runs.ask import build_item, judge_items, make_judge_from_config, score_result
 from rag_eval.runs.join import occurrence_keys
 from rag_eval.runs.prepare import default_row_id, row_id
@@ -181,7 +179,7 @@ class _Prepared:
     item: EvalItem | None = None
 
 
-def _retrieve(q: Question, config: RagConfig, collection: str, client: QdrantClient) -> _Prepared:
+def _retrieve(q: Question, config: RagConfig, collection: str, client: VectorStore) -> _Prepared:
     """Retrieve for one question; a bad row or a failure becomes the record's status."""
     record = _base_record(q)
     p = _Prepared(q, record)
@@ -265,7 +263,7 @@ def run_dataset(
     cancel: threading.Event | None = None,
     resume_run_id: str | None = None,
     judge: Judge | None = None,
-    client: QdrantClient | None = None,
+    client: VectorStore | None = None,
     llm_client=None,
     dataset_path: str | None = None,
 ) -> str:
