@@ -1,4 +1,4 @@
-"""Benchmark: the local judge on N RAGBench validation rows, in one process vs on Ray
+"""Benchmark: the local judge on N RAGBench rows (default 2,000: validation splits and emanual train), in one process vs on Ray
 with W local workers (actors), on this machine.
 
 Prints a markdown table: wall time, rows/s and CPU utilisation ((user+sys)/wall) of
@@ -65,10 +65,10 @@ def main() -> None:
     args = parser.parse_args()
     from rag_eval.runs.ray_judge import RayJudge, init_ray
 
-    rows = load_ragbench(args.data or shared_data_dir(), include_emanual_train=False)
+    rows = load_ragbench(args.data or shared_data_dir(), include_emanual_train=True)
     by_subset = [[r for r in rows if r["_subset"] == s] for s in SUBSETS]
-    picked = [by_subset[i % len(SUBSETS)][i // len(SUBSETS)] for i in range(args.rows)
-              if i // len(SUBSETS) < len(by_subset[i % len(SUBSETS)])]
+    depth = max(len(b) for b in by_subset)  # round robin over the subsets until each runs out
+    picked = [b[i] for i in range(depth) for b in by_subset if i < len(b)][:args.rows]
     items = [item_from_row(r, default_id=f"{r['_subset']}-{i}") for i, r in enumerate(picked)]
     LocalJudge().judge(items[:2])  # export/load the encoder once, outside the timings
 
@@ -97,7 +97,7 @@ def main() -> None:
     marginal = (ray_rate - one_rate) / max(args.workers - 1, 1)
     per_worker = ray_rate / args.workers  # each worker judges on one thread of one core
     worker_util = None if w0 is None or w1 is None else (w1 - w0) / ray_s
-    print(f"Local judge, {n} RAGBench validation rows, {cores} cores, {args.workers} Ray workers\n")
+    print(f"Local judge, {n} RAGBench rows (validation + emanual train, interleaved), {cores} cores, {args.workers} Ray workers\n")
     print("| run | wall s | rows/s | CPU utilisation (user+sys)/wall |\n|---|---:|---:|---:|")
     print(f"| one process | {one_s:.1f} | {one_rate:.2f} | {one_util:.2f} cores |")
     util = "n/a" if worker_util is None else f"{worker_util:.2f} cores (+ driver {driver_cpu / ray_s:.2f})"
