@@ -14,7 +14,6 @@ from rag_eval.runs.export import export_rows
 from rag_eval.runs.judge_only import judge_dataset
 from rag_eval.runs.prepare import has_response, prepare_row
 from rag_eval.runs.ray_judge import RayUnavailable, configured_cluster, make_parallel_judge
-from rag_eval.runs.runner import parse_row, run_dataset
 from rag_eval.ui import components, cost, data, frames, jobs, panels, run_views, settings, state, uploads
 from rag_eval.ui.markdown import escape_markdown
 from rag_eval.ui.persist import link_once
@@ -69,6 +68,8 @@ def validate(rows: list, mode: str, label: str) -> tuple[int, pd.DataFrame]:
         if mode == MODE_JUDGE:
             error = prepare_row(value, number, label).error
         else:
+            from rag_eval.runs.runner import parse_row  # the RAG pipeline loads when a RAG dataset is checked
+
             error = parse_row(value, number, label, position).error
         if error:
             problems.append({"row": number, "problem": str(error)})
@@ -115,6 +116,8 @@ def start(rows: list, mode: str, label: str, config, collection: str | None, nam
             return judge_dataset(rows, config, store, judge, name=name, progress=progress, cancel=cancel,
                                  dataset_path=label)
     else:
+        from rag_eval.runs.runner import run_dataset
+
         def run(progress, cancel):
             return run_dataset(rows, config, collection, store, name=name, progress=progress, cancel=cancel,
                                judge=judge, dataset_path=label)

@@ -18,9 +18,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
-
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-from sklearn.utils import murmurhash3_32
+from functools import cache
+from typing import Any
 
 K1 = 1.2
 B = 0.75
@@ -38,13 +37,30 @@ class SparseVector:
     values: list[float]
 
 
+@cache
+def _stop_words() -> frozenset[str]:
+    # scikit-learn (over a second to import) loads on first use, not with the module:
+    # pages and commands that only import the pipeline start at once.
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return frozenset(ENGLISH_STOP_WORDS)
+
+
+@cache
+def _murmurhash3_32() -> Any:
+    from sklearn.utils import murmurhash3_32
+
+    return murmurhash3_32
+
+
 def tokenize(text: str) -> list[str]:
     """Lower-cased word tokens of two or more characters, English stop words removed."""
-    return [t for t in _WORD.findall(text.lower()) if t not in ENGLISH_STOP_WORDS]
+    stop = _stop_words()
+    return [t for t in _WORD.findall(text.lower()) if t not in stop]
 
 
 def term_id(term: str) -> int:
-    return int(murmurhash3_32(term, seed=0, positive=True))
+    return int(_murmurhash3_32()(term, seed=0, positive=True))
 
 
 def _merge(weights: dict[int, float]) -> SparseVector:

@@ -23,7 +23,7 @@ from rag_eval.runs.join import occurrence_keys
 from rag_eval.runs.judge_stream import Job, stream_judge
 from rag_eval.runs.prepare import PreparedRow, default_row_id, prepare_row, row_id, truth_of
 from rag_eval.runs.row_cache import RowCache
-from rag_eval.runs.runner import dataset_fingerprint, interrupted_status
+from rag_eval.runs.run_records import dataset_fingerprint, interrupted_status
 from rag_eval.runs.store import RunStore
 from rag_eval.schema import JudgeResult, JudgeStatus
 

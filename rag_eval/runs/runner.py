@@ -11,8 +11,6 @@ file, row and field in the error), so nothing is lost from the coverage count.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -28,6 +26,7 @@ from rag_eval.rag.store import VectorStore, open_qdrant, require_collection
 from rag_eval.runs.ask import build_item, judge_items, make_judge_from_config, score_result
 from rag_eval.runs.join import occurrence_keys
 from rag_eval.runs.prepare import default_row_id, row_id
+from rag_eval.runs.run_records import dataset_fingerprint, interrupted_status
 from rag_eval.runs.store import RunStore
 from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus, _as_list
 
@@ -89,25 +88,6 @@ def _normalise_rows(rows: Iterable[Any]) -> list[tuple[int | None, dict[str, Any
         else:
             out.append((None, RowError("dataset", len(out) + 1, None, f"expected an object, got {type(value).__name__}")))
     return out
-
-
-def interrupted_status(err: BaseException) -> str:
-    """The run status stored when ``err`` stops a run (pipeline or judge-only alike):
-    ``cancelled`` for an interrupt (Ctrl-C), ``failed`` for anything else."""
-    return "cancelled" if isinstance(err, KeyboardInterrupt) else "failed"
-
-
-def dataset_fingerprint(rows: Sequence[dict[str, Any]]) -> str:
-    """The dataset's content hash (the datasets package's when available)."""
-    try:
-        from rag_eval.datasets.fingerprint import fingerprint
-    except ImportError:  # the datasets package is optional for the runner
-        digest = hashlib.sha256()
-        for row in rows:
-            digest.update(json.dumps(row, sort_keys=True, default=str, separators=(",", ":")).encode("utf-8"))
-            digest.update(b"\n")
-        return "sha256:" + digest.hexdigest()
-    return fingerprint(rows)
 
 
 def _unique_ids(questions: list[Question]) -> None:
