@@ -34,6 +34,9 @@ def render_collections() -> None:
           "chunking": (c.get("chunking") or {}).get("strategy")} for c in rows]
     )
     components.draw_table(frame, key=f"{PAGE}.collections")
+    for c in rows:
+        if (c.get("extra") or {}).get("warning"):
+            st.warning(f"**{c['name']}**: {c['extra']['warning']}")
 
 
 def render_upload() -> None:

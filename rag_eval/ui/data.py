@@ -65,13 +65,14 @@ def install_status() -> dict[str, Any]:
 
 def where() -> str:
     """The data location the cached readers are keyed on, so a different
-    ``RAG_EVAL_HOME`` / ``QDRANT_URL`` / ``RAG_EVAL_DB`` / ``RAG_EVAL_DB_URL`` never reads a
+    ``RAG_EVAL_HOME`` / ``QDRANT_URL`` / ``RAG_EVAL_EMBEDDED_STORE`` / ``RAG_EVAL_DB`` / ``RAG_EVAL_DB_URL`` never reads a
     stale cache (the database URL only as a digest: it may hold a password)."""
     import hashlib
 
     db_url = setting("RAG_EVAL_DB_URL") or ""
     db_key = hashlib.sha256(db_url.encode("utf-8")).hexdigest()[:16] if db_url else ""
-    return "|".join((str(data_dir()), setting("QDRANT_URL") or "", os.environ.get("RAG_EVAL_DB", ""), db_key))
+    return "|".join((str(data_dir()), setting("QDRANT_URL") or "", setting("RAG_EVAL_EMBEDDED_STORE") or "",
+                     os.environ.get("RAG_EVAL_DB", ""), db_key))
 
 
 @st.cache_data(ttl=RUNS_TTL, show_spinner=False)

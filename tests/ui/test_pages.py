@@ -288,6 +288,24 @@ def test_corpus_upload_ingest_and_browse():
     assert set(browsed["source_name"]) == {"manual.txt"} and "source" not in browsed.columns  # no server path
 
 
+def test_corpus_warns_when_a_local_mode_collection_passes_its_size(rag_eval_home, monkeypatch):
+    """Local mode (RAG_EVAL_EMBEDDED_STORE=local) searches by brute force: past its size the
+    Corpus page says so and names the way out, as the CLI does on stderr."""
+    from rag_eval.rag import store
+
+    monkeypatch.setenv("RAG_EVAL_EMBEDDED_STORE", "local")
+    monkeypatch.setattr(store, "LOCAL_MODE_SLOW_POINTS", 0)  # any chunk is past it
+    at = _app()
+    at.switch_page("pages/corpus.py").run()
+    text = b"The reset button is on the back. Hold it for five seconds. The light then blinks twice."
+    at.file_uploader(key="corpus.files").set_value([("manual.txt", text, "text/plain")]).run()
+    at.text_input(key="corpus.target").set_value("slow").run()
+    at.button(key="corpus.ingest").click().run()
+    _no_failure(at)
+    warnings = [w.value for w in at.warning]
+    assert any("**slow**" in w and "QDRANT_URL" in w for w in warnings), warnings
+
+
 def test_batch_upload_csv_of_plain_rows(demo_home):
     csv = (b'id,question,answer,contexts\n'
            b'r1,What is X?,X is a cat.,"[""X is a cat. It purrs.""]"\n'
