@@ -279,12 +279,7 @@ def start_space(venv: Path, app_dir: Path, home: Path, port: int, user: tuple[in
     try:
         yield space
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+        browser.stop_process(proc, timeout_s=20)
 
 
 # ---------------------------------------------------------------- browser

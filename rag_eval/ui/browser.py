@@ -57,6 +57,16 @@ class Server:
         return self.log_path.read_text(encoding="utf-8", errors="replace")
 
 
+def stop_process(proc: subprocess.Popen, timeout_s: float = 10.0) -> None:
+    """Terminate ``proc``, and kill it if it has not exited within ``timeout_s``."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=5)
+
+
 def wait_healthy(url: str, timeout_s: float = 90.0, process: subprocess.Popen | None = None) -> float:
     """Poll ``/_stcore/health`` until it answers ``ok``; returns the perf_counter time."""
     deadline = time.perf_counter() + timeout_s
@@ -92,12 +102,7 @@ def streamlit_server(home: Path, port: int | None = None, extra_env: dict[str, s
     try:
         yield Server(proc, f"http://127.0.0.1:{port}", started, log_path)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+        stop_process(proc, timeout_s=15)
 
 
 @dataclass
@@ -195,12 +200,7 @@ def chromium_tab(start_timeout_s: float = 60.0) -> Iterator[DevTools]:
             finally:
                 tools.close()
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=5)
+            stop_process(proc)
 
 
 def _visit(
@@ -307,11 +307,7 @@ class BrowserSession:
         if self._tools is not None:
             self._tools.close()
         if self._proc is not None:
-            self._proc.terminate()
-            try:
-                self._proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
+            stop_process(self._proc)
         if self._profile is not None:
             self._profile.cleanup()
 

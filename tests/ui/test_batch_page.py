@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 from rag_eval.runs.ray_judge import RayCluster, configured_cluster
 from rag_eval.runs.store import RunStore
 from tests.conftest import PROJECT_ROOT
+from tests.ui.settings_steps import choose_allowed_llm
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 SAMPLE = "RAGBench labelled sample (judge the given responses)"
@@ -68,11 +69,7 @@ def test_an_identical_rerun_from_the_page_sends_no_request(dashboard_backend, op
     openai_server.set_handler(lambda body: answer_text(body))
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
-    at.switch_page("pages/settings.py").run()
-    at.radio(key="settings.provider").set_value("openai")
-    at.selectbox(key="settings.model").select("test-model")
-    at.selectbox(key="settings.base_url").select(openai_server.base_url)
-    at.button[0].click().run()
+    choose_allowed_llm(at, openai_server.base_url)
     _ok(at)
     at.switch_page("pages/batch.py").run()
     at.radio(key="batch.source").set_value(SAMPLE).run()

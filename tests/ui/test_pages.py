@@ -8,6 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from rag_eval.ui.constants import ALL_PAGES, APP_TITLE
+from tests.ui.settings_steps import choose_allowed_llm
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
@@ -179,11 +180,7 @@ def test_llm_judge_is_one_setting_away(openai_server, monkeypatch, demo_home):
     monkeypatch.setenv("RAG_EVAL_ALLOWED_MODELS", "test-model")
     openai_server.set_handler(lambda body: answer_text(body))
     at = _app()
-    at.switch_page("pages/settings.py").run()
-    at.radio(key="settings.provider").set_value("openai")
-    at.selectbox(key="settings.model").select("test-model")
-    at.selectbox(key="settings.base_url").select(openai_server.base_url)
-    at.button[0].click().run()
+    choose_allowed_llm(at, openai_server.base_url)
     _no_failure(at)
     at.switch_page("pages/ask.py").run()
     at.selectbox(key="ask.example").select_index(2).run()
