@@ -133,7 +133,7 @@ def test_the_ask_page_shows_the_same_on_real_documents(rag_eval_home):
 
     ingest_paths([DOCS / name for name in FILES], "realdocs", default_config())
     close_clients()  # the page opens the embedded store itself
-    at = AppTest.from_file(str(PROJECT_ROOT / "app.py"), default_timeout=240)
+    at = AppTest.from_file(str(PROJECT_ROOT / "dashboard.py"), default_timeout=240)
     at.run()
     at.switch_page("pages/ask.py").run()
     at.selectbox(key="ask.collection").select("realdocs").run()

@@ -96,7 +96,7 @@ def test_off_a_space_data_is_never_chosen(monkeypatch, tmp_path: Path) -> None:
 def test_overview_says_offline_and_where_runs_are_kept(monkeypatch) -> None:
     from streamlit.testing.v1 import AppTest
 
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at = AppTest.from_file(str(ROOT / "dashboard.py"), default_timeout=120)
     at.run()
     assert not at.exception
     assert any("Offline demo" in i.value for i in at.info)
@@ -112,7 +112,7 @@ def test_space_check_reads_the_pins_and_copies_only_repository_files() -> None:
     meta = space_check.front_matter()
     assert (meta["python_version"], meta["sdk_version"]) == (front_matter()["python_version"], front_matter()["sdk_version"])
     files = space_check.repository_files()
-    assert {"app.py", "requirements.txt", "README.md", ".streamlit/config.toml", "pages/ask.py"} <= set(files)
+    assert {"app.py", "dashboard.py", "requirements.txt", "README.md", ".streamlit/config.toml", "pages/ask.py"} <= set(files)
     assert not [f for f in files if f.startswith(".venv/") or "__pycache__" in f]
 
 

@@ -11,7 +11,7 @@ from rag_eval.schema import JudgeStatus
 APP_TITLE = "RAG Eval Workbench"
 APP_ICON = ":material/fact_check:"
 
-# Page scripts, relative to app.py (st.navigation, st.switch_page and AppTest use these).
+# Page scripts, relative to dashboard.py (st.navigation, st.switch_page and AppTest use these).
 PAGE_OVERVIEW = "pages/overview.py"
 PAGE_ASK = "pages/ask.py"
 PAGE_SUPPORT_MAP = "pages/support_map.py"

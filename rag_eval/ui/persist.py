@@ -91,7 +91,7 @@ def settings_from_params(params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def sync_settings() -> None:
-    """Called by ``app.py`` on every run: a new session (a reload) takes its settings
+    """Called by ``dashboard.py`` on every run: a new session (a reload) takes its settings
     from the URL; then the URL is brought in line with the session's settings."""
     import streamlit as st
 

@@ -79,11 +79,11 @@ _LEGACY_MODE_OFF = False
 
 
 def ensure_app_runs() -> None:
-    """Make ``app.py`` run, not the page alone. With a ``pages/`` folder beside it,
+    """Make ``dashboard.py`` run, not the page alone. With a ``pages/`` folder beside it,
     Streamlit starts in its legacy multipage mode and, for a deep link opened right
     after a server start, runs the page file directly (file-name sidebar, no settings
-    from the URL) until ``app.py``'s ``st.navigation`` has run once. Switching the
-    legacy mode off and rerunning lets ``app.py`` take over from the first visit."""
+    from the URL) until ``dashboard.py``'s ``st.navigation`` has run once. Switching the
+    legacy mode off and rerunning lets ``dashboard.py`` take over from the first visit."""
     global _LEGACY_MODE_OFF
     from streamlit.runtime.pages_manager import PagesManager
 

@@ -16,7 +16,7 @@ from rag_eval.ui.constants import PAGE_JUDGES, PAGE_SUPPORT_MAP
 
 VERSION = LocalModel.load().version  # of the committed local judge
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "dashboard.py")
 RUN = adhoc_run_id("ragbench-sample")
 
 

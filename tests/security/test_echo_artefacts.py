@@ -93,7 +93,7 @@ def test_ask_page_never_shows_the_key(echoing, demo_home):
 
     os.environ["RAG_EVAL_ALLOWED_BASE_URLS"] = echoing.base_url  # deployment mode (a key is set)
     try:
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+        at = AppTest.from_file(str(ROOT / "dashboard.py"), default_timeout=120)
         at.run()
         at.switch_page("pages/settings.py").run()
         at.radio(key="settings.provider").set_value("openai")

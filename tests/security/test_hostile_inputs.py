@@ -15,7 +15,7 @@ from rag_eval.io.rows import read_rows
 from rag_eval.runs.store import RunStore
 from rag_eval.ui.markdown import escape_markdown
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "dashboard.py")
 HOSTILE = "![t](http://host/x.png)"
 MD = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from tests.judges.fake_answers import answer_text
 from tests.openai_server import start_server
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "dashboard.py")
 SERVER_KEY = "test-key-not-real-server-5a5a"
 OTHER_SECRET = "test-token-not-real-other-6b6b"
 VISITOR_KEY = "test-key-not-real-visitor-7c7c"

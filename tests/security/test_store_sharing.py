@@ -16,7 +16,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
+APP = str(ROOT / "dashboard.py")
 
 
 def _cli(*args: str, wait_s: float = 60, **extra_env: str) -> subprocess.CompletedProcess:

@@ -18,7 +18,7 @@ from rag_eval.runs.store import RunStore
 from tests.conftest import PROJECT_ROOT
 from tests.ui.settings_steps import choose_allowed_llm
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "dashboard.py")
 SAMPLE = "RAGBench labelled sample (judge the given responses)"
 
 

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 from rag_eval.ui.constants import ALL_PAGES, APP_TITLE
 from tests.ui.settings_steps import choose_allowed_llm
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "dashboard.py")
 
 
 def _app() -> AppTest:

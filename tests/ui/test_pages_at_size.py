@@ -16,7 +16,7 @@ from rag_eval.runs.sample_store import fill_store
 from rag_eval.runs.store import RunStore
 from rag_eval.ui import data
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "dashboard.py")
 N_RUNS, N_ITEMS = 4, 300
 
 

@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 from rag_eval.runs.store import RunStore, default_db_location
 from tests.security.test_stale_runs import HOLDER, ROOT
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "dashboard.py")
 
 
 def test_runs_page_shows_a_silent_run_as_interrupted(dashboard_backend):

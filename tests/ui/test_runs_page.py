@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 from rag_eval.rag.config import default_config
 from rag_eval.runs.store import RunStore
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "dashboard.py")
 
 
 def _store_runs() -> list[str]:

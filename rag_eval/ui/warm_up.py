@@ -1,0 +1,120 @@
+"""Warm a freshly started dashboard server before its first visitor.
+
+The first visit to a page on a freshly started server used to cost about 1.5 s of server
+CPU that no later visit pays (``bench/bench_page_load.py --at-size``): importing pandas,
+pyarrow, Plotly, SQLAlchemy and the modules the pages import, building Plotly's first
+templated figure, converting the first table to Arrow and opening the run store. Nobody
+is waiting while a server starts, so ``app.py``'s lifespan calls :func:`warm_up` before
+the server listens and the first visitor meets a warm server.
+
+Only what every visit of a page needs anyway is loaded: the imports at the top of the page
+scripts, never the ones pages keep inside functions (the RAG pipeline, Qdrant, ONNX
+Runtime), so a server's memory stays what its first visit would make it. Each step is best
+effort: a failure is logged by its kind and the step's name and never stops the server.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import logging
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+
+def page_imports(scripts: Iterable[Path]) -> list[str]:
+    """Modules the scripts import at module level, in first-seen order.
+
+    ``from package import name`` yields ``package.name`` as well as ``package``: the name
+    may be a submodule (``from rag_eval.ui import charts``); :func:`import_modules` skips
+    it when it is not."""
+    names: list[str] = []
+    for script in scripts:
+        for node in ast.parse(script.read_text(encoding="utf-8"), filename=str(script)).body:
+            if isinstance(node, ast.Import):
+                names.extend(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and node.module != "__future__":
+                names.append(node.module)
+                names.extend(f"{node.module}.{alias.name}" for alias in node.names if alias.name != "*")
+    return list(dict.fromkeys(names))
+
+
+def import_modules(names: Iterable[str]) -> int:
+    """Import each module that exists; the number imported. A dotted name whose last part
+    is an attribute of its parent, not a submodule, is skipped."""
+    imported = 0
+    for name in names:
+        parent, _, last = name.rpartition(".")
+        if parent:
+            try:
+                owner = importlib.import_module(parent)
+            except ImportError:
+                continue
+            if hasattr(owner, last) and not isinstance(getattr(owner, last), type(importlib)):
+                continue  # a function, class or constant, already loaded with its module
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError:
+            continue
+        imported += 1
+    return imported
+
+
+def dashboard_scripts(root: Path) -> list[Path]:
+    """The navigation script and every page script under ``root``."""
+    return [root / "dashboard.py", *sorted((root / "pages").glob("*.py"))]
+
+
+def _first_figure() -> None:
+    """Plotly builds its template and validators on the first figure it serialises."""
+    import plotly.graph_objects as go
+    import plotly.io
+
+    figure = go.Figure(go.Bar(x=["a"], y=[1.0]))
+    figure.add_trace(go.Scatter(x=["a"], y=[1.0]))
+    figure.update_layout(template="plotly_white", height=400)
+    plotly.io.to_json(figure, validate=False)  # what st.plotly_chart sends
+
+
+def _first_table() -> None:
+    """pandas → Arrow, as st.dataframe converts a table (pyarrow's pandas bridge loads lazily)."""
+    import pandas as pd
+    import pyarrow as pa
+
+    frame = pd.DataFrame({"run": ["a"], "score": [0.5], "n": [1], "when": [pd.Timestamp("2026-01-01")]})
+    sink = pa.BufferOutputStream()
+    table = pa.Table.from_pandas(frame)
+    with pa.RecordBatchStreamWriter(sink, table.schema) as writer:
+        writer.write_table(table)
+
+
+def _run_store() -> None:
+    """Open the configured run store once and list its runs, through the dashboard's own
+    cached readers, so the first page reads them from the cache."""
+    from rag_eval.ui import data
+
+    data.list_runs()
+
+
+def warm_up(root: Path) -> dict[str, float]:
+    """Run every warm-up step; seconds per step (a failed step is logged and left out)."""
+    steps: list[tuple[str, Callable[[], object]]] = [
+        ("page imports", lambda: import_modules(page_imports(dashboard_scripts(root)))),
+        ("first figure", _first_figure),
+        ("first table", _first_table),
+        ("run store", _run_store),
+    ]
+    timings: dict[str, float] = {}
+    for name, step in steps:
+        start = time.perf_counter()
+        try:
+            step()
+        except Exception as exc:  # noqa: BLE001 - a cold first visit beats a server that does not start
+            log.warning("dashboard warm-up: %s skipped (%s)", name, type(exc).__name__)
+            continue
+        timings[name] = time.perf_counter() - start
+    log.info("dashboard warm-up: %s", ", ".join(f"{name} {seconds:.2f} s" for name, seconds in timings.items()))
+    return timings

@@ -1,0 +1,78 @@
+"""The dashboard server warms up before its first visitor (``app.py``'s lifespan calls
+``rag_eval.ui.warm_up.warm_up``), loading what the pages import at the top and no more.
+
+No timing here (``bench/bench_page_load.py --at-size`` prints the figures): the checks run
+in a fresh interpreter and read ``sys.modules`` and the log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from rag_eval.ui.warm_up import dashboard_scripts, import_modules, page_imports
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# What no page imports at its top: the pages load them inside functions, when they are used.
+KEPT_LAZY = ("onnxruntime", "sklearn", "torch", "sentence_transformers", "openai", "ray", "trafilatura")
+
+PROBE = """
+import json, logging, sys
+from pathlib import Path
+logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
+from rag_eval.ui.warm_up import warm_up
+steps = warm_up(Path(sys.argv[1]))
+print(json.dumps({"steps": sorted(steps), "loaded": sorted(m for m in json.loads(sys.argv[2]) if m in sys.modules)}))
+"""
+
+
+def run_warm_up(tmp_path: Path, **env: str) -> tuple[dict, str]:
+    loaded = ("plotly", "pandas", "pyarrow", "sqlalchemy", *KEPT_LAZY)
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE, str(ROOT), json.dumps(loaded)], cwd=ROOT, capture_output=True, text=True,
+        timeout=300, check=True, env={**os.environ, "RAG_EVAL_HOME": str(tmp_path), "HF_HUB_OFFLINE": "1", **env})
+    return json.loads(result.stdout.strip().splitlines()[-1]), result.stderr
+
+
+def test_page_imports_are_the_module_level_ones() -> None:
+    names = page_imports(dashboard_scripts(ROOT))
+    assert {"streamlit", "pandas", "rag_eval.ui.charts", "rag_eval.ui.data"} <= set(names)
+    assert "__future__" not in names
+    # pages/batch.py imports the RAG runner inside a function, on purpose: not warmed
+    assert "rag_eval.runs.runner" not in names
+
+
+def test_import_modules_skips_names_that_are_not_modules() -> None:
+    assert import_modules(["rag_eval.ui.constants", "rag_eval.ui.constants.PAGE_BATCH", "no_such_module_here"]) == 1
+
+
+def test_warm_up_loads_what_the_pages_need_and_nothing_they_keep_lazy(tmp_path: Path) -> None:
+    report, log = run_warm_up(tmp_path)
+    assert report["steps"] == ["first figure", "first table", "page imports", "run store"]
+    assert {"plotly", "pandas", "pyarrow", "sqlalchemy"} <= set(report["loaded"])
+    assert not set(report["loaded"]) & set(KEPT_LAZY)
+    assert "dashboard warm-up: page imports" in log
+    assert (tmp_path / "runs.sqlite").exists()  # the run store was opened where the pages will read it
+
+
+def test_a_failing_step_is_skipped_by_name_without_its_message(tmp_path: Path) -> None:
+    """An unreachable run store must not stop the server, nor put its URL (and password) in the log."""
+    password = "warm-up-pass-not-real-77"
+    report, log = run_warm_up(tmp_path, RAG_EVAL_DB_URL=f"postgresql+psycopg://someone:{password}@127.0.0.1:1/nowhere")
+    assert "run store" not in report["steps"] and "page imports" in report["steps"]
+    assert "run store skipped" in log
+    assert password not in log and "127.0.0.1:1" not in log
+
+
+def test_streamlit_run_app_serves_the_dashboard_through_the_warm_up() -> None:
+    """``streamlit run app.py`` (here and on a Hugging Face Space) finds the st.App in app.py and
+    runs dashboard.py under it; the browser tests drive that server."""
+    from streamlit.web.server.app_discovery import discover_asgi_app
+
+    found = discover_asgi_app(ROOT / "app.py")
+    assert found.is_asgi_app and found.import_string == "app:app"
+    assert 'st.App("dashboard.py"' in (ROOT / "app.py").read_text(encoding="utf-8")
