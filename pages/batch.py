@@ -46,7 +46,10 @@ def load_source(source: str) -> batch_rows.Dataset | None:
     if source == SRC_SAVED:
         return batch_rows.saved_dataset(st.selectbox("Saved dataset", data.saved_datasets(), key=f"{PAGE}.saved"))
     upload = st.file_uploader("Dataset file", type=["jsonl", "json", "csv", "parquet"], key=K_UPLOAD)
-    return None if upload is None else batch_rows.uploaded(upload, "batch")
+    if upload is None:
+        batch_rows.forget()
+        return None
+    return batch_rows.uploaded(upload, "batch")
 
 
 def render_estimate(dataset: batch_rows.Dataset, limit: int, config) -> None:

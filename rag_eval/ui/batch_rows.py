@@ -58,6 +58,11 @@ def _held(key: Hashable, read: Callable[[], Dataset]) -> Dataset:
     return dataset
 
 
+def forget() -> None:
+    """Let go of the rows held for the page (the upload was removed)."""
+    st.session_state[LOADED] = None
+
+
 def _named(pairs: Any, saved: dict[Path, str]) -> list[tuple[int, Any]]:
     """Read errors naming the user's file, not the server path."""
     return [(n, uploads.renamed([v], saved)[0] if isinstance(v, RowError) else v) for n, v in pairs]

@@ -228,6 +228,9 @@ def test_the_row_check_is_done_once_per_dataset_and_mode(demo_home, monkeypatch)
     assert calls == {"prepare_row": 13, "parse_row": 6, "save": 2}
     assert _usable_line(at).startswith("**7 of 7** rows are usable (all rows)")
     assert not at.dataframe or "problem" not in at.dataframe[0].value
+    at.file_uploader(key="batch.upload").clear().run()  # a removed upload's rows are let go
+    _ok(at)
+    assert at.session_state["batch.loaded"] is None
 
 
 def test_the_kept_row_sizes_give_the_estimate_of_the_texts(ragbench_rows):
