@@ -8,13 +8,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from rag_eval.datasets.io import iter_raw
-from rag_eval.io.rows import FileFormatError, RowError
 from rag_eval.runs.export import export_rows
 from rag_eval.runs.judge_only import judge_dataset
-from rag_eval.runs.prepare import has_response, prepare_row
 from rag_eval.runs.ray_judge import RayUnavailable, configured_cluster, make_parallel_judge
-from rag_eval.ui import components, cost, data, frames, jobs, panels, run_views, settings, state, uploads
+from rag_eval.ui import batch_rows, components, cost, data, frames, jobs, panels, run_views, settings, state
 from rag_eval.ui.markdown import escape_markdown
 from rag_eval.ui.persist import link_once
 from rag_eval.ui.views import view_from_record
@@ -40,48 +37,27 @@ def init_page_state() -> None:
         st.session_state[K_RUN] = linked
 
 
-def load_source(source: str) -> tuple[str, list[tuple[int, object]]]:
-    """(dataset label, [(row number, row or RowError)]) for the chosen source."""
+def load_source(source: str) -> batch_rows.Dataset | None:
+    """The chosen source's rows (read once; a rerun reuses them until the file changes)."""
     if source == SRC_DEMO:
-        return "demo questions", list(enumerate(data.demo_rows(), start=1))
+        return batch_rows.builtin("demo questions", data.demo_rows())
     if source == SRC_SAMPLE:
-        return "ragbench labelled sample", list(enumerate(data.labelled_sample(), start=1))
+        return batch_rows.builtin("ragbench labelled sample", data.labelled_sample())
     if source == SRC_SAVED:
-        name = st.selectbox("Saved dataset", data.saved_datasets(), key=f"{PAGE}.saved")
-        saved = {data.datasets_dir() / f"{name}.jsonl": f"{name}.jsonl"}  # problems name the file, not its path
-        return name, [(n, uploads.renamed([v], saved)[0] if isinstance(v, RowError) else v) for n, v in iter_raw(*saved)]
+        return batch_rows.saved_dataset(st.selectbox("Saved dataset", data.saved_datasets(), key=f"{PAGE}.saved"))
     upload = st.file_uploader("Dataset file", type=["jsonl", "json", "csv", "parquet"], key=K_UPLOAD)
     if upload is None:
-        return "", []
-    saved = uploads.save([upload], "batch")  # messages name the user's file, not the server path
-    try:
-        rows = [(n, uploads.renamed([v], saved)[0] if isinstance(v, RowError) else v) for n, v in iter_raw(*saved)]
-    except (FileFormatError, ValueError) as err:
-        raise ValueError(uploads.user_names(str(err), saved)) from None
-    return upload.name, rows
+        batch_rows.forget()
+        return None
+    return batch_rows.uploaded(upload, "batch")
 
 
-def validate(rows: list, mode: str, label: str) -> tuple[int, pd.DataFrame]:
-    """Rows usable in ``mode`` and a table of the others with file, row and reason."""
-    problems = []
-    for position, (number, value) in enumerate(rows):
-        if mode == MODE_JUDGE:
-            error = prepare_row(value, number, label).error
-        else:
-            from rag_eval.runs.runner import parse_row  # the RAG pipeline loads when a RAG dataset is checked
-
-            error = parse_row(value, number, label, position).error
-        if error:
-            problems.append({"row": number, "problem": str(error)})
-    return len(rows) - len(problems), pd.DataFrame(problems, columns=["row", "problem"])
-
-
-def render_estimate(rows: list, config) -> None:
-    texts = [cost.item_text(v) for _, v in rows if isinstance(v, dict)]
+def render_estimate(dataset: batch_rows.Dataset, limit: int, config) -> None:
+    tokens = batch_rows.estimate_inputs(dataset, limit, free=cost.is_free(config))
     llm = settings.llm_config(settings.llm_values_for(config.judge)) if config.judge.kind == "llm" else None
-    estimate = cost.estimate_batch(texts, config, llm)
+    estimate = cost.estimate_from_tokens(tokens, config, llm)
     if estimate is None:
-        st.caption(f"Cost estimate: **free** ({len(texts)} rows, local judge and extractive generator, offline).")
+        st.caption(f"Cost estimate: **free** ({len(tokens)} rows, local judge and extractive generator, offline).")
     else:
         usd = "unknown price" if estimate.cost_usd is None else f"≈ ${estimate.cost_usd:.4f} (a floor)"
         st.caption(f"Cost estimate: {estimate.requests} calls to {estimate.model}, ~{estimate.prompt_tokens:,} "
@@ -200,15 +176,16 @@ def render_results(run_id: str) -> None:
 def render_setup() -> None:
     sources = [SRC_DEMO, SRC_SAMPLE, *([SRC_SAVED] if data.saved_datasets() else []), SRC_UPLOAD]
     source = st.radio("Dataset", sources, key=K_SOURCE)
-    label, rows = load_source(source)
-    if not rows:
+    dataset = load_source(source)
+    label, rows = (dataset.label, dataset.rows) if dataset is not None else ("", [])
+    if dataset is None or not rows:
         if source == SRC_UPLOAD and label:
             st.warning(f"{escape_markdown(label)} has no rows: the file is empty (or holds only a header). "
                        "Upload a file with at least one row.")
         else:
             st.info("Choose a dataset or upload a file to begin.")
         return
-    judged = sum(1 for _, v in rows if isinstance(v, dict) and has_response(v))
+    judged = batch_rows.judged_rows(dataset)
     modes = [MODE_JUDGE, MODE_RAG] if judged > len(rows) / 2 else [MODE_RAG, MODE_JUDGE]
     mode = st.radio("What to evaluate", modes, key=f"{K_MODE}.{source}", horizontal=True)
     collection, config = None, settings.current_config()
@@ -232,14 +209,15 @@ def render_setup() -> None:
                             step=1, key=K_LIMIT)
     total = len(rows)
     rows = rows[: int(limit)]
-    usable, problems = validate(rows, mode, label)
+    usable, problems = batch_rows.check(dataset, batch_rows.JUDGE if mode == MODE_JUDGE else batch_rows.RAG,
+                                        int(limit))
     st.markdown(f"**{usable} of {len(rows)}** rows are usable" + (f" ({len(rows)} of the dataset's {total} chosen)"
                                                                   if len(rows) < total else " (all rows)")
                 + "; the others are kept and reported with status `invalid_input`.")
     if not problems.empty:
         st.warning(f"{len(problems)} row(s) with problems")
         components.draw_table(problems, key=f"{PAGE}.problems")
-    render_estimate(rows, config)
+    render_estimate(dataset, int(limit), config)
     ray_workers = render_ray_option(config)
     kind = f"{config.retrieval.mode}-k{config.retrieval.k}" if mode == MODE_RAG else "judge"
     default_name = f"{label.split('.')[0].replace(' ', '-')}-{kind}"

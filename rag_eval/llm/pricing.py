@@ -115,9 +115,22 @@ def dry_run_estimate(
     """What a batch of chats would cost, without sending anything. Completion tokens
     are an expectation per call (the judge passes a typical answer size); re-asks are
     not included, so treat the figure as a floor."""
+    return estimate_from_prompt_tokens([estimate_message_tokens(m) for m in batch], model,
+                                       expected_completion_tokens, overrides, samples)
+
+
+def estimate_from_prompt_tokens(
+    prompt_tokens: Sequence[int],
+    model: str,
+    expected_completion_tokens: int,
+    overrides: Mapping[str, Any] | None = None,
+    samples: int = 1,
+) -> CostEstimate:
+    """:func:`dry_run_estimate` from each chat's estimated prompt tokens
+    (:func:`estimate_message_tokens`), for a caller that keeps the counts, not the chats."""
     if samples < 1:
         raise ValueError(f"samples must be >= 1, got {samples}")
-    prompt = sum(estimate_message_tokens(m) for m in batch) * samples
-    completion = expected_completion_tokens * len(batch) * samples
+    prompt = sum(prompt_tokens) * samples
+    completion = expected_completion_tokens * len(prompt_tokens) * samples
     cost = cost_usd({"prompt_tokens": prompt, "completion_tokens": completion}, price_for(model, overrides))
-    return CostEstimate(len(batch) * samples, prompt, completion, cost, model)
+    return CostEstimate(len(prompt_tokens) * samples, prompt, completion, cost, model)

@@ -12,11 +12,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from rag_eval.llm.config import LLMConfig
-from rag_eval.llm.pricing import CostEstimate, dry_run_estimate
+from rag_eval.llm.pricing import CostEstimate, estimate_from_prompt_tokens, estimate_message_tokens
 from rag_eval.rag.config import RagConfig
 
 COMPLETION_TOKENS_PER_ITEM = 350  # a labelled JSON answer for a few response sentences
 CONTEXT_CHARS_PER_QUESTION = 5 * 1000  # a RAG item: top-k chunks of ~1000 characters
+
+
+def is_free(config: RagConfig) -> bool:
+    """Nothing is paid for: the local judge and the extractive generator."""
+    return config.judge.kind == "local" and config.generator.kind == "extractive"
 
 
 def estimate_batch(texts: Sequence[str], config: RagConfig, llm: LLMConfig | None = None) -> CostEstimate | None:
@@ -24,13 +29,27 @@ def estimate_batch(texts: Sequence[str], config: RagConfig, llm: LLMConfig | Non
     is the LLM configuration the run will use (its model when the run's configuration
     names none, and its price table, ``RAG_EVAL_LLM_PRICES``); by default the one the
     environment configures."""
-    if config.judge.kind == "local" and config.generator.kind == "extractive":
+    if is_free(config):
+        return None
+    return estimate_from_tokens([text_tokens(text) for text in texts], config, llm)
+
+
+def estimate_from_tokens(tokens: Sequence[int], config: RagConfig,
+                         llm: LLMConfig | None = None) -> CostEstimate | None:
+    """:func:`estimate_batch` from each row's :func:`text_tokens` (a page keeps the counts
+    of a dataset, not its texts)."""
+    if is_free(config):
         return None
     llm = llm or LLMConfig.from_settings()
     model = (config.judge.model if config.judge.kind == "llm" else config.generator.model) or llm.model
-    chats = [[{"role": "user", "content": text}] for text in texts]
     calls_per_item = (config.judge.kind == "llm") + (config.generator.kind == "openai")
-    return dry_run_estimate(chats, model, COMPLETION_TOKENS_PER_ITEM, llm.prices, samples=max(1, calls_per_item))
+    return estimate_from_prompt_tokens(tokens, model, COMPLETION_TOKENS_PER_ITEM, llm.prices,
+                                       samples=max(1, calls_per_item))
+
+
+def text_tokens(text: str) -> int:
+    """Estimated prompt tokens of the chat that sends ``text`` (an :func:`item_text`)."""
+    return estimate_message_tokens([{"role": "user", "content": text}])
 
 
 def item_text(row: dict[str, Any]) -> str:

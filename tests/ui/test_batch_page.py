@@ -144,3 +144,109 @@ def test_the_ray_option_gives_the_results_of_one_process(dashboard_backend, loca
     runs = RunStore().get_run(one), RunStore().get_run(spread)
     assert runs[1]["summary"]["metrics"] == runs[0]["summary"]["metrics"]
     assert runs[1]["dataset_path"] == runs[0]["dataset_path"] and runs[1]["status"] == "finished"
+
+
+UPLOAD = "Upload a file (JSONL, CSV, Parquet)"
+
+
+def _jsonl(rows: list[dict]) -> bytes:
+    return "".join(json.dumps(r) + "\n" for r in rows).encode("utf-8")
+
+
+def _usable_line(at: AppTest) -> str:
+    return next(m.value for m in at.markdown if "rows are usable" in m.value)
+
+
+def test_the_row_check_is_done_once_per_dataset_and_mode(demo_home, monkeypatch):
+    """Every click reruns the page; the upload is saved and read, and its rows checked,
+    once. A rerun that leaves the dataset as it was (another limit, a run name, a plain
+    rerun) checks nothing again and shows the same problems; another mode, or another
+    file, is checked. Spies count the calls and call the real functions."""
+    import streamlit as st
+
+    from rag_eval.runs import prepare, runner
+    from rag_eval.ui import uploads
+
+    calls = {"prepare_row": 0, "parse_row": 0, "save": 0}
+
+    def counted(name, real):
+        def spy(*args, **kwargs):
+            calls[name] += 1
+            return real(*args, **kwargs)
+        return spy
+
+    monkeypatch.setattr(prepare, "prepare_row", counted("prepare_row", prepare.prepare_row))
+    monkeypatch.setattr(runner, "parse_row", counted("parse_row", runner.parse_row))
+    monkeypatch.setattr(uploads, "save", counted("save", uploads.save))
+    st.cache_data.clear()
+    good = {"question": "What is X?", "answer": "X is a cat.", "contexts": ["X is a cat. It purrs."]}
+    rows = [{"id": f"r{i}", **good} for i in range(1, 7)]
+    rows[4] = {"id": "r5", "answer": "No question here.", "contexts": ["Something."]}
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page("pages/batch.py").run()
+    at.radio(key="batch.source").set_value(UPLOAD).run()
+    calls.update(dict.fromkeys(calls, 0))  # the first view checked the demo questions
+    at.file_uploader(key="batch.upload").set_value(("mine.jsonl", _jsonl(rows), "application/json")).run()
+    _ok(at)
+    mode = at.radio(key=f"batch.mode.{UPLOAD}")
+    assert mode.value == "Judge the given responses"
+    assert calls == {"prepare_row": 6, "parse_row": 0, "save": 1}
+    problems = at.dataframe[0].value
+    assert list(problems["row"]) == [5] and "mine.jsonl: row 5, field 'question'" in problems["problem"][0]
+    assert _usable_line(at).startswith("**5 of 6** rows are usable (all rows)")
+
+    # reruns that leave the dataset as it was: nothing is saved, read or checked again
+    at.run()
+    at.text_input(key=next(t.key for t in at.text_input if t.key.startswith("batch.name"))).input("renamed").run()
+    _ok(at)
+    assert calls == {"prepare_row": 6, "parse_row": 0, "save": 1}
+    assert list(at.dataframe[0].value["row"]) == [5]
+    at.number_input(key="batch.limit").set_value(4).run()  # the first 4 rows: the problem row is not among them
+    _ok(at)
+    assert calls == {"prepare_row": 6, "parse_row": 0, "save": 1}
+    assert _usable_line(at).startswith("**4 of 4** rows are usable (4 of the dataset's 6 chosen)")
+    assert not any("row(s) with problems" in w.value for w in at.warning)
+    at.number_input(key="batch.limit").set_value(6).run()
+    assert list(at.dataframe[0].value["row"]) == [5] and calls["prepare_row"] == 6
+
+    # another mode is checked (once); back to the first mode, its check is reused
+    at.radio(key=f"batch.mode.{UPLOAD}").set_value("Run the RAG system on the questions").run()
+    _ok(at)
+    assert calls == {"prepare_row": 6, "parse_row": 6, "save": 1}
+    assert "mine.jsonl: row 5, field 'question'" in at.dataframe[0].value["problem"][0]
+    at.run()
+    assert calls == {"prepare_row": 6, "parse_row": 6, "save": 1}
+    at.radio(key=f"batch.mode.{UPLOAD}").set_value("Judge the given responses").run()
+    assert calls == {"prepare_row": 6, "parse_row": 6, "save": 1}
+
+    # another file (same name, one more row, the bad row fixed) is saved, read and checked
+    rows[4] = {"id": "r5", **good}
+    at.file_uploader(key="batch.upload").set_value(("mine.jsonl", _jsonl([*rows, {"id": "r7", **good}]),
+                                                    "application/json")).run()
+    _ok(at)
+    assert calls == {"prepare_row": 13, "parse_row": 6, "save": 2}
+    assert _usable_line(at).startswith("**7 of 7** rows are usable (all rows)")
+    assert not at.dataframe or "problem" not in at.dataframe[0].value
+    at.file_uploader(key="batch.upload").clear().run()  # a removed upload's rows are let go
+    _ok(at)
+    assert at.session_state["batch.loaded"] is None
+
+
+def test_the_kept_row_sizes_give_the_estimate_of_the_texts(ragbench_rows):
+    """The page keeps each row's estimated prompt size (computed once per dataset); the
+    estimate from them is the one from the texts, for any number of rows chosen."""
+    from rag_eval.io.rows import RowError
+    from rag_eval.rag.config import default_config
+    from rag_eval.ui import batch_rows, cost
+
+    pairs: list = list(enumerate(ragbench_rows[:20], start=1))
+    pairs.insert(3, (99, RowError("rows", 99, None, "not an object")))  # a read error has no text
+    dataset = batch_rows.Dataset("rows", pairs, batch_rows.digest(json.dumps(pairs, default=str).encode()))
+    llm = default_config().with_changes(**{"judge.kind": "llm", "judge.model": "gpt-4o-mini"})
+    for limit in (1, 5, 21):
+        texts = [cost.item_text(v) for _, v in dataset.rows[:limit] if isinstance(v, dict)]
+        kept = batch_rows.estimate_inputs(dataset, limit, free=False)
+        assert cost.estimate_from_tokens(kept, llm) == cost.estimate_batch(texts, llm)
+        assert len(batch_rows.estimate_inputs(dataset, limit, free=True)) == len(texts)
+    assert cost.estimate_from_tokens([0], default_config()) is None

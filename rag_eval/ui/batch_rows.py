@@ -1,0 +1,151 @@
+"""The Batch page's dataset: read once per source, checked once per content.
+
+Every widget interaction reruns the page. An unchanged upload or saved dataset is not
+saved and read again: its rows stay in session state (one dataset per session, the one
+on screen). The row check (``prepare_row``, or ``parse_row`` for a RAG run), the count of
+rows holding a response and the cost estimate's per-row sizes are cached
+(``st.cache_data``, a few entries) on a digest of the content, so a click that does not
+change the dataset costs nothing per row. A changed file, mode or label is checked again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from rag_eval.datasets.io import iter_raw
+from rag_eval.io.rows import FileFormatError, RowError
+from rag_eval.runs import prepare
+from rag_eval.ui import cost, data, uploads
+
+JUDGE, RAG = "judge", "rag"  # what the rows are checked for: judging given responses, or running the RAG system
+LOADED = "batch.loaded"  # session state: (source key, Dataset) of the dataset on screen
+CHECK_ENTRIES = 8  # datasets x modes whose check results stay cached (problems only, not rows)
+
+
+@dataclass(frozen=True)
+class Dataset:
+    label: str  # what problems and runs name it by (the user's file name)
+    rows: list[tuple[int, Any]]  # (row number, row or RowError)
+    fingerprint: str  # digest of the content the rows were read from
+
+
+def digest(content: bytes) -> str:
+    return hashlib.blake2b(content, digest_size=16).hexdigest()
+
+
+def builtin(label: str, rows: Sequence[dict[str, Any]]) -> Dataset:
+    """A packaged dataset (demo questions, labelled sample): small, fingerprinted by its rows."""
+    content = json.dumps(list(rows), sort_keys=True, default=str).encode("utf-8")
+    return Dataset(label, list(enumerate(rows, start=1)), digest(content))
+
+
+def _held(key: Hashable, read: Callable[[], Dataset]) -> Dataset:
+    """The dataset read for ``key`` on an earlier rerun of this session, or ``read()``."""
+    held = st.session_state.get(LOADED)
+    if held is not None and held[0] == key:
+        return held[1]
+    st.session_state[LOADED] = None  # the previous dataset is let go before the next is read
+    dataset = read()
+    st.session_state[LOADED] = (key, dataset)
+    return dataset
+
+
+def forget() -> None:
+    """Let go of the rows held for the page (the upload was removed)."""
+    st.session_state[LOADED] = None
+
+
+def _named(pairs: Any, saved: dict[Path, str]) -> list[tuple[int, Any]]:
+    """Read errors naming the user's file, not the server path."""
+    return [(n, uploads.renamed([v], saved)[0] if isinstance(v, RowError) else v) for n, v in pairs]
+
+
+def saved_dataset(name: str) -> Dataset:
+    """A dataset the Datasets page saved; read again only when its file changes."""
+    path = data.datasets_dir() / f"{name}.jsonl"
+    try:
+        stat = path.stat()
+        key: Hashable = ("saved", str(path), stat.st_mtime_ns, stat.st_size)
+    except OSError:
+        key = ("saved", str(path), None, None)
+
+    def read() -> Dataset:
+        saved = {path: f"{name}.jsonl"}  # problems name the file, not its path
+        rows = _named(iter_raw(path), saved)
+        return Dataset(name, rows, digest(path.read_bytes()))
+
+    return _held(key, read)
+
+
+def uploaded(upload: Any, *subfolder: str) -> Dataset:
+    """An uploaded file, saved under ``subfolder`` and read on the first rerun that sees
+    this upload only. Raises ``ValueError`` naming the user's file when it cannot be read."""
+    key = ("upload", upload.file_id, upload.name, upload.size)
+
+    def read() -> Dataset:
+        saved = uploads.save([upload], *subfolder)  # messages name the user's file, not the server path
+        try:
+            rows = _named(iter_raw(*saved), saved)
+        except (FileFormatError, ValueError) as err:
+            raise ValueError(uploads.user_names(str(err), saved)) from None
+        return Dataset(upload.name, rows, digest(upload.getvalue()))
+
+    return _held(key, read)
+
+
+@st.cache_data(max_entries=CHECK_ENTRIES, show_spinner="Checking the rows…")
+def _problems(fingerprint: str, mode: str, label: str, _rows: list[tuple[int, Any]]) -> list[tuple[int, int, str]]:
+    """(position, row number, problem) of every row not usable in ``mode``. ``_rows`` is
+    not hashed: ``fingerprint`` (with ``label``, which problems name) stands for it."""
+    problems = []
+    for position, (number, value) in enumerate(_rows):
+        error: RowError | str | None
+        if mode == JUDGE:
+            error = prepare.prepare_row(value, number, label).error
+        else:
+            from rag_eval.runs import runner  # the RAG pipeline loads when a RAG dataset is checked
+
+            error = runner.parse_row(value, number, label, position).error
+        if error:
+            problems.append((position, number, str(error)))
+    return problems
+
+
+def check(dataset: Dataset, mode: str, limit: int | None = None) -> tuple[int, pd.DataFrame]:
+    """Of the first ``limit`` rows (all by default): how many are usable in ``mode``, and a
+    table (row, problem naming the file, the row and the field) of the others."""
+    limit = len(dataset.rows) if limit is None else min(limit, len(dataset.rows))
+    found = _problems(dataset.fingerprint, mode, dataset.label, dataset.rows)
+    problems = [{"row": number, "problem": text} for position, number, text in found if position < limit]
+    return limit - len(problems), pd.DataFrame(problems, columns=["row", "problem"])
+
+
+@st.cache_data(max_entries=CHECK_ENTRIES, show_spinner=False)
+def _judged_rows(fingerprint: str, _rows: list[tuple[int, Any]]) -> int:
+    return sum(1 for _, v in _rows if isinstance(v, dict) and prepare.has_response(v))
+
+
+def judged_rows(dataset: Dataset) -> int:
+    """How many rows hold a response to judge (the page offers judging first when most do)."""
+    return _judged_rows(dataset.fingerprint, dataset.rows)
+
+
+@st.cache_data(max_entries=CHECK_ENTRIES, show_spinner=False)
+def _row_tokens(fingerprint: str, _rows: list[tuple[int, Any]]) -> list[int | None]:
+    return [cost.text_tokens(cost.item_text(v)) if isinstance(v, dict) else None for _, v in _rows]
+
+
+def estimate_inputs(dataset: Dataset, limit: int, free: bool) -> list[int]:
+    """The estimated prompt tokens of each of the first ``limit`` rows that is a row (not a
+    read error); when the run is ``free`` the sizes are not needed and each counts 0."""
+    if free:
+        return [0 for _, v in dataset.rows[:limit] if isinstance(v, dict)]
+    return [t for t in _row_tokens(dataset.fingerprint, dataset.rows)[:limit] if t is not None]
