@@ -29,7 +29,7 @@ from rag_eval.config import shared_data_dir  # noqa: E402
 from rag_eval.io.rows import iter_rows  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "app.py")
+APP = str(ROOT / "dashboard.py")
 UPLOAD = "Upload a file (JSONL, CSV, Parquet)"
 KEEP = ("question", "documents", "response")
 BUDGET_S = 2.0
