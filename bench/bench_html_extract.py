@@ -5,7 +5,9 @@ PostgreSQL 15 manual.
 For each extractor: time per page, how many of the sentences a reader sees on the
 fixture pages are found whole in the extracted text (white space collapsed), how many
 page-chrome strings survive (``Previous topic``, ``Show Source``, …), and whether code
-blocks keep their line breaks.
+blocks keep their line breaks. Then, for ours, how many of the pages' ``<pre>`` blocks
+(outside tables, whose cells are collapsed) come out whole as one code block, on the
+PostgreSQL sample and on as many pages of the Python 3.11 documentation (python3.11-doc).
 
     nice .venv/bin/python bench/bench_html_extract.py [--pages 100]
 """
@@ -25,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 from tests.rag.test_extract import CHROME, DOCS, READER_SENTENCES  # noqa: E402
 
 MANUAL = Path("/usr/share/doc/postgresql-doc-15/html")
+PYTHON_DOCS = Path("/usr/share/doc/python3.11/html")
 _WS = re.compile(r"\s+")
 CODE_LINES = {"controlflow.html": ">>> for n in range(2, 10):\n...     for x in range(2, n):"}
 
@@ -53,6 +56,25 @@ def page_headings(html: str) -> list[str]:
     body = root.find(".//div[@role='main']")
     heads = (body if body is not None else root).iter("h1", "h2", "h3")
     return [_WS.sub(" ", h.text_content()).replace("¶", "").strip() for h in heads]
+
+
+def pre_blocks_kept(pages: list[str]) -> tuple[int, int]:
+    """How many ``<pre>`` blocks outside tables are one code block of the extraction, of how many."""
+    from trafilatura import load_html
+
+    from rag_eval.rag.extract.html import extract_html
+
+    kept = total = 0
+    for html in pages:
+        tree = load_html(html)
+        if tree is None:
+            continue
+        pres = [str(pre.xpath("string()")).replace("\u200b", "").strip("\n").rstrip() for pre in tree.iter("pre")
+                if next(pre.iterancestors("td", "th"), None) is None]
+        code = {b.text for b in extract_html(html).blocks if b.kind == "code"}
+        total += sum(1 for p in pres if p.strip())
+        kept += sum(1 for p in pres if p.strip() and p in code)
+    return kept, total
 
 
 def main() -> None:
@@ -86,6 +108,15 @@ def main() -> None:
                 code_ok = code_ok and CODE_LINES[page] in text
         print(f"| {name} | {ms:.1f} | {found}/{total} | {heads}/{heads_total} | {chrome} | "
               f"{'yes' if code_ok else 'no'} |")
+    python = sorted(PYTHON_DOCS.glob("*/*.html")) if PYTHON_DOCS.is_dir() else []
+    python_sample = [p.read_text(encoding="utf-8", errors="replace")
+                     for p in random.Random(0).sample(python, min(args.pages, len(python)))]
+    print("\n| pages (trafilatura) | <pre> blocks kept whole as one code block |\n| --- | ---: |")
+    for label, pages in ((f"{len(sample)} PostgreSQL manual", sample), (f"{len(python_sample)} Python 3.11 docs",
+                                                                          python_sample)):
+        if pages:
+            kept, total = pre_blocks_kept(pages)
+            print(f"| {label} | {kept}/{total} ({kept / max(total, 1):.1%}) |")
 
 
 if __name__ == "__main__":

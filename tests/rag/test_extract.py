@@ -11,6 +11,7 @@ import pytest
 
 from rag_eval.rag.chunking import chunk_text
 from rag_eval.rag.config import ChunkingConfig
+from rag_eval.rag.extract.html import extract_html
 from rag_eval.rag.extract.markdown import extract_markdown
 from rag_eval.rag.extract.pdf import extract_pdf_pages
 from rag_eval.rag.ingest import chunk_payload, document_units
@@ -69,7 +70,7 @@ def test_reader_sentences_survive_as_whole_units(name):
     assert not [u for u in units if u.strip() in ("¶", "|", "")]
 
 
-@pytest.mark.parametrize("name", ["venv.html", "controlflow.html", "tutorial-transactions.html"])
+@pytest.mark.parametrize("name", ["venv.html", "controlflow.html", "tutorial-transactions.html", "sql-vacuum.html"])
 def test_no_page_chrome_survives(name):
     text, _ = _units(name)
     for chrome in CHROME:
@@ -87,6 +88,58 @@ def test_html_blocks_have_heading_paths_and_code_keeps_its_lines():
                                  "4.4. break and continue Statements, and else Clauses on Loops")
     code = next(b for b in doc.blocks if b.kind == "code" and "for n in range(2, 10):" in doc.text[b.start:b.end])
     assert "\n...     for x in range(2, n):" in doc.text[code.start:code.end]
+
+
+# The VACUUM reference page's <pre> blocks as a reader sees them (DocBook marks them only by class).
+VACUUM_SYNOPSIS = """VACUUM [ ( option [, ...] ) ] [ table_and_columns [, ...] ]
+VACUUM [ FULL ] [ FREEZE ] [ VERBOSE ] [ ANALYZE ] [ table_and_columns [, ...] ]
+
+where option can be one of:
+
+    FULL [ boolean ]
+    FREEZE [ boolean ]"""
+
+
+def test_html_pre_blocks_are_code_keeping_their_lines():
+    doc = next(load_file(DOCS / "sql-vacuum.html"))
+    blocks = [(b.kind, doc.text[b.start:b.end]) for b in doc.blocks]
+    code = [text for kind, text in blocks if kind == "code"]
+    assert "VACUUM (VERBOSE, ANALYZE) onek;" in code  # the Examples section's programlisting
+    synopsis = next(text for text in code if text.startswith("VACUUM [ ("))
+    assert synopsis.startswith(VACUUM_SYNOPSIS)
+    assert synopsis.endswith("\n\nand table_and_columns is:\n\n    table_name [ ( column_name [, ...] ) ]")
+    # the example follows the sentence that introduces it, and the chunker keeps it whole
+    intro = next(i for i, (_, text) in enumerate(blocks) if text.startswith("To clean a single table onek"))
+    assert blocks[intro + 1] == ("code", "VACUUM (VERBOSE, ANALYZE) onek;")
+    units = [doc.text[a:b] for a, b in document_units(doc)]
+    assert "VACUUM (VERBOSE, ANALYZE) onek;" in units
+    chunks = chunk_text(doc.text, ChunkingConfig(strategy="sentence", size=800, overlap=0), document_units(doc))
+    assert any("detailed vacuum activity report:\n\nVACUUM (VERBOSE, ANALYZE) onek;" in c.text for c in chunks)
+
+
+@pytest.mark.parametrize("name", ["venv.html", "controlflow.html", "tutorial-transactions.html", "sql-vacuum.html"])
+def test_every_html_pre_block_comes_out_as_one_code_block(name):
+    from lxml import html as lxml_html
+
+    raw = (DOCS / name).read_bytes()
+    pres = [pre.text_content().strip("\n").rstrip() for pre in lxml_html.fromstring(raw).iter("pre")]
+    code = [b.text for b in extract_html(raw.decode("utf-8")).blocks if b.kind == "code"]
+    assert pres and all(pre in code for pre in pres)
+
+
+def test_html_pre_in_list_items_and_quoted_prose():
+    filler = "<p>" + "A sentence of prose long enough for the page to count as content. " * 4 + "</p>"
+    html = ("<html><body><article><h1>Page</h1>" + filler
+            + "<dl><dt>Term</dt><dd><p>Described here, with an example.</p>"
+            + "<pre class='programlisting'>SELECT 1;\n  -- indented\nSELECT 2;</pre></dd></dl>"
+            + "<ul><li><p>An item with a listing.</p><pre>one\n  two</pre></li></ul>"
+            + "<blockquote>Quoted words with <code>inline</code> code, said by someone.</blockquote>"
+            + filler + "</article></body></html>")
+    blocks = [(b.kind, b.text) for b in extract_html(html).blocks]
+    assert ("code", "SELECT 1;\n  -- indented\nSELECT 2;") in blocks
+    assert ("code", "one\n  two") in blocks
+    assert ("paragraph", "Quoted words with inline code, said by someone.") in blocks
+    assert ("code", "inline") not in blocks
 
 
 def test_pdf_pages_headings_and_running_headers():
