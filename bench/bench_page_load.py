@@ -12,9 +12,12 @@
 2,000-item run's results, ``/batch?run=ID``) pages on a generated store of 50 runs of
 2,000 RAGBench-like items (``rag_eval.runs.sample_store``; built once into
 ``--store-dir``, default a temporary folder, never the project). Each page gets fresh
-servers (cold: the first visit after the server is healthy) and warm visits (a new
-session on the same server); it prints heading, first content (the first table or
-chart rendered) and script done, each first content against the 2 s target.
+servers and three kinds of visit: the first visit after the server is healthy (a new
+browser profile), warm visits (a new session in the same browser) and a new visitor on
+the now warm server (another new browser profile). It prints heading, first content
+(the first table or chart rendered) and script done, each first content against the 2 s
+target, the server's launch-to-healthy time (it warms up before it listens) and
+Streamlit's own floor for a new browser (a page holding a title and a two-row table).
 
 Prints markdown tables. Usage: ``HF_HUB_OFFLINE=1 .venv/bin/python bench/bench_page_load.py [--repeat 3]``;
 ``HF_HUB_OFFLINE=1 .venv/bin/python bench/bench_page_load.py --at-size --store-dir /tmp/rag-eval-size [--repeat 2]``
@@ -124,6 +127,31 @@ def generated_store(home: Path, n_runs: int, n_items: int) -> list[dict]:
     return runs
 
 
+FLOOR_SCRIPT = """import pandas as pd
+import streamlit as st
+
+st.title("Floor")
+st.dataframe(pd.DataFrame({"a": [1, 2], "b": ["x", "y"]}))
+"""
+
+
+def streamlit_floor(repeat: int) -> list[browser.PageTiming]:
+    """New visitors (fresh browser profiles) on a warm server whose page is a title and a
+    two-row table: what Streamlit's frontend itself costs a browser that has never seen it."""
+    timings = []
+    with tempfile.TemporaryDirectory(prefix="rag-eval-floor-") as tmp:
+        script = Path(tmp) / "floor.py"
+        script.write_text(FLOOR_SCRIPT, encoding="utf-8")
+        with browser.streamlit_server(Path(tmp), script=str(script)) as server:
+            browser.wait_healthy(server.url, process=server.process)
+            for visit in range(1 + repeat):
+                with browser.chromium_tab() as tools:
+                    timing = browser.time_visit(tools, server.url + "/", "Floor")
+                if visit:  # the first one warms the server
+                    timings.append(timing)
+    return timings
+
+
 def at_size(args: argparse.Namespace) -> None:
     with contextlib.ExitStack() as stack:
         home = Path(args.store_dir) if args.store_dir else Path(stack.enter_context(
@@ -159,6 +187,7 @@ def at_size(args: argparse.Namespace) -> None:
                                 print(f"{name} {path}: errors {timing.errors}, first content {timing.content_s}; "
                                       f"server log:\n{server.log()[-1500:]}")
                             results.setdefault((name, kind), []).append(timing)
+    floor = streamlit_floor(args.repeat)
     load = os.getloadavg()[0]
     print(f"## Dashboard pages at size: {len(runs)} stored runs, up to {n_items:,} items each "
           f"({args.repeat} fresh servers per page, {args.warm} warm visits each; seconds)\n")
@@ -166,6 +195,9 @@ def at_size(args: argparse.Namespace) -> None:
           f"First content = the first table or chart rendered; target {FIRST_CONTENT_TARGET_S:g} s. Server CPU = "
           "the Streamlit process's user + system seconds during the visit (steady when the machine is loaded).\n")
     print(f"Server launch → /_stcore/health ok (the server warms up before it listens): {fmt(health)} s.\n")
+    print("Streamlit's own floor for a new visitor on this machine (fresh browser profile, warm server, a page "
+          f"holding a title and a two-row table): heading {fmt([t.heading_s for t in floor if t.heading_s])} s, "
+          f"first content {fmt([t.content_s for t in floor if t.content_s])} s.\n")
     print("| page | visit | main heading | **first content** | ratio to target | script done | server CPU |")
     print("|---|---|---|---|---|---|---|")
 

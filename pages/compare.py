@@ -147,9 +147,9 @@ def main() -> None:
     chosen = [by_id[r] for r in chosen_ids]
     labels = run_views.run_labels(chosen)
     render_config_diff(chosen, labels)
+    render_costs(chosen, labels)  # from the stored summaries: shown while the comparison below is computed
     result = data.comparison(data.where(), tuple(chosen_ids), tuple(data.run_stamp(r) for r in chosen))
     render_metrics(result, labels)
-    render_costs(chosen, labels)
     render_differences(result, labels)
 
 

@@ -84,15 +84,17 @@ def wait_healthy(url: str, timeout_s: float = 90.0, process: subprocess.Popen | 
 
 
 @contextmanager
-def streamlit_server(home: Path, port: int | None = None, extra_env: dict[str, str] | None = None) -> Iterator[Server]:
-    """``streamlit run app.py`` on 127.0.0.1 with ``RAG_EVAL_HOME=home``; stopped on exit."""
+def streamlit_server(home: Path, port: int | None = None, extra_env: dict[str, str] | None = None,
+                     script: str = "app.py") -> Iterator[Server]:
+    """``streamlit run app.py`` (or another ``script``) on 127.0.0.1 with ``RAG_EVAL_HOME=home``;
+    stopped on exit."""
     port = port or free_port()
     env = {**os.environ, "RAG_EVAL_HOME": str(home), "HF_HUB_OFFLINE": "1", **(extra_env or {})}
     if "OPENAI_API_KEY" not in (extra_env or {}):
         env.pop("OPENAI_API_KEY", None)  # the offline first visit, whatever the caller's shell holds
     log_path = Path(home) / "streamlit.log"
     cmd = [
-        sys.executable, "-m", "streamlit", "run", "app.py",
+        sys.executable, "-m", "streamlit", "run", script,
         "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
         "--browser.gatherUsageStats", "false",
     ]

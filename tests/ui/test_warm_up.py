@@ -26,7 +26,10 @@ from pathlib import Path
 logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
 from rag_eval.ui.warm_up import warm_up
 steps = warm_up(Path(sys.argv[1]))
-print(json.dumps({"steps": sorted(steps), "loaded": sorted(m for m in json.loads(sys.argv[2]) if m in sys.modules)}))
+import gc
+from streamlit.runtime.pages_manager import PagesManager
+print(json.dumps({"steps": sorted(steps), "loaded": sorted(m for m in json.loads(sys.argv[2]) if m in sys.modules),
+                  "frozen": gc.get_freeze_count(), "pages_folder_mode": PagesManager.uses_pages_directory}))
 """
 
 
@@ -52,11 +55,14 @@ def test_import_modules_skips_names_that_are_not_modules() -> None:
 
 def test_warm_up_loads_what_the_pages_need_and_nothing_they_keep_lazy(tmp_path: Path) -> None:
     report, log = run_warm_up(tmp_path)
-    assert report["steps"] == ["first figure", "first table", "page imports", "run store"]
+    assert report["steps"] == ["first figure", "first table", "heap frozen", "navigation mode", "page imports",
+                               "run store"]
     assert {"plotly", "pandas", "pyarrow", "sqlalchemy"} <= set(report["loaded"])
     assert not set(report["loaded"]) & set(KEPT_LAZY)
     assert "dashboard warm-up: page imports" in log
     assert (tmp_path / "runs.sqlite").exists()  # the run store was opened where the pages will read it
+    assert report["frozen"] > 100_000  # the imports are out of the collector's view
+    assert report["pages_folder_mode"] is False  # the first visit runs dashboard.py's navigation, once
 
 
 def test_a_failing_step_is_skipped_by_name_without_its_message(tmp_path: Path) -> None:
