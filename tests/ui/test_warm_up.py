@@ -55,8 +55,8 @@ def test_import_modules_skips_names_that_are_not_modules() -> None:
 
 def test_warm_up_loads_what_the_pages_need_and_nothing_they_keep_lazy(tmp_path: Path) -> None:
     report, log = run_warm_up(tmp_path)
-    assert report["steps"] == ["first figure", "first table", "heap frozen", "navigation mode", "page imports",
-                               "run store"]
+    assert report["steps"] == ["first figure", "first table", "heap frozen", "navigation mode", "newest run",
+                               "page imports", "run store"]
     assert {"plotly", "pandas", "pyarrow", "sqlalchemy"} <= set(report["loaded"])
     assert not set(report["loaded"]) & set(KEPT_LAZY)
     assert "dashboard warm-up: page imports" in log
@@ -70,6 +70,7 @@ def test_a_failing_step_is_skipped_by_name_without_its_message(tmp_path: Path) -
     password = "warm-up-pass-not-real-77"
     report, log = run_warm_up(tmp_path, RAG_EVAL_DB_URL=f"postgresql+psycopg://someone:{password}@127.0.0.1:1/nowhere")
     assert "run store" not in report["steps"] and "page imports" in report["steps"]
+    assert "newest run" not in report["steps"]
     assert "run store skipped" in log
     assert password not in log and "127.0.0.1:1" not in log
 
