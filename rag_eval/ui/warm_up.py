@@ -10,8 +10,9 @@ Nobody is waiting while a server starts, so ``app.py``'s lifespan calls :func:`w
 before the server listens and the first visitor meets a warm server.
 
 Only what every visit of a page needs anyway is loaded: the imports at the top of the page
-scripts, never the ones pages keep inside functions (the RAG pipeline, Qdrant, ONNX
-Runtime), so a server's memory stays what its first visit would make it. Each step is best
+scripts, never the ones pages keep inside functions, nor the RAG pipeline (Qdrant, ONNX
+Runtime) that Ask and Corpus load on their first visit, so a server's memory stays what
+its first visit would make it. Each step is best
 effort: a failure is logged by its kind and the step's name and never stops the server.
 """
 
@@ -66,9 +67,16 @@ def import_modules(names: Iterable[str]) -> int:
     return imported
 
 
+# Pages whose first visit loads the RAG pipeline (Qdrant, the embedder, the demo collection:
+# seconds, once) are left to load it then: warming their imports would add 0.6 s of Qdrant
+# client to every start for pages most visits never open.
+PIPELINE_PAGES = ("ask.py", "corpus.py")
+
+
 def dashboard_scripts(root: Path) -> list[Path]:
-    """The navigation script and every page script under ``root``."""
-    return [root / "dashboard.py", *sorted((root / "pages").glob("*.py"))]
+    """The navigation script and every page script under ``root`` but the pipeline pages."""
+    pages = [p for p in sorted((root / "pages").glob("*.py")) if p.name not in PIPELINE_PAGES]
+    return [root / "dashboard.py", *pages]
 
 
 def _first_figure() -> None:

@@ -18,7 +18,8 @@ from rag_eval.ui.warm_up import dashboard_scripts, import_modules, page_imports
 ROOT = Path(__file__).resolve().parents[2]
 
 # What no page imports at its top: the pages load them inside functions, when they are used.
-KEPT_LAZY = ("onnxruntime", "sklearn", "torch", "sentence_transformers", "openai", "ray", "trafilatura")
+KEPT_LAZY = ("onnxruntime", "sklearn", "torch", "sentence_transformers", "openai", "ray", "trafilatura",
+             "qdrant_client")  # the last: Ask and Corpus load the RAG pipeline on their first visit
 
 PROBE = """
 import json, logging, sys
