@@ -18,13 +18,12 @@ if str(_ROOT) not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from rag_eval.ui.warm_up import start_pipeline_warm_up, warm_up  # noqa: E402
+from rag_eval.ui.warm_up import warm_up  # noqa: E402
 
 
 @asynccontextmanager
 async def _lifespan(_app: st.App) -> AsyncIterator[None]:
     warm_up(_ROOT)  # before the server listens: the first visitor finds it warm
-    start_pipeline_warm_up(_ROOT)  # Qdrant's client and the chunkers, while the server already answers
     yield
 
 

@@ -10,10 +10,11 @@ Nobody is waiting while a server starts, so ``app.py``'s lifespan calls :func:`w
 before the server listens and the first visitor meets a warm server.
 
 Only what every visit of a page needs anyway is loaded: the imports at the top of the page
-scripts, never the ones pages keep inside functions (the embedder, ONNX Runtime, the
-judges), so a server's memory stays what its first visits would make it. The RAG pipeline
-that Ask and Corpus import is loaded in a background thread once the server listens. Each step is best
-effort: a failure is logged by its kind and the step's name and never stops the server.
+scripts (Qdrant's client included: Ask, Corpus and Batch's default view need it), never
+the ones pages keep inside functions (the embedder's ONNX Runtime, scikit-learn, the
+judges), so a server's memory stays what its first visits would make it. Each step is
+best effort: a failure is logged by its kind and the step's name and never stops the
+server.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ import ast
 import gc
 import importlib
 import logging
-import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -68,19 +68,9 @@ def import_modules(names: Iterable[str]) -> int:
     return imported
 
 
-# Pages whose imports load the RAG pipeline (Qdrant's client alone takes 0.6 s): warmed in
-# the background once the server listens (:func:`start_pipeline_warm_up`), not before.
-PIPELINE_PAGES = ("ask.py", "corpus.py")
-
-
 def dashboard_scripts(root: Path) -> list[Path]:
-    """The navigation script and every page script under ``root`` but the pipeline pages."""
-    pages = [p for p in sorted((root / "pages").glob("*.py")) if p.name not in PIPELINE_PAGES]
-    return [root / "dashboard.py", *pages]
-
-
-def pipeline_scripts(root: Path) -> list[Path]:
-    return [root / "pages" / name for name in PIPELINE_PAGES]
+    """The navigation script and every page script under ``root``."""
+    return [root / "dashboard.py", *sorted((root / "pages").glob("*.py"))]
 
 
 def _first_figure() -> None:
@@ -146,7 +136,17 @@ def _freeze_heap() -> None:
     gc.freeze()
 
 
-def _run_steps(steps: list[tuple[str, Callable[[], object]]]) -> dict[str, float]:
+def warm_up(root: Path) -> dict[str, float]:
+    """Run every warm-up step; seconds per step (a failed step is logged and left out)."""
+    steps: list[tuple[str, Callable[[], object]]] = [
+        ("page imports", lambda: import_modules(page_imports(dashboard_scripts(root)))),
+        ("first figure", _first_figure),
+        ("first table", _first_table),
+        ("run store", _run_store),
+        ("newest run", _newest_run),
+        ("navigation mode", _navigation_mode),
+        ("heap frozen", _freeze_heap),  # last: it keeps what the steps above loaded out of every collection
+    ]
     timings: dict[str, float] = {}
     for name, step in steps:
         start = time.perf_counter()
@@ -158,33 +158,3 @@ def _run_steps(steps: list[tuple[str, Callable[[], object]]]) -> dict[str, float
         timings[name] = time.perf_counter() - start
     log.info("dashboard warm-up: %s", ", ".join(f"{name} {seconds:.2f} s" for name, seconds in timings.items()))
     return timings
-
-
-def warm_up_pipeline(root: Path) -> dict[str, float]:
-    """Load the RAG pipeline the Ask and Corpus pages import, and Batch's default view uses
-    (Qdrant's client, the chunkers): meant for a background thread once the server
-    listens, so it costs the start nothing; a visit that needs a module before it is
-    loaded waits for it as it would have loaded it itself."""
-    return _run_steps([
-        ("pipeline imports", lambda: import_modules(page_imports(pipeline_scripts(root)))),
-        ("pipeline frozen", gc.freeze),
-    ])
-
-
-def start_pipeline_warm_up(root: Path) -> threading.Thread:
-    thread = threading.Thread(target=warm_up_pipeline, args=(root,), name="rag-eval-warm-up", daemon=True)
-    thread.start()
-    return thread
-
-
-def warm_up(root: Path) -> dict[str, float]:
-    """Run every warm-up step; seconds per step (a failed step is logged and left out)."""
-    return _run_steps([
-        ("page imports", lambda: import_modules(page_imports(dashboard_scripts(root)))),
-        ("first figure", _first_figure),
-        ("first table", _first_table),
-        ("run store", _run_store),
-        ("newest run", _newest_run),
-        ("navigation mode", _navigation_mode),
-        ("heap frozen", _freeze_heap),  # last: it keeps what the steps above loaded out of every collection
-    ])

@@ -18,8 +18,7 @@ from rag_eval.ui.warm_up import dashboard_scripts, import_modules, page_imports
 ROOT = Path(__file__).resolve().parents[2]
 
 # What no page imports at its top: the pages load them inside functions, when they are used.
-KEPT_LAZY = ("onnxruntime", "sklearn", "torch", "sentence_transformers", "openai", "ray", "trafilatura",
-             "qdrant_client")  # the last: Ask and Corpus load the RAG pipeline on their first visit
+KEPT_LAZY = ("onnxruntime", "sklearn", "torch", "sentence_transformers", "openai", "ray", "trafilatura")
 
 PROBE = """
 import json, logging, sys
@@ -64,19 +63,6 @@ def test_warm_up_loads_what_the_pages_need_and_nothing_they_keep_lazy(tmp_path: 
     assert (tmp_path / "runs.sqlite").exists()  # the run store was opened where the pages will read it
     assert report["frozen"] > 100_000  # the imports are out of the collector's view
     assert report["pages_folder_mode"] is False  # the first visit runs dashboard.py's navigation, once
-
-
-def test_the_pipeline_warm_up_loads_qdrant_but_not_the_models(tmp_path: Path) -> None:
-    probe = PROBE.replace("from rag_eval.ui.warm_up import warm_up\nsteps = warm_up(Path(sys.argv[1]))",
-                          "from rag_eval.ui.warm_up import start_pipeline_warm_up\n"
-                          "start_pipeline_warm_up(Path(sys.argv[1])).join()\nsteps = {}")
-    loaded = ("qdrant_client", "onnxruntime", "sklearn", "torch", "sentence_transformers", "openai")
-    result = subprocess.run(
-        [sys.executable, "-c", probe, str(ROOT), json.dumps(loaded)], cwd=ROOT, capture_output=True, text=True,
-        timeout=300, check=True, env={**os.environ, "RAG_EVAL_HOME": str(tmp_path), "HF_HUB_OFFLINE": "1"})
-    report = json.loads(result.stdout.strip().splitlines()[-1])
-    assert report["loaded"] == ["qdrant_client"]  # the embedder's runtime loads when a question is embedded
-    assert "dashboard warm-up: pipeline imports" in result.stderr
 
 
 def test_a_failing_step_is_skipped_by_name_without_its_message(tmp_path: Path) -> None:
