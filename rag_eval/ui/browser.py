@@ -8,6 +8,7 @@ the server a user starts, loaded by a real browser engine.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import shutil
@@ -146,7 +147,8 @@ class DevTools:
     def __init__(self, ws_url: str) -> None:
         from websockets.sync.client import connect
 
-        self._ws = connect(ws_url, max_size=None, open_timeout=10)
+        self._open = contextlib.ExitStack()  # websockets 17 wants its connection entered as a context
+        self._ws = self._open.enter_context(connect(ws_url, max_size=None, open_timeout=10))
         self._next = 0
 
     def call(self, method: str, **params: object) -> dict:
@@ -165,7 +167,7 @@ class DevTools:
         return result.get("result", {}).get("value")
 
     def close(self) -> None:
-        self._ws.close()
+        self._open.close()
 
 
 # True once the page's h1 heading is rendered / once the text of its last section is shown.
