@@ -2,7 +2,8 @@
 
 The dashboard itself is ``dashboard.py`` (page config and navigation) and ``pages/``. This
 file declares the server around it (Streamlit's ``st.App``) so that the server can warm up
-before it accepts its first visitor: see :mod:`rag_eval.ui.warm_up`.
+before it accepts its first visitor (:mod:`rag_eval.ui.warm_up`) and a new visitor's browser
+can compile the table code while the page starts (:mod:`rag_eval.ui.preload`).
 """
 
 import sys
@@ -17,7 +18,9 @@ if str(_ROOT) not in sys.path:
     sys.path.insert(0, str(_ROOT))
 
 import streamlit as st  # noqa: E402
+from starlette.middleware import Middleware  # noqa: E402
 
+from rag_eval.ui.preload import ModulePreload  # noqa: E402
 from rag_eval.ui.warm_up import warm_up  # noqa: E402
 
 
@@ -27,4 +30,4 @@ async def _lifespan(_app: st.App) -> AsyncIterator[None]:
     yield
 
 
-app = st.App("dashboard.py", lifespan=_lifespan)
+app = st.App("dashboard.py", lifespan=_lifespan, middleware=[Middleware(ModulePreload)])

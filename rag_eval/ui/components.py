@@ -7,8 +7,7 @@ functions lay them out. The support map HTML itself is the pure
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import streamlit as st
@@ -96,22 +95,6 @@ def draw_table(frame: pd.DataFrame, key: str | None = None, height: int | None =
 
 def draw_figure(fig: go.Figure, key: str) -> None:
     st.plotly_chart(fig, key=key, config={"displaylogo": False})
-
-
-def shared_figure(builder: Callable[..., go.Figure], *args: Any) -> go.Figure:
-    """``builder(*args)``, built once per arguments and shared by every session and rerun.
-
-    Plotly validates every property as a figure is built: the Runs page's trend and
-    agreement panels over 50 runs took about a quarter of a second of server CPU on every
-    visit and click, for the same figure. Figures are never changed once drawn, so one
-    object can serve everyone (``st.cache_resource``, bounded)."""
-    return _shared_figure(f"{builder.__module__}:{builder.__qualname__}", *args)
-
-
-@st.cache_resource(max_entries=64, show_spinner=False)
-def _shared_figure(builder_name: str, *args: Any) -> go.Figure:
-    module, _, name = builder_name.partition(":")
-    return getattr(importlib.import_module(module), name)(*args)
 
 
 def draw_coverage(n_ok: int, n_total: int, statuses: dict[str, int] | None = None) -> None:

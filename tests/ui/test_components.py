@@ -122,17 +122,3 @@ def test_showcase_row_uses_every_colour_class():
     resp = {response_sentence_class(k, view.labels) for k in view.item.response_keys}
     assert doc == {"relevant", "utilized", "both", "neither"}
     assert {"supported", "unsupported"} <= resp
-
-
-def test_shared_figure_builds_once_per_arguments() -> None:
-    """The Runs and Compare charts are built once per data and shared by every session."""
-    import pandas as pd
-
-    from rag_eval.ui import charts
-
-    spread = pd.DataFrame({"spread_rmse": [0.02, 0.05, 0.09]})
-    first = components.shared_figure(charts.spread_figure, spread)
-    assert components.shared_figure(charts.spread_figure, spread.copy()) is first  # equal data: the same object
-    other = components.shared_figure(charts.spread_figure, spread.assign(spread_rmse=[0.1, 0.1, 0.1]))
-    assert other is not first
-    assert first.to_dict() == charts.spread_figure(spread).to_dict()  # what the builder makes, unchanged
