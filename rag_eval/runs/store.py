@@ -65,6 +65,7 @@ if TYPE_CHECKING:
 SECRET_SETTINGS = ("OPENAI_API_KEY", "QDRANT_API_KEY", "RAG_EVAL_API_KEY", "LLM_API_KEY", "RAG_EVAL_LLM_API_KEY",
                    "HF_TOKEN")
 BUSY_TIMEOUT_MS = 30_000
+CONNECT_TIMEOUT_S = 10  # a database server's connection attempt (PostgreSQL)
 LEASE_S = 60.0  # a claimed run whose heartbeat is older than this may be claimed by another process
 HEARTBEAT_S = 15.0
 MIGRATION_LOCK_ID = 7_261_534  # PostgreSQL advisory lock serializing migrations across processes
@@ -368,7 +369,10 @@ class RunStore:
                     self.engine = _sqlite_engine(database)
                     self.path = database
                 else:
-                    self.engine = create_engine(raw, pool_pre_ping=True)
+                    # a server that does not answer fails in seconds, not after the system's TCP
+                    # retries (minutes): the dashboard opens the store before it starts listening
+                    timeout = {"connect_timeout": CONNECT_TIMEOUT_S} if raw.startswith("postgresql") else {}
+                    self.engine = create_engine(raw, pool_pre_ping=True, connect_args=timeout)
             else:
                 self.engine = _sqlite_engine(raw)
         except (ArgumentError, ImportError, ValueError) as err:

@@ -24,6 +24,7 @@ import gc
 import importlib
 import logging
 import time
+import types
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -58,7 +59,7 @@ def import_modules(names: Iterable[str]) -> int:
                 owner = importlib.import_module(parent)
             except ImportError:
                 continue
-            if hasattr(owner, last) and not isinstance(getattr(owner, last), type(importlib)):
+            if hasattr(owner, last) and not isinstance(getattr(owner, last), types.ModuleType):
                 continue  # a function, class or constant, already loaded with its module
         try:
             importlib.import_module(name)

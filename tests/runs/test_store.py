@@ -213,6 +213,22 @@ def test_a_live_claim_blocks_a_second_process_until_its_lease_lapses(store_url):
     first.claim_run(run)  # a finished run is free again
 
 
+def test_a_postgresql_connection_attempt_is_bounded(pg_url):
+    """A database server that does not answer fails the store in seconds: the dashboard
+    opens it before it listens (rag_eval.ui.warm_up), a page before it draws."""
+    from sqlalchemy import event
+
+    from rag_eval.runs.store import CONNECT_TIMEOUT_S
+
+    store = RunStore(pg_url)
+    seen: list[dict] = []
+    event.listen(store.engine, "do_connect", lambda dialect, record, cargs, cparams: seen.append(dict(cparams)))
+    store.engine.dispose()  # the next read opens a new connection
+    assert store.list_runs() == []
+    assert seen and seen[0]["connect_timeout"] == CONNECT_TIMEOUT_S
+    store.close()
+
+
 def test_copy_to_another_store_is_idempotent_and_verified(tmp_path, pg_url, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
     source = RunStore(tmp_path / "local.sqlite")
