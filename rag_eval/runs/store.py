@@ -371,8 +371,12 @@ class RunStore:
                 else:
                     # a server that does not answer fails in seconds, not after the system's TCP
                     # retries (minutes): the dashboard opens the store before it starts listening
-                    timeout = {"connect_timeout": CONNECT_TIMEOUT_S} if raw.startswith("postgresql") else {}
-                    self.engine = create_engine(raw, pool_pre_ping=True, connect_args=timeout)
+                    from sqlalchemy.engine import make_url
+
+                    url = make_url(raw)
+                    bounded = url.get_backend_name() == "postgresql" and "connect_timeout" not in url.query
+                    timeout = {"connect_timeout": CONNECT_TIMEOUT_S} if bounded else {}
+                    self.engine = create_engine(url, pool_pre_ping=True, connect_args=timeout)
             else:
                 self.engine = _sqlite_engine(raw)
         except (ArgumentError, ImportError, ValueError) as err:

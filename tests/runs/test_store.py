@@ -228,6 +228,14 @@ def test_a_postgresql_connection_attempt_is_bounded(pg_url):
     assert seen and seen[0]["connect_timeout"] == CONNECT_TIMEOUT_S
     store.close()
 
+    own = RunStore(pg_url + ("&" if "?" in pg_url else "?") + "connect_timeout=3")  # the URL's own value wins
+    seen.clear()
+    event.listen(own.engine, "do_connect", lambda dialect, record, cargs, cparams: seen.append(dict(cparams)))
+    own.engine.dispose()
+    own.list_runs()
+    assert str(seen[0]["connect_timeout"]) == "3"
+    own.close()
+
 
 def test_copy_to_another_store_is_idempotent_and_verified(tmp_path, pg_url, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
