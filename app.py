@@ -3,7 +3,7 @@
 The dashboard itself is ``dashboard.py`` (page config and navigation) and ``pages/``. This
 file declares the server around it (Streamlit's ``st.App``) so that the server can warm up
 before it accepts its first visitor (:mod:`rag_eval.ui.warm_up`) and a new visitor's browser
-can compile the table code while the page starts (:mod:`rag_eval.ui.preload`).
+compiles the table code while the page starts and finds the server at once (:mod:`rag_eval.ui.preload`).
 """
 
 import sys
@@ -20,7 +20,7 @@ if str(_ROOT) not in sys.path:
 import streamlit as st  # noqa: E402
 from starlette.middleware import Middleware  # noqa: E402
 
-from rag_eval.ui.preload import ModulePreload  # noqa: E402
+from rag_eval.ui.preload import PageHints  # noqa: E402
 from rag_eval.ui.warm_up import warm_up  # noqa: E402
 
 
@@ -30,4 +30,5 @@ async def _lifespan(_app: st.App) -> AsyncIterator[None]:
     yield
 
 
-app = st.App("dashboard.py", lifespan=_lifespan, middleware=[Middleware(ModulePreload)])
+PAGE_NAMES = [page.stem for page in (_ROOT / "pages").glob("*.py")]  # each page's address: /runs, /compare, …
+app = st.App("dashboard.py", lifespan=_lifespan, middleware=[Middleware(PageHints, pages=PAGE_NAMES)])

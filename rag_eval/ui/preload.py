@@ -1,19 +1,28 @@
-"""Let a new visitor's browser fetch the dashboard's table code while the page starts.
+"""What a new visitor's browser is told in the page's head, so the first table comes sooner.
 
-Streamlit's frontend loads an element's code the first time a page shows one: the table
-code (``DataFrame`` and its Arrow helpers, 1.3 MB) is fetched and compiled only after the
-script has sent its first table, and on Runs it then races the chart code (Plotly,
-4.7 MB) that the next elements ask for. Every page's first content at size is a table, so
-the page's HTML names the table modules up front as ``<link rel="modulepreload">``, as
-Streamlit's own HTML does for its core modules: a new browser fetches and compiles them
-while the session starts. They are content-hashed and cached for a year, so a returning
-browser pays nothing. (Preloading the chart code as well made every page's heading later:
-``bench/bench_page_load.py --at-size``.)
+Three hints, measured with ``bench/bench_page_load.py --at-size`` and Chrome's profiler:
+
+- **The table code, preloaded.** Streamlit's frontend loads an element's code the first
+  time a page shows one: the table code (``DataFrame`` and its Arrow helpers, 1.7 MB) would
+  be fetched and compiled only after the script has sent its first table. Every page's
+  first content at size is a table, so the HTML names those modules up front as
+  ``<link rel="modulepreload">``, as Streamlit's own HTML does for its core modules. They
+  are content-hashed and cached for a year, so a returning browser pays nothing.
+  (Preloading the chart code or the widgets' code as well made every page's heading later.)
+- **The table's stylesheet, linked.** Vite's loader waits for an element's stylesheet
+  before it hands the element's code over; with the sheet already in the page it does not.
+- **Where the server is.** Opened at a page's address (``/runs``), the frontend does not
+  know whether ``/runs`` is the app's base path: it asks ``/runs/_stcore/health`` first,
+  gets a 404 and waits 100 ms before asking ``/_stcore/health``. A small script tells it
+  the base path (``window.__streamlit.BACKEND_BASE_URL``, the setting hosts embedding
+  Streamlit use) when the address ends in one of the dashboard's page names; any other
+  address, and a host's own setting, are left alone.
 """
 
 from __future__ import annotations
 
 import gzip
+import json
 import re
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from pathlib import Path
@@ -61,19 +70,45 @@ def element_modules(static_dir: Path, elements: Iterable[str] = PRELOADED_ELEMEN
     return order
 
 
-def preload_tags(modules: Iterable[str]) -> bytes:
-    return "".join(f'<link rel="modulepreload" crossorigin href="./static/js/{name}">' for name in modules).encode()
+def element_styles(static_dir: Path, elements: Iterable[str] = PRELOADED_ELEMENTS) -> list[str]:
+    """File names of the elements' own stylesheets (``static/css/DataFrame.*.css``)."""
+    found = [sorted((static_dir / "static" / "css").glob(f"{element}.*.css")) for element in elements]
+    return [names[0].name for names in found if len(names) == 1]
 
 
-class ModulePreload:
-    """ASGI middleware: adds ``<link rel="modulepreload">`` tags before ``</head>`` of
-    every HTML page the server sends to a browser (Streamlit's one page, under any page
-    path). It sits outside Streamlit's own gzip middleware, so it asks for the page
-    uncompressed and compresses the rewritten page itself when the browser accepts gzip."""
+def preload_tags(modules: Iterable[str], styles: Iterable[str] = ()) -> bytes:
+    return ("".join(f'<link rel="modulepreload" crossorigin href="./static/js/{name}">' for name in modules)
+            + "".join(f'<link rel="stylesheet" href="./static/css/{name}">' for name in styles)).encode()
 
-    def __init__(self, app: ASGIApp, modules: Iterable[str] | None = None) -> None:
+
+def base_path_script(pages: Iterable[str]) -> bytes:
+    """A script setting the frontend's ``BACKEND_BASE_URL`` to the address minus its last
+    segment when that segment is one of ``pages`` (so ``https://host/prefix/runs`` →
+    ``https://host/prefix/``); nothing otherwise, nor when a host has set it already."""
+    names = json.dumps(sorted(set(pages))).replace("<", "\\u003c")
+    return ("<script>(function(){var s=window.__streamlit||{};if(s.BACKEND_BASE_URL)return;"
+            "var p=location.pathname.replace(/\\/+$/,'').split('/');"
+            f"if({names}.indexOf(p.pop())<0)return;"
+            "window.__streamlit=Object.assign({},s,{BACKEND_BASE_URL:location.origin+p.join('/')+'/'});})();"
+            "</script>").encode()
+
+
+class PageHints:
+    """ASGI middleware: adds the hints above before ``</head>`` of every HTML page the
+    server sends to a browser (Streamlit's one page, under any page path): the base-path
+    script for ``pages`` (the dashboard's page names), then the table's modules and
+    stylesheet (``modules``/``styles``: found in the installed Streamlit when None). It sits
+    outside Streamlit's own gzip middleware, so it asks for the page uncompressed and
+    compresses the rewritten page itself when the browser accepts gzip."""
+
+    def __init__(self, app: ASGIApp, pages: Iterable[str] = (), modules: Iterable[str] | None = None,
+                 styles: Iterable[str] | None = None) -> None:
         self.app = app
-        self.tags = preload_tags(element_modules(streamlit_static_dir()) if modules is None else modules)
+        static = streamlit_static_dir()
+        modules = element_modules(static) if modules is None else list(modules)
+        styles = element_styles(static) if styles is None else list(styles)
+        pages = list(pages)
+        self.tags = (base_path_script(pages) if pages else b"") + preload_tags(modules, styles)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request_headers = dict(scope.get("headers") or []) if scope["type"] == "http" else {}

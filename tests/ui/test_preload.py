@@ -1,5 +1,6 @@
-"""The dashboard's HTML names Streamlit's table modules as ``<link rel="modulepreload">``
-(``rag_eval.ui.preload``), so a new browser compiles them while the session starts.
+"""The dashboard's HTML carries hints for a new browser (``rag_eval.ui.preload``): the
+table modules as ``<link rel="modulepreload">``, the table's stylesheet, and a script
+telling the frontend the server's base path when the address is a page's.
 
 No timing here (``bench/bench_page_load.py --at-size`` prints the figures): the middleware
 is checked over a small ASGI app and over the real server.
@@ -8,7 +9,9 @@ is checked over a small ASGI app and over the real server.
 from __future__ import annotations
 
 import gzip
+import json
 import tempfile
+import time
 import urllib.request
 from pathlib import Path
 
@@ -19,12 +22,13 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from rag_eval.ui import browser
-from rag_eval.ui.preload import ModulePreload, element_modules, preload_tags, streamlit_static_dir
+from rag_eval.ui.constants import APP_TITLE
+from rag_eval.ui.preload import PageHints, base_path_script, element_modules, element_styles, preload_tags, streamlit_static_dir
 
 PAGE = "<html><head><title>t</title></head><body>" + "x" * 2000 + "</body></html>"
 
 
-def client(modules: list[str]) -> TestClient:
+def client(modules: list[str], pages: tuple[str, ...] = ()) -> TestClient:
     async def page(_request):
         return HTMLResponse(PAGE)
 
@@ -32,7 +36,7 @@ def client(modules: list[str]) -> TestClient:
         return JSONResponse({"a": 1})
 
     app = Starlette(routes=[Route("/", page, methods=["GET", "POST"]), Route("/data", data)],
-                    middleware=[Middleware(ModulePreload, modules=modules)])
+                    middleware=[Middleware(PageHints, pages=pages, modules=modules, styles=[])])
     return TestClient(app)
 
 
@@ -45,8 +49,22 @@ def test_the_table_modules_are_found_in_the_installed_streamlit() -> None:
     assert not [name for name in modules if name in page]  # nothing Streamlit's page already loads
 
 
+def test_the_table_stylesheet_is_found_in_the_installed_streamlit() -> None:
+    styles = element_styles(streamlit_static_dir())
+    assert len(styles) == 1 and styles[0].startswith("DataFrame.") and styles[0].endswith(".css")
+    assert '<link rel="stylesheet" href="./static/css/' + styles[0] + '">' in preload_tags([], styles).decode()
+
+
 def test_an_unexpected_static_layout_preloads_nothing(tmp_path: Path) -> None:
-    assert element_modules(tmp_path) == []
+    assert element_modules(tmp_path) == [] and element_styles(tmp_path) == []
+
+
+def test_the_base_path_script_names_only_the_pages() -> None:
+    script = base_path_script(["runs", "compare", "runs"]).decode()
+    assert script.startswith("<script>") and script.endswith("</script>") and '["compare", "runs"]' in script
+    assert "</" not in base_path_script(["</script><b>"]).decode()[8:-9]  # a name cannot close the script
+    with client([], pages=("runs",)) as http:
+        assert "BACKEND_BASE_URL" in http.get("/", headers={"Accept": "text/html"}).text
 
 
 def test_the_page_gets_the_tags_compressed_when_the_browser_accepts_gzip() -> None:
@@ -68,7 +86,8 @@ def test_other_requests_pass_through_unchanged() -> None:
 
 
 def test_the_dashboard_server_sends_the_tags() -> None:
-    tags = preload_tags(element_modules(streamlit_static_dir())).decode()
+    static = streamlit_static_dir()
+    tags = preload_tags(element_modules(static), element_styles(static)).decode()
     with tempfile.TemporaryDirectory() as home, browser.streamlit_server(Path(home)) as server:
         browser.wait_healthy(server.url, process=server.process)
         request = urllib.request.Request(server.url + "/runs", headers={"Accept": "text/html",
@@ -78,3 +97,36 @@ def test_the_dashboard_server_sends_the_tags() -> None:
             if response.headers.get("Content-Encoding") == "gzip":
                 body = gzip.decompress(body)
     assert tags in body.decode("utf-8")
+
+
+def test_a_page_address_connects_without_probing_it_as_a_base_path() -> None:
+    """Opened at /runs, the frontend asks /_stcore/health at once, not /runs/_stcore/health
+    (a 404, then a 100 ms wait); opened at /, nothing is set."""
+    resources = "performance.getEntriesByType('resource').map(e => new URL(e.name).pathname)"
+
+    def open_page(tools: browser.DevTools, url: str, heading: str) -> bool:
+        tools.call("Page.navigate", url=url)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if tools.evaluate(browser.HEADING_JS % json.dumps(heading)):
+                    return True
+            except RuntimeError:  # the page is navigating
+                pass
+            time.sleep(0.05)
+        return False
+
+    with tempfile.TemporaryDirectory() as home, browser.streamlit_server(Path(home)) as server:
+        browser.wait_healthy(server.url, process=server.process)
+        with browser.chromium_tab() as tools:
+            shown = open_page(tools, server.url + "/runs", "Runs and trends")
+            asked = str(tools.evaluate(f"JSON.stringify({resources})"))
+            base = tools.evaluate("(window.__streamlit || {}).BACKEND_BASE_URL")
+            origin = str(tools.evaluate("location.origin"))
+        with browser.chromium_tab() as tools:
+            shown_at_root = open_page(tools, server.url + "/", APP_TITLE)
+            at_root = tools.evaluate("(window.__streamlit || {}).BACKEND_BASE_URL || null")
+    assert shown
+    assert '"/_stcore/health"' in asked and "/runs/_stcore/health" not in asked
+    assert base == origin + "/"
+    assert shown_at_root and at_root is None
