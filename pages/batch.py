@@ -143,12 +143,11 @@ def render_results(run_id: str) -> None:
     store = data.run_store()
     run = store.get_run(run_id)
     run_id = run["id"]  # a deep link may give a prefix or a name
-    items = data.run_item_fields(data.where(), run_id, data.run_stamp(run), data.TABLE_FIELDS)
+    table = data.results_table(data.where(), run_id, data.run_stamp(run))
     summary = run.get("summary") or {}
     st.subheader("Results · " + escape_markdown(f"{run['name']} ({run_id}, {run_views.status_text(run)})"))
-    components.draw_coverage(summary.get("n_scored", 0), summary.get("n_items", len(items)), summary.get("status_counts"))
+    components.draw_coverage(summary.get("n_scored", 0), summary.get("n_items", len(table)), summary.get("status_counts"))
     panels.draw_means(run_views.summary_means(summary))
-    table = run_views.metrics_first(frames.items_frame(items))
     cols = st.columns([2, 3])
     statuses = sorted(table["status"].dropna().unique())
     chosen = cols[0].multiselect("Status", statuses, default=statuses, key=f"{PAGE}.status_filter")

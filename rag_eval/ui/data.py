@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
@@ -19,6 +19,9 @@ from rag_eval.demo import DEMO_COLLECTION, load_demo  # noqa: F401  (DEMO_COLLEC
 from rag_eval.ui.constants import ITEMS_CACHE_ENTRIES, ITEMS_TTL, RUNS_TTL
 from rag_eval.ui.views import load_labelled_sample
 from rag_eval.ui.views import showcase_index as views_showcase_index
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @st.cache_data(show_spinner=False)
@@ -146,6 +149,15 @@ def run_stamp(run: dict[str, Any]) -> str:
 def run_item_fields(location: str, run_id: str, stamp: str, fields: tuple[str, ...]) -> list[dict[str, Any]]:
     """The ``fields`` of a run's items, in dataset order (cached per run and ``stamp``)."""
     return run_store().items(run_id, fields)
+
+
+@st.cache_data(ttl=ITEMS_TTL, max_entries=ITEMS_CACHE_ENTRIES, show_spinner=False)
+def results_table(location: str, run_id: str, stamp: str) -> pd.DataFrame:
+    """A run's items as Batch's results table (``frames.items_frame``, metrics first), built
+    once per run and ``stamp``: the report fields of 2,000 items took 0.18 s on every rerun."""
+    from rag_eval.ui import frames, run_views
+
+    return run_views.metrics_first(frames.items_frame(run_item_fields(location, run_id, stamp, TABLE_FIELDS)))
 
 
 @st.cache_data(ttl=ITEMS_TTL, max_entries=16, show_spinner=False)

@@ -4,7 +4,7 @@ The first visit to a page on a freshly started server used to cost about 1.5 s o
 CPU that no later visit pays (``bench/bench_page_load.py --at-size``): importing pandas,
 pyarrow, Plotly, SQLAlchemy and the modules the pages import, building Plotly's first
 templated figure, converting the first table to Arrow, opening the run store and reading
-the newest run; a second run of the page while Streamlit found out that the dashboard
+the newest run, Streamlit's check on the first element drawn; a second run of the page while Streamlit found out that the dashboard
 uses ``st.navigation``; a full garbage collection over all of that after each run.
 Nobody is waiting while a server starts, so ``app.py``'s lifespan calls :func:`warm_up`
 before the server listens and the first visitor meets a warm server.
@@ -113,8 +113,19 @@ def _newest_run() -> None:
     runs = data.list_runs()
     if runs:
         newest = runs[0]
-        for fields in (data.SCORE_FIELDS, data.TABLE_FIELDS):
-            data.run_item_fields(data.where(), newest["id"], data.run_stamp(newest), fields)
+        data.run_item_fields(data.where(), newest["id"], data.run_stamp(newest), data.SCORE_FIELDS)
+        data.results_table(data.where(), newest["id"], data.run_stamp(newest))  # Batch's table of its items
+
+
+def _first_element() -> None:
+    """The first element any script draws in a process makes Streamlit check whether it
+    runs in a Python REPL (``delta_generator._maybe_print_use_warning``: ``inspect.stack()``,
+    reading the source file of every frame), 0.1 s of the first visit here. Done now, in
+    the server (the runtime exists, so it warns of nothing); a later Streamlit without
+    the function only skips this step."""
+    from streamlit import delta_generator
+
+    delta_generator._maybe_print_use_warning()
 
 
 def _navigation_mode() -> None:
@@ -145,6 +156,7 @@ def warm_up(root: Path) -> dict[str, float]:
         ("first table", _first_table),
         ("run store", _run_store),
         ("newest run", _newest_run),
+        ("first element", _first_element),
         ("navigation mode", _navigation_mode),
         ("heap frozen", _freeze_heap),  # last: it keeps what the steps above loaded out of every collection
     ]
