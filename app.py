@@ -3,7 +3,8 @@
 The dashboard itself is ``dashboard.py`` (page config and navigation) and ``pages/``. This
 file declares the server around it (Streamlit's ``st.App``) so that the server can warm up
 before it accepts its first visitor (:mod:`rag_eval.ui.warm_up`) and a new visitor's browser
-compiles the table code while the page starts and finds the server at once (:mod:`rag_eval.ui.preload`).
+compiles the table code while the page starts and finds the server at once (:mod:`rag_eval.ui.preload`), and
+downloads Streamlit's frontend compressed (:mod:`rag_eval.ui.static_gzip`).
 """
 
 import sys
@@ -21,6 +22,7 @@ import streamlit as st  # noqa: E402
 from starlette.middleware import Middleware  # noqa: E402
 
 from rag_eval.ui.preload import PageHints  # noqa: E402
+from rag_eval.ui.static_gzip import CompressedStatic  # noqa: E402
 from rag_eval.ui.warm_up import warm_up  # noqa: E402
 
 
@@ -31,4 +33,4 @@ async def _lifespan(_app: st.App) -> AsyncIterator[None]:
 
 
 PAGE_NAMES = [page.stem for page in (_ROOT / "pages").glob("*.py")]  # each page's address: /runs, /compare, …
-app = st.App("dashboard.py", lifespan=_lifespan, middleware=[Middleware(PageHints, pages=PAGE_NAMES)])
+app = st.App("dashboard.py", lifespan=_lifespan, middleware=[Middleware(PageHints, pages=PAGE_NAMES), Middleware(CompressedStatic)])
