@@ -12,12 +12,14 @@
 2,000-item run's results, ``/batch?run=ID``) pages on a generated store of 50 runs of
 2,000 RAGBench-like items (``rag_eval.runs.sample_store``; built once into
 ``--store-dir``, default a temporary folder, never the project). Each page gets fresh
-servers and three kinds of visit: the first visit after the server is healthy (a new
-browser profile), warm visits (a new session in the same browser) and a new visitor on
-the now warm server (another new browser profile). It prints heading, first content
-(the first table or chart rendered) and script done, each first content against the 2 s
-target, the server's launch-to-healthy time (it warms up before it listens) and
-Streamlit's own floor for a new browser (a page holding a title and a two-row table).
+servers and four kinds of visit: the first visit after the server is healthy (a new
+browser profile), warm visits (a new session in the same browser), a new visitor on the
+now warm server (another new browser profile), and a new visitor across an emulated
+20 Mbit/s link with 40 ms latency (Chromium's network emulation). It prints heading,
+first content (the first table or chart rendered), script done, each first content
+against the 2 s target, the megabytes the browser downloaded, the server's
+launch-to-healthy time (it warms up before it listens) and Streamlit's own floor for a
+new browser (a page holding a title and a two-row table).
 
 Prints markdown tables. Usage: ``HF_HUB_OFFLINE=1 .venv/bin/python bench/bench_page_load.py [--repeat 3]``;
 ``HF_HUB_OFFLINE=1 .venv/bin/python bench/bench_page_load.py --at-size --store-dir /tmp/rag-eval-size [--repeat 2]``
@@ -86,6 +88,18 @@ FIRST_CONTENT_TARGET_S = 2.0
 VISIT_COLD = "first visit to a fresh server (new browser)"
 VISIT_WARM = "warm (same browser again)"
 VISIT_NEW_VISITOR = "new visitor, warm server"
+LINK_MBIT, LINK_LATENCY_MS = 20, 40
+VISIT_OVER_A_LINK = f"new visitor, warm server, over a {LINK_MBIT} Mbit/s link with {LINK_LATENCY_MS} ms latency (emulated)"
+# Bytes the browser received for the page and everything it loaded (compressed size when compressed).
+DOWNLOADED_JS = ("[...performance.getEntriesByType('navigation'), ...performance.getEntriesByType('resource')]"
+                 ".reduce((sum, e) => sum + (e.transferSize || 0), 0)")
+
+
+def over_a_link(tools: browser.DevTools) -> None:
+    """Chromium's network emulation: what a visitor across a network waits for the bytes."""
+    tools.call("Network.enable")
+    tools.call("Network.emulateNetworkConditions", offline=False, latency=LINK_LATENCY_MS,
+               downloadThroughput=LINK_MBIT * 1e6 / 8, uploadThroughput=LINK_MBIT * 1e6 / 8)
 
 
 def process_cpu_s(pid: int) -> float | None:
@@ -165,6 +179,7 @@ def at_size(args: argparse.Namespace) -> None:
         n_items = max(int(r.get("n_done") or 0) for r in runs)
         results: dict[tuple[str, str], list[browser.PageTiming]] = {}
         server_cpu: dict[tuple[str, str], list[float]] = {}
+        downloaded: dict[tuple[str, str], list[float]] = {}
         health: list[float] = []
         for name, path, heading in pages:
             for _ in range(args.repeat):
@@ -172,12 +187,14 @@ def at_size(args: argparse.Namespace) -> None:
                     health.append(browser.wait_healthy(server.url, process=server.process) - server.started)
                     # a new visitor (fresh browser profile) on the fresh server, the same browser again
                     # (warm), then another new visitor on the now warm server
-                    visits = [VISIT_COLD] + [VISIT_WARM] * args.warm + [VISIT_NEW_VISITOR]
+                    visits = [VISIT_COLD] + [VISIT_WARM] * args.warm + [VISIT_NEW_VISITOR, VISIT_OVER_A_LINK]
                     with contextlib.ExitStack() as browsers:
                         tools = browsers.enter_context(browser.chromium_tab())
                         for kind in visits:
-                            if kind == VISIT_NEW_VISITOR:
+                            if kind in (VISIT_NEW_VISITOR, VISIT_OVER_A_LINK):
                                 tools = browsers.enter_context(browser.chromium_tab())
+                            if kind == VISIT_OVER_A_LINK:
+                                over_a_link(tools)
                             cpu_before = process_cpu_s(server.process.pid)
                             timing = browser.time_visit(tools, server.url + path, heading)
                             cpu_after = process_cpu_s(server.process.pid)
@@ -187,6 +204,7 @@ def at_size(args: argparse.Namespace) -> None:
                                 print(f"{name} {path}: errors {timing.errors}, first content {timing.content_s}; "
                                       f"server log:\n{server.log()[-1500:]}")
                             results.setdefault((name, kind), []).append(timing)
+                            downloaded.setdefault((name, kind), []).append(float(str(tools.evaluate(DOWNLOADED_JS) or 0)) / 1e6)
     floor = streamlit_floor(args.repeat)
     load = os.getloadavg()[0]
     print(f"## Dashboard pages at size: {len(runs)} stored runs, up to {n_items:,} items each "
@@ -198,8 +216,9 @@ def at_size(args: argparse.Namespace) -> None:
     print("Streamlit's own floor for a new visitor on this machine (fresh browser profile, warm server, a page "
           f"holding a title and a two-row table): heading {fmt([t.heading_s for t in floor if t.heading_s])} s, "
           f"first content {fmt([t.content_s for t in floor if t.content_s])} s.\n")
-    print("| page | visit | main heading | **first content** | ratio to target | script done | server CPU |")
-    print("|---|---|---|---|---|---|---|")
+    print("| page | visit | main heading | **first content** | ratio to target | script done | server CPU | "
+          "downloaded (MB) |")
+    print("|---|---|---|---|---|---|---|---|")
 
     def med(values: list[float | None]) -> float | None:
         found = [v for v in values if v is not None]
@@ -211,7 +230,8 @@ def at_size(args: argparse.Namespace) -> None:
         verdict = "" if content is None else (" ✓" if content <= FIRST_CONTENT_TARGET_S else " ✗")
         print(f"| {name} | {kind} | {fmt([t.heading_s for t in timings if t.heading_s is not None])} | "
               f"**{fmt([t.content_s for t in timings if t.content_s is not None])}** | {ratio}{verdict} | "
-              f"{fmt([t.done_s for t in timings if t.done_s is not None])} | {fmt(server_cpu.get((name, kind), []))} |")
+              f"{fmt([t.done_s for t in timings if t.done_s is not None])} | {fmt(server_cpu.get((name, kind), []))} | "
+              f"{fmt(downloaded.get((name, kind), []))} |")
 
 
 def main() -> None:
