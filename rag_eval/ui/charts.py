@@ -22,6 +22,10 @@ SPREAD_BINS = 24
 Y_MAX = 1.05  # room above 1 for an interval's upper bar
 
 AnyChart = alt.Chart | alt.LayerChart | alt.FacetChart
+# For a chart whose x and y units must stay equal (radar, sentence sets): the plot keeps
+# its width and height, and the legend and title are added around it (the default "fit"
+# would shrink the plot's height by the legend's and turn circles into ellipses).
+FIXED_AXES = alt.AutoSizeParams(type="pad")
 
 
 def colour_scale(names: Sequence[str]) -> alt.Scale:
@@ -66,8 +70,10 @@ def grouped_bars(table: pd.DataFrame, run_labels: Mapping[str, str], names: Mapp
                  alt.Tooltip("interval:N", title="mean [95% CI]")],
     )
     bars = base.mark_bar().encode(y=unit_axis())
-    intervals = base.mark_rule(color="#343a40", strokeWidth=1.2).encode(y="ci_low:Q", y2="ci_high:Q")
-    return alt.layer(bars, intervals).properties(title=title, height=height)
+    intervals = base.mark_rule(strokeWidth=1.5).encode(
+        xOffset=alt.XOffset("run_label:N", sort=runs, bandPosition=0.5), y="ci_low:Q", y2="ci_high:Q",
+        color=alt.value("#343a40"))
+    return alt.LayerChart(layer=[bars, intervals], title=title, height=height)
 
 
 def metric_bars(table: pd.DataFrame, run_labels: dict[str, str]) -> alt.LayerChart:
@@ -122,8 +128,8 @@ def metric_radar(table: pd.DataFrame, run_labels: dict[str, str]) -> alt.LayerCh
     tooltip = [alt.Tooltip("run:N"), alt.Tooltip("metric:N"), alt.Tooltip("interval:N", title="mean [95% CI]")]
     means = alt.Chart(points).transform_filter(alt.datum.series == "mean").mark_line(
         point=True, strokeWidth=2).encode(x=x, y=y, color=colour, order="step:Q", tooltip=tooltip)
-    return alt.layer(rings, spoke, ticks, names, bounds, means).properties(
-        title="Metrics per run (radar)", width=420, height=420)
+    return alt.LayerChart(layer=[rings, spoke, ticks, names, bounds, means], title="Metrics per run (radar)", width=420,
+                          height=420, autosize=FIXED_AXES)
 
 
 def spread_figure(spread: pd.DataFrame) -> alt.LayerChart:
@@ -145,11 +151,12 @@ def spread_figure(spread: pd.DataFrame) -> alt.LayerChart:
     values = spread[["spread_rmse"]].assign(spread_rmse=spread["spread_rmse"].clip(0, SPREAD_AXIS_MAX - 1e-9))
     histogram = alt.Chart(values).mark_bar(color=PALETTE[0], opacity=0.85).encode(
         x=alt.X("spread_rmse:Q", bin=alt.Bin(extent=[0, SPREAD_AXIS_MAX], step=step), scale=x_scale,
-                title="single-evaluation RMSE of the four metrics around their mean"),
+                title="single-evaluation RMSE of the four metrics around their mean",
+                axis=alt.Axis(values=[k / 10 for k in range(int(SPREAD_AXIS_MAX * 10) + 1)], format=".1f")),
         # counts are whole items: integer ticks only (a tick at 0.5 items reads as nonsense)
         y=alt.Y("count():Q", title="items", axis=alt.Axis(format="d", tickMinStep=1)),
         tooltip=[alt.Tooltip("spread_rmse:Q", bin=alt.Bin(extent=[0, SPREAD_AXIS_MAX], step=step), title="RMSE"),
                  alt.Tooltip("count():Q", title="items")],
     )
-    return alt.layer(band_rects, band_names, histogram).properties(
-        title="Single-evaluation RMSE (rmse_aggregation)", height=320)
+    return alt.LayerChart(layer=[band_rects, band_names, histogram], title="Single-evaluation RMSE (rmse_aggregation)",
+                          height=320)

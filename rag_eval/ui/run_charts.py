@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 import altair as alt
 import pandas as pd
 
-from rag_eval.ui.charts import Y_MAX, colour_scale, grouped_bars, interval_text
+from rag_eval.ui.charts import FIXED_AXES, Y_MAX, colour_scale, grouped_bars, interval_text
 from rag_eval.ui.constants import METRIC_LABELS
 
 TREND_COLUMNS = 2
@@ -126,4 +126,4 @@ def venn_figure(counts: Mapping[str, int]) -> alt.LayerChart:
         x=x, y=y, text="text:N")
     plain = alt.Chart(notes).mark_text(fontSize=13, color="#212529", baseline="top", lineBreak="\n").encode(
         x=x, y=y, text="text:N")
-    return alt.layer(box, *discs, bold, plain).properties(width=VENN_WIDTH, height=VENN_HEIGHT)
+    return alt.LayerChart(layer=[box, *discs, bold, plain], width=VENN_WIDTH, height=VENN_HEIGHT, autosize=FIXED_AXES)

@@ -95,7 +95,8 @@ def test_compare_reads_the_two_chosen_runs_only(big_store):
     at = _open("pages/compare.py", runs=",".join(pair))
     assert at.multiselect(key="compare.runs").value == pair
     assert sorted(reads) == sorted((r, data.COMPARE_FIELDS) for r in pair)
-    assert at.get("plotly_chart"), "the TRACe chart is missing"
+    assert at.get("vega_lite_chart"), "the TRACe chart is missing"
+    assert not at.get("plotly_chart")
     reads.clear()
     at.button(key="compare.open_pair").click().run()
     assert not at.exception
