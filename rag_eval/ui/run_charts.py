@@ -63,7 +63,7 @@ def agreement_panels(frame: pd.DataFrame, statistics: Sequence[str], titles: Map
     base = alt.Chart().encode(
         x=alt.X("run_label:N", sort=runs, title=None, axis=alt.Axis(labels=False, ticks=False)),
         color=alt.Color("run_label:N", scale=colour_scale(runs), sort=runs,
-                        legend=alt.Legend(title="run", orient="bottom", columns=3, labelLimit=260)),
+                        legend=alt.Legend(title="run", orient="bottom", columns=4, labelLimit=240, symbolLimit=0)),
         tooltip=[alt.Tooltip("run_label:N", title="run"), alt.Tooltip("panel:N", title="statistic"),
                  alt.Tooltip("interval:N", title="value [95% CI]")],
     )
