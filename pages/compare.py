@@ -71,13 +71,13 @@ def render_metrics(result: dict, labels: dict[str, str]) -> None:
     st.subheader("TRACe per run", help=metric_help("ci"))
     kind = st.radio("Chart", ["Bars", "Radar"], key=K_CHART, horizontal=True)
     fig = charts.metric_bars(trace, labels) if kind == "Bars" else charts.metric_radar(trace, labels)
-    components.draw_figure(fig, key=f"{PAGE}.metrics_chart")
+    components.draw_chart(fig, key=f"{PAGE}.metrics_chart")
     other = table[~table["metric"].isin((*METRIC_NAMES, "adherence_score")) & table["mean"].notna()]
     if not other.empty:
         st.subheader("Retrieval and answer correctness", help=glossary(list(other["metric"])))
         names = {m: metric_label(m) for m in other["metric"]}
         order = [m for m in dict.fromkeys(table["metric"]) if m in names]
-        components.draw_figure(run_charts.retrieval_bars(other, labels, names, order), key=f"{PAGE}.retrieval_chart")
+        components.draw_chart(run_charts.retrieval_bars(other, labels, names, order), key=f"{PAGE}.retrieval_chart")
     else:
         st.caption("No retrieval metric or answer correctness in every run (the dataset needs gold document ids "
                    "or reference answers).")

@@ -75,7 +75,7 @@ def render_trends(shown: list[dict]) -> None:
     if trend.empty:
         st.info("No run shown has scored items yet.")
         return
-    components.draw_figure(run_charts.trend_by_dataset(trend, list(METRIC_NAMES)), key=f"{PAGE}.trend")
+    components.draw_chart(run_charts.trend_by_dataset(trend, list(METRIC_NAMES)), key=f"{PAGE}.trend")
 
 
 def render_agreement(shown: list[dict]) -> None:
@@ -88,7 +88,7 @@ def render_agreement(shown: list[dict]) -> None:
         return
     titles = {s: (f"RMSE · {metric_label(s[5:])}" if s.startswith("rmse:") else metric_label(s))
               for s in AGREEMENT_STATS}
-    components.draw_figure(run_charts.agreement_panels(table, AGREEMENT_STATS, titles, labels), key=f"{PAGE}.agreement")
+    components.draw_chart(run_charts.agreement_panels(table, AGREEMENT_STATS, titles, labels), key=f"{PAGE}.agreement")
     with st.expander("Agreement table and what each statistic means"):
         st.markdown("\n".join(f"- **{titles[s]}**: {metric_help(s)}" for s in AGREEMENT_STATS))
         components.draw_table(table.assign(run=table["run"].map(labels)), key=f"{PAGE}.agreement_table")
@@ -120,7 +120,7 @@ def render_run(shown: list[dict], runs: list[dict]) -> None:
         st.info("This run has no scored item.")
         return
     diagnosis_view.draw_bands(spread)
-    components.draw_figure(charts.spread_figure(spread), key=f"{PAGE}.spread")
+    components.draw_chart(charts.spread_figure(spread), key=f"{PAGE}.spread")
     diagnosis_view.draw_diagnosis(run_diagnosis(items))
 
 

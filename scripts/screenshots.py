@@ -94,7 +94,7 @@ def capture(home: Path, out: Path, runs: dict) -> list[tuple[str, int]]:
         s.idle(WAIT_S)
         shot("batch_results", max_height=2200)
         s.goto(f"{url}/runs?dataset=all", "Runs and trends", WAIT_S)
-        s.wait_for("document.querySelectorAll('.js-plotly-plot').length >= 3", WAIT_S)
+        s.wait_for(f"{browser.CHARTS_DRAWN_JS} >= 3", WAIT_S)
         s.idle(WAIT_S)
         shot("runs", max_height=2600)
         s.goto(f"{url}/compare?runs={k2},{k5}", "Compare runs", WAIT_S)

@@ -230,8 +230,10 @@ def _visit(
 
 
 # True once the page's main area shows a table or a chart (its first content at size).
+# A chart counts once Vega has drawn it (its SVG or canvas), not when its empty box appears.
+CHART_DRAWN = "[data-testid=stVegaLiteChart] svg, [data-testid=stVegaLiteChart] canvas"
 CONTENT_JS = ("!!(document.querySelector('[data-testid=stMain]') || document.body)"
-              ".querySelector('[data-testid=stDataFrame], [data-testid=stTable], .js-plotly-plot')")
+              f".querySelector('[data-testid=stDataFrame], [data-testid=stTable], {CHART_DRAWN}')")
 
 
 @dataclass
@@ -416,9 +418,14 @@ class BrowserSession:
 RUNNING_JS = ("(() => { const a = document.querySelector('[data-testid=stApp]'); "
               "return !a || !['notRunning', 'compilationError']"
               ".includes(a.getAttribute('data-test-script-state')); })()")
-# Trace names of the Plotly charts on the page whose traces carry ``meta == tag``.
-TRACE_NAMES_JS = ("Array.from(document.querySelectorAll('.js-plotly-plot')).flatMap(p => (p.data || [])"
-                  ".filter(t => t.meta === %s).map(t => t.name))")
+# Number of Vega-Lite charts Vega has drawn on the page.
+CHARTS_DRAWN_JS = f"document.querySelectorAll('{CHART_DRAWN}').length"
+# For each line Vega drew on the page (one path per series and panel, in SVG), the value of
+# its field titled %s (json-quoted), read from the path's ARIA label ("field: value; …").
+LINE_SERIES_JS = ("Array.from(document.querySelectorAll('[data-testid=stVegaLiteChart] "
+                  "path[aria-roledescription=\"line mark\"]')).map(p => { const k = %s + ': '; "
+                  "const f = (p.getAttribute('aria-label') || '').split('; ').find(x => x.startsWith(k)); "
+                  "return f ? f.slice(k.length) : null; }).filter(n => n !== null)")
 # Metric labels and values whose text is cut off (ellipsis: content wider than the box).
 TRUNCATED_METRICS_JS = (
     "Array.from(document.querySelectorAll('[data-testid=stMetricLabel], [data-testid=stMetricValue]'))"

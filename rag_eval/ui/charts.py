@@ -1,83 +1,162 @@
-"""Plotly figures from the tables in ``ui.frames``: pure builders, drawn by pages.
+"""Vega-Lite charts (built with Altair) from the tables in ``ui.frames``: pure builders,
+drawn by pages with ``components.draw_chart``.
 
 Intervals are drawn from the library's own bounds (``ci_low``/``ci_high``); nothing is
-estimated here.
+estimated here. The dashboard draws with Vega-Lite rather than Plotly because Streamlit's
+Vega-Lite element costs a new visitor's browser a fraction of Plotly's (docs/dashboard.md);
+the offline HTML report keeps Plotly (``ui.report_charts``).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 
+import altair as alt
 import pandas as pd
-import plotly.graph_objects as go
 
 from rag_eval.metrics.report_fields import RMSE_BANDS
-from rag_eval.ui.constants import METRIC_LABELS
+from rag_eval.ui.constants import BAND_COLOURS, METRIC_LABELS, PALETTE, SPREAD_AXIS_MAX
 
-PALETTE = ("#1c7ed6", "#f59f00", "#37b24d", "#e03131", "#7048e8", "#0ca678")
-BAND_COLOURS = {"excellent": "#d3f9d8", "good": "#e9fac8", "acceptable": "#fff3bf", "poor": "#ffe3e3"}
-SPREAD_AXIS_MAX = 0.6
+SPREAD_BINS = 24
+Y_MAX = 1.05  # room above 1 for an interval's upper bar
 
-
-def _layout(fig: go.Figure, title: str, y_title: str = "", y_range: tuple[float, float] | None = (0, 1)) -> go.Figure:
-    fig.update_layout(title=title, margin={"l": 40, "r": 20, "t": 80, "b": 40},
-                      legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
-                      template="plotly_white", height=400)
-    fig.update_xaxes(tickangle=0, automargin=True)
-    fig.update_yaxes(title=y_title, range=list(y_range) if y_range else None)
-    return fig
+AnyChart = alt.Chart | alt.LayerChart | alt.FacetChart
+# For a chart whose x and y units must stay equal (radar, sentence sets): the plot keeps
+# its width and height, and the legend and title are added around it (the default "fit"
+# would shrink the plot's height by the legend's and turn circles into ellipses).
+FIXED_AXES = alt.AutoSizeParams(type="pad")
 
 
+def colour_scale(names: Sequence[str]) -> alt.Scale:
+    """One PALETTE colour per name, in the order given (cycling past the palette's end)."""
+    return alt.Scale(domain=list(names), range=[PALETTE[i % len(PALETTE)] for i in range(len(names))])
 
 
+def unit_axis(title: str | None = "mean") -> alt.Y:
+    return alt.Y("mean:Q", title=title, scale=alt.Scale(domain=[0, Y_MAX], clamp=True))
 
-def spread_figure(spread: pd.DataFrame) -> go.Figure:
-    """Histogram of single-evaluation RMSE spreads with the named bands shaded."""
-    fig = go.Figure()
-    low = 0.0
+
+def interval_text(frame: pd.DataFrame, centre: str = "mean") -> pd.Series:
+    """``0.500 [0.400, 0.600]`` for a tooltip; ``—`` where the value is missing, no
+    brackets where the interval is."""
+    def one(value: float, low: float, high: float) -> str:
+        if pd.isna(value):
+            return "—"
+        return f"{value:.3f}" + (f" [{low:.3f}, {high:.3f}]" if pd.notna(low) and pd.notna(high) else "")
+
+    return pd.Series([one(v, lo, hi) for v, lo, hi in zip(frame[centre], frame["ci_low"], frame["ci_high"])],
+                     index=frame.index, dtype=object)
+
+
+def grouped_bars(table: pd.DataFrame, run_labels: Mapping[str, str], names: Mapping[str, str],
+                 order: Sequence[str], title: str, height: int) -> alt.LayerChart:
+    """Per metric, one bar per run (``xOffset``) with its 95% interval as a rule; metrics
+    in ``order`` (then any other in table order), runs coloured in table order."""
+    frame = table.assign(
+        run_label=[run_labels.get(str(r), str(r)) for r in table["run"]],
+        metric_label=[names.get(m, m) for m in table["metric"]],
+    )
+    frame = frame.assign(interval=interval_text(frame))[["run_label", "metric_label", "mean", "ci_low", "ci_high",
+                                                          "interval"]]
+    runs = list(dict.fromkeys(frame["run_label"]))
+    metrics = list(dict.fromkeys([*(names.get(m, m) for m in order), *frame["metric_label"]]))
+    base = alt.Chart(frame).encode(
+        x=alt.X("metric_label:N", sort=metrics, title=None, axis=alt.Axis(labelAngle=0, labelLimit=160)),
+        xOffset=alt.XOffset("run_label:N", sort=runs),
+        color=alt.Color("run_label:N", scale=colour_scale(runs), sort=runs,
+                        legend=alt.Legend(title="run", orient="top", labelLimit=260)),
+        tooltip=[alt.Tooltip("run_label:N", title="run"), alt.Tooltip("metric_label:N", title="metric"),
+                 alt.Tooltip("interval:N", title="mean [95% CI]")],
+    )
+    bars = base.mark_bar().encode(y=unit_axis())
+    intervals = base.mark_rule(strokeWidth=1.5).encode(
+        xOffset=alt.XOffset("run_label:N", sort=runs, bandPosition=0.5), y="ci_low:Q", y2="ci_high:Q",
+        color=alt.value("#343a40"))
+    return alt.LayerChart(layer=[bars, intervals], title=title, height=height)
+
+
+def metric_bars(table: pd.DataFrame, run_labels: dict[str, str]) -> alt.LayerChart:
+    """Grouped bars: per metric, one bar per run with its 95% interval."""
+    return grouped_bars(table, run_labels, METRIC_LABELS, list(METRIC_LABELS), "Metrics per run (mean, 95% CI)", 360)
+
+
+def _ring(radius: float, steps: int = 72) -> list[tuple[float, float]]:
+    return [(radius * math.sin(2 * math.pi * k / steps), radius * math.cos(2 * math.pi * k / steps))
+            for k in range(steps + 1)]
+
+
+def metric_radar(table: pd.DataFrame, run_labels: dict[str, str]) -> alt.LayerChart:
+    """Radar of the metric means per run; the 95% interval as dotted rings and in the tooltip.
+
+    Vega-Lite has no polar line: each metric gets an angle (the first at the top, then
+    clockwise) and every value its cartesian point, joined in metric order and closed."""
+    metrics = list(dict.fromkeys(table["metric"]))
+    angle = {m: 2 * math.pi * k / max(1, len(metrics)) for k, m in enumerate(metrics)}
+    runs = [run_labels.get(str(r), str(r)) for r in dict.fromkeys(table["run"])]
+    rows = []
+    for run, part in table.groupby("run", sort=False):
+        part = part.assign(interval=interval_text(part))
+        closed = pd.concat([part, part.iloc[:1]])  # back to the first metric
+        for step, rec in enumerate(closed.itertuples(index=False)):
+            theta = angle[rec.metric]
+            for series in ("mean", "ci_low", "ci_high"):
+                r = getattr(rec, series)
+                rows.append({"run": run_labels.get(str(run), str(run)), "series": series, "step": step,
+                             "metric": METRIC_LABELS.get(rec.metric, rec.metric), "interval": rec.interval,
+                             "x": r * math.sin(theta) if pd.notna(r) else None,
+                             "y": r * math.cos(theta) if pd.notna(r) else None})
+    points = pd.DataFrame(rows, columns=["run", "series", "step", "metric", "interval", "x", "y"])
+    grid = pd.DataFrame([{"ring": r, "step": k, "x": x, "y": y}
+                         for r in (0.25, 0.5, 0.75, 1.0) for k, (x, y) in enumerate(_ring(r))])
+    spokes = pd.DataFrame([{"metric": m, "x": 0.0, "y": 0.0, "x2": math.sin(t), "y2": math.cos(t),
+                            "lx": 1.12 * math.sin(t), "ly": 1.12 * math.cos(t), "label": METRIC_LABELS.get(m, m)}
+                           for m, t in angle.items()])
+    square = alt.Scale(domain=[-1.3, 1.3], nice=False)
+    x = alt.X("x:Q", scale=square, axis=None)
+    y = alt.Y("y:Q", scale=square, axis=None)
+    colour = alt.Color("run:N", scale=colour_scale(runs), sort=runs, legend=alt.Legend(title="run", orient="top"))
+    rings = alt.Chart(grid).mark_line(color="#dee2e6", strokeWidth=1).encode(x=x, y=y, detail="ring:N",
+                                                                              order="step:Q")
+    spoke = alt.Chart(spokes).mark_rule(color="#dee2e6").encode(x=x, y=y, x2="x2:Q", y2="y2:Q")
+    names = alt.Chart(spokes).mark_text(fontSize=12, color="#495057").encode(
+        x=alt.X("lx:Q", scale=square, axis=None), y=alt.Y("ly:Q", scale=square, axis=None), text="label:N")
+    ticks = alt.Chart(pd.DataFrame({"y": [0.25, 0.5, 0.75, 1.0], "x": [0.0] * 4})).mark_text(
+        align="left", dx=3, dy=-5, fontSize=9, color="#868e96").encode(x=x, y=y, text=alt.Text("y:Q", format=".2"))
+    bounds = alt.Chart(points).transform_filter(alt.datum.series != "mean").mark_line(
+        strokeDash=[2, 3], strokeWidth=1).encode(x=x, y=y, color=colour, detail="series:N", order="step:Q")
+    tooltip = [alt.Tooltip("run:N"), alt.Tooltip("metric:N"), alt.Tooltip("interval:N", title="mean [95% CI]")]
+    means = alt.Chart(points).transform_filter(alt.datum.series == "mean").mark_line(
+        point=True, strokeWidth=2).encode(x=x, y=y, color=colour, order="step:Q", tooltip=tooltip)
+    return alt.LayerChart(layer=[rings, spoke, ticks, names, bounds, means], title="Metrics per run (radar)", width=420,
+                          height=420, autosize=FIXED_AXES)
+
+
+def spread_figure(spread: pd.DataFrame) -> alt.LayerChart:
+    """Histogram of single-evaluation RMSE spreads with the named bands shaded behind."""
+    bands, low = [], 0.0
     for upper, name in RMSE_BANDS:
         high = min(upper, SPREAD_AXIS_MAX)
-        fig.add_vrect(x0=low, x1=high, fillcolor=BAND_COLOURS[name], opacity=0.6, line_width=0, layer="below",
-                      annotation_text=name, annotation_position="top left")
+        bands.append({"band": name, "low": low, "high": high})
         low = high
-    fig.add_trace(go.Histogram(x=spread["spread_rmse"], nbinsx=24, marker_color="#1c7ed6", name="items"))
-    fig.update_xaxes(title="single-evaluation RMSE of the four metrics around their mean", range=[0, SPREAD_AXIS_MAX])
-    fig = _layout(fig, "Single-evaluation RMSE (rmse_aggregation)", "items", y_range=None)
-    # counts are whole items: integer ticks only (a tick at 0.5 items reads as nonsense)
-    fig.update_yaxes(tickformat="d", dtick=max(1, math.ceil(len(spread) / 8)), rangemode="tozero")
-    return fig
-
-
-def metric_bars(table: pd.DataFrame, run_labels: dict[str, str]) -> go.Figure:
-    """Grouped bars: per metric, one bar per run with its 95% interval."""
-    fig = go.Figure()
-    for i, (run, part) in enumerate(table.groupby("run", sort=False)):
-        fig.add_trace(go.Bar(
-            x=[METRIC_LABELS.get(m, m) for m in part["metric"]], y=part["mean"], name=run_labels.get(run, run),
-            marker_color=PALETTE[i % len(PALETTE)],
-            error_y={"type": "data", "symmetric": False, "array": (part["ci_high"] - part["mean"]).tolist(),
-                     "arrayminus": (part["mean"] - part["ci_low"]).tolist()},
-        ))
-    fig.update_layout(barmode="group")
-    return _layout(fig, "Metrics per run (mean, 95% CI)", "mean")
-
-
-def metric_radar(table: pd.DataFrame, run_labels: dict[str, str]) -> go.Figure:
-    """Radar of the metric means per run; the 95% interval as dotted rings and in the hover text."""
-    fig = go.Figure()
-    for i, (run, part) in enumerate(table.groupby("run", sort=False)):
-        labels = [METRIC_LABELS.get(m, m) for m in part["metric"]]
-        hover = [f"{lab}: {m:.3f} [{lo:.3f}, {hi:.3f}]" if pd.notna(m) and pd.notna(lo) else f"{lab}: —"
-                 for lab, m, lo, hi in zip(labels, part["mean"], part["ci_low"], part["ci_high"])]
-        colour = PALETTE[i % len(PALETTE)]
-        for bound in ("ci_low", "ci_high"):  # the interval as dotted rings around the mean
-            values = part[bound].tolist()
-            fig.add_trace(go.Scatterpolar(r=values + values[:1], theta=labels + labels[:1], mode="lines",
-                                          line={"color": colour, "dash": "dot", "width": 1}, hoverinfo="skip",
-                                          showlegend=False))
-        fig.add_trace(go.Scatterpolar(r=part["mean"].tolist() + part["mean"].tolist()[:1], theta=labels + labels[:1],
-                                      name=run_labels.get(run, run), line={"color": colour},
-                                      text=hover + hover[:1], hoverinfo="text", fill="toself", opacity=0.5))
-    fig.update_layout(polar={"radialaxis": {"range": [0, 1]}}, template="plotly_white", height=420,
-                      title="Metrics per run (radar)", margin={"l": 40, "r": 40, "t": 50, "b": 40})
-    return fig
+    x_scale = alt.Scale(domain=[0, SPREAD_AXIS_MAX], nice=False)
+    shade = alt.Chart(pd.DataFrame(bands)).encode(x=alt.X("low:Q", scale=x_scale), x2="high:Q")
+    band_rects = shade.mark_rect(opacity=0.6).encode(
+        color=alt.Color("band:N", scale=alt.Scale(domain=list(BAND_COLOURS), range=list(BAND_COLOURS.values())),
+                        legend=None),
+        tooltip=[alt.Tooltip("band:N")])
+    band_names = shade.mark_text(align="left", baseline="top", dx=4, y=4, fontSize=11, color="#495057").encode(
+        text="band:N")
+    step = SPREAD_AXIS_MAX / SPREAD_BINS
+    values = spread[["spread_rmse"]].assign(spread_rmse=spread["spread_rmse"].clip(0, SPREAD_AXIS_MAX - 1e-9))
+    histogram = alt.Chart(values).mark_bar(color=PALETTE[0], opacity=0.85).encode(
+        x=alt.X("spread_rmse:Q", bin=alt.Bin(extent=[0, SPREAD_AXIS_MAX], step=step), scale=x_scale,
+                title="single-evaluation RMSE of the four metrics around their mean",
+                axis=alt.Axis(values=[k / 10 for k in range(int(SPREAD_AXIS_MAX * 10) + 1)], format=".1f")),
+        # counts are whole items: integer ticks only (a tick at 0.5 items reads as nonsense)
+        y=alt.Y("count():Q", title="items", axis=alt.Axis(format="d", tickMinStep=1)),
+        tooltip=[alt.Tooltip("spread_rmse:Q", bin=alt.Bin(extent=[0, SPREAD_AXIS_MAX], step=step), title="RMSE"),
+                 alt.Tooltip("count():Q", title="items")],
+    )
+    return alt.LayerChart(layer=[band_rects, band_names, histogram], title="Single-evaluation RMSE (rmse_aggregation)",
+                          height=320)

@@ -23,9 +23,10 @@ from rag_eval.ui.support_map import (  # noqa: F401 - re-exported for pages and 
 )
 from rag_eval.ui.views import SupportView
 
-if TYPE_CHECKING:  # pandas and plotly load when a page first draws a table or chart
+if TYPE_CHECKING:  # pandas and Altair load when a page first draws a table or chart
     import pandas as pd
-    import plotly.graph_objects as go
+
+    from rag_eval.ui.charts import AnyChart
 
 
 def fmt(value: float | bool | None, digits: int = 3) -> str:
@@ -93,8 +94,15 @@ def draw_table(frame: pd.DataFrame, key: str | None = None, height: int | None =
     st.dataframe(frame, **kwargs)
 
 
-def draw_figure(fig: go.Figure, key: str) -> None:
-    st.plotly_chart(fig, key=key, config={"displaylogo": False})
+def draw_chart(chart: AnyChart, key: str) -> None:
+    """A Vega-Lite chart built by ``ui.charts``/``ui.run_charts``. Single and layered
+    charts stretch to the container's width; a chart that fixes its own width (the radar
+    and the sentence sets keep their aspect) and faceted small multiples (fixed panel
+    widths: Vega-Lite cannot fit a facet to a width) keep their size."""
+    import altair as alt  # loaded already: the chart was built with it
+
+    fixed = isinstance(chart, alt.FacetChart) or isinstance(chart.width, int)
+    st.altair_chart(chart, width="content" if fixed else "stretch", key=key)
 
 
 def draw_coverage(n_ok: int, n_total: int, statuses: dict[str, int] | None = None) -> None:

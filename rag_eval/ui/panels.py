@@ -55,11 +55,11 @@ def draw_scores(scores: TraceScores | None, judge: str = "", status: str = "", p
 
 def draw_venn(classes: list[str], key: str) -> None:
     """Relevant / utilized / both document sentences of one row, with counts."""
-    from rag_eval.ui.components import draw_figure
+    from rag_eval.ui.components import draw_chart
     from rag_eval.ui.run_charts import venn_figure
 
     counts = set_counts(classes)
     st.markdown("**Relevant / utilized document sentences**", help=metric_help("completeness"))
-    draw_figure(venn_figure(counts), key=key)
+    draw_chart(venn_figure(counts), key=key)
     st.caption(f"Relevant {counts['relevant']} · utilized {counts['utilized']} · both {counts['both']} "
                f"(completeness = both / relevant) · of {counts['total']} document sentences.")

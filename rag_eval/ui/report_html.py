@@ -182,12 +182,12 @@ def _charts(runs: Sequence[dict[str, Any]], items_by_run: Mapping[str, Sequence[
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
-    from rag_eval.ui import charts, frames
-    from rag_eval.ui.constants import METRIC_LABELS
+    from rag_eval.ui import frames, report_charts
+    from rag_eval.ui.constants import METRIC_LABELS, PALETTE
 
     out: dict[str, str] = {}
     table = pd.DataFrame(metric_table(items_by_run, list(METRIC_NAMES)))
-    out["metrics"] = _figure_html(charts.metric_bars(table, dict(labels))) if not table.empty else ""
+    out["metrics"] = _figure_html(report_charts.metric_bars(table, dict(labels))) if not table.empty else ""
 
     dist = make_subplots(rows=1, cols=4, subplot_titles=[METRIC_LABELS[m] for m in METRIC_NAMES])
     for i, run in enumerate(runs):
@@ -196,7 +196,7 @@ def _charts(runs: Sequence[dict[str, Any]], items_by_run: Mapping[str, Sequence[
             name = "adherence_score" if metric == "adherence" else metric
             values = [float(v) for i2 in items if (v := (i2.get("scores") or {}).get(name)) is not None]
             dist.add_trace(go.Histogram(x=values, xbins={"start": 0, "end": 1.0001, "size": 0.1}, name=labels[run["id"]],
-                                        marker_color=charts.PALETTE[i % len(charts.PALETTE)], opacity=0.7,
+                                        marker_color=PALETTE[i % len(PALETTE)], opacity=0.7,
                                         showlegend=col == 1, legendgroup=run["id"]), row=1, col=col)
     dist.update_layout(barmode="overlay", height=320, template="plotly_white", margin={"l": 40, "r": 20, "t": 60, "b": 40},
                        title="Per-row scores (adherence: continuous adherence score)")
@@ -205,11 +205,11 @@ def _charts(runs: Sequence[dict[str, Any]], items_by_run: Mapping[str, Sequence[
     spreads = [(run["id"], frames.spread_frame(items_by_run[run["id"]])) for run in runs]
     spreads = [(run_id, s) for run_id, s in spreads if not s.empty]
     if spreads:
-        fig = charts.spread_figure(spreads[0][1])
+        fig = report_charts.spread_figure(spreads[0][1])
         fig.data[0].name = labels[spreads[0][0]]
         for i, (run_id, spread) in enumerate(spreads[1:], start=1):
             fig.add_trace(go.Histogram(x=spread["spread_rmse"], xbins={"start": 0, "end": 0.6, "size": 0.025},
-                                       name=labels[run_id], marker_color=charts.PALETTE[i % len(charts.PALETTE)]))
+                                       name=labels[run_id], marker_color=PALETTE[i % len(PALETTE)]))
         fig.update_traces(xbins={"start": 0, "end": 0.6, "size": 0.025}, opacity=0.75)
         fig.update_layout(barmode="overlay", showlegend=len(spreads) > 1)
         out["spread"] = _figure_html(fig)
@@ -219,7 +219,7 @@ def _charts(runs: Sequence[dict[str, Any]], items_by_run: Mapping[str, Sequence[
     lat = go.Figure()
     for i, run in enumerate(runs):
         values = [float(v) for item in items_by_run[run["id"]] if isinstance(v := item.get("latency_s"), (int, float))]
-        lat.add_trace(go.Box(x=values, name=labels[run["id"]], marker_color=charts.PALETTE[i % len(charts.PALETTE)],
+        lat.add_trace(go.Box(x=values, name=labels[run["id"]], marker_color=PALETTE[i % len(PALETTE)],
                              boxpoints="outliers"))
     lat.update_layout(title="Latency per row (s)", height=260 + 30 * len(runs), template="plotly_white",
                       margin={"l": 40, "r": 20, "t": 60, "b": 40}, showlegend=False)

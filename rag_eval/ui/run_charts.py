@@ -1,8 +1,10 @@
-"""Figures for the Runs, Compare and Support map pages that need more than one panel:
+"""Charts for the Runs, Compare and Support map pages that need more than one panel:
 trends per dataset, agreement as small multiples, and the relevant/utilized sets.
 
-Pure builders over tables the library filled (``ui.run_views``, ``ui.frames``); every
-interval drawn is the library's ``ci_low``/``ci_high``.
+Pure builders (Vega-Lite through Altair) over tables the library filled
+(``ui.run_views``, ``ui.frames``); every interval drawn is the library's
+``ci_low``/``ci_high``. Each chart carries one long table, so a chart of 50 runs × 7
+statistics is one data set and a handful of marks, not hundreds of traces.
 """
 
 from __future__ import annotations
@@ -10,141 +12,118 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+import altair as alt
 import pandas as pd
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
-from rag_eval.ui.charts import PALETTE
+from rag_eval.ui.charts import FIXED_AXES, Y_MAX, colour_scale, grouped_bars, interval_text
 from rag_eval.ui.constants import METRIC_LABELS
 
-TREND_META = "trend"  # the browser test counts trend series by this tag
+TREND_COLUMNS = 2
+AGREEMENT_COLUMNS = 4
 
 
-def _errors(part: pd.DataFrame, centre: str) -> dict:
-    high = (part["ci_high"] - part[centre]).fillna(0).clip(lower=0).tolist()
-    low = (part[centre] - part["ci_low"]).fillna(0).clip(lower=0).tolist()
-    return {"type": "data", "symmetric": False, "array": high, "arrayminus": low, "thickness": 1.2, "width": 4}
-
-
-def trend_by_dataset(trend: pd.DataFrame, metrics: Sequence[str]) -> go.Figure:
-    """One panel per TRACe metric; in each, one line per dataset over its runs (oldest
-    first) with 95% intervals. Runs over different datasets are never joined."""
-    cols = 2
-    rows = math.ceil(len(metrics) / cols)
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[METRIC_LABELS.get(m, m) for m in metrics],
-                        shared_yaxes=True, vertical_spacing=0.24, horizontal_spacing=0.06)
-    datasets = list(dict.fromkeys(trend["dataset"]))
-    labels = dict(zip(trend["dataset"], trend["dataset_label"]))
+def trend_by_dataset(trend: pd.DataFrame, metrics: Sequence[str]) -> alt.FacetChart:
+    """One panel per TRACe metric (two columns); in each, one line per dataset over its
+    runs (oldest first) with 95% intervals. Runs over different datasets are never joined:
+    a line is one dataset's runs (``color`` = dataset)."""
+    frame = trend[trend["metric"].isin(metrics)]
+    frame = frame.assign(metric_label=[METRIC_LABELS.get(m, m) for m in frame["metric"]],
+                         interval=interval_text(frame))
+    frame = frame[["metric_label", "dataset_label", "label", "mean", "ci_low", "ci_high", "interval"]]
+    datasets = list(dict.fromkeys(frame["dataset_label"]))
     order = list(dict.fromkeys(trend["label"]))
-    for i, metric in enumerate(metrics):
-        row, col = i // cols + 1, i % cols + 1
-        for j, dataset in enumerate(datasets):
-            part = trend[(trend["metric"] == metric) & (trend["dataset"] == dataset)]
-            if part.empty:
-                continue
-            fig.add_trace(go.Scatter(
-                x=part["label"], y=part["mean"], mode="lines+markers", name=labels[dataset], legendgroup=dataset,
-                showlegend=i == 0, meta=TREND_META, line={"color": PALETTE[j % len(PALETTE)]},
-                error_y=_errors(part, "mean"),
-                hovertemplate="%{x}<br>mean %{y:.3f}<extra>" + labels[dataset] + "</extra>",
-            ), row=row, col=col)
-        fig.update_xaxes(categoryorder="array", categoryarray=order, tickangle=-20, tickfont={"size": 10},
-                         row=row, col=col)
-    fig.update_yaxes(range=[0, 1.05])
-    fig.update_layout(template="plotly_white", height=300 * rows + 80,
-                      title="TRACe means per dataset over runs (95% CI)",
-                      legend={"orientation": "h", "y": -0.12, "x": 0, "title": {"text": "dataset"}},
-                      margin={"l": 40, "r": 20, "t": 80, "b": 60})
-    return fig
-
-
-def _point_errors(value: float | None, low: float | None, high: float | None) -> dict:
-    def gap(a: float | None, b: float | None) -> float:
-        return max(0.0, a - b) if a is not None and b is not None and a == a and b == b else 0.0  # NaN: no bar
-
-    return {"type": "data", "symmetric": False, "array": [gap(high, value)], "arrayminus": [gap(value, low)],
-            "thickness": 1.2, "width": 4}
+    base = alt.Chart().encode(
+        x=alt.X("label:N", sort=order, title=None, axis=alt.Axis(labelAngle=-20, labelFontSize=10, labelLimit=140)),
+        color=alt.Color("dataset_label:N", scale=colour_scale(datasets), sort=datasets,
+                        legend=alt.Legend(title="dataset", orient="bottom", direction="vertical", labelLimit=360)),
+        tooltip=[alt.Tooltip("dataset_label:N", title="dataset"), alt.Tooltip("label:N", title="run"),
+                 alt.Tooltip("interval:N", title="mean [95% CI]")],
+    )
+    lines = base.mark_line(point=True).encode(y=alt.Y("mean:Q", title=None, scale=alt.Scale(domain=[0, Y_MAX])))
+    intervals = base.mark_rule(strokeWidth=1.2).encode(y="ci_low:Q", y2="ci_high:Q")
+    titles = [METRIC_LABELS.get(m, m) for m in metrics]
+    return alt.layer(lines, intervals, data=frame).properties(width=380, height=200).facet(
+        facet=alt.Facet("metric_label:N", sort=titles, title=None, header=alt.Header(labelFontSize=13)),
+        columns=TREND_COLUMNS,
+    ).properties(title="TRACe means per dataset over runs (95% CI)")
 
 
 def agreement_panels(frame: pd.DataFrame, statistics: Sequence[str], titles: Mapping[str, str],
-                     run_labels: Mapping[str, str]) -> go.Figure:
-    """Small multiples: one panel per agreement statistic, one point per run with its
-    95% interval, so no two intervals are drawn over each other. Traces are added in
-    one batch as plain dicts (50 runs × 7 statistics stays well under a second)."""
+                     run_labels: Mapping[str, str]) -> alt.FacetChart:
+    """Small multiples: one panel per agreement statistic present (at most four per row),
+    one point per run with its 95% interval (none where a bound is missing), so no two
+    intervals are drawn over each other. Built from one long table."""
     present = [s for s in statistics if (frame["statistic"] == s).any()]
-    cols = min(4, max(1, len(present)))
-    rows = max(1, math.ceil(len(present) / cols))
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[titles.get(s, s) for s in present],
-                        vertical_spacing=0.25, horizontal_spacing=0.07)
-    runs = list(dict.fromkeys(frame["run"]))
-    colour = {run: PALETTE[j % len(PALETTE)] for j, run in enumerate(runs)}
-    points: dict[tuple[str, str], tuple] = {}
-    for rec in frame[["statistic", "run", "value", "ci_low", "ci_high"]].itertuples(index=False):
-        points.setdefault((rec.statistic, rec.run), (rec.value, rec.ci_low, rec.ci_high))
-    traces, trace_rows, trace_cols = [], [], []
-    for i, stat in enumerate(present):
-        row, col = i // cols + 1, i % cols + 1
-        for run in runs:
-            if (stat, run) not in points:
-                continue
-            value, low, high = points[(stat, run)]
-            name = run_labels.get(run, run)
-            traces.append({"type": "scatter", "x": [name], "y": [value], "mode": "markers", "name": name,
-                           "legendgroup": run, "showlegend": i == 0, "marker": {"color": colour[run], "size": 9},
-                           "error_y": _point_errors(value, low, high)})
-            trace_rows.append(row)
-            trace_cols.append(col)
-        fig.update_yaxes(range=[0, 1.05], row=row, col=col)
-        fig.update_xaxes(showticklabels=False, row=row, col=col)
-    if traces:
-        fig.add_traces(traces, rows=trace_rows, cols=trace_cols)
-    fig.update_layout(template="plotly_white", height=260 * rows + 90, title="Agreement with ground truth (95% CI)",
-                      legend={"orientation": "h", "y": -0.08, "x": 0, "title": {"text": "run"}},
-                      margin={"l": 40, "r": 20, "t": 80, "b": 40})
-    return fig
+    long = frame[frame["statistic"].isin(present)].drop_duplicates(["statistic", "run"])
+    long = long.assign(panel=[titles.get(s, s) for s in long["statistic"]],
+                       run_label=[run_labels.get(r, r) for r in long["run"]],
+                       interval=interval_text(long, "value"))
+    long = long[["panel", "run_label", "value", "ci_low", "ci_high", "interval"]]
+    runs = [run_labels.get(r, r) for r in dict.fromkeys(frame["run"])]
+    base = alt.Chart().encode(
+        x=alt.X("run_label:N", sort=runs, title=None, axis=alt.Axis(labels=False, ticks=False)),
+        color=alt.Color("run_label:N", scale=colour_scale(runs), sort=runs,
+                        legend=alt.Legend(title="run", orient="bottom", columns=4, labelLimit=240, symbolLimit=0)),
+        tooltip=[alt.Tooltip("run_label:N", title="run"), alt.Tooltip("panel:N", title="statistic"),
+                 alt.Tooltip("interval:N", title="value [95% CI]")],
+    )
+    points = base.mark_circle(size=70, opacity=1).encode(
+        y=alt.Y("value:Q", title=None, scale=alt.Scale(domain=[0, Y_MAX], clamp=True)))
+    intervals = base.mark_rule(strokeWidth=1.2).encode(y="ci_low:Q", y2="ci_high:Q")
+    return alt.layer(points, intervals, data=long).properties(width=200, height=170).facet(
+        facet=alt.Facet("panel:N", sort=[titles.get(s, s) for s in present], title=None,
+                        header=alt.Header(labelFontSize=12)),
+        columns=min(AGREEMENT_COLUMNS, max(1, len(present))),
+    ).resolve_axis(x="independent").properties(title="Agreement with ground truth (95% CI)")
 
 
 def retrieval_bars(table: pd.DataFrame, run_labels: Mapping[str, str], help_names: Mapping[str, str],
-                   order: Sequence[str] = ()) -> go.Figure:
+                   order: Sequence[str] = ()) -> alt.LayerChart:
     """Retrieval metrics and answer correctness per run: grouped bars with 95% intervals,
     metrics in ``order`` (e.g. hit@2 beside hit@5) whatever run has which."""
-    fig = go.Figure()
-    for i, (run, part) in enumerate(table.groupby("run", sort=False)):
-        fig.add_trace(go.Bar(x=[help_names.get(m, m) for m in part["metric"]], y=part["mean"],
-                             name=run_labels.get(str(run), str(run)), marker_color=PALETTE[i % len(PALETTE)],
-                             error_y=_errors(part, "mean")))
-    fig.update_layout(barmode="group", template="plotly_white", height=380,
-                      title="Retrieval and answer correctness per run (mean, 95% CI)",
-                      legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
-                      margin={"l": 40, "r": 20, "t": 80, "b": 40})
-    fig.update_yaxes(range=[0, 1.05])
-    if order:
-        fig.update_xaxes(categoryorder="array", categoryarray=[help_names.get(m, m) for m in order])
-    return fig
+    return grouped_bars(table, run_labels, help_names, order,
+                        "Retrieval and answer correctness per run (mean, 95% CI)", 340)
 
 
-def venn_figure(counts: Mapping[str, int]) -> go.Figure:
+VENN_CIRCLES = {"relevant": (3.5, "#fff3b0", "#e0a800"), "utilized": (6.5, "#cfe2ff", "#4dabf7")}
+VENN_CENTRE_Y, VENN_RADIUS = 3.0, 2.2
+VENN_WIDTH, VENN_HEIGHT = 520, 312  # the box is 10.4 × 6.24 units: one unit is 50 px either way
+
+
+def _disc(name: str, centre_x: float, steps: int = 60) -> pd.DataFrame:
+    """A disc as an area: for each x across it, the lower and upper edge (y, y2)."""
+    xs = [centre_x - VENN_RADIUS * math.cos(math.pi * k / steps) for k in range(steps + 1)]
+    half = [math.sqrt(max(0.0, VENN_RADIUS ** 2 - (x - centre_x) ** 2)) for x in xs]
+    return pd.DataFrame({"set": name, "x": xs, "y": [VENN_CENTRE_Y - h for h in half],
+                         "y2": [VENN_CENTRE_Y + h for h in half]})
+
+
+def venn_figure(counts: Mapping[str, int]) -> alt.LayerChart:
     """Document sentences as the earlier project drew them: a box of all sentences, a
     circle of the relevant ones and a circle of the utilized ones; the overlap is what
     completeness counts. Counts are written in each region."""
-    fig = go.Figure()
-    fig.add_shape(type="rect", x0=0, y0=0, x1=10, y1=6, line={"color": "#868e96"}, fillcolor="#f8f9fa", layer="below")
-    fig.add_shape(type="circle", x0=1.2, y0=0.8, x1=5.8, y1=5.2, line={"color": "#e0a800"},
-                  fillcolor="#fff3b0", opacity=0.75)
-    fig.add_shape(type="circle", x0=4.2, y0=0.8, x1=8.8, y1=5.2, line={"color": "#4dabf7"},
-                  fillcolor="#cfe2ff", opacity=0.75)
-    notes = [
-        (2.6, 3.0, f"<b>{counts.get('relevant_only', 0)}</b><br>relevant,<br>not used"),
-        (5.0, 3.0, f"<b>{counts.get('both', 0)}</b><br>both"),
-        (7.4, 3.0, f"<b>{counts.get('utilized_only', 0)}</b><br>used, not<br>relevant"),
-        (3.5, 5.55, f"relevant: {counts.get('relevant', 0)}"),
-        (6.5, 5.55, f"utilized: {counts.get('utilized', 0)}"),
-        (5.0, 0.35, f"neither: {counts.get('neither', 0)} · all document sentences: {counts.get('total', 0)}"),
-    ]
-    for x, y, text in notes:
-        fig.add_annotation(x=x, y=y, text=text, showarrow=False, font={"size": 13})
-    fig.update_xaxes(visible=False, range=[-0.2, 10.2])
-    fig.update_yaxes(visible=False, range=[-0.2, 6.2], scaleanchor="x")
-    fig.update_layout(template="plotly_white", height=280, margin={"l": 5, "r": 5, "t": 30, "b": 5},
-                      showlegend=False)
-    return fig
+    x = alt.X("x:Q", scale=alt.Scale(domain=[-0.2, 10.2], nice=False), axis=None)
+    y = alt.Y("y:Q", scale=alt.Scale(domain=[-0.2, 6.04], nice=False), axis=None)
+    box = alt.Chart(pd.DataFrame({"x": [0.0], "x2": [10.0], "y": [0.0], "y2": [6.0]})).mark_rect(
+        fill="#f8f9fa", stroke="#868e96").encode(x=x, x2="x2:Q", y=y, y2="y2:Q")
+    discs = [alt.Chart(_disc(name, cx)).mark_area(fill=fill, stroke=line, opacity=0.75).encode(
+        x=x, y=y, y2="y2:Q") for name, (cx, fill, line) in VENN_CIRCLES.items()]
+    numbers = pd.DataFrame([
+        {"x": 2.6, "y": 3.35, "text": str(counts.get("relevant_only", 0))},
+        {"x": 5.0, "y": 3.35, "text": str(counts.get("both", 0))},
+        {"x": 7.4, "y": 3.35, "text": str(counts.get("utilized_only", 0))},
+    ])
+    notes = pd.DataFrame([
+        {"x": 2.6, "y": 2.75, "text": "relevant,\nnot used"},
+        {"x": 5.0, "y": 2.75, "text": "both"},
+        {"x": 7.4, "y": 2.75, "text": "used, not\nrelevant"},
+        {"x": 3.5, "y": 5.6, "text": f"relevant: {counts.get('relevant', 0)}"},
+        {"x": 6.5, "y": 5.6, "text": f"utilized: {counts.get('utilized', 0)}"},
+        {"x": 5.0, "y": 0.35, "text": f"neither: {counts.get('neither', 0)} · all document sentences: "
+                                      f"{counts.get('total', 0)}"},
+    ])
+    bold = alt.Chart(numbers).mark_text(fontSize=15, fontWeight="bold", color="#212529").encode(
+        x=x, y=y, text="text:N")
+    plain = alt.Chart(notes).mark_text(fontSize=13, color="#212529", baseline="top", lineBreak="\n").encode(
+        x=x, y=y, text="text:N")
+    return alt.LayerChart(layer=[box, *discs, bold, plain], width=VENN_WIDTH, height=VENN_HEIGHT, autosize=FIXED_AXES)

@@ -2,10 +2,11 @@
 
 The first visit to a page on a freshly started server used to cost about 1.5 s of server
 CPU that no later visit pays (``bench/bench_page_load.py --at-size``): importing pandas,
-pyarrow, Plotly, SQLAlchemy and the modules the pages import, building Plotly's first
-templated figure, converting the first table to Arrow, opening the run store and reading
-the newest run, Streamlit's check on the first element drawn; a second run of the page while Streamlit found out that the dashboard
-uses ``st.navigation``; a full garbage collection over all of that after each run.
+pyarrow, SQLAlchemy, the charting library and the modules the pages import, building the
+first chart (Plotly's figure then; now Altair's first Vega-Lite spec), converting the
+first table to Arrow, opening the run store and reading the newest run, Streamlit's check
+on the first element drawn; a second run of the page while Streamlit found out that the
+dashboard uses ``st.navigation``; a full garbage collection over all of that after each run.
 Nobody is waiting while a server starts, so ``app.py``'s lifespan calls :func:`warm_up`
 before the server listens and the first visitor meets a warm server.
 
@@ -74,15 +75,17 @@ def dashboard_scripts(root: Path) -> list[Path]:
     return [root / "dashboard.py", *sorted((root / "pages").glob("*.py"))]
 
 
-def _first_figure() -> None:
-    """Plotly builds its template and validators on the first figure it serialises."""
-    import plotly.graph_objects as go
-    import plotly.io
+def _first_chart() -> None:
+    """Altair loads its Vega-Lite schema and validators on the first chart it turns into a
+    spec: build one of the dashboard's charts and convert it as ``st.altair_chart`` does
+    (Streamlit's converter, which also registers its Arrow data transformer)."""
+    import pandas as pd
+    from streamlit.elements.vega_charts import _convert_altair_to_vega_lite_spec
 
-    figure = go.Figure(go.Bar(x=["a"], y=[1.0]))
-    figure.add_trace(go.Scatter(x=["a"], y=[1.0]))
-    figure.update_layout(template="plotly_white", height=400)
-    plotly.io.to_json(figure, validate=False)  # what st.plotly_chart sends
+    from rag_eval.ui import charts
+
+    table = pd.DataFrame({"run": ["a"], "metric": ["completeness"], "mean": [0.5], "ci_low": [0.4], "ci_high": [0.6]})
+    _convert_altair_to_vega_lite_spec(charts.metric_bars(table, {}))
 
 
 def _first_table() -> None:
@@ -152,7 +155,7 @@ def warm_up(root: Path) -> dict[str, float]:
     """Run every warm-up step; seconds per step (a failed step is logged and left out)."""
     steps: list[tuple[str, Callable[[], object]]] = [
         ("page imports", lambda: import_modules(page_imports(dashboard_scripts(root)))),
-        ("first figure", _first_figure),
+        ("first chart", _first_chart),
         ("first table", _first_table),
         ("run store", _run_store),
         ("newest run", _newest_run),

@@ -19,7 +19,7 @@ from rag_eval.cli import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("sklearn", "qdrant_client", "torch", "onnxruntime", "streamlit", "pandas", "sentence_transformers",
-         "openai", "pyarrow", "scipy", "transformers", "pysbd", "plotly")
+         "openai", "pyarrow", "scipy", "transformers", "pysbd", "plotly", "altair")
 
 # Runs in a fresh interpreter: import the CLI, then (optionally) one `--help`; prints the heavy modules loaded.
 PROBE = """

@@ -2,7 +2,7 @@
 free loopback port, loaded by headless Chromium, over real runs (the demo questions at
 top-k 2 and 5, and the RAGBench sample judged by the local judge).
 
-- Runs draws one trend series per dataset (and starts on the newest dataset);
+- Runs draws one trend series per dataset (and starts on the newest dataset), with Vega-Lite;
 - Compare opened by a deep link shows the configuration diff ``retrieval.k: 2 → 5``;
 - Batch counts all rows of the demo questions;
 - no metric label or value is cut off in the side-by-side support maps;
@@ -65,7 +65,8 @@ def _clean(session: browser.BrowserSession) -> None:
 
 
 def _trend_names(session: browser.BrowserSession) -> list[str]:
-    query = browser.TRACE_NAMES_JS % json.dumps("trend")
+    """The dataset of every line Vega drew (the trend chart's lines carry a "dataset" field)."""
+    query = browser.LINE_SERIES_JS % json.dumps("dataset")
     return list(session.wait_for(f"(() => {{ const n = {query}; return n.length ? n : null; }})()", WAIT_S))
 
 
@@ -80,6 +81,8 @@ def test_runs_draws_one_trend_series_per_dataset(site):
     assert any("demo questions" in n for n in names) and any("ragbench labelled sample" in n for n in names)
     session.goto(f"{site['url']}/runs", "Runs and trends", WAIT_S)  # default: the newest run's dataset only
     assert len(set(_trend_names(session))) == 1
+    assert session.evaluate(browser.CHARTS_DRAWN_JS) >= 1
+    assert session.evaluate("document.querySelectorAll('.js-plotly-plot').length") == 0  # Vega-Lite only
 
 
 def test_compare_deep_link_shows_the_configuration_diff(site):

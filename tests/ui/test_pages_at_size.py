@@ -95,12 +95,30 @@ def test_compare_reads_the_two_chosen_runs_only(big_store):
     at = _open("pages/compare.py", runs=",".join(pair))
     assert at.multiselect(key="compare.runs").value == pair
     assert sorted(reads) == sorted((r, data.COMPARE_FIELDS) for r in pair)
-    assert at.get("plotly_chart"), "the TRACe chart is missing"
+    assert at.get("vega_lite_chart"), "the TRACe chart is missing"
+    assert not at.get("plotly_chart")
     reads.clear()
     at.button(key="compare.open_pair").click().run()
     assert not at.exception
     item = reads[0][1][1]
     assert sorted(reads) == sorted((r, ("whole item", item)) for r in pair)  # both support maps, nothing else
+
+
+def test_runs_and_compare_draw_vega_lite_charts_and_no_plotly(big_store):
+    """The dashboard's charts are Vega-Lite (a new visitor's browser evaluates far less
+    JavaScript for them than for Plotly's element): none of these pages draws a Plotly one."""
+    ids, _ = big_store
+    at = _open("pages/runs.py", dataset="all")
+    assert len(at.get("vega_lite_chart")) == 3  # trends, agreement, the selected run's spread
+    assert not at.get("plotly_chart")
+    runs = RunStore().list_runs()
+    pair = [r["id"] for r in runs if r["dataset_fingerprint"] == runs[0]["dataset_fingerprint"]][:2]
+    at = _open("pages/compare.py", runs=",".join(pair))
+    bars = len(at.get("vega_lite_chart"))
+    assert bars >= 1 and not at.get("plotly_chart")
+    at.radio(key="compare.chart").set_value("Radar").run()
+    assert not at.exception
+    assert len(at.get("vega_lite_chart")) == bars and not at.get("plotly_chart")
 
 
 def test_batch_shows_a_stored_runs_results_from_a_deep_link(big_store):

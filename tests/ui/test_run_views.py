@@ -55,27 +55,58 @@ def test_runs_table_names_the_configuration_and_what_changed():
 
 def test_trend_has_one_series_per_dataset():
     trend = run_views.trend_frame(RUNS)
-    fig = run_charts.trend_by_dataset(trend, ["context_relevance", "adherence"])
-    names = [t.name for t in fig.data if t.meta == run_charts.TREND_META]
-    assert sorted(set(names)) == ["demo questions · aaaa", "sample.jsonl · bbbb"]
-    assert names.count("demo questions · aaaa") == 2  # one per metric panel
-    demo = next(t for t in fig.data if t.name == "demo questions · aaaa")
-    assert list(demo.x) == ["run-a", "run-b"]  # oldest first, only this dataset's runs
+    chart = run_charts.trend_by_dataset(trend, ["context_relevance", "adherence"])
+    spec = chart.to_dict()
+    line = spec["spec"]["layer"][0]
+    assert line["mark"]["type"] == "line" and line["encoding"]["color"]["field"] == "dataset_label"  # one line each
+    assert line["encoding"]["color"]["legend"]["title"] == "dataset"
+    assert spec["facet"]["field"] == "metric_label" and spec["columns"] == 2  # one panel per metric
+    series = chart.data.groupby("dataset_label")["metric_label"].apply(list).to_dict()
+    assert sorted(series) == ["demo questions · aaaa", "sample.jsonl · bbbb"]
+    assert series["demo questions · aaaa"].count("Context relevance") == 2  # its two runs in each panel
+    assert sorted(set(series["demo questions · aaaa"])) == ["Adherence", "Context relevance"]
+    demo = chart.data[(chart.data["dataset_label"] == "demo questions · aaaa")
+                      & (chart.data["metric_label"] == "Adherence")]
+    assert list(demo["label"]) == ["run-a", "run-b"]  # oldest first, only this dataset's runs
+    assert line["encoding"]["x"]["sort"] == list(dict.fromkeys(trend["label"]))
+    assert line["encoding"]["y"]["scale"]["domain"] == [0, 1.05]
 
 
 def test_agreement_panels_put_one_statistic_in_each_panel():
-    frame = pd.DataFrame([{"run": r, "statistic": s, "value": 0.5, "ci_low": 0.4, "ci_high": 0.6}
-                          for r in ("a", "b") for s in ("consistency", "aggregated_rmse")])
-    fig = run_charts.agreement_panels(frame, ["consistency", "aggregated_rmse", "missing"], {}, {"a": "A", "b": "B"})
-    assert [a.text for a in fig.layout.annotations] == ["consistency", "aggregated_rmse"]
-    assert len(fig.data) == 4 and {t.xaxis for t in fig.data} == {"x", "x2"}
-    assert fig.data[0].error_y.array[0] == pytest.approx(0.1)
+    frame = pd.DataFrame([{"run": r, "statistic": s, "value": 0.5, "ci_low": 0.4 if r == "a" else None,
+                           "ci_high": 0.6} for r in ("a", "b") for s in ("consistency", "aggregated_rmse")])
+    chart = run_charts.agreement_panels(frame, ["consistency", "aggregated_rmse", "missing"], {},
+                                        {"a": "A", "b": "B"})
+    spec = chart.to_dict()
+    assert spec["facet"]["sort"] == ["consistency", "aggregated_rmse"] and spec["columns"] == 2
+    points, rule = spec["spec"]["layer"]
+    assert points["encoding"]["color"]["scale"]["domain"] == ["A", "B"]
+    assert points["encoding"]["color"]["legend"]["title"] == "run"
+    assert (rule["encoding"]["y"]["field"], rule["encoding"]["y2"]["field"]) == ("ci_low", "ci_high")
+    assert len(chart.data) == 4
+    b = chart.data[chart.data["run_label"] == "B"]
+    assert b["ci_low"].isna().all() and list(b["interval"]) == ["0.500"] * 2  # no bound: no bar, no interval
+
+
+def test_agreement_panels_of_fifty_runs_are_one_table_in_at_most_four_columns():
+    stats = [f"s{i}" for i in range(7)]
+    frame = pd.DataFrame([{"run": f"r{j}", "statistic": s, "value": 0.5, "ci_low": 0.4, "ci_high": 0.6}
+                          for j in range(50) for s in stats])
+    chart = run_charts.agreement_panels(frame, stats, {}, {})
+    spec = chart.to_dict()
+    assert spec["columns"] == 4 and len(spec["spec"]["layer"]) == 2 and len(chart.data) == 350
 
 
 def test_spread_histogram_counts_in_whole_items():
     spread = pd.DataFrame({"spread_rmse": [0.05, 0.2, 0.3]})
-    fig = charts.spread_figure(spread)
-    assert fig.layout.yaxis.tickformat == "d" and fig.layout.yaxis.dtick == 1
+    spec = charts.spread_figure(spread).to_dict()
+    bands, names, histogram = spec["layer"]
+    y = histogram["encoding"]["y"]
+    assert y["aggregate"] == "count" and y["axis"]["format"] == "d" and y["axis"]["tickMinStep"] == 1
+    assert histogram["encoding"]["x"]["bin"] == {"extent": [0, charts.SPREAD_AXIS_MAX],
+                                                 "step": charts.SPREAD_AXIS_MAX / 24}
+    assert bands["encoding"]["color"]["scale"]["domain"] == list(charts.BAND_COLOURS)
+    assert names["mark"]["type"] == "text" and names["encoding"]["text"]["field"] == "band"
 
 
 def test_metrics_first_and_summary_means():
@@ -102,8 +133,13 @@ def test_set_counts_of_document_sentence_classes():
     counts = ui_help.set_counts([DOC_RELEVANT, DOC_BOTH, DOC_BOTH, DOC_UTILIZED, DOC_NEITHER])
     assert counts == {"relevant_only": 1, "utilized_only": 1, "both": 2, "neither": 1, "relevant": 3,
                       "utilized": 3, "total": 5}
-    fig = run_charts.venn_figure(counts)
-    assert any("<b>2</b>" in a.text for a in fig.layout.annotations)
+    chart = run_charts.venn_figure(counts)
+    texts = [t for layer in chart.layer if isinstance(layer.data, pd.DataFrame) and "text" in layer.data
+             for t in layer.data["text"]]
+    assert ["1", "2", "1"] == texts[:3]  # relevant only, both, utilized only, in their regions
+    assert "relevant: 3" in texts and "utilized: 3" in texts and "neither: 1 · all document sentences: 5" in texts
+    discs = [layer.data for layer in chart.layer if isinstance(layer.data, pd.DataFrame) and "set" in layer.data]
+    assert [d["set"].iloc[0] for d in discs] == ["relevant", "utilized"]
 
 
 def test_settings_round_trip_through_the_url_without_secrets():
