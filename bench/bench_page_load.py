@@ -227,7 +227,9 @@ def at_size(args: argparse.Namespace) -> None:
     for (name, kind), timings in results.items():
         content = med([t.content_s for t in timings])
         ratio = f"{content / FIRST_CONTENT_TARGET_S:.2f}" if content is not None else "—"
-        verdict = "" if content is None else (" ✓" if content <= FIRST_CONTENT_TARGET_S else " ✗")
+        # the target is this machine's (loopback); across the emulated link the ratio is for information
+        verdict = "" if content is None or kind == VISIT_OVER_A_LINK else (
+            " ✓" if content <= FIRST_CONTENT_TARGET_S else " ✗")
         print(f"| {name} | {kind} | {fmt([t.heading_s for t in timings if t.heading_s is not None])} | "
               f"**{fmt([t.content_s for t in timings if t.content_s is not None])}** | {ratio}{verdict} | "
               f"{fmt([t.done_s for t in timings if t.done_s is not None])} | {fmt(server_cpu.get((name, kind), []))} | "
