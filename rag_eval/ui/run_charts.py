@@ -70,7 +70,7 @@ def agreement_panels(frame: pd.DataFrame, statistics: Sequence[str], titles: Map
     points = base.mark_circle(size=70, opacity=1).encode(
         y=alt.Y("value:Q", title=None, scale=alt.Scale(domain=[0, Y_MAX], clamp=True)))
     intervals = base.mark_rule(strokeWidth=1.2).encode(y="ci_low:Q", y2="ci_high:Q")
-    return alt.layer(points, intervals, data=long).properties(width=200, height=170).facet(
+    return alt.layer(points, intervals, data=long).properties(width=170, height=170).facet(
         facet=alt.Facet("panel:N", sort=[titles.get(s, s) for s in present], title=None,
                         header=alt.Header(labelFontSize=12)),
         columns=min(AGREEMENT_COLUMNS, max(1, len(present))),
