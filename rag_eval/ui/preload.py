@@ -24,20 +24,15 @@ from __future__ import annotations
 import gzip
 import json
 import re
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+
+from rag_eval.ui.asgi import ASGIApp, Message, Receive, Scope, Send, header_map, rework_response
 
 PRELOADED_ELEMENTS = ("DataFrame",)
 
 _STATIC_IMPORT = re.compile(r'(?:\bfrom|\bimport)\s*"\./([\w.\-]+\.js)"')
 _ON_THE_PAGE = re.compile(r'(?:href|src)="\./static/js/([\w.\-]+\.js)"')  # the entry script and its preloads
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 def streamlit_static_dir() -> Path:
@@ -111,32 +106,20 @@ class PageHints:
         self.tags = (base_path_script(pages) if pages else b"") + preload_tags(modules, styles)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        request_headers = dict(scope.get("headers") or []) if scope["type"] == "http" else {}
+        request_headers = header_map(scope) if scope["type"] == "http" else {}
         if scope.get("method") != "GET" or b"text/html" not in request_headers.get(b"accept", b"") or not self.tags:
             await self.app(scope, receive, send)
             return
         gzip_ok = b"gzip" in request_headers.get(b"accept-encoding", b"")
         scope = {**scope, "headers": [(k, v) for k, v in scope["headers"] if k.lower() != b"accept-encoding"]}
-        start: Message | None = None
-        body: list[bytes] = []
 
-        async def rewrite(message: Message) -> None:
-            nonlocal start
-            if message["type"] == "http.response.start":
-                sent = dict(message.get("headers") or [])
-                is_html = sent.get(b"content-type", b"").startswith(b"text/html")
-                if not is_html or sent.get(b"content-encoding") or message.get("status") != 200:
-                    await send(message)
-                    return
-                start = message
-                return
-            if start is None or message["type"] != "http.response.body":
-                await send(message)
-                return
-            body.append(message.get("body", b""))
-            if message.get("more_body"):
-                return
-            page = b"".join(body).replace(b"</head>", self.tags + b"</head>", 1)
+        def plain_page(start: Message) -> bool:
+            sent = header_map(start)
+            return (start.get("status") == 200 and sent.get(b"content-type", b"").startswith(b"text/html")
+                    and b"content-encoding" not in sent)
+
+        async def add_tags(start: Message, body: bytes) -> None:
+            page = body.replace(b"</head>", self.tags + b"</head>", 1)
             headers = [(k, v) for k, v in start.get("headers") or [] if k.lower() not in (b"content-length", b"vary")]
             if gzip_ok:
                 page = gzip.compress(page)
@@ -145,4 +128,4 @@ class PageHints:
             await send({**start, "headers": headers})
             await send({"type": "http.response.body", "body": page})
 
-        await self.app(scope, receive, rewrite)
+        await rework_response(self.app, scope, receive, send, plain_page, add_tags)

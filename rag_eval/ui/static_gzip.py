@@ -17,16 +17,10 @@ that does not accept gzip, an error, a response already encoded.
 from __future__ import annotations
 
 import gzip
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
 
 import anyio.to_thread
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+from rag_eval.ui.asgi import ASGIApp, Message, Receive, Scope, Send, header_map, rework_response
 
 COMPRESSIBLE = (b"application/javascript", b"text/javascript", b"text/css", b"application/json", b"image/svg+xml")
 MIN_BYTES = 1024  # below this, gzip's header and a second decoder cost more than they save
@@ -68,7 +62,7 @@ class CompressedStatic:
         if scope["type"] != "http" or scope.get("method") != "GET" or not is_frontend_file(path):
             await self.app(scope, receive, send)
             return
-        request_headers = {k.lower(): v for k, v in scope.get("headers") or []}
+        request_headers = header_map(scope)
         if b"gzip" not in request_headers.get(b"accept-encoding", b"") or any(h in request_headers for h in _PASS_THROUGH):
             await self.app(scope, receive, send)
             return
@@ -76,26 +70,13 @@ class CompressedStatic:
         if hit is not None:
             await self._send(send, *hit)
             return
-        start: Message | None = None
-        body: list[bytes] = []
 
-        async def compress(message: Message) -> None:
-            nonlocal start
-            if message["type"] == "http.response.start":
-                sent = {k.lower(): v for k, v in message.get("headers") or []}
-                kind = sent.get(b"content-type", b"").split(b";")[0].strip()
-                if message.get("status") != 200 or kind not in COMPRESSIBLE or b"content-encoding" in sent:
-                    await send(message)
-                    return
-                start = message
-                return
-            if start is None or message["type"] != "http.response.body":
-                await send(message)
-                return
-            body.append(message.get("body", b""))
-            if message.get("more_body"):
-                return
-            raw = b"".join(body)
+        def compressible(start: Message) -> bool:
+            sent = header_map(start)
+            kind = sent.get(b"content-type", b"").split(b";")[0].strip()
+            return start.get("status") == 200 and kind in COMPRESSIBLE and b"content-encoding" not in sent
+
+        async def compress(start: Message, raw: bytes) -> None:
             if len(raw) < MIN_BYTES:
                 await send(start)
                 await send({"type": "http.response.body", "body": raw})
@@ -107,7 +88,7 @@ class CompressedStatic:
                 self.cached_bytes += len(packed)
             await self._send(send, headers, packed)
 
-        await self.app(scope, receive, compress)
+        await rework_response(self.app, scope, receive, send, compressible, compress)
 
     @staticmethod
     async def _send(send: Send, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
