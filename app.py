@@ -2,9 +2,10 @@
 
 The dashboard itself is ``dashboard.py`` (page config and navigation) and ``pages/``. This
 file declares the server around it (Streamlit's ``st.App``) so that the server can warm up
-before it accepts its first visitor (:mod:`rag_eval.ui.warm_up`) and a new visitor's browser
-compiles the table code while the page starts and finds the server at once (:mod:`rag_eval.ui.preload`), and
-downloads Streamlit's frontend compressed (:mod:`rag_eval.ui.static_gzip`).
+before it accepts its first visitor (:mod:`rag_eval.ui.warm_up`), and so that a new visitor's
+browser finds hints in the page's head (:mod:`rag_eval.ui.preload`: the table code, its
+stylesheet, the server's base path) and downloads Streamlit's frontend gzipped
+(:mod:`rag_eval.ui.static_gzip`).
 """
 
 import sys
@@ -33,4 +34,5 @@ async def _lifespan(_app: st.App) -> AsyncIterator[None]:
 
 
 PAGE_NAMES = [page.stem for page in (_ROOT / "pages").glob("*.py")]  # each page's address: /runs, /compare, …
-app = st.App("dashboard.py", lifespan=_lifespan, middleware=[Middleware(PageHints, pages=PAGE_NAMES), Middleware(CompressedStatic)])
+app = st.App("dashboard.py", lifespan=_lifespan,
+             middleware=[Middleware(PageHints, pages=PAGE_NAMES), Middleware(CompressedStatic)])

@@ -9,9 +9,7 @@ is checked over a small ASGI app and over the real server.
 from __future__ import annotations
 
 import gzip
-import json
 import tempfile
-import time
 import urllib.request
 from pathlib import Path
 
@@ -104,29 +102,15 @@ def test_a_page_address_connects_without_probing_it_as_a_base_path() -> None:
     (a 404, then a 100 ms wait); opened at /, nothing is set."""
     resources = "performance.getEntriesByType('resource').map(e => new URL(e.name).pathname)"
 
-    def open_page(tools: browser.DevTools, url: str, heading: str) -> bool:
-        tools.call("Page.navigate", url=url)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if tools.evaluate(browser.HEADING_JS % json.dumps(heading)):
-                    return True
-            except RuntimeError:  # the page is navigating
-                pass
-            time.sleep(0.05)
-        return False
-
     with tempfile.TemporaryDirectory() as home, browser.streamlit_server(Path(home)) as server:
         browser.wait_healthy(server.url, process=server.process)
-        with browser.chromium_tab() as tools:
-            shown = open_page(tools, server.url + "/runs", "Runs and trends")
-            asked = str(tools.evaluate(f"JSON.stringify({resources})"))
-            base = tools.evaluate("(window.__streamlit || {}).BACKEND_BASE_URL")
-            origin = str(tools.evaluate("location.origin"))
-        with browser.chromium_tab() as tools:
-            shown_at_root = open_page(tools, server.url + "/", APP_TITLE)
-            at_root = tools.evaluate("(window.__streamlit || {}).BACKEND_BASE_URL || null")
-    assert shown
+        with browser.BrowserSession() as session:
+            session.goto(server.url + "/runs", "Runs and trends", timeout_s=60)  # raises when it never shows
+            asked = str(session.evaluate(f"JSON.stringify({resources})"))
+            base = session.evaluate("(window.__streamlit || {}).BACKEND_BASE_URL")
+            origin = str(session.evaluate("location.origin"))
+            session.goto(server.url + "/", APP_TITLE, timeout_s=60)
+            at_root = session.evaluate("(window.__streamlit || {}).BACKEND_BASE_URL || null")
     assert '"/_stcore/health"' in asked and "/runs/_stcore/health" not in asked
     assert base == origin + "/"
-    assert shown_at_root and at_root is None
+    assert at_root is None
