@@ -1,9 +1,15 @@
-"""Runs and trends: every stored run filtered by dataset, configuration and tag; the
-four metrics over runs with one series per dataset; agreement with ground truth as
-small multiples; one run's configuration, tags, note, single-evaluation RMSE bands, the
-diagnosis and a downloadable HTML report.
+"""Runs and trends: every stored run filtered by dataset, configuration and tag, then
+three views of the runs shown, one at a time: the four metrics over runs with one series
+per dataset; agreement with ground truth as small multiples; one run's configuration,
+tags, note, single-evaluation RMSE bands, the diagnosis and a downloadable HTML report.
 
-Deep link: ``/runs?run=ID`` opens that run; ``?dataset=all`` shows every dataset."""
+Only the open view runs and is sent (lazy tabs): a new visitor's browser gets the table
+and one chart, not every widget and chart of the three views, so the first table comes
+sooner (``bench/bench_page_load.py --at-size``), and the server reads no run's scores
+until "One run" is opened.
+
+Deep links: ``/runs?run=ID`` opens that run; ``?view=trends|agreement|run`` opens that
+view; ``?dataset=all`` shows every dataset."""
 
 from __future__ import annotations
 
@@ -19,6 +25,8 @@ from rag_eval.ui.persist import link_list, link_once
 
 PAGE = "runs"
 K_RUN = f"{PAGE}.run"
+K_VIEW = f"{PAGE}.view"
+VIEWS = {"trends": "Metrics over runs", "agreement": "Agreement with ground truth", "run": "One run"}
 K_DATASETS, K_CONFIGS, K_TAGS = f"{PAGE}.datasets", f"{PAGE}.configs", f"{PAGE}.tags"
 AGREEMENT_STATS = ["rmse:context_relevance", "rmse:context_utilization", "rmse:completeness", "rmse:adherence",
                    "aggregated_rmse", "consistency", "hallucination_auroc"]
@@ -30,6 +38,9 @@ def init_page_state(runs: list[dict]) -> None:
     wanted = link_once(PAGE, "dataset")
     if wanted:
         st.session_state[K_DATASETS] = list(names) if wanted == "all" else [d for d in link_list(wanted) if d in names]
+    view = link_once(PAGE, "view")
+    if view in VIEWS:
+        st.session_state[K_VIEW] = VIEWS[view]
     run_id = link_once(PAGE, "run")
     if run_id:
         run = next((r for r in runs if r["id"] == run_id or r["name"] == run_id), None)
@@ -37,6 +48,7 @@ def init_page_state(runs: list[dict]) -> None:
             st.warning(f"No stored run '{run_id}'.")
         else:
             st.session_state[K_RUN] = run["id"]
+            st.session_state[K_VIEW] = VIEWS["run"]
             key = run_views.dataset_key(run)
             if key not in st.session_state[K_DATASETS]:
                 st.session_state[K_DATASETS] = [*st.session_state[K_DATASETS], key]
@@ -70,7 +82,7 @@ def render_table(shown: list[dict], runs: list[dict]) -> None:
 
 
 def render_trends(shown: list[dict]) -> None:
-    st.subheader("Metrics over runs", help=metric_help("ci"))
+    st.caption(metric_help("ci"))
     trend = run_views.trend_frame(shown)
     if trend.empty:
         st.info("No run shown has scored items yet.")
@@ -79,7 +91,6 @@ def render_trends(shown: list[dict]) -> None:
 
 
 def render_agreement(shown: list[dict]) -> None:
-    st.subheader("Agreement with ground truth")
     ordered = sorted(shown, key=lambda r: (r.get("created_at") or "", r["id"]))
     labels = run_views.run_labels(ordered)
     table = frames.agreement_rows_frame({r["id"]: data.run_agreement(data.where(), r) for r in ordered})
@@ -95,7 +106,6 @@ def render_agreement(shown: list[dict]) -> None:
 
 
 def render_run(shown: list[dict], runs: list[dict]) -> None:
-    st.subheader("One run")
     labels = run_views.run_labels(runs)
     options = [r["id"] for r in shown] or [r["id"] for r in runs]
     if st.session_state.get(K_RUN) not in options:
@@ -134,9 +144,16 @@ def main() -> None:
     init_page_state(runs)
     shown = render_filters(runs)
     render_table(shown, runs)
-    render_trends(shown)
-    render_agreement(shown)
-    render_run(shown, runs)
+    trends, agreement, one_run = st.tabs(list(VIEWS.values()), key=K_VIEW, on_change="rerun")
+    if trends.open:
+        with trends:
+            render_trends(shown)
+    if agreement.open:
+        with agreement:
+            render_agreement(shown)
+    if one_run.open:
+        with one_run:
+            render_run(shown, runs)
 
 
 state.guarded(main)

@@ -386,6 +386,15 @@ class BrowserSession:
         if not clicked:
             raise LookupError(f"no button '{label}'")
 
+    def click_tab(self, label: str) -> None:
+        """Click the tab (``st.tabs``) whose text is ``label``."""
+        clicked = self.evaluate(
+            "(() => { const t = Array.from(document.querySelectorAll('[data-testid=stTab]'))"
+            f".find(t => t.innerText.trim() === {json.dumps(label)}); "
+            "if (!t) return false; t.click(); return true; })()")
+        if not clicked:
+            raise LookupError(f"no tab '{label}'")
+
     def screenshot(self, path: Path, full_height: bool = False, max_height: int = 2400) -> Path:
         """A PNG of the viewport, or of the page's whole height (capped at ``max_height``):
         Streamlit scrolls inside its own container, so the window is made that tall first."""

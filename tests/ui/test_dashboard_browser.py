@@ -2,7 +2,8 @@
 free loopback port, loaded by headless Chromium, over real runs (the demo questions at
 top-k 2 and 5, and the RAGBench sample judged by the local judge).
 
-- Runs draws one trend series per dataset (and starts on the newest dataset), with Vega-Lite;
+- Runs draws one trend series per dataset (and starts on the newest dataset), with Vega-Lite,
+  and shows one view at a time (a deep link opens a run; a tab opens another view);
 - Compare opened by a deep link shows the configuration diff ``retrieval.k: 2 → 5``;
 - Batch counts all rows of the demo questions;
 - no metric label or value is cut off in the side-by-side support maps;
@@ -83,6 +84,19 @@ def test_runs_draws_one_trend_series_per_dataset(site):
     assert len(set(_trend_names(session))) == 1
     assert session.evaluate(browser.CHARTS_DRAWN_JS) >= 1
     assert session.evaluate("document.querySelectorAll('.js-plotly-plot').length") == 0  # Vega-Lite only
+
+
+def test_runs_shows_one_view_at_a_time(site):
+    """/runs?run=ID opens "One run"; clicking another tab runs and shows that view instead."""
+    session = site["session"]
+    _, k5 = site["runs"]["rag"]
+    session.goto(f"{site['url']}/runs?dataset=all&run={k5}", "Runs and trends", WAIT_S)
+    session.wait_for("document.body.innerText.includes('Save tags and note')", WAIT_S)
+    session.click_tab("Agreement with ground truth")
+    session.wait_for("document.body.innerText.includes('Agreement table and what each statistic means')", WAIT_S)
+    session.idle(WAIT_S)
+    _clean(session)
+    assert "Save tags and note" not in session.main_text()
 
 
 def test_compare_deep_link_shows_the_configuration_diff(site):

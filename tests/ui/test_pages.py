@@ -133,12 +133,18 @@ def test_batch_judges_labelled_sample_with_truth_and_runs_shows_agreement(dashbo
     _no_failure(at)
     at.switch_page("pages/runs.py").run()
     _no_failure(at)
+    at.session_state["runs.view"] = "Agreement with ground truth"
+    at.run()
+    _no_failure(at)
     statistics = set()
     for frame in at.dataframe:
         if "statistic" in frame.value.columns:
             statistics |= set(frame.value["statistic"])
     assert {"rmse:context_relevance", "aggregated_rmse", "consistency"} <= statistics
     # the seed's RMSE bands, the diagnosis and the report download for the selected run
+    at.session_state["runs.view"] = "One run"
+    at.run()
+    _no_failure(at)
     assert {"Excellent", "Good", "Acceptable", "Poor"} <= {m.label for m in at.metric}
     assert any("Diagnosis" in m.value for m in at.markdown)
     assert at.get("download_button"), "no Download report button"

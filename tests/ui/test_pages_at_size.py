@@ -58,9 +58,14 @@ def test_runs_page_reads_only_the_selected_runs_scores(big_store):
     ids, reads = big_store
     at = _open("pages/runs.py", dataset="all")
     assert set(at.dataframe[0].value["id"]) == set(ids)  # every run listed
+    assert reads == []  # the trends come from the stored summaries; no run's scores are read
     # agreement of every run shown, from the stored summaries
+    at = _open("pages/runs.py", dataset="all", view="agreement")
     agreement = at.dataframe[1].value
     assert set(agreement["run"]) == {r["name"] for r in RunStore().list_runs()}
+    assert reads == []
+    at.session_state["runs.view"] = "One run"
+    at.run()
     selected = at.selectbox(key="runs.run").value
     assert reads == [(selected, data.SCORE_FIELDS)]
     reads.clear()
@@ -77,7 +82,7 @@ def test_runs_page_computes_a_legacy_runs_agreement_from_its_scores(big_store):
     legacy = {k: v for k, v in stored.items() if k != "agreement"}  # stored before the summary kept it
     store._write("UPDATE runs SET summary_json = ? WHERE id = ?", (json.dumps(legacy), ids[-1]))
     store.close()
-    at = _open("pages/runs.py", dataset="all")
+    at = _open("pages/runs.py", dataset="all", view="agreement")
     table = at.dataframe[1].value
     name = RunStore().get_run(ids[-1])["name"]
     computed = table[table["run"] == name].set_index("statistic")["value"]
@@ -109,8 +114,11 @@ def test_runs_and_compare_draw_vega_lite_charts_and_no_plotly(big_store):
     JavaScript for them than for Plotly's element): none of these pages draws a Plotly one."""
     ids, _ = big_store
     at = _open("pages/runs.py", dataset="all")
-    assert len(at.get("vega_lite_chart")) == 3  # trends, agreement, the selected run's spread
-    assert not at.get("plotly_chart")
+    for view in ("Metrics over runs", "Agreement with ground truth", "One run"):  # trends, agreement, spread
+        at.session_state["runs.view"] = view
+        at.run()
+        assert not at.exception
+        assert len(at.get("vega_lite_chart")) == 1 and not at.get("plotly_chart"), view
     runs = RunStore().list_runs()
     pair = [r["id"] for r in runs if r["dataset_fingerprint"] == runs[0]["dataset_fingerprint"]][:2]
     at = _open("pages/compare.py", runs=",".join(pair))

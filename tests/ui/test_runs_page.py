@@ -46,8 +46,11 @@ def test_runs_page_filters_tags_notes_and_deep_link(dashboard_backend):
     # starts on the newest run's dataset only
     assert at.multiselect(key="runs.datasets").value == ["sha256:bbbb"]
     assert list(at.dataframe[0].value["id"]) == [other]
+    # only the open view runs: the trends, not the run's widgets
+    assert [t.label for t in at.tabs] == ["Metrics over runs", "Agreement with ground truth", "One run"]
+    assert len(at.get("vega_lite_chart")) == 1 and not at.selectbox
     linked = AppTest.from_file(APP, default_timeout=120)
-    linked.query_params["run"] = k2  # /runs?run=ID selects the run and adds its dataset
+    linked.query_params["run"] = k2  # /runs?run=ID opens that run and adds its dataset
     linked.run()
     linked.switch_page("pages/runs.py").run()
     _ok(linked)
@@ -57,6 +60,8 @@ def test_runs_page_filters_tags_notes_and_deep_link(dashboard_backend):
     assert set(at.dataframe[0].value["id"]) == {k2, k5, other}
     table = at.dataframe[0].value.set_index("id")
     assert table.loc[k5, "changed"] == "retrieval.k: 2 → 5"
+    at.session_state["runs.view"] = "One run"
+    at.run()
     at.selectbox(key="runs.run").set_value(k5).run()
     at.text_input(key=f"runs.tags_edit.{k5}").set_value("baseline, nightly")
     at.text_input(key=f"runs.note_edit.{k5}").set_value("top-5 try")
