@@ -379,21 +379,19 @@ class BrowserSession:
 
     def click_button(self, label: str) -> None:
         """Click the first button whose text is ``label``."""
-        clicked = self.evaluate(
-            "(() => { const b = Array.from(document.querySelectorAll('button'))"
-            f".find(b => b.innerText.trim() === {json.dumps(label)}); "
-            "if (!b) return false; b.click(); return true; })()")
-        if not clicked:
-            raise LookupError(f"no button '{label}'")
+        self._click("button", label, "button")
 
     def click_tab(self, label: str) -> None:
         """Click the tab (``st.tabs``) whose text is ``label``."""
+        self._click("[data-testid=stTab]", label, "tab")
+
+    def _click(self, selector: str, label: str, kind: str) -> None:
         clicked = self.evaluate(
-            "(() => { const t = Array.from(document.querySelectorAll('[data-testid=stTab]'))"
-            f".find(t => t.innerText.trim() === {json.dumps(label)}); "
-            "if (!t) return false; t.click(); return true; })()")
+            f"(() => {{ const b = Array.from(document.querySelectorAll({json.dumps(selector)}))"
+            f".find(b => b.innerText.trim() === {json.dumps(label)}); "
+            "if (!b) return false; b.click(); return true; })()")
         if not clicked:
-            raise LookupError(f"no tab '{label}'")
+            raise LookupError(f"no {kind} '{label}'")
 
     def screenshot(self, path: Path, full_height: bool = False, max_height: int = 2400) -> Path:
         """A PNG of the viewport, or of the page's whole height (capped at ``max_height``):
