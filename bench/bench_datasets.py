@@ -21,11 +21,13 @@ import glob
 import json
 import os
 import re
+import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script too: tests/ helpers
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("RAG_EVAL_HOME", str(Path(tempfile.gettempdir()) / "rag-eval-bench-datasets"))
 

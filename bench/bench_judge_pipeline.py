@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run as a script too: the local test server lives in tests/
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from rag_eval.config import shared_data_dir  # noqa: E402
