@@ -4,13 +4,16 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup run lint test bench browser-deps pg-deps space-check screenshots clean
+.PHONY: setup run lint lock lock-check wheel-check test bench browser-deps pg-deps space-check screenshots clean
 
+# The development environment: the development lock (exact versions: the package's dependencies as the
+# Space gets them, the ray extra, the test/lint/bench tools), then this package in editable mode.
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -r requirements-dev.txt
 	$(BIN)/pip install --quiet --no-deps -e .
+	$(BIN)/pip check
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -31,19 +34,44 @@ browser-deps:
 run: setup
 	HF_HUB_OFFLINE=1 $(BIN)/streamlit run app.py
 
-# ruff (style, imports, likely bugs) and mypy (types of rag_eval/), configured in pyproject.toml.
+# ruff (style, imports, likely bugs), mypy (types of rag_eval/) and deptry (every module the package and
+# the dashboard import is declared in pyproject.toml, nothing declared is unused), configured in pyproject.toml.
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+	$(BIN)/deptry .
+
+# Compile pyproject.toml's ranges into the Space's lock (requirements.txt) and the development lock
+# (requirements-dev.txt), keeping the locked versions that still fit; `make lock UPGRADE=1` takes the
+# newest releases. After adding or changing a dependency in pyproject.toml: make lock, commit both files.
+lock:
+	@test -x $(BIN)/uv || $(MAKE) setup
+	$(BIN)/python scripts/lock.py $(if $(UPGRADE),--upgrade)
+
+# Fails ("requirements.txt is stale against pyproject.toml: run make lock") when pyproject.toml's
+# dependencies changed since the locks were compiled. Needs only python3 (no venv, no network).
+lock-check:
+	$(PYTHON) scripts/lock.py --check
+
+# A wheel built from the repository, pip-installed into a clean environment outside the source tree,
+# runs ingest (HTML, PDF, Markdown), ask, judge --judge local, run demo and report (scripts/wheel_check.py).
+wheel-check: setup
+	$(BIN)/python scripts/wheel_check.py
 
 # The Hugging Face Space built and started as the platform does (docs/space.md): requirements.txt
 # alone on the pinned Python, non-root, read-only repository, fresh HOME, every page in Chromium.
 space-check: setup browser-deps
 	$(BIN)/python scripts/space_check.py
 
-test: setup pg-deps lint browser-deps
-	$(BIN)/python scripts/space_check.py
-	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest
+# Each step prints how long it took. The lock check comes first: a stale lock fails before anything installs.
+timed = @start=$$(date +%s); $(2) || exit 1; echo "== $(1): $$(( $$(date +%s) - start ))s"
+
+test: lock-check setup pg-deps browser-deps
+	$(call timed,lint (ruff mypy deptry),$(MAKE) --no-print-directory lint)
+	$(call timed,pip check (development environment),$(BIN)/pip check)
+	$(call timed,space check (requirements.txt alone; every page's main action in Chromium),$(BIN)/python scripts/space_check.py)
+	$(call timed,wheel check (pip install of the built wheel; the CLI's features),$(BIN)/python scripts/wheel_check.py)
+	$(call timed,pytest,HF_HUB_OFFLINE=1 $(BIN)/python -m pytest)
 
 bench: setup
 	for f in bench/bench_*.py; do echo "== $$f"; HF_HUB_OFFLINE=1 $(BIN)/python -m bench.$$(basename $$f .py) || exit 1; done
