@@ -33,6 +33,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import socket
 import stat
@@ -40,7 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,6 +102,7 @@ class Figures:
     peak_rss_mb: float | None = None
     disk_mb: dict[str, float] = field(default_factory=dict)
     pages: dict[str, float] = field(default_factory=dict)
+    actions: dict[str, float] = field(default_factory=dict)
     port: int = SPACE_PORT
     user: str = ""
 
@@ -402,6 +404,197 @@ def drive(tools: browser.DevTools, space: Space, figures: Figures, shots: Path |
     figures.peak_rss_mb = space.peak_rss_mb()
 
 
+# ---------------------------------------------------------------- one main action of every page
+# Real documents no one here wrote (tests/data/docs/ATTRIBUTION.md): a page of Debian's Python
+# tutorial (python3.11-doc), a PDF specification and a Markdown page of pip's documentation.
+DOCS = ROOT / "tests" / "data" / "docs"
+UPLOADS = ("venv.html", "shared-mime-info-spec.pdf", "local-project-installs.md")
+DOCS_COLLECTION = "space-check-docs"
+DOCS_QUESTION = "How do I create a virtual environment?"
+DATASET_FILE = ROOT / "rag_eval" / "demo" / "questions.jsonl"  # golden rows (the Datasets page's default kind)
+DATASET_NAME = "space-check-rows"
+BATCH_ROWS = 4
+ACTION_TIMEOUT_S = 600.0
+WARNING_JS = "Array.from(document.querySelectorAll('[data-testid=stAlertContentWarning]')).map(e => e.innerText)"
+# the button whose text is the label (or starts with it: a shortcut hint may follow), enabled
+CLICK_JS = ("(() => {{ const all = Array.from(document.querySelectorAll('[data-testid=stMain] button')).filter(b => !b.disabled); "
+            "const b = all.find(b => b.innerText.trim() === {label}) || all.find(b => b.innerText.trim().startsWith({label})); "
+            "if (!b) return false; b.click(); return true; }})()")
+
+
+def settle(session: browser.BrowserSession, space: Space, where: str, condition_js: str = "true",
+           timeout_s: float = ACTION_TIMEOUT_S) -> None:
+    """Wait until ``condition_js`` holds with the script idle, then fail on any error element."""
+    if wait_for(session.tools, condition_js, timeout_s, space) is None:
+        raise CheckFailed(f"{where}: not done after {timeout_s:.0f}s; page text:\n{session.main_text()[:2000]}\n"
+                          f"server log:\n{space.log_tail()}")
+    check_dom(session.tools, where, space)
+
+
+def text_js(text: str) -> str:
+    return f"{MAIN_TEXT_JS}.includes({json.dumps(text)})"
+
+
+def click(session: browser.BrowserSession, space: Space, label: str, where: str) -> None:
+    """Click the enabled button labelled ``label`` (a shortcut hint after it is ignored); waits for it."""
+    try:
+        session.wait_for(CLICK_JS.format(label=json.dumps(label)), timeout_s=120)
+    except TimeoutError:
+        raise CheckFailed(f"{where}: no enabled button '{label}'; page text:\n{session.main_text()[:2000]}") from None
+
+
+def open_page(session: browser.BrowserSession, space: Space, path: str, heading: str, ready_js: str = "true") -> None:
+    session.tools.call("Page.navigate", url=f"{space.url}/{path}")
+    settle(session, space, path, f"({HEADING_JS % json.dumps(heading)}) && ({ready_js})", PAGE_TIMEOUT_S)
+
+
+def upload(session: browser.BrowserSession, files: list[Path], where: str) -> None:
+    """Put ``files`` into the page's file uploader, as a user picking them in the file dialog."""
+    root = session.tools.call("DOM.getDocument", depth=-1, pierce=True)["root"]["nodeId"]
+    node = session.tools.call("DOM.querySelector", nodeId=root,
+                              selector="[data-testid=stFileUploader] input[type=file]").get("nodeId")
+    if not node:
+        raise CheckFailed(f"{where}: no file uploader on the page")
+    session.tools.call("DOM.setFileInputFiles", nodeId=node, files=[str(f) for f in files])
+    names = " && ".join(f"{MAIN_TEXT_JS}.includes({json.dumps(f.name)})" for f in files)
+    try:
+        session.wait_for(names, timeout_s=120)
+    except TimeoutError:
+        raise CheckFailed(f"{where}: the uploader does not list {[f.name for f in files]}") from None
+
+
+def choose(session: browser.BrowserSession, space: Space, label: str, option: str, where: str) -> None:
+    """Pick ``option`` in the selectbox labelled ``label``: type it into its search box, press Enter."""
+    focused = session.evaluate(
+        "(() => { const box = Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stSelectbox]'))"
+        f".find(b => (b.querySelector('label') || {{innerText: ''}}).innerText.trim() === {json.dumps(label)}); "
+        "const input = box && box.querySelector('input'); if (!input) return false; "
+        "input.focus(); input.click(); return true; })()")
+    if not focused:
+        raise CheckFailed(f"{where}: no selectbox '{label}'")
+    session.tools.call("Input.insertText", text=option)
+    time.sleep(0.5)
+    for kind in ("keyDown", "keyUp"):
+        session.tools.call("Input.dispatchKeyEvent", type=kind, key="Enter", code="Enter", windowsVirtualKeyCode=13)
+    settle(session, space, f"{where} ({label}: {option})",
+           "Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stSelectbox]'))"
+           f".some(b => b.innerText.includes({json.dumps(option)}))", 120)
+
+
+def warnings_on_page(session: browser.BrowserSession) -> list[str]:
+    return [str(w) for w in (session.evaluate(WARNING_JS) or [])]  # type: ignore[union-attr]
+
+
+def act(session: browser.BrowserSession, space: Space, figures: Figures, work: Path, shots: Path | None) -> None:
+    """One main action of every page, in the order a new user would take them."""
+    def step(name: str, action) -> None:
+        start = time.perf_counter()
+        action()
+        figures.actions[name] = time.perf_counter() - start
+        screenshot(session.tools, shots, f"action-{name.split()[0].lower()}")
+        print(f"  action {name}: done in {figures.actions[name]:.1f}s", flush=True)
+
+    def corpus() -> None:
+        open_page(session, space, "corpus", HEADINGS["pages/corpus.py"])
+        upload(session, [DOCS / name for name in UPLOADS], "Corpus")
+        session.type_into('[data-testid=stMain] input[aria-label="Collection"]', DOCS_COLLECTION)
+        session.evaluate("document.activeElement && document.activeElement.blur()")
+        settle(session, space, "Corpus (collection name)")
+        click(session, space, "Ingest", "Corpus")
+        settle(session, space, "Corpus (ingest)", text_js(f"'{DOCS_COLLECTION}': "))
+        added = re.search(rf"'{DOCS_COLLECTION}': (\d+) documents added", session.main_text())
+        problems = warnings_on_page(session)
+        if problems or not added or int(added.group(1)) < len(UPLOADS):
+            raise CheckFailed(f"Corpus: not every file was ingested ({problems}):\n{session.main_text()[:2000]}")
+
+    def ask_docs() -> None:
+        open_page(session, space, "ask", HEADINGS["pages/ask.py"],
+                  "!!document.querySelector('[data-testid=stMain] input[aria-label=\"Question\"]')")
+        choose(session, space, "Collection", DOCS_COLLECTION, "Ask")
+        session.type_into('[data-testid=stMain] input[aria-label="Question"]', DOCS_QUESTION)
+        session.evaluate("document.activeElement && document.activeElement.blur()")
+        settle(session, space, "Ask (question typed)")
+        click(session, space, "Ask", "Ask")
+        settle(session, space, "Ask (uploaded collection)", H3_JS % json.dumps("TRACe"))
+
+    def batch(run: int) -> Callable[[], None]:
+        def action() -> None:
+            open_page(session, space, "batch", HEADINGS["pages/batch.py"], text_js("rows are usable"))
+            session.type_into('[data-testid=stMain] input[aria-label^="Rows to evaluate"]', str(BATCH_ROWS - run))
+            session.evaluate("document.activeElement && document.activeElement.blur()")
+            settle(session, space, "Batch (rows)", text_js(f"{BATCH_ROWS - run} of {BATCH_ROWS - run} rows are usable"))
+            click(session, space, "Run", "Batch")
+            settle(session, space, "Batch (run)", text_js("Results ·"))
+        return action
+
+    def runs_report() -> None:
+        downloads = work / "downloads"
+        downloads.mkdir(exist_ok=True)
+        try:
+            session.tools.call("Browser.setDownloadBehavior", behavior="allow", downloadPath=str(downloads))
+        except RuntimeError:
+            session.tools.call("Page.setDownloadBehavior", behavior="allow", downloadPath=str(downloads))
+        open_page(session, space, "runs?view=run", HEADINGS["pages/runs.py"], text_js("Download report"))
+        click(session, space, "Download report", "Runs")
+        deadline = time.perf_counter() + ACTION_TIMEOUT_S
+        while time.perf_counter() < deadline:
+            done = [f for f in downloads.glob("rag-eval-report-*.html") if f.stat().st_size > 0]
+            if done and not list(downloads.glob("*.crdownload")):
+                head = done[0].read_text(encoding="utf-8", errors="replace")[:3000].lower()
+                if "<html" not in head:
+                    raise CheckFailed(f"Runs: the downloaded report {done[0].name} is not an HTML page")
+                return
+            time.sleep(0.5)
+        raise CheckFailed(f"Runs: no report downloaded after {ACTION_TIMEOUT_S:.0f}s ({list(downloads.iterdir())})")
+
+    def compare() -> None:
+        open_page(session, space, "compare", HEADINGS["pages/compare.py"], f"{browser.CHARTS_DRAWN_JS} >= 1")
+
+    def judges() -> None:
+        open_page(session, space, "judges", HEADINGS["pages/judges.py"], text_js("Review queue"))
+        click(session, space, "Build queue", "Judges")
+        settle(session, space, "Judges (queue)", text_js("row(s) queued"))
+        click(session, space, "Start reviewing", "Judges")
+        settle(session, space, "Judges (review)", f"({HEADING_JS % json.dumps(HEADINGS['pages/support_map.py'])}) && "
+               "!!document.querySelector('[data-testid=stMain] input[aria-label=\"Reviewer\"]')")
+        session.type_into('[data-testid=stMain] input[aria-label="Reviewer"]', "space-check")
+        session.evaluate("document.activeElement && document.activeElement.blur()")
+        settle(session, space, "Judges (reviewer)", text_js("Save review"))
+        click(session, space, "Save review", "Judges")
+        settle(session, space, "Judges (save)", text_js("Saved space-check's labels"))
+
+    def datasets() -> None:
+        open_page(session, space, "datasets", HEADINGS["pages/datasets.py"], text_js("Import"))
+        upload(session, [DATASET_FILE], "Datasets")
+        session.type_into('[data-testid=stMain] input[aria-label="Save as"]', DATASET_NAME)
+        session.evaluate("document.activeElement && document.activeElement.blur()")
+        settle(session, space, "Datasets (name)")
+        click(session, space, "Import and save", "Datasets")
+        settle(session, space, "Datasets (import)", text_js(f"as '{DATASET_NAME}'"))
+
+    def settings_save() -> None:
+        open_page(session, space, "settings", HEADINGS["pages/settings.py"],
+                  "!!document.querySelector('input[aria-label=\"Model\"]')")
+        session.type_into('input[aria-label="Model"]', "space-check-model")
+        session.evaluate("document.activeElement && document.activeElement.blur()")
+        click(session, space, "Save settings", "Settings")
+        settle(session, space, "Settings (save)", "location.search.includes('model=space-check-model')")
+        session.tools.call("Page.reload", ignoreCache=True)
+        settle(session, space, "Settings (reload)", "(() => { const e = document.querySelector('input[aria-label=\"Model\"]'); "
+               "return !!e && e.value === 'space-check-model'; })()", PAGE_TIMEOUT_S)
+
+    step("Corpus upload (HTML, PDF, Markdown)", corpus)
+    step("Ask on the uploaded collection", ask_docs)
+    step("Batch run", batch(0))
+    step("Batch (second run, for Compare)", batch(1))
+    step("Runs report download", runs_report)
+    step("Compare", compare)
+    step("Judges review and save", judges)
+    step("Datasets import", datasets)
+    step("Settings save and reload", settings_save)
+    figures.peak_rss_mb = space.peak_rss_mb()
+
+
 # ---------------------------------------------------------------- report
 def report(figures: Figures, meta: dict) -> str:
     def fmt(value: float | None, unit: str = "s") -> str:
@@ -424,6 +617,8 @@ def report(figures: Figures, meta: dict) -> str:
     lines += [f"| disk: {name} | {fmt(mb, 'MB')} |" for name, mb in figures.disk_mb.items()]
     lines += ["", "| page | interactive after (s) |", "|---|---:|"]
     lines += [f"| {page} | {seconds:.1f} |" for page, seconds in figures.pages.items()]
+    lines += ["", "| action | done in (s) |", "|---|---:|"]
+    lines += [f"| {name} | {seconds:.1f} |" for name, seconds in figures.actions.items()]
     return "\n".join(lines)
 
 
@@ -468,9 +663,10 @@ def run_check(python: str, meta: dict, user: tuple[int, int, str] | None, figure
             if not port_free(SPACE_PORT):
                 figures.port = browser.free_port()
                 print(f"port {SPACE_PORT} is taken on this machine; serving on {figures.port} instead")
-            with (browser.chromium_tab() as tools,
+            with (browser.BrowserSession() as session,
                   start_space(venv, app_dir, home, figures.port, user, work / "streamlit.log") as space):
-                drive(tools, space, figures, shots=work if keep else None)
+                drive(session.tools, space, figures, shots=work if keep else None)
+                act(session, space, figures, work, shots=work if keep else None)
             figures.disk_mb = {"environment (venv)": disk_mb(venv), "repository copy": disk_mb(app_dir),
                                "HOME after the run (exported models, demo collection)": disk_mb(home)}
         finally:
@@ -484,7 +680,8 @@ def run_check(python: str, meta: dict, user: tuple[int, int, str] | None, figure
         print(f"\nFAILED: {type(err).__name__}: {err}")
         return 1
     print(report(figures, meta))
-    print("\nspace check passed: every page rendered without an error element and Ask answered")
+    print("\nspace check passed: every page rendered without an error element, Ask answered and every page's "
+          "main action worked")
     return 0
 
 

@@ -129,3 +129,67 @@ def test_repository_holds_no_binary_file() -> None:
                          capture_output=True, text=True, check=True).stdout if binary else ""
     outside_lfs = [line.split(":", 1)[0] for line in out.splitlines() if not line.endswith(": filter: lfs")]
     assert outside_lfs == [], f"binary files outside LFS (.gitattributes) would block a push to the Space: {outside_lfs}"
+
+
+# ---------------------------------------------------------------- the locks (scripts/lock.py, make lock)
+def _lock_script():
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import lock
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    return lock
+
+
+def _pins(path: Path) -> dict[str, str]:
+    return _lock_script().pinned(path.read_text(encoding="utf-8"))
+
+
+def test_pyproject_declares_the_dependencies_itself() -> None:
+    """The ranges live in pyproject.toml (what a wheel's users get), not in the Space's lock."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "dependencies" not in project["project"].get("dynamic", [])
+    assert "ray" in project["project"]["optional-dependencies"]
+    names = {Requirement(r).name.lower() for r in project["project"]["dependencies"]}
+    assert {"lxml-html-clean", "lxml", "websockets", "starlette", "anyio", "scipy", "transformers", "tokenizers",
+            "markupsafe"} <= {n.replace("_", "-") for n in names}
+    assert "ray" not in names, "Ray stays an extra"
+
+
+def test_the_locks_are_current_with_pyproject() -> None:
+    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "lock.py"), "--check"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+
+
+def test_a_dependency_added_without_relocking_fails_the_check(tmp_path: Path, monkeypatch) -> None:
+    lock = _lock_script()
+    for name in ("pyproject.toml", "requirements.txt", "requirements-dev.txt"):
+        (tmp_path / name).write_bytes((ROOT / name).read_bytes())
+    monkeypatch.setattr(lock, "ROOT", tmp_path)
+    assert [e for x in lock.LOCKS for e in lock.check(x)] == []
+    text = (tmp_path / "pyproject.toml").read_text(encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text(text.replace('  "tqdm>=4.66",\n', '  "tqdm>=4.66",\n  "humanize>=4",\n', 1),
+                                             encoding="utf-8")
+    errors = [e for x in lock.LOCKS for e in lock.check(x)]
+    assert "requirements.txt is stale against pyproject.toml: run make lock" in errors
+    assert any(e.startswith("requirements-dev.txt is stale") for e in errors)
+
+
+def test_the_space_lock_pins_every_declared_dependency_inside_its_range() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    pins = _pins(ROOT / "requirements.txt")
+    for line in project["project"]["dependencies"]:
+        req = Requirement(line)
+        name = req.name.lower().replace("_", "-")
+        assert name in pins, f"requirements.txt lacks {name}: run make lock"
+        assert req.specifier.contains(pins[name], prereleases=True), f"{name}=={pins[name]} is outside {req.specifier}"
+
+
+def test_the_locks_stay_on_cpu_torch_and_agree() -> None:
+    lock = _lock_script()
+    space, dev = _pins(ROOT / "requirements.txt"), _pins(ROOT / "requirements-dev.txt")
+    for spec in lock.LOCKS:
+        assert lock.problems(spec, spec.path.read_text(encoding="utf-8")) == []
+    assert {name: (version, dev.get(name)) for name, version in space.items() if dev.get(name) != version} == {}, (
+        "the tests must run on the versions the Space installs")
+    assert "ray" in dev and "ray" not in space
