@@ -119,7 +119,9 @@ def compile_lock(lock: Lock, upgrade: bool) -> None:
             as_resolved(constraints)
             cmd += ["--constraint", str(constraints)]
         subprocess.run(cmd, cwd=ROOT, check=True, env={**os.environ, "UV_NO_CONFIG": "1"})
-    text = lock.path.read_text(encoding="utf-8")
+        text = lock.path.read_text(encoding="utf-8")
+        if lock.constraints:  # "via -c requirements.txt", not the temporary copy's path
+            text = text.replace(str(Path(tmp) / lock.constraints), lock.constraints)
     # pip takes the local CPU wheel for ==2.13.0; PyPI has no "+cpu" version to name
     text = re.sub(r"^torch==2\.13\.0\+cpu$", TORCH_PIN, text, flags=re.MULTILINE)
     found = problems(lock, text)

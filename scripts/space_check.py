@@ -175,6 +175,15 @@ def build_venv(python: str, meta: dict, fresh: bool, figures: Figures) -> Path:
     return venv
 
 
+def pip_check(venv: Path) -> None:
+    """Every installed package's requirements are met (a lock that pip had to bend would show here)."""
+    out = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "check", "--disable-pip-version-check"],
+                         capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise CheckFailed(f"pip check in the Space's environment:\n{out.stdout}{out.stderr}")
+    print(f"environment: pip check clean ({out.stdout.strip()})", flush=True)
+
+
 # ---------------------------------------------------------------- user, copy, home
 def space_user() -> tuple[int, int, str] | None:
     """(uid, gid, name) of the non-root user the app runs as; None when not root (then the
@@ -650,6 +659,7 @@ def run_check(python: str, meta: dict, user: tuple[int, int, str] | None, figure
               keep: bool) -> int:
     try:
         venv = build_venv(python, meta, fresh, figures)
+        pip_check(venv)
         figures.user = user[2] if user else f"{os.getuid()} (not root)"
         work = Path(tempfile.mkdtemp(prefix="rag-eval-space-"))
         os.chmod(work, 0o755)
