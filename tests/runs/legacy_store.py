@@ -78,12 +78,16 @@ def legacy_statements(version: int, dialect: str = "sqlite") -> list[str]:
     return out
 
 
-def make_legacy_store(location: str | Path, version: int) -> None:
-    """An empty store at an old schema ``version``: a SQLite file path or a database URL."""
+def make_legacy_store(location: str | Path, version: int, runs: tuple[tuple[str, str, str], ...] = ()) -> None:
+    """A store at an old schema ``version``: a SQLite file path or a database URL; on
+    SQLite with ``runs`` in it, each ``(id, name, status)`` as the first schema's columns."""
     if "://" not in str(location):
         conn = sqlite3.connect(location)
         for statement in legacy_statements(version):
             conn.execute(statement)
+        for run_id, name, status in runs:
+            conn.execute("INSERT INTO runs (id, name, created_at, status, config_name, config_hash, config_json) "
+                         "VALUES (?, ?, '2026-01-01', ?, 'base', 'h', '{}')", (run_id, name, status))
         conn.commit()
         conn.close()
         return

@@ -1,7 +1,6 @@
 """What changed between two configurations, a short name for one, answer correctness
 against reference answers, and run tags/notes in the store (migration 3)."""
 
-import sqlite3
 
 import pytest
 
@@ -64,12 +63,7 @@ def test_compare_tables_correctness_when_every_run_has_references():
 
 def test_tags_and_notes_are_stored_and_the_migration_is_additive(tmp_path):
     path = tmp_path / "runs.sqlite"
-    make_legacy_store(path, 2)  # a store as migration 2 left it, with a run in it
-    conn = sqlite3.connect(path)
-    conn.execute("INSERT INTO runs (id, name, created_at, status, config_name, config_hash, config_json) "
-                 "VALUES ('r1', 'old', 'then', 'finished', 'default', 'h', '{}')")
-    conn.commit()
-    conn.close()
+    make_legacy_store(path, 2, runs=(("r1", "old", "finished"),))  # a store as migration 2 left it, with a run in it
     store = RunStore(path)
     assert store.schema_version() == SCHEMA_VERSION
     old = store.get_run("r1")

@@ -60,12 +60,7 @@ def test_an_old_store_at_any_step_is_stamped_and_upgraded(store_url, version):
 
 def test_an_old_sqlite_store_with_a_running_run_is_resumable(tmp_path):
     path = tmp_path / "old.sqlite"
-    make_legacy_store(path, 2)  # a store as the sqlite3 version (schema 2) left it
-    conn = sqlite3.connect(path)
-    conn.execute("INSERT INTO runs (id, name, created_at, status, config_name, config_hash, config_json) "
-                 "VALUES ('20260101-000000-abcdef', 'old', '2026-01-01', 'running', 'base', 'h', '{}')")
-    conn.commit()
-    conn.close()
+    make_legacy_store(path, 2, runs=(("20260101-000000-abcdef", "old", "running"),))  # as the sqlite3 version left it
     store = RunStore(path)
     run = store.get_run("old")
     assert run["id"] == "20260101-000000-abcdef" and run["owner"] is None
