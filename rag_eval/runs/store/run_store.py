@@ -8,7 +8,7 @@ import socket
 import uuid
 from pathlib import Path
 
-from sqlalchemy import inspect, select
+from sqlalchemy import inspect
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from rag_eval.config import redact
@@ -78,10 +78,6 @@ class RunStore(RunQueries, ItemQueries, HumanLabelQueries):
 
     def columns(self, table: str) -> list[str]:
         return [c["name"] for c in inspect(self.engine).get_columns(table)]
-
-    def ping(self) -> None:
-        """One round trip to the database (raises when it cannot be reached)."""
-        self.db.read(select(1))
 
     def close(self) -> None:
         self.holdings.stop()
