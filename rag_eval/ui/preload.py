@@ -23,16 +23,14 @@ from __future__ import annotations
 
 import gzip
 import json
-import re
 from collections.abc import Iterable
 from pathlib import Path
 
 from rag_eval.ui.asgi import ASGIApp, Message, Receive, Scope, Send, header_map, rework_response
-from rag_eval.ui.streamlit_compat import CSS_DIR, INDEX_HTML, JS_DIR, PAGE_SCRIPT, TABLE_ELEMENT, element_files, static_dir
+from rag_eval.ui.streamlit_compat import CSS_DIR, INDEX_HTML, JS_DIR, MODULE_IMPORT, PAGE_SCRIPT, TABLE_ELEMENT, element_files, static_dir
 
 PRELOADED_ELEMENTS = (TABLE_ELEMENT,)
 
-_STATIC_IMPORT = re.compile(r'(?:\bfrom|\bimport)\s*"\./([\w.\-]+\.js)"')
 
 
 def streamlit_static_dir() -> Path:
@@ -59,7 +57,7 @@ def element_modules(static_dir: Path, elements: Iterable[str] = PRELOADED_ELEMEN
         if name in order or name in already or not (js / name).is_file():
             continue
         order.append(name)
-        wanted.extend(_STATIC_IMPORT.findall((js / name).read_text(encoding="utf-8", errors="replace")))
+        wanted.extend(MODULE_IMPORT.findall((js / name).read_text(encoding="utf-8", errors="replace")))
     return order
 
 

@@ -37,6 +37,8 @@ JS_DIR = "static/js"
 CSS_DIR = "static/css"
 #: the entry script and its preloads, as index.html names them
 PAGE_SCRIPT = re.compile(r'(?:href|src)="\./static/js/([\w.\-]+\.js)"')
+#: a frontend module's static imports of its sibling modules (Vite's output: ``import"./x.js"``)
+MODULE_IMPORT = re.compile(r'(?:\bfrom|\bimport)\s*"\./([\w.\-]+\.js)"')
 FRONTEND_URL_PART = "/static/"  # where the server serves the frontend's files (under any page path too)
 APP_STATIC_URL_PART = "/app/static/"  # an app's own static folder (its files may change)
 TABLE_ELEMENT = "DataFrame"  # st.dataframe's code and styles in the frontend
@@ -149,4 +151,6 @@ def moved_internals() -> list[str]:
         found = element_files(static, TABLE_ELEMENT, kind)
         if len(found) != 1:
             problems.append(f"frontend {TABLE_ELEMENT}.*.{kind} under {static}: {len(found)} files, expected 1")
+        elif kind == "js" and not MODULE_IMPORT.search(found[0].read_text(encoding="utf-8", errors="replace")):
+            problems.append(f"frontend {found[0].name} imports no sibling module the way preload.py reads them")
     return problems
