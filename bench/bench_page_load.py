@@ -34,9 +34,12 @@ import contextlib
 import io
 import os
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script too: the browser harness is in tests/
 
 from rag_eval.ui.constants import ALL_PAGES, APP_TITLE, OVERVIEW_READY_TEXT
 from tests.support import browser
