@@ -31,10 +31,10 @@ def main() -> None:
         from rag_eval.judges.registry import make_judge
         from rag_eval.metrics.gate import evaluate_gate, parse_thresholds, stats_from_rows
         from rag_eval.rag.config import default_config
+        from rag_eval.report.html import build_report
         from rag_eval.runs.item_fields import item_report_fields
         from rag_eval.runs.judge_only import judge_dataset
         from rag_eval.runs.store import RunStore
-        from rag_eval.ui.report_html import build_report
 
         source = shared_data_dir() / "ragbench" / "parquet" / "covidqa" / "validation.parquet"
         if not source.is_file():

@@ -14,6 +14,7 @@ import tomllib
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import platformdirs
 
@@ -85,9 +86,14 @@ _session_keys: dict[str, str] = {}
 _session_keys_lock = threading.Lock()
 _MAX_SESSION_KEYS = 1000
 
-# Settings that hold secrets whatever their name; any other setting whose name ends like
-# a secret's (``*_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``) counts as one too.
-KNOWN_SECRET_SETTINGS = ("OPENAI_API_KEY", "RAG_EVAL_LLM_API_KEY", "QDRANT_API_KEY", "HF_TOKEN")
+# THE list of settings that hold secrets whatever their name (the run store's redaction, the
+# dashboard's error messages and every log read it through :func:`configured_secrets`); any
+# other setting whose name ends like a secret's (``*_KEY``, ``*_TOKEN``, ``*_SECRET``,
+# ``*_PASSWORD``) counts as one too.
+KNOWN_SECRET_SETTINGS = ("OPENAI_API_KEY", "RAG_EVAL_LLM_API_KEY", "LLM_API_KEY", "RAG_EVAL_API_KEY", "QDRANT_API_KEY",
+                         "HF_TOKEN")
+# Settings holding a URL whose password is a secret (the run store's database server).
+SECRET_URL_SETTINGS = ("RAG_EVAL_DB_URL",)
 _SECRET_NAME = re.compile(r"(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$", re.IGNORECASE)
 _MIN_SWEPT_SECRET = 8  # a secret-named setting shorter than this ("1", "true") is not a secret
 
@@ -117,9 +123,21 @@ def looks_secret(name: str) -> bool:
     return name in KNOWN_SECRET_SETTINGS or (name not in _PUBLIC_NAMES and bool(_SECRET_NAME.search(name)))
 
 
+def url_passwords(url: str | None) -> list[str]:
+    """The password inside a URL (``scheme://user:password@host/…``) as written and
+    percent-decoded; empty when there is none."""
+    if not url or "://" not in url:
+        return []
+    try:
+        password = urlsplit(url).password
+    except ValueError:
+        return []
+    return list(dict.fromkeys([password, unquote(password)])) if password else []
+
+
 def configured_secrets(*names: str | None, sessions: bool = True) -> list[str]:
     """Every secret this process could hand out: the values of the named settings, of
-    the known secret settings, of every environment variable or ``secrets.toml`` key
+    the known secret settings, the password of the run store's URL, of every environment variable or ``secrets.toml`` key
     whose name looks secret, and (``sessions``) of the visitors' session keys. Longest first, so a
     secret containing another is replaced whole."""
     values: set[str] = set()
@@ -127,6 +145,8 @@ def configured_secrets(*names: str | None, sessions: bool = True) -> list[str]:
         value = setting(name) if name else None
         if value and len(value) >= 4:
             values.add(value)
+    for name in SECRET_URL_SETTINGS:
+        values.update(p for p in url_passwords(setting(name)) if len(p) >= 4)
     swept = [(k, v) for k, v in os.environ.items()] + [(str(k), v) for k, v in _secrets().items()]
     for name, value in swept:
         if isinstance(value, str) and len(value) >= _MIN_SWEPT_SECRET and looks_secret(name):

@@ -1,27 +1,71 @@
-"""The package's layering, read from the source with ``ast`` (every import, including
-those inside functions): which rooms may import which, and no import cycles."""
+"""The package's layering: the rooms and the direction imports may go are the contracts
+of ``.importlinter`` (import-linter, run here so the README's test command holds them);
+every room has its place in them; no import cycles between modules (read from the source
+with ``ast``, every import including those inside functions); and the settings that hold
+secrets are listed in one place."""
 
 from __future__ import annotations
 
 import ast
+import configparser
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
-import pytest
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "rag_eval"
+CONTRACTS = ROOT / ".importlinter"
 
-PACKAGE = Path(__file__).resolve().parents[1] / "rag_eval"
 
-# room -> rooms it must never import (a room is the first component under rag_eval)
-FORBIDDEN: dict[str, set[str]] = {
-    "rag": {"judges", "metrics", "runs", "cli", "ui", "synth", "datasets"},
-    "judges": {"rag", "runs", "cli", "ui", "synth", "datasets"},
-    "metrics": {"rag", "judges", "runs", "cli", "ui", "synth", "datasets", "llm", "encoders", "io"},
-    "text": {"rag", "judges", "runs", "cli", "ui", "synth", "datasets", "llm", "encoders", "metrics", "io"},
-    "encoders": {"rag", "judges", "runs", "cli", "ui", "synth", "datasets", "llm", "metrics"},
-    "llm": {"rag", "judges", "runs", "cli", "ui", "synth", "datasets", "encoders", "metrics"},
-    "datasets": {"rag", "judges", "runs", "cli", "ui", "synth", "llm", "encoders", "metrics"},
-    "synth": {"runs", "cli", "ui"},
-    "runs": {"cli", "ui"},
-}
+def lint_imports() -> subprocess.CompletedProcess:
+    exe = shutil.which("lint-imports", path=str(Path(sys.executable).parent)) or shutil.which("lint-imports")
+    assert exe, "import-linter is not installed (requirements-dev.txt)"
+    return subprocess.run([exe, "--config", str(CONTRACTS), "--no-cache"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=600, env={"PYTHONPATH": str(ROOT), "PATH": str(Path(sys.executable).parent)})
+
+
+def test_import_linter_contracts_are_kept():
+    """The layers of ../shared/DESIGN.md (top to bottom: entry points, dashboard and report,
+    labels, runs, judges | rag | traces, datasets | metrics | llm | encoders, io | text,
+    schema | config) and the forbidden imports of .importlinter."""
+    out = lint_imports()
+    assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-2000:]
+    assert "0 broken" in out.stdout
+
+
+def _layer_rooms() -> set[str]:
+    config = configparser.ConfigParser()
+    config.read(CONTRACTS, encoding="utf-8")
+    layers = config["importlinter:contract:layers"]["layers"]
+    return {name.strip().strip("()") for line in layers.splitlines() for name in line.replace(":", "|").split("|")
+            if name.strip()}
+
+
+def test_every_room_has_a_place_in_the_layers():
+    """A new package or top-level module under rag_eval/ is placed in .importlinter's layers
+    (otherwise nothing would say what it may import)."""
+    rooms = {p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
+    rooms |= {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
+    assert rooms - _layer_rooms() == set()
+
+
+def test_secret_settings_are_listed_once():
+    """rag_eval.config.KNOWN_SECRET_SETTINGS is the one list: no other module spells out
+    two or more secret setting names in a tuple, list or set (they call configured_secrets)."""
+    from rag_eval.config import KNOWN_SECRET_SETTINGS
+
+    names = set(KNOWN_SECRET_SETTINGS)
+    offenders = []
+    for path in PACKAGE.rglob("*.py"):
+        if path == PACKAGE / "config.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Tuple | ast.List | ast.Set):
+                spelled = {e.value for e in node.elts if isinstance(e, ast.Constant) and e.value in names}
+                if len(spelled) >= 2:
+                    offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} {sorted(spelled)}")
+    assert offenders == []
 
 
 def module_name(path: Path) -> str:
@@ -57,18 +101,6 @@ def imports_of(path: Path) -> set[str]:
 
 MODULES = {module_name(p): p for p in PACKAGE.rglob("*.py")}
 GRAPH = {name: imports_of(path) & set(MODULES) for name, path in MODULES.items()}
-
-
-def room(module: str) -> str:
-    parts = module.split(".")
-    return parts[1] if len(parts) > 1 else ""
-
-
-@pytest.mark.parametrize("module", sorted(GRAPH))
-def test_rooms_import_only_downwards(module):
-    banned = FORBIDDEN.get(room(module), set())
-    bad = sorted(m for m in GRAPH[module] if room(m) in banned)
-    assert not bad, f"{module} imports {bad} (room {room(module)!r} must not import {sorted(banned)})"
 
 
 def test_no_import_cycles():

@@ -1,6 +1,6 @@
 """``rag-eval report RUN [RUN ...] --out report.html``: one self-contained HTML report.
 
-Wiring only: resolve the runs in the store, call :func:`rag_eval.ui.report_html.write_report`.
+Wiring only: resolve the runs in the store, call :func:`rag_eval.report.html.write_report`.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from rag_eval.ui.report_defaults import DEFAULT_WORST
+from rag_eval.report.defaults import DEFAULT_WORST
 
 
 @click.command("report")
@@ -24,8 +24,8 @@ def report_command(run_refs: tuple[str, ...], out: Path, worst: int, db: str | N
     metrics with 95% intervals, distributions, RMSE bands, agreement with ground truth,
     diagnosis, cost and latency, the worst rows' support maps and, for several runs,
     their comparison (the first run is the baseline). The file needs no network to open."""
+    from rag_eval.report.html import write_report
     from rag_eval.runs.store import RunNotFound, RunStore
-    from rag_eval.ui.report_html import write_report
 
     store = RunStore(db) if db else RunStore()
     try:

@@ -1,7 +1,7 @@
 """Copy one run store into another (``rag-eval runs migrate --to URL``): a local SQLite
 file onto a team's PostgreSQL server, or back.
 
-Every table of the source (``schema_migrations`` aside: the target runs its own
+Every table of the source (``alembic_version`` and a legacy ``schema_migrations`` aside: the target runs its own
 migrations when it opens) is copied in primary-key order of dependencies, in batches,
 with ``INSERT … ON CONFLICT DO NOTHING``: rows already in the target are left as they
 are, so running the copy twice changes nothing. Afterwards every source primary key is
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from rag_eval.runs.store import RunStore
 
 BATCH_ROWS = 1000
-SKIP_TABLES = ("schema_migrations",)
+SKIP_TABLES = ("alembic_version", "schema_migrations")  # each store keeps its own schema revision
 
 
 @dataclass(frozen=True)

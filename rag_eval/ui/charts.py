@@ -4,7 +4,7 @@ drawn by pages with ``components.draw_chart``.
 Intervals are drawn from the library's own bounds (``ci_low``/``ci_high``); nothing is
 estimated here. The dashboard draws with Vega-Lite rather than Plotly because Streamlit's
 Vega-Lite element costs a new visitor's browser a fraction of Plotly's (docs/dashboard.md);
-the offline HTML report keeps Plotly (``ui.report_charts``).
+the offline HTML report keeps Plotly (``report.charts``).
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ STATE_REVIEWER = "shared.reviewer"  # the reviewer's name, kept across rows
 STATE_REVIEW_QUEUE = "shared.review_queue"  # {"run_id", "ids"}: rows queued for review (Judges page)
 
 # Chart colours: one per run or dataset (cycled), and the RMSE bands' shading; the dashboard's
-# Vega-Lite charts (ui.charts) and the HTML report's Plotly figures (ui.report_charts) share them.
+# Vega-Lite charts (ui.charts) and the HTML report's Plotly figures (report.charts) share them.
 PALETTE = ("#1c7ed6", "#f59f00", "#37b24d", "#e03131", "#7048e8", "#0ca678")
 BAND_COLOURS = {"excellent": "#d3f9d8", "good": "#e9fac8", "acceptable": "#fff3bf", "poor": "#ffe3e3"}
 SPREAD_AXIS_MAX = 0.6  # the spread histogram's x axis ends here

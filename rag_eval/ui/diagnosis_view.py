@@ -1,7 +1,7 @@
 """Drawing the single-evaluation RMSE bands, the pattern diagnosis and the report
 download on a page. Draw only: the bands, the diagnosis and the report come from the
 library (``metrics.report_fields``, ``runs.item_fields.run_diagnosis``,
-``ui.report_html``)."""
+``report.html``)."""
 
 from __future__ import annotations
 
@@ -47,8 +47,8 @@ def draw_diagnosis(diagnosis: Diagnosis) -> None:
 def report_bytes(run_id: str) -> bytes:
     """The self-contained HTML report of one run, built when the button is clicked
     (Streamlit calls ``data`` on a worker thread, so the page never waits for it)."""
+    from rag_eval.report.html import build_report
     from rag_eval.runs.store import RunStore, default_db_location
-    from rag_eval.ui.report_html import build_report
 
     store = RunStore(default_db_location())
     try:

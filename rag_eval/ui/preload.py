@@ -23,36 +23,32 @@ from __future__ import annotations
 
 import gzip
 import json
-import re
 from collections.abc import Iterable
 from pathlib import Path
 
 from rag_eval.ui.asgi import ASGIApp, Message, Receive, Scope, Send, header_map, rework_response
+from rag_eval.ui.streamlit_compat import CSS_DIR, INDEX_HTML, JS_DIR, MODULE_IMPORT, PAGE_SCRIPT, TABLE_ELEMENT, element_files, static_dir
 
-PRELOADED_ELEMENTS = ("DataFrame",)
+PRELOADED_ELEMENTS = (TABLE_ELEMENT,)
 
-_STATIC_IMPORT = re.compile(r'(?:\bfrom|\bimport)\s*"\./([\w.\-]+\.js)"')
-_ON_THE_PAGE = re.compile(r'(?:href|src)="\./static/js/([\w.\-]+\.js)"')  # the entry script and its preloads
 
 
 def streamlit_static_dir() -> Path:
-    import streamlit
-
-    return Path(streamlit.__file__).parent / "static"
+    return static_dir()
 
 
 def element_modules(static_dir: Path, elements: Iterable[str] = PRELOADED_ELEMENTS) -> list[str]:
     """File names of the elements' modules and of every module they import statically,
     minus those Streamlit's page already loads or preloads; empty when the layout is not
     the expected one (another Streamlit), so the page is served unchanged."""
-    js = static_dir / "static" / "js"
+    js = static_dir / JS_DIR
     try:
-        already = set(_ON_THE_PAGE.findall((static_dir / "index.html").read_text(encoding="utf-8")))
+        already = set(PAGE_SCRIPT.findall((static_dir / INDEX_HTML).read_text(encoding="utf-8")))
     except OSError:
         return []
     wanted: list[str] = []
     for element in elements:
-        found = sorted(js.glob(f"{element}.*.js"))
+        found = element_files(static_dir, element, "js")
         if len(found) == 1:
             wanted.append(found[0].name)
     order: list[str] = []
@@ -61,19 +57,19 @@ def element_modules(static_dir: Path, elements: Iterable[str] = PRELOADED_ELEMEN
         if name in order or name in already or not (js / name).is_file():
             continue
         order.append(name)
-        wanted.extend(_STATIC_IMPORT.findall((js / name).read_text(encoding="utf-8", errors="replace")))
+        wanted.extend(MODULE_IMPORT.findall((js / name).read_text(encoding="utf-8", errors="replace")))
     return order
 
 
 def element_styles(static_dir: Path, elements: Iterable[str] = PRELOADED_ELEMENTS) -> list[str]:
     """File names of the elements' own stylesheets (``static/css/DataFrame.*.css``)."""
-    found = [sorted((static_dir / "static" / "css").glob(f"{element}.*.css")) for element in elements]
+    found = [element_files(static_dir, element, "css") for element in elements]
     return [names[0].name for names in found if len(names) == 1]
 
 
 def preload_tags(modules: Iterable[str], styles: Iterable[str] = ()) -> bytes:
-    return ("".join(f'<link rel="modulepreload" crossorigin href="./static/js/{name}">' for name in modules)
-            + "".join(f'<link rel="stylesheet" href="./static/css/{name}">' for name in styles)).encode()
+    return ("".join(f'<link rel="modulepreload" crossorigin href="./{JS_DIR}/{name}">' for name in modules)
+            + "".join(f'<link rel="stylesheet" href="./{CSS_DIR}/{name}">' for name in styles)).encode()
 
 
 def base_path_script(pages: Iterable[str]) -> bytes:

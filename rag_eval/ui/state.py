@@ -15,15 +15,11 @@ from typing import Any
 
 import streamlit as st
 
-from rag_eval.config import configured_secrets, redact, setting
+from rag_eval.config import configured_secrets, redact
 from rag_eval.ui.constants import STATE_SETTINGS
 from rag_eval.ui.markdown import escape_markdown
 
 log = logging.getLogger(__name__)
-
-# Settings whose values must never reach the page (redacted from error messages).
-SECRET_SETTINGS = ("OPENAI_API_KEY", "RAG_EVAL_LLM_API_KEY", "QDRANT_API_KEY", "HF_TOKEN")
-
 
 def init_defaults(defaults: dict[str, Any]) -> None:
     """Set each session-state key that is not set yet (a page's init_page_state)."""
@@ -85,26 +81,20 @@ def ensure_app_runs() -> None:
     from the URL) until ``dashboard.py``'s ``st.navigation`` has run once. Switching the
     legacy mode off and rerunning lets ``dashboard.py`` take over from the first visit."""
     global _LEGACY_MODE_OFF
-    from streamlit.runtime.pages_manager import PagesManager
+    from rag_eval.ui.streamlit_compat import leave_legacy_pages_mode
 
-    if PagesManager.uses_pages_directory and not _LEGACY_MODE_OFF:  # once per server process
+    if not _LEGACY_MODE_OFF and leave_legacy_pages_mode():  # once per server process; False when the flag moved
         _LEGACY_MODE_OFF = True
-        PagesManager.uses_pages_directory = False
         st.rerun()
 
 
 def error_message(exc: BaseException) -> str:
     """A one-line, secret-free message for an exception."""
     text = str(exc) or type(exc).__name__
-    names = list(SECRET_SETTINGS)
+    # every configured secret (rag_eval.config's one list, the run store's password) and the
+    # variable the Settings page points the LLM at
     custom = (st.session_state.get(STATE_SETTINGS) or {}).get("api_key_env")
-    if custom:
-        names.append(custom)  # the variable the Settings page points the LLM at
-    secrets = [setting(name) for name in names] + configured_secrets()
-    from rag_eval.runs.store import url_password
-
-    secrets.append(url_password(setting("RAG_EVAL_DB_URL")))  # the run store's password, like a key
-    message = hide_paths(redact(text, *secrets))
+    message = hide_paths(redact(text, *configured_secrets(custom)))
     log.warning("page error: %s: %s", type(exc).__name__, message)
     return message
 

@@ -21,6 +21,7 @@ import gzip
 import anyio.to_thread
 
 from rag_eval.ui.asgi import ASGIApp, Message, Receive, Scope, Send, header_map, rework_response
+from rag_eval.ui.streamlit_compat import is_frontend_path
 
 COMPRESSIBLE = (b"application/javascript", b"text/javascript", b"text/css", b"application/json", b"image/svg+xml")
 MIN_BYTES = 1024  # below this, gzip's header and a second decoder cost more than they save
@@ -43,7 +44,7 @@ def compressed_headers(headers: list[tuple[bytes, bytes]], size: int) -> list[tu
 def is_frontend_file(path: str) -> bool:
     """A file of Streamlit's frontend (``/static/js/index.DormvYxC.js``, also under a page's
     path), not an app's own static folder (``/app/static/``), whose files may change."""
-    return "/static/" in path and "/app/static/" not in path
+    return is_frontend_path(path)
 
 
 class CompressedStatic:

@@ -80,12 +80,12 @@ def _first_chart() -> None:
     spec: build one of the dashboard's charts and convert it as ``st.altair_chart`` does
     (Streamlit's converter, which also registers its Arrow data transformer)."""
     import pandas as pd
-    from streamlit.elements.vega_charts import _convert_altair_to_vega_lite_spec
 
     from rag_eval.ui import charts
+    from rag_eval.ui.streamlit_compat import altair_spec
 
     table = pd.DataFrame({"run": ["a"], "metric": ["completeness"], "mean": [0.5], "ci_low": [0.4], "ci_high": [0.6]})
-    _convert_altair_to_vega_lite_spec(charts.metric_bars(table, {}))
+    altair_spec(charts.metric_bars(table, {}))
 
 
 def _first_table() -> None:
@@ -126,18 +126,18 @@ def _first_element() -> None:
     reading the source file of every frame), 0.1 s of the first visit here. Done now, in
     the server (the runtime exists, so it warns of nothing); a later Streamlit without
     the function only skips this step."""
-    from streamlit import delta_generator
+    from rag_eval.ui.streamlit_compat import run_repl_check
 
-    delta_generator._maybe_print_use_warning()
+    run_repl_check()
 
 
 def _navigation_mode() -> None:
     """The dashboard navigates with ``st.navigation``. Streamlit learns that from the first
     script run and, until then, treats the ``pages/`` folder as its legacy multipage mode,
     which made the first visit run twice (``state.ensure_app_runs``); told now, it runs once."""
-    from streamlit.runtime.pages_manager import PagesManager
+    from rag_eval.ui.streamlit_compat import leave_legacy_pages_mode
 
-    PagesManager.uses_pages_directory = False
+    leave_legacy_pages_mode(before_first_run=True)
 
 
 def _freeze_heap() -> None:

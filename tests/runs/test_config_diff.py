@@ -1,7 +1,6 @@
 """What changed between two configurations, a short name for one, answer correctness
 against reference answers, and run tags/notes in the store (migration 3)."""
 
-import sqlite3
 
 import pytest
 
@@ -17,7 +16,8 @@ from rag_eval.runs.compare import (
     format_diff,
     with_correctness,
 )
-from rag_eval.runs.store import MIGRATIONS, RunStore
+from rag_eval.runs.store import SCHEMA_VERSION, RunStore
+from tests.runs.legacy_store import make_legacy_store
 
 
 def test_config_diff_names_each_changed_setting_and_ignores_the_name():
@@ -63,18 +63,9 @@ def test_compare_tables_correctness_when_every_run_has_references():
 
 def test_tags_and_notes_are_stored_and_the_migration_is_additive(tmp_path):
     path = tmp_path / "runs.sqlite"
-    # a store as migration 2 left it, with a run in it
-    conn = sqlite3.connect(path)
-    conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
-    for version, sql in MIGRATIONS[:2]:
-        conn.executescript(sql)
-        conn.execute("INSERT INTO schema_migrations VALUES (?, 'then')", (version,))
-    conn.execute("INSERT INTO runs (id, name, created_at, status, config_name, config_hash, config_json) "
-                 "VALUES ('r1', 'old', 'then', 'finished', 'default', 'h', '{}')")
-    conn.commit()
-    conn.close()
+    make_legacy_store(path, 2, runs=(("r1", "old", "finished"),))  # a store as migration 2 left it, with a run in it
     store = RunStore(path)
-    assert store.schema_version() == max(v for v, _ in MIGRATIONS)
+    assert store.schema_version() == SCHEMA_VERSION
     old = store.get_run("r1")
     assert old["tags"] == [] and old["note"] == "" and old["name"] == "old"
     run = store.annotate_run("r1", tags=[" baseline ", "k2", "baseline", ""], note="  first try ")

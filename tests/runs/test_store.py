@@ -11,15 +11,15 @@ import pytest
 
 from rag_eval.rag.config import default_config
 from rag_eval.runs.store import (
-    MIGRATIONS,
+    SCHEMA_VERSION,
     RunBusy,
     RunNotFound,
     RunStore,
     StoreUnavailable,
-    _check_migrations,
     display_location,
 )
 from rag_eval.runs.store_copy import CopyError, copy_store
+from tests.support.run_columns import set_run_columns
 
 FAKE_KEY = "test-key-not-real-123"
 
@@ -32,8 +32,8 @@ def _fill(store: RunStore, run: str, n: int = 3) -> None:
 
 def test_migrations_give_the_same_schema_on_both_backends(store_url):
     store = RunStore(store_url)
-    assert store.schema_version() == max(v for v, _ in MIGRATIONS)
-    assert {"runs", "items", "schema_migrations"} <= set(store.table_names())
+    assert store.schema_version() == SCHEMA_VERSION
+    assert {"runs", "items", "human_labels", "alembic_version"} <= set(store.table_names())
     assert {"id", "config_hash", "config_json", "dataset_fingerprint", "summary_json", "meta_json", "owner",
             "heartbeat_at"} <= set(store.columns("runs"))
     assert {"run_id", "item_id", "status", "error", "record_json"} <= set(store.columns("items"))
@@ -43,31 +43,7 @@ def test_migrations_give_the_same_schema_on_both_backends(store_url):
 
 def test_in_memory_store_migrates():
     store = RunStore(":memory:")
-    assert store.schema_version() == max(v for v, _ in MIGRATIONS) and store.backend == "sqlite"
-
-
-def test_an_old_sqlite_store_opens_and_migrates(tmp_path):
-    path = tmp_path / "old.sqlite"
-    conn = sqlite3.connect(path)  # a store as the sqlite3 version (schema 2) left it
-    conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
-    for version, sql in MIGRATIONS[:2]:
-        conn.executescript(str(sql))
-        conn.execute("INSERT INTO schema_migrations VALUES (?, '2026-01-01T00:00:00+00:00')", (version,))
-    conn.execute("INSERT INTO runs (id, name, created_at, status, config_name, config_hash, config_json) "
-                 "VALUES ('20260101-000000-abcdef', 'old', '2026-01-01', 'running', 'base', 'h', '{}')")
-    conn.commit()
-    conn.close()
-    store = RunStore(path)
-    assert store.schema_version() == max(v for v, _ in MIGRATIONS)
-    run = store.get_run("old")
-    assert run["id"] == "20260101-000000-abcdef" and run["owner"] is None
-    store.claim_run(run["id"])  # a running run from before claims existed is resumable
-    assert store.get_run("old")["owner"] == store.owner
-
-
-def test_migration_versions_must_be_unique_and_increasing():
-    with pytest.raises(RuntimeError, match="unique and increasing"):
-        _check_migrations([(1, "x"), (2, "y"), (2, "z")])
+    assert store.schema_version() == SCHEMA_VERSION and store.backend == "sqlite"
 
 
 def test_file_store_uses_wal_and_default_path(rag_eval_home, monkeypatch):
@@ -260,35 +236,15 @@ def test_copy_to_another_store_is_idempotent_and_verified(tmp_path, pg_url, monk
         copy_store(target, RunStore(pg_url))
 
 
-def test_a_step_appended_by_another_feature_runs_on_both_backends(store_url, monkeypatch):
-    """How a later feature adds a table: append a step; SQLite-isms it may use are translated."""
-    import rag_eval.runs.store as store_module
-
-    step = (max(v for v, _ in MIGRATIONS) + 1, """
-        CREATE TABLE label_sets (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT REFERENCES runs(id),
-                                 name TEXT NOT NULL UNIQUE, weight REAL);
-        CREATE INDEX label_sets_run ON label_sets(run_id)
-    """)
-    monkeypatch.setattr(store_module, "MIGRATIONS", [*MIGRATIONS, step])
-    store = RunStore(store_url)
-    assert store.schema_version() == step[0] and "label_sets" in store.table_names()
-    first = store._write("INSERT OR IGNORE INTO label_sets (name, weight) VALUES (?, ?) RETURNING id", ("a", 0.1))
-    again = store._write("INSERT OR IGNORE INTO label_sets (name, weight) VALUES (?, ?)", ("a", 0.2))
-    second = store._write("INSERT INTO label_sets (name, weight) VALUES (:n, :w) RETURNING id", {"n": "b", "w": 1 / 3})
-    assert first.rows[0][0] == 1 and again.rowcount == 0 and second.rows[0]["id"] > 1  # (ids may skip)
-    rows = store._read("SELECT name, weight FROM label_sets ORDER BY id")
-    assert [dict(r) for r in rows] == [{"name": "a", "weight": 0.1}, {"name": "b", "weight": 1 / 3}]
-
-
 def test_the_holder_keeps_its_claim_alive_with_a_heartbeat(tmp_path, monkeypatch):
     import time
 
-    import rag_eval.runs.store as store_module
+    from rag_eval.runs.store import lease
 
-    monkeypatch.setattr(store_module, "HEARTBEAT_S", 0.1)
+    monkeypatch.setattr(lease, "HEARTBEAT_S", 0.1)
     store = RunStore(tmp_path / "runs.sqlite")
     run = store.create_run(default_config())
-    store._write("UPDATE runs SET heartbeat_at = '2000-01-01T00:00:00+00:00' WHERE id = ?", (run,))
+    set_run_columns(store, run, heartbeat_at="2000-01-01T00:00:00+00:00")
     deadline = time.monotonic() + 10
     while store.get_run(run)["heartbeat_at"].startswith("2000") and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -297,7 +253,7 @@ def test_the_holder_keeps_its_claim_alive_with_a_heartbeat(tmp_path, monkeypatch
         RunStore(tmp_path / "runs.sqlite").claim_run(run)  # so nobody else may take it
     store.finish_run(run)
     deadline = time.monotonic() + 10
-    while store._beat_thread is not None and time.monotonic() < deadline:
+    while store.holdings.thread is not None and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert store._beat_thread is None  # no claims left: the heartbeat thread has ended
+    assert store.holdings.thread is None  # no claims left: the heartbeat thread has ended
     store.close()

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import inspect
 
-from rag_eval.runs.sample_store import fill_store
 from rag_eval.runs.stats import SUMMARY_FIELDS, agreement_rows
-from rag_eval.runs.store import MIGRATIONS, RunStore
+from rag_eval.runs.store import SCHEMA_VERSION, RunStore
+from tests.support.sample_store import fill_store
 
 
 @pytest.fixture
@@ -76,12 +76,12 @@ def test_a_run_without_truth_stores_no_agreement(store_url):
 
 def test_migration_6_indexes_items_by_position(store_url):
     store = RunStore(store_url)
-    assert store.schema_version() == MIGRATIONS[-1][0] >= 6
+    assert store.schema_version() == SCHEMA_VERSION >= 6
     indexes = {i["name"]: i["column_names"] for i in inspect(store.engine).get_indexes("items")}
     assert indexes["items_position"] == ["run_id", "position", "item_id"]
     store.close()
     reopened = RunStore(store_url)  # applying nothing twice
-    assert reopened.schema_version() == MIGRATIONS[-1][0]
+    assert reopened.schema_version() == SCHEMA_VERSION
     reopened.close()
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from rag_eval.runs.liveness import RunLock, is_alive
 from rag_eval.runs.store import RunStore
+from tests.support.run_columns import set_run_columns
 
 ROOT = Path(__file__).resolve().parents[2]
 HOLDER = """
@@ -82,8 +83,8 @@ def test_a_killed_run_shows_interrupted_with_its_silence_on_both_backends(store_
     else:
         assert store.get_run(run_id)["status"] == "running"  # within its lease, a server cannot tell yet
     # 90 s of silence later (the heartbeat aged rather than waited for)
-    store._write("UPDATE runs SET heartbeat_at = ? WHERE id = ?",
-                 ((datetime.now(UTC) - timedelta(seconds=90)).isoformat(timespec="seconds"), run_id))
+    set_run_columns(store, run_id,
+                    heartbeat_at=(datetime.now(UTC) - timedelta(seconds=90)).isoformat(timespec="seconds"))
     for run in (store.get_run(run_id), store.list_runs()[0]):
         assert run["status"] == "interrupted"
         assert re.search(r"no heartbeat for (9\d|1\d\d) s$", run["status_detail"]), run["status_detail"]

@@ -258,8 +258,8 @@ def test_a_runs_results_table_is_built_once_per_run(demo_home, monkeypatch):
     The spy counts the calls and calls the real function."""
     import streamlit as st
 
-    from rag_eval.runs.sample_store import fill_store
     from rag_eval.ui import frames
+    from tests.support.sample_store import fill_store
 
     store = RunStore()
     fill_store(store, 1, 20)

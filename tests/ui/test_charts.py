@@ -8,7 +8,8 @@ import math
 import pandas as pd
 import pytest
 
-from rag_eval.ui import charts, report_charts, run_charts
+from rag_eval.report import charts as report_charts
+from rag_eval.ui import charts, run_charts
 from rag_eval.ui.constants import PALETTE
 
 TABLE = pd.DataFrame([

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from rag_eval.ui import browser
+from tests.support import browser
 
 pytestmark = pytest.mark.browser
 
@@ -35,8 +35,8 @@ def site(tmp_path_factory, _demo_qdrant, _session_models_dir) -> Iterator[dict]:
         pytest.skip("no chromium binary on PATH: install Debian's 'chromium' (make browser-deps) or set CHROMIUM")
     from rag_eval.judges.registry import make_judge
     from rag_eval.rag.store import close_clients
-    from rag_eval.runs.examples import make_example_runs
     from rag_eval.runs.store import RunStore
+    from tests.support.examples import make_example_runs
 
     home = tmp_path_factory.mktemp("browser-home")
     shutil.copytree(_demo_qdrant, home / "qdrant")

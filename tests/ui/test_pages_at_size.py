@@ -12,9 +12,10 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from rag_eval.runs.sample_store import fill_store
 from rag_eval.runs.store import RunStore
 from rag_eval.ui import data
+from tests.support.run_columns import set_run_columns
+from tests.support.sample_store import fill_store
 
 APP = str(Path(__file__).resolve().parents[2] / "dashboard.py")
 N_RUNS, N_ITEMS = 4, 300
@@ -80,7 +81,7 @@ def test_runs_page_computes_a_legacy_runs_agreement_from_its_scores(big_store):
     store = RunStore()
     stored = store.get_run(ids[-1])["summary"]
     legacy = {k: v for k, v in stored.items() if k != "agreement"}  # stored before the summary kept it
-    store._write("UPDATE runs SET summary_json = ? WHERE id = ?", (json.dumps(legacy), ids[-1]))
+    set_run_columns(store, ids[-1], summary_json=json.dumps(legacy))
     store.close()
     at = _open("pages/runs.py", dataset="all", view="agreement")
     table = at.dataframe[1].value

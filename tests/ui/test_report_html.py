@@ -13,13 +13,13 @@ from click.testing import CliRunner
 from rag_eval.cli import cli
 from rag_eval.metrics.report_fields import REPORT_FIELDS
 from rag_eval.rag.config import default_config
+from rag_eval.report.html import SECTIONS, build_report
 from rag_eval.runs.export import export_rows
 from rag_eval.runs.item_fields import run_gate_inputs
 from rag_eval.runs.judge_only import judge_dataset
 from rag_eval.runs.store import RunStore
-from rag_eval.ui import browser
 from rag_eval.ui.frames import items_frame
-from rag_eval.ui.report_html import SECTIONS, build_report
+from tests.support import browser
 
 HOSTILE = "<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned = 2\">"
 OUTPUT = browser.PROJECT_ROOT / "test-output"

@@ -9,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from rag_eval.rag.config import default_config
 from rag_eval.runs.store import RunStore
+from tests.support.run_columns import set_run_columns
 
 APP = str(Path(__file__).resolve().parents[2] / "dashboard.py")
 
@@ -26,7 +27,7 @@ def _store_runs() -> list[str]:
                                                "completeness": 0.5, "adherence": 1.0}})
         store.finish_run(run_id)
         # one second apart, so "newest" does not depend on random ids within one second
-        store._write("UPDATE runs SET created_at = ? WHERE id = ?", (f"2026-01-0{len(ids) + 1}T00:00:00+00:00", run_id))
+        set_run_columns(store, run_id, created_at=f"2026-01-0{len(ids) + 1}T00:00:00+00:00")
         ids.append(run_id)
     store.close()
     return ids

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # What no page imports at its top: the pages load them inside functions, when they are used.
 KEPT_LAZY = ("onnxruntime", "sklearn", "torch", "sentence_transformers", "openai", "ray", "trafilatura",
              # the HTML report's Plotly figures: the dashboard draws with Vega-Lite (Altair)
-             "rag_eval.ui.report_charts", "rag_eval.ui.report_html", "plotly.subplots", "plotly.offline")
+             "rag_eval.report.charts", "rag_eval.report.html", "plotly.subplots", "plotly.offline")
 
 PROBE = """
 import json, logging, sys

@@ -25,6 +25,7 @@ from rag_eval.rag.config import default_config
 from rag_eval.runs.prepare import PreparedRow, prepare_row
 from rag_eval.runs.store import RunStore
 from rag_eval.schema import JudgeStatus, Labels
+from tests.support.run_columns import set_run_columns
 
 DATASETS = (("ragbench-covidqa.jsonl", "sha256:1f0c"), ("ragbench-hotpotqa.jsonl", "sha256:2e9d"),
             ("ragbench-techqa.jsonl", "sha256:3a7b"))
@@ -110,8 +111,7 @@ def fill_store(store: RunStore, n_runs: int = 50, n_items: int = 2000, seed: int
             store.add_items(run_id, records[chunk:chunk + 500])
         store.finish_run(run_id)
         store.annotate_run(run_id, tags=TAGS[r % len(TAGS)])
-        store._write("UPDATE runs SET created_at = ? WHERE id = ?",
-                     ((start + timedelta(hours=r)).isoformat(timespec="seconds"), run_id))
+        set_run_columns(store, run_id, created_at=(start + timedelta(hours=r)).isoformat(timespec="seconds"))
         ids.append(run_id)
         if progress is not None:
             progress(r + 1, n_runs)

@@ -1,4 +1,4 @@
-"""Plotly figures for the offline HTML report (``ui.report_html``), which inlines
+"""Plotly figures for the offline HTML report (``report.html``), which inlines
 plotly.js so the file opens anywhere without a network. The dashboard itself draws with
 Vega-Lite (``ui.charts``); both take colours, bands and axis limits from ``ui.constants``.
 

@@ -1,3 +1,4 @@
+# ruff: noqa: E501 - the HTML template keeps its markup on one line per row
 """One self-contained HTML report of one or more stored runs (``rag-eval report``, and the
 Runs page's "Download report").
 
@@ -37,11 +38,11 @@ from rag_eval.metrics.report_fields import (
     consistency_reading,
     rmse_band,
 )
+from rag_eval.report.defaults import DEFAULT_WORST
 from rag_eval.runs.compare import compare_runs, metric_table
 from rag_eval.runs.item_fields import item_report_fields, run_diagnosis
 from rag_eval.runs.stats import SCORE_NAMES, summarize_items
 from rag_eval.schema import METRIC_NAMES
-from rag_eval.ui.report_defaults import DEFAULT_WORST
 
 SECTIONS = ("summary", "metrics", "distributions", "rmse-bands", "agreement", "diagnosis", "cost-latency",
             "worst-rows", "comparison")
@@ -182,7 +183,8 @@ def _charts(runs: Sequence[dict[str, Any]], items_by_run: Mapping[str, Sequence[
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
-    from rag_eval.ui import frames, report_charts
+    from rag_eval.report import charts as report_charts
+    from rag_eval.ui import frames
     from rag_eval.ui.constants import METRIC_LABELS, PALETTE
 
     out: dict[str, str] = {}

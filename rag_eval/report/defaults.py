@@ -1,6 +1,6 @@
 """Defaults of the HTML report that the command line shows in its help.
 
-Kept apart from :mod:`rag_eval.ui.report_html` so ``rag-eval report --help`` does not
+Kept apart from :mod:`rag_eval.report.html` so ``rag-eval report --help`` does not
 import the report's metrics and the run store.
 """
 

@@ -1,0 +1,145 @@
+"""A run's items: one JSON record each, written by upsert (a resumed run replaces a failed
+item) and read whole or as a few fields picked out by the database."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sqlalchemy import JSON, Text, cast, func, literal, select
+from sqlalchemy.sql import ColumnElement
+
+from rag_eval.runs.store.database import Database
+from rag_eval.runs.store.redaction import clean, dumps, store_secrets
+from rag_eval.runs.store.tables import items, now
+
+_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+_IDS_PER_QUERY = 500
+
+
+def _field_tree(fields: Sequence[str]) -> dict[str, Any]:
+    """``["a.b", "a.c", "d"]`` → ``{"a": {"b": None, "c": None}, "d": None}``."""
+    tree: dict[str, Any] = {}
+    for field in fields:
+        if not _FIELD.fullmatch(field):
+            raise ValueError(f"not an item field: {field!r}")
+        node = tree
+        parts = field.split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = None
+    return tree
+
+
+def _key(name: str) -> ColumnElement[Any]:
+    return cast(literal(name), Text)
+
+
+def _projection(db: Database, run_id: str, fields: Sequence[str]) -> Any:
+    """A query of the run's items, in dataset order, each as the JSON text of the object
+    of ``fields`` (SQLite's ``json_extract``, PostgreSQL's ``json_extract_path``)."""
+    tree = _field_tree(fields)
+    if db.backend == "postgresql":
+        # parse each record once, then pick from it; PostgreSQL's JSON parser refuses an
+        # escaped NUL anywhere in the text, so it reads as U+FFFD (same length, still valid JSON)
+        parsed = (select(items.c.position, items.c.item_id,
+                         cast(func.replace(items.c.record_json, literal("\\u0000"), literal("\\ufffd")), JSON).label("j"))
+                  .where(items.c.run_id == run_id).subquery("parsed"))
+
+        def pg(node: dict[str, Any], path: list[str]) -> ColumnElement[Any]:
+            args: list[Any] = []
+            for key, child in node.items():
+                here = [*path, key]
+                value = pg(child, here) if child is not None else func.json_extract_path(parsed.c.j, *map(_key, here))
+                args += [_key(key), value]
+            return func.json_build_object(*args)
+
+        return select(cast(pg(tree, []), Text)).order_by(parsed.c.position, parsed.c.item_id)
+
+    def lite(node: dict[str, Any], path: list[str]) -> ColumnElement[Any]:
+        args: list[Any] = []
+        for key, child in node.items():
+            here = [*path, key]
+            value = lite(child, here) if child is not None else func.json_extract(items.c.record_json,
+                                                                                  literal("$." + ".".join(here)))
+            args += [literal(key), value]
+        return func.json_object(*args)
+
+    return (select(lite(tree, [])).where(items.c.run_id == run_id)
+            .order_by(items.c.position, items.c.item_id))
+
+
+def read_items(db: Database, run_id: str, fields: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """The run's item records in dataset order, whole or only ``fields`` (see :meth:`ItemQueries.items`)."""
+    if not fields:
+        query = (select(items.c.record_json).where(items.c.run_id == run_id)
+                 .order_by(items.c.position, items.c.item_id))
+    else:
+        query = _projection(db, run_id, fields)
+    return [json.loads(r[0]) for r in db.read(query)]
+
+
+def _upsert(backend: str) -> Any:
+    """``INSERT … ON CONFLICT (run_id, item_id) DO UPDATE``, in the backend's dialect."""
+    from sqlalchemy.dialects import postgresql, sqlite
+
+    statement: Any = postgresql.insert(items) if backend == "postgresql" else sqlite.insert(items)
+    replaced = ("position", "status", "error", "question", "record_json", "updated_at")
+    return statement.on_conflict_do_update(index_elements=[items.c.run_id, items.c.item_id],
+                                           set_={name: statement.excluded[name] for name in replaced})
+
+
+class ItemQueries:
+    """The item methods of :class:`~rag_eval.runs.store.RunStore`."""
+
+    db: Database
+    _password: str | None
+
+    def add_item(self, run_id: str, record: dict[str, Any]) -> None:
+        """Insert or replace one item record (needs ``item_id``, ``status``; ``position``
+        keeps dataset order). Replacing lets a resumed run retry a failed item."""
+        self.add_items(run_id, [record])
+
+    def add_items(self, run_id: str, records: Sequence[dict[str, Any]]) -> None:
+        """Insert or replace several item records in one transaction."""
+        for record in records:
+            for key in ("item_id", "status"):
+                if record.get(key) in (None, ""):
+                    raise ValueError(f"item record needs '{key}'")
+        if not records:
+            return
+        secrets, stamp = store_secrets([self._password]), now()
+        values = [{"run_id": run_id, "item_id": str(r["item_id"]), "position": int(r.get("position", 0)),
+                   "status": str(r["status"]), "error": clean(str(r["error"]), secrets) if r.get("error") else None,
+                   "question": clean(r.get("question"), secrets), "record_json": dumps(r, secrets),
+                   "updated_at": stamp} for r in records]
+        self.db.write(_upsert(self.db.backend), values)
+
+    def items(self, run_id: str, fields: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """The run's item records in dataset order. ``fields`` (top-level keys, or dotted
+        paths such as ``item.response_sentences``) keeps only those parts of each record,
+        picked out by the database, so a page that needs the scores of 2,000 items does
+        not decode their documents; a field a record lacks comes back as None."""
+        return read_items(self.db, run_id, fields)
+
+    def item(self, run_id: str, item_id: str) -> dict[str, Any] | None:
+        """One item's whole record, or None."""
+        rows = self.db.read(select(items.c.record_json).where(items.c.run_id == run_id,
+                                                              items.c.item_id == str(item_id)))
+        return json.loads(rows[0][0]) if rows else None
+
+    def item_statuses(self, run_id: str) -> dict[str, str]:
+        rows = self.db.read(select(items.c.item_id, items.c.status).where(items.c.run_id == run_id))
+        return {r[0]: r[1] for r in rows}
+
+    def items_with_ids(self, item_ids: Iterable[str]) -> list[tuple[str, dict[str, Any]]]:
+        """``(run_id, record)`` of every stored item, in any run, whose id is in ``item_ids``."""
+        ids = sorted({str(i) for i in item_ids})
+        out: list[tuple[str, dict[str, Any]]] = []
+        for start in range(0, len(ids), _IDS_PER_QUERY):
+            part = ids[start:start + _IDS_PER_QUERY]
+            rows = self.db.read(select(items.c.run_id, items.c.record_json).where(items.c.item_id.in_(part)))
+            out.extend((r[0], json.loads(r[1])) for r in rows)
+        return out

@@ -1,0 +1,192 @@
+"""Runs: create, claim, look up, list, finish, annotate, delete."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import delete, func, insert, or_, select, update
+
+from rag_eval.runs.liveness import INTERRUPTED
+from rag_eval.runs.stats import SUMMARY_FIELDS, summarize_run
+from rag_eval.runs.store.database import Database
+from rag_eval.runs.store.items import read_items
+from rag_eval.runs.store.lease import LEASE_S, Holdings
+from rag_eval.runs.store.redaction import clean, dumps, store_secrets
+from rag_eval.runs.store.tables import items, now, runs
+
+RUN_STATUSES = ("running", "finished", "cancelled", "failed")
+
+
+class RunNotFound(LookupError):
+    def __str__(self) -> str:  # LookupError would quote the message
+        return str(self.args[0]) if self.args else "run not found"
+
+
+class RunBusy(ValueError):
+    """Another live process holds the run (resume refused)."""
+
+
+def _check_status(status: str) -> None:
+    if status not in RUN_STATUSES:
+        raise ValueError(f"run status must be one of {', '.join(RUN_STATUSES)}; got {status!r}")
+
+
+class RunQueries:
+    """The run methods of :class:`~rag_eval.runs.store.RunStore`."""
+
+    db: Database
+    holdings: Holdings
+    owner: str
+    _password: str | None
+
+    def _secrets(self) -> list[str]:
+        return store_secrets([self._password])
+
+    def beat(self, run_id: str) -> None:
+        """Refresh the heartbeat of a run this process holds."""
+        self.db.write(update(runs).where(runs.c.id == run_id, runs.c.owner == self.owner).values(heartbeat_at=now()))
+
+    def claim_run(self, run_id: str, lease_s: float = LEASE_S) -> None:
+        """Take the run for this process, atomically: it succeeds when the run is not
+        running, or is this store's, or its holder's heartbeat is older than ``lease_s``.
+        Raises :class:`RunBusy` when another live process holds it."""
+        run_id = self.resolve_run_id(run_id)
+        stale = (datetime.now(UTC) - timedelta(seconds=lease_s)).isoformat(timespec="seconds")
+        free = or_(runs.c.status != "running", runs.c.owner == self.owner, runs.c.owner.is_(None),
+                   runs.c.heartbeat_at.is_(None), runs.c.heartbeat_at < stale)
+        won = self.db.write(update(runs).where(runs.c.id == run_id, free).values(
+            status="running", owner=self.owner, heartbeat_at=now(), error=None, finished_at=None))
+        if won != 1:
+            row = self.db.read(select(runs.c.owner, runs.c.heartbeat_at).where(runs.c.id == run_id))[0]
+            raise RunBusy(f"run {run_id} is being run by {row[0]} (last heartbeat {row[1]}); if that process "
+                          f"died, resume again after {lease_s:.0f} s")
+        self.holdings.hold(run_id)
+
+    def create_run(
+        self,
+        config: Any,
+        collection: str | None = None,
+        dataset_fingerprint: str | None = None,
+        dataset_path: str | None = None,
+        name: str | None = None,
+        n_items: int = 0,
+        meta: dict[str, Any] | None = None,
+    ) -> str:
+        """A new run in status ``running``, held by this process; returns its id
+        (``YYYYmmdd-HHMMSS-xxxxxx``). ``config`` is a :class:`~rag_eval.rag.config.RagConfig`
+        or its dict."""
+        config_dict = config.to_dict() if hasattr(config, "to_dict") else dict(config)
+        config_hash = getattr(config, "config_hash", None) or str(config_dict.get("config_hash", ""))
+        run_id = f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
+        secrets = self._secrets()
+        self.holdings.lock(run_id)  # before the row exists, so the run never looks interrupted
+        self.db.write(insert(runs).values(
+            id=run_id, name=clean(name or f"{config_dict.get('name', 'run')}", secrets), created_at=now(),
+            status="running", config_name=str(config_dict.get("name", "")), config_hash=config_hash,
+            config_json=dumps(config_dict, secrets), collection=collection, dataset_path=clean(dataset_path, secrets),
+            dataset_fingerprint=dataset_fingerprint, n_items=n_items, meta_json=dumps(meta or {}, secrets),
+            owner=self.owner, heartbeat_at=now()))
+        self.holdings.hold(run_id)
+        return run_id
+
+    def resolve_run_id(self, ref: str) -> str:
+        """A run id from an exact id, a unique id prefix or a unique run name."""
+        rows = self.db.read(select(runs.c.id).where(runs.c.id == ref))
+        if rows:
+            return str(rows[0][0])
+        rows = self.db.read(select(runs.c.id).where(runs.c.id.startswith(ref, autoescape=True)))
+        if len(rows) == 1:
+            return str(rows[0][0])
+        if not rows:
+            rows = self.db.read(select(runs.c.id).where(runs.c.name == ref))
+            if len(rows) == 1:
+                return str(rows[0][0])
+        if len(rows) > 1:
+            raise RunNotFound(f"'{ref}' matches {len(rows)} runs ({', '.join(r[0] for r in rows[:5])}); give more of the id")
+        raise RunNotFound(f"no run '{ref}' (see `rag-eval runs list`)")
+
+    def _run_dict(self, row: Any) -> dict[str, Any]:
+        d = dict(row._mapping)
+        if d.get("status") == "running":
+            why = self.holdings.stale(d)
+            if why is not None:  # killed, crashed, lost its host: shown, not stored (--resume continues it)
+                d["status"], d["status_detail"] = INTERRUPTED, why
+        d["config"] = json.loads(d.pop("config_json"))
+        d["summary"] = json.loads(d.pop("summary_json")) if d.get("summary_json") else None
+        d["meta"] = json.loads(d.pop("meta_json")) if d.get("meta_json") else {}
+        d["tags"] = json.loads(d.pop("tags_json")) if d.get("tags_json") else []
+        d["note"] = d.get("note") or ""
+        return d
+
+    def get_run(self, run_id: str) -> dict[str, Any]:
+        """The run as a dict (config and summary decoded); ``run_id`` may be a prefix or name."""
+        run_id = self.resolve_run_id(run_id)
+        d = self._run_dict(self.db.read(select(runs).where(runs.c.id == run_id))[0])
+        d["n_done"] = int(self.db.read(select(func.count()).select_from(items).where(items.c.run_id == run_id))[0][0])
+        return d
+
+    def list_runs(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """Runs, newest first, each with ``n_done`` (items stored so far)."""
+        n_done = select(func.count()).select_from(items).where(items.c.run_id == runs.c.id).scalar_subquery()
+        query = select(runs, n_done.label("n_done")).order_by(runs.c.created_at.desc(), runs.c.id.desc())
+        if limit is not None:
+            query = query.limit(int(limit))
+        return [self._run_dict(r) for r in self.db.read(query)]
+
+    def _release(self, run_id: str, status: str) -> None:
+        if status != "running":
+            self.holdings.release(run_id)
+
+    def set_status(self, run_id: str, status: str, error: str | None = None) -> None:
+        _check_status(status)
+        if status == "running":
+            self.holdings.lock(run_id)
+        else:
+            self.holdings.unlock(run_id)
+        self.db.write(update(runs).where(runs.c.id == run_id).values(status=status, error=clean(error, self._secrets())))
+        self._release(run_id, status)
+
+    def finish_run(self, run_id: str, status: str = "finished", error: str | None = None) -> dict[str, Any]:
+        """Store the summary statistics of the run's items and its final status."""
+        _check_status(status)
+        summary = summarize_run(read_items(self.db, run_id, SUMMARY_FIELDS))
+        secrets = self._secrets()
+        self.holdings.unlock(run_id)
+        self.db.write(update(runs).where(runs.c.id == run_id).values(
+            status=status, finished_at=now(), summary_json=dumps(summary, secrets), error=clean(error, secrets)))
+        self.holdings.release(run_id)
+        return summary
+
+    def add_to_summary(self, run_id: str, **parts: Any) -> None:
+        """Merge ``parts`` into a finished run's stored summary (a run stored before the
+        summary kept its agreement gets it when first computed); a run without a
+        summary (still running) is left alone."""
+        rows = self.db.read(select(runs.c.summary_json).where(runs.c.id == run_id))
+        if not rows or not rows[0][0]:
+            return
+        summary = {**json.loads(rows[0][0]), **parts}
+        self.db.write(update(runs).where(runs.c.id == run_id, runs.c.summary_json.is_not(None))
+                      .values(summary_json=dumps(summary, self._secrets())))
+
+    def annotate_run(self, run_id: str, tags: Iterable[str] | None = None, note: str | None = None) -> dict[str, Any]:
+        """Set a run's tags (trimmed, deduplicated, order kept) and/or its free-text note;
+        ``None`` leaves that field as it is. Returns the updated run."""
+        run_id = self.resolve_run_id(run_id)
+        secrets = self._secrets()
+        if tags is not None:
+            kept = list(dict.fromkeys(t.strip() for t in tags if t and t.strip()))
+            self.db.write(update(runs).where(runs.c.id == run_id).values(tags_json=dumps(kept, secrets)))
+        if note is not None:
+            self.db.write(update(runs).where(runs.c.id == run_id).values(note=clean(note.strip(), secrets)))
+        return self.get_run(run_id)
+
+    def delete_run(self, run_id: str) -> None:
+        run_id = self.resolve_run_id(run_id)
+        with self.db.transaction(write=True) as conn:
+            conn.execute(delete(items).where(items.c.run_id == run_id))
+            conn.execute(delete(runs).where(runs.c.id == run_id))
+        self.holdings.forget(run_id)
