@@ -13,7 +13,7 @@ from rag_eval.rag.chunking import chunk_text
 from rag_eval.rag.config import ChunkingConfig
 from rag_eval.rag.extract.html import extract_html
 from rag_eval.rag.extract.markdown import extract_markdown
-from rag_eval.rag.extract.pdf import extract_pdf_pages
+from rag_eval.rag.extract.pdf import OutlineEntry, extract_pdf_pages
 from rag_eval.rag.ingest import chunk_payload, document_units
 from rag_eval.rag.loaders import load_file
 
@@ -158,16 +158,24 @@ def test_pdf_reflow_hyphenation_headers_and_footers():
     pages = [
         f"Running Title\r\n{n}. Section {'ABCD'[n - 1]}\r\n"
         "This line is long enough to count as a full line of the page, and it goes on-\r\n"
-        f"ward to the next line without a break.\r\nShort closing line.\r\nAnother paragraph starts here.\r\n"
+        "ward to the next line without a break.\r\n"
+        "A manip\ufffeulation joined by PDFium and a soft hy\u00ad\r\nphen split at a line end.\r\n"
+        "Short closing line.\r\nAnother paragraph starts here.\r\n"
+        "0. With this instruction a body line starts with a number and stays in its paragraph.\r\n"
         f"Page {n}\r\n"
         for n in range(1, 5)
     ]
-    extracted = extract_pdf_pages(pages)
+    outline = [OutlineEntry(f"{n}. Section {'ABCD'[n - 1]}", 0, n - 1) for n in range(1, 5)]
+    extracted = extract_pdf_pages(pages, outline=outline)
     text, spans = extracted.assemble()
     assert "Running Title" not in text and "Page 2" not in text
     assert "goes onward to the next line without a break." in text
+    assert "A manipulation joined by PDFium and a soft hyphen split at a line end." in text
+    assert not set("\ufffe\u00ad\u0002") & set(text)
     assert text.count("Short closing line.") == 4
-    assert [s.page for s in spans if s.kind == "heading"] == [1, 2, 3, 4]
+    assert [s.page for s in spans if s.kind == "heading"] == [1, 2, 3, 4]  # from the outline only
+    assert not [s for s in spans if s.kind == "heading" and text[s.start:s.end].startswith("0.")]
+    assert extract_pdf_pages(pages).assemble()[1][0].kind != "heading"  # no outline, no sizes: no headings
 
 
 def test_markdown_fences_are_code_and_directives_are_prose():
