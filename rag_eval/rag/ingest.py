@@ -165,6 +165,11 @@ def document_units(doc: Document) -> list[tuple[int, int]]:
     return [(a, b) for _, a, b in spans]
 
 
+def section_starts(doc: Document) -> list[int]:
+    """Where the document's sections start (its headings), for chunks that keep to one."""
+    return [b.start for b in doc.blocks if b.kind == "heading"]
+
+
 def _block_at(blocks: Sequence[BlockSpan], offset: int) -> BlockSpan | None:
     """The block containing ``offset`` (or the last one before it)."""
     i = bisect.bisect_right([b.start for b in blocks], offset) - 1
@@ -224,7 +229,7 @@ def _prepare(files: Sequence[Path], report: IngestReport, existing: dict[str, li
                 continue
             try:
                 units = document_units(doc)
-                chunks = chunk_text(doc.text, config.chunking, units)
+                chunks = chunk_text(doc.text, config.chunking, units, section_starts(doc))
             except Exception as err:  # noqa: BLE001 - as above: this document fails, the rest go on
                 file_report.problems.append(unexpected_failure(path, err, "cutting it into chunks"))
                 continue

@@ -94,8 +94,18 @@ def _in_admonition(heading) -> bool:
 
 
 def _mark_headings(tree) -> None:
-    """Replace every ``h1``–``h6`` and ``dt`` by a marked paragraph trafilatura keeps (module doc)."""
+    """Replace every ``h1``–``h6`` and ``dt`` by a marked paragraph trafilatura keeps (module
+    doc). A page's own table of contents (DocBook's ``div.toc``: a list of links to the
+    sections below) is navigation and goes first; its entries are ``dt``s too. ``dl`` and
+    ``dd`` become ``div``s, so terms and definitions keep their order."""
+    for toc in tree.xpath("//div[contains(concat(' ', normalize-space(@class), ' '), ' toc ')]"):
+        if toc.getparent() is not None:
+            toc.getparent().remove(toc)
+    for element in list(tree.iter("dl", "dd")):  # trafilatura reorders a <dl>: its terms after all definitions
+        element.tag = "div"
     for element in list(tree.iter(*_HEADING_TAGS, "dt")):
+        for br in element.iter("br"):  # terms on lines of their own (``WORK<br>TRANSACTION``)
+            br.tail = (", " if element.tag == "dt" else " ") + (br.tail or "")
         text = _PERMALINK.sub("", collapse(str(element.xpath("string()"))))
         tag = "dt" if element.tag == "dt" or _in_admonition(element) else f"h{_heading_level(element)}"
         tail = element.tail
