@@ -54,9 +54,14 @@ def render_upload() -> None:
         return
     saved = uploads.save(files, "corpus", target)  # problems name the user's files, not server paths
     bar = st.progress(0.0, text="Ingesting…")
-    report = ingest_paths(list(saved), target, settings.current_config(),
-                          progress=lambda done, total: bar.progress(done / total if total else 1.0,
-                                                                    text=f"Ingesting {done}/{total} files"))
+    try:
+        report = ingest_paths(list(saved), target, settings.current_config(),
+                              progress=lambda done, total: bar.progress(done / total if total else 1.0,
+                                                                        text=f"Ingesting {done}/{total} files"))
+    except Exception as exc:  # noqa: BLE001 - the collection as a whole (embedder mismatch, store busy): say so, keep the page
+        bar.empty()
+        st.error(escape_markdown(uploads.user_names(state.error_message(exc), saved)))
+        return
     data.refresh()
     st.session_state[K_REPORT] = _report_view(report, saved, target)
     st.rerun()  # redraw the collections table above with the new counts

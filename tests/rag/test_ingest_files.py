@@ -8,7 +8,6 @@ on an install without it."""
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
@@ -18,18 +17,15 @@ from click.testing import CliRunner
 from rag_eval.cli import cli
 from rag_eval.rag.config import default_config
 from rag_eval.rag.ingest import FAILED, INGESTED, UNCHANGED, ingest_paths
+from tests.rag.fixture_docs import DOCS, docs_folder
 
-DOCS = Path(__file__).parent.parent / "data" / "docs"
 MIXED = ["sql-vacuum.html", "local-project-installs.md", "shared-mime-info-spec.pdf"]
 
 
 @pytest.fixture
 def mixed(tmp_path) -> Path:
     """The three real documents and a PDF cut short (its first 3,000 bytes)."""
-    folder = tmp_path / "upload"
-    folder.mkdir()
-    for name in MIXED:
-        shutil.copy(DOCS / name, folder / name)
+    folder = docs_folder(tmp_path / "upload", MIXED)
     (folder / "truncated.pdf").write_bytes((DOCS / "bzip2-manual.pdf").read_bytes()[:3000])
     return folder
 

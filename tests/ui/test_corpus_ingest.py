@@ -41,3 +41,23 @@ def test_a_mixed_upload_with_a_broken_file_ingests_the_others(rag_eval_home):
     assert {"sql-vacuum.html", "local-project-installs.md", "shared-mime-info-spec.pdf"} >= set(browsed["source_name"])
     vacuum = browsed[browsed["source_name"] == "sql-vacuum.html"]
     assert "VACUUM › Parameters" in set(vacuum["heading_path"])
+
+
+def test_a_collection_level_error_is_a_message_and_the_browser_stays(rag_eval_home, tmp_path):
+    """A collection built with other chunking refuses the upload as a whole: one readable
+    error, and the page (collections, chunk browser) is still there."""
+    from rag_eval.rag.config import default_config
+    from rag_eval.rag.ingest import ingest_paths
+
+    note = tmp_path / "note.txt"
+    note.write_text("The reset button is on the back of the router.", encoding="utf-8")
+    ingest_paths([note], "notes", default_config().with_changes(**{"chunking.strategy": "document"}))
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.run()
+    at.switch_page("pages/corpus.py").run()
+    at.file_uploader(key="corpus.files").set_value([("other.txt", b"Hold it for five seconds.", "text/plain")]).run()
+    at.text_input(key="corpus.target").set_value("notes").run()
+    at.button(key="corpus.ingest").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert [e.value for e in at.error] and "chunking" in at.error[0].value
+    assert any("reset button" in str(t) for t in at.dataframe[-1].value["text"])  # the browser is still there
