@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from rag_eval.rag.ingest import ingest_paths
+from rag_eval.rag.ingest import IngestReport, ingest_paths
 from rag_eval.rag.loaders import SUPPORTED_SUFFIXES
 from rag_eval.ui import components, data, settings, state, uploads
 from rag_eval.ui.markdown import escape_markdown
@@ -67,7 +67,7 @@ def render_upload() -> None:
     st.rerun()  # redraw the collections table above with the new counts
 
 
-def _report_view(report, saved: dict, target: str) -> dict:
+def _report_view(report: IngestReport, saved: dict[Path, str], target: str) -> dict:
     """What the page shows of an ingest: one row per file (the user's file name, never
     the server path), the summary line, and any row-level problems of good files."""
     def named(text: str | None) -> str:

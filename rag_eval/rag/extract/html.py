@@ -33,6 +33,7 @@ _ADMONITIONS = frozenset({"note", "tip", "warning", "caution", "important"})
 _HEADING_TAGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 _MARK, _MARK_END = "[[rag-eval:", "]]"  # trafilatura strips private-use characters, so plain text
 _MARKED = re.compile(r"^\s*\[\[rag-eval:(h[1-6]|dt)\]\]\s*(.*)$", re.DOTALL)
+_ANY_MARK = re.compile(r"\s*\[\[rag-eval:(?:h[1-6]|dt)\]\]")  # one inside other text (a term in a table cell)
 
 
 def _text(element) -> str:
@@ -141,6 +142,9 @@ def extract_html(html: str) -> Extracted:
 
     def add(kind: str, text: str) -> None:
         """A block; the first prose block after a term carries the term in front of it."""
+        text = _ANY_MARK.sub(" ", text).strip() if kind != "code" else text
+        if not text:
+            return
         if term:
             held = term.pop()
             if kind in ("paragraph", "list_item"):
@@ -149,15 +153,16 @@ def extract_html(html: str) -> Extracted:
             blocks.append(Block("paragraph", held, trail.path))  # a definition that opens with code or a table
         blocks.append(Block(kind, text, trail.path))
 
-    def read_marked(text: str) -> bool:
-        """A heading or term marked by :func:`_mark_headings` (False for any other text)."""
+    def read_marked(text: str, in_list: bool = False) -> bool:
+        """A heading or term marked by :func:`_mark_headings` (False for any other text).
+        A heading inside a list item labels the item, as a term does: it opens no section."""
         m = _MARKED.match(text)
         if not m:
             return False
         tag, content = m.group(1), collapse(m.group(2))
         if not content:
             return True
-        if tag == "dt":
+        if tag == "dt" or in_list:
             term.append(f"{term.pop()}, {content}" if term else content)  # <dt>a</dt><dt>b</dt><dd>: one term
             return True
         if term:
@@ -178,7 +183,7 @@ def extract_html(html: str) -> Extracted:
                     blocks.append(Block("heading", text, trail.enter(level, text)))
             elif tag == "p":
                 text = collapse(_text(child))
-                if text and not read_marked(text):
+                if text and not read_marked(text, in_list):
                     add("list_item" if in_list else "paragraph", text)
             elif tag == "code":
                 text = _text(child).strip("\n").rstrip()
@@ -190,7 +195,7 @@ def extract_html(html: str) -> Extracted:
                 nested = [c for c in child if c.tag in _ITEM_BLOCKS]
                 own = collapse((child.text or "") + "".join(
                     _text(c) + (c.tail or "") if c.tag not in _ITEM_BLOCKS else (c.tail or "") for c in child))
-                if own and not read_marked(own):
+                if own and not read_marked(own, True):
                     add("list_item", own)
                 for c in nested:
                     walk_one(c, in_list=True)
@@ -204,7 +209,7 @@ def extract_html(html: str) -> Extracted:
                     add("table", "\n".join(rows))
             elif tag == "quote" and _has_own_text(child):  # quoted prose, inline markup (<code>, <hi>) and all
                 text = collapse(_text(child))
-                if not read_marked(text):
+                if not read_marked(text, in_list):
                     add("list_item" if in_list else "paragraph", text)
             elif tag in ("quote", "div", "main", "section"):
                 walk(child, in_list)
