@@ -4,11 +4,12 @@ browse the chunks the retriever searches."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
-from rag_eval.rag.ingest import ingest_paths
+from rag_eval.rag.ingest import IngestReport, ingest_paths
 from rag_eval.rag.loaders import SUPPORTED_SUFFIXES
 from rag_eval.ui import components, data, settings, state, uploads
 from rag_eval.ui.markdown import escape_markdown
@@ -53,25 +54,42 @@ def render_upload() -> None:
         return
     saved = uploads.save(files, "corpus", target)  # problems name the user's files, not server paths
     bar = st.progress(0.0, text="Ingesting…")
-    report = ingest_paths(list(saved), target, settings.current_config(),
-                          progress=lambda done, total: bar.progress(done / total if total else 1.0,
-                                                                    text=f"Ingesting {done}/{total} files"))
+    try:
+        report = ingest_paths(list(saved), target, settings.current_config(),
+                              progress=lambda done, total: bar.progress(done / total if total else 1.0,
+                                                                        text=f"Ingesting {done}/{total} files"))
+    except Exception as exc:  # noqa: BLE001 - the collection as a whole (embedder mismatch, store busy): say so, keep the page
+        bar.empty()
+        st.error(escape_markdown(uploads.user_names(state.error_message(exc), saved)))
+        return
     data.refresh()
-    st.session_state[K_REPORT] = (
-        f"'{target}': {report.documents_added} documents added, {report.documents_replaced} replaced, "
-        f"{report.documents_unchanged} unchanged; {report.chunks_added} chunks in {report.seconds:.1f}s.",
-        [uploads.user_names(str(e), saved) for e in report.errors],
-    )
+    st.session_state[K_REPORT] = _report_view(report, saved, target)
     st.rerun()  # redraw the collections table above with the new counts
+
+
+def _report_view(report: IngestReport, saved: dict[Path, str], target: str) -> dict:
+    """What the page shows of an ingest: one row per file (the user's file name, never
+    the server path), the summary line, and any row-level problems of good files."""
+    def named(text: str | None) -> str:
+        return uploads.user_names(text or "", saved)
+
+    files = [{"file": saved.get(Path(f.path), named(Path(f.path).name)), "status": f.status, "chunks": f.chunks,
+              "reason": named(f.error)} for f in report.files]
+    counts = (f"{report.documents_added} documents added, {report.documents_replaced} replaced, "
+              f"{report.documents_unchanged} unchanged")
+    return {"summary": f"'{target}': {named(report.summary())}; {counts}", "failed": bool(report.failed), "files": files,
+            "problems": [named(p) for f in report.files for p in f.problems], "seconds": report.seconds}
 
 
 def render_report() -> None:
     report = st.session_state.get(K_REPORT)
-    if report:
-        message, problems = report
-        st.success(message)
-        for problem in problems:
-            st.warning(escape_markdown(problem))
+    if not report:
+        return
+    (st.warning if report["failed"] else st.success)(escape_markdown(report["summary"])
+                                                     + f" ({report['seconds']:.1f}s)")
+    components.draw_table(pd.DataFrame(report["files"]), key=f"{PAGE}.ingested_files")
+    for problem in report["problems"]:
+        st.warning(escape_markdown(problem))
 
 
 def render_browser() -> None:

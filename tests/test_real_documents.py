@@ -69,7 +69,7 @@ def test_commands_succeed_without_third_party_noise(asked):
         assert done.returncode == 0, done.stderr
         for noise in NOISE:
             assert noise not in done.stderr and noise not in done.stdout, f"{noise!r} in output:\n{done.stderr}"
-    assert "| venv.html | ok | 1 | 1 |" in ingest.stdout
+    assert "| venv.html | ingested |" in ingest.stdout and "3 file(s): 3 ingested" in ingest.stdout
 
 
 def test_retrieved_text_is_the_sources_verbatim_without_chrome(asked):

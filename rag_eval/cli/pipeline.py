@@ -1,4 +1,4 @@
-"""``rag-eval ingest``, ``ask``, ``run``, ``runs list|show|export|delete``, ``compare``
+"""``rag-eval ask``, ``run``, ``runs list|show|export|delete``, ``compare``
 and ``collections``: the RAG pipeline and the run store from the command line.
 
 Progress bars go to stderr, results to stdout. User errors (unreadable dataset,
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from rag_eval.cli.exits import Interrupted, RowsFailed, Unavailable
+from rag_eval.cli.exits import Interrupted, Unavailable
 from rag_eval.cli.exits import gate as coverage_gate
 from rag_eval.cli.gate_options import gate_options, request_from, run_gate
 from rag_eval.metrics.report_fields import REPORT_FIELDS
@@ -118,45 +118,7 @@ db_option = click.option("--db", metavar="PATH|URL",
                               "(default: RAG_EVAL_DB_URL, RAG_EVAL_DB or <data dir>/runs.sqlite).")
 
 
-# ---------------------------------------------------------------- ingest / ask
-@click.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
-@click.option("--collection", "-c", help="Collection name (default: <first path name>--<embedder>).")
-@config_option
-@click.option("--chunking", type=click.Choice(["sentence", "tokens", "document"]), help="Override the chunking strategy.")
-@click.option("--chunk-size", type=click.IntRange(min=1), help="Override the chunk size (characters, or tokens).")
-@click.option("--chunk-overlap", type=click.IntRange(min=0), help="Override the chunk overlap.")
-@_user_errors
-def ingest(paths, collection, config_path, chunking, chunk_size, chunk_overlap) -> None:
-    """Ingest files and folders (.txt .md .pdf .html, BEIR corpus.jsonl) into a Qdrant collection.
-
-    Re-ingesting unchanged files adds nothing; a changed file replaces its chunks."""
-    from rag_eval.rag.ingest import ingest_paths
-    from rag_eval.rag.store import default_collection_name
-
-    config = _load_config(config_path, {"chunking.strategy": chunking, "chunking.size": chunk_size,
-                                        "chunking.overlap": chunk_overlap})
-    collection = collection or default_collection_name(Path(paths[0]).stem, config.embedder)
-    update, close = _progress_bar(f"ingest → {collection}", "file")
-    try:
-        report = ingest_paths(list(paths), collection, config, progress=update)
-    finally:
-        close()
-    rows = [(Path(f.path).name, f.status, f.documents, f.added, f.replaced, f.unchanged, f.chunks) for f in report.files]
-    click.echo(_table(["file", "status", "documents", "added", "replaced", "unchanged", "chunks"], rows))
-    click.echo(f"\nCollection '{collection}': {report.documents_added} documents added, {report.documents_replaced} "
-               f"replaced, {report.documents_unchanged} unchanged; {report.chunks_added} chunks written, "
-               f"{report.chunks_deleted} deleted in {report.seconds:.1f}s ({report.chunks_per_second:.1f} chunks/s)")
-    for problem in report.errors:
-        click.echo(f"error: {problem}", err=True)
-    if report.warning:
-        click.echo(f"warning: {report.warning}", err=True)
-    failed = [f for f in report.files if f.status == "error"]
-    if failed:
-        raise RowsFailed(f"{len(failed)} of {len(report.files)} file(s) could not be ingested (see above); "
-                                   "the other files were ingested")
-
-
+# ---------------------------------------------------------------- ask
 @click.command()
 @click.argument("question")
 @click.option("--collection", "-c", default=DEMO, show_default=True,
@@ -501,5 +463,5 @@ def collections() -> None:
 
 def register(group: click.Group) -> None:
     """Add this module's commands to the top-level group."""
-    for command in (ingest, ask, run, runs, compare, collections):
+    for command in (ask, run, runs, compare, collections):
         group.add_command(command)

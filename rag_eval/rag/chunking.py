@@ -74,13 +74,19 @@ def _split_long(text: str, start: int, end: int, size: int) -> list[tuple[int, i
 
 
 def chunk_sentences(
-    text: str, size: int, overlap: int, units: Sequence[tuple[int, int]] | None = None
+    text: str, size: int, overlap: int, units: Sequence[tuple[int, int]] | None = None,
+    sections: Sequence[int] = (),
 ) -> list[Chunk]:
     """Whole sentences packed greedily up to ``size`` characters; each new chunk starts
     with the previous chunk's trailing sentences totalling at most ``overlap`` characters
     (never the whole previous chunk, so chunking always advances). ``units`` are the
     document's sentences when known (an extracted document's, see
-    :func:`rag_eval.text.sentences.split_blocks`); else the text is split here."""
+    :func:`rag_eval.text.sentences.split_blocks`); else the text is split here.
+
+    ``sections`` are the offsets where a section starts (its heading): a chunk never runs
+    on into the next section, so its heading path is where all of its text comes from
+    (a citation can say ``VACUUM › Examples``). A heading directly followed by another
+    stays with it, so no chunk is a heading alone."""
     if overlap >= size:
         raise ValueError(f"overlap ({overlap}) must be smaller than size ({size})")
     if len(text.strip()) <= size:  # fits whole: the same single chunk, without the sentence splitter's cost
@@ -90,7 +96,11 @@ def chunk_sentences(
         pieces.extend(_split_long(text, a, b, size) if b - a > size else [(a, b)])
     spans: list[tuple[int, int]] = []
     current: list[tuple[int, int]] = []
+    starts = set(sections)
     for unit in pieces:
+        if current and unit[0] in starts and not all(u[0] in starts for u in current):
+            spans.append((current[0][0], current[-1][1]))  # a new section: no overlap carried into it
+            current = []
         if current and unit[1] - current[0][0] > size:
             spans.append((current[0][0], current[-1][1]))
             carried: list[tuple[int, int]] = []
@@ -112,12 +122,13 @@ def chunk_document(text: str) -> list[Chunk]:
     return [Chunk(0, text[start:end], start, end)] if end > start else []
 
 
-def chunk_text(text: str, config: ChunkingConfig, units: Sequence[tuple[int, int]] | None = None) -> list[Chunk]:
-    """Chunks of ``text`` by ``config.strategy`` (``units``: see :func:`chunk_sentences`)."""
+def chunk_text(text: str, config: ChunkingConfig, units: Sequence[tuple[int, int]] | None = None,
+               sections: Sequence[int] = ()) -> list[Chunk]:
+    """Chunks of ``text`` by ``config.strategy`` (``units``, ``sections``: see :func:`chunk_sentences`)."""
     if config.strategy == "document":
         return chunk_document(text)
     if config.strategy == "tokens":
         return chunk_tokens(text, config.size, config.overlap)
     if config.strategy == "sentence":
-        return chunk_sentences(text, config.size, config.overlap, units)
+        return chunk_sentences(text, config.size, config.overlap, units, sections)
     raise ValueError(f"unknown chunking strategy {config.strategy!r} (use sentence, tokens, document)")

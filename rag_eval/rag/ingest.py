@@ -52,12 +52,17 @@ ProgressCallback = Callable[[int, int], None]  # (files done, files total)
 BATCH_CHUNKS = 64
 
 
+INGESTED, UNCHANGED, FAILED = "ingested", "unchanged", "failed"
+
+
 @dataclass(slots=True)
 class FileReport:
-    """What happened to one file: ``ok`` or ``error`` (with the reason)."""
+    """What happened to one file: ``ingested`` (``chunks`` written), ``unchanged`` (already
+    in the collection with the same content: skipped, nothing embedded) or ``failed``
+    (``error`` says why in words a user can act on; the other files went on)."""
 
     path: str
-    status: str = "ok"
+    status: str = INGESTED
     error: str | None = None
     documents: int = 0
     added: int = 0
@@ -65,6 +70,21 @@ class FileReport:
     unchanged: int = 0
     chunks: int = 0
     problems: list[str] = field(default_factory=list)
+
+    def fail(self, reason: str) -> None:
+        self.status, self.error = FAILED, reason
+
+    def settle(self) -> None:
+        """The final status, once every chunk of the file is written."""
+        if self.status == FAILED:
+            return
+        if self.added or self.replaced:
+            self.status = INGESTED
+        elif self.unchanged:
+            self.status = UNCHANGED
+        else:  # nothing usable: every row rejected, or no text in any document
+            self.fail(self.problems[0] if self.problems else f"{self.path}: nothing to ingest in the file")
+            self.problems = self.problems[1:]
 
 
 @dataclass(slots=True)
@@ -88,6 +108,19 @@ class IngestReport:
     @property
     def documents_unchanged(self) -> int:
         return sum(f.unchanged for f in self.files)
+
+    @property
+    def failed(self) -> list[FileReport]:
+        return [f for f in self.files if f.status == FAILED]
+
+    def summary(self) -> str:
+        """One line a user reads: how many files went which way, and which failed."""
+        counts = {status: sum(f.status == status for f in self.files) for status in (INGESTED, UNCHANGED, FAILED)}
+        line = (f"{len(self.files)} file(s): {counts[INGESTED]} ingested ({self.chunks_added} chunks), "
+                f"{counts[UNCHANGED]} unchanged (skipped), {counts[FAILED]} failed")
+        if self.failed:
+            line += ": " + ", ".join(Path(f.path).name for f in self.failed)
+        return line
 
     @property
     def errors(self) -> list[str]:
@@ -130,6 +163,11 @@ def document_units(doc: Document) -> list[tuple[int, int]]:
     else:
         spans = split_sentences(doc.text)
     return [(a, b) for _, a, b in spans]
+
+
+def section_starts(doc: Document) -> list[int]:
+    """Where the document's sections start (its headings), for chunks that keep to one."""
+    return [b.start for b in doc.blocks if b.kind == "heading"]
 
 
 def _block_at(blocks: Sequence[BlockSpan], offset: int) -> BlockSpan | None:
@@ -177,7 +215,10 @@ def _prepare(files: Sequence[Path], report: IngestReport, existing: dict[str, li
                     seen.add(value.doc_id)
                     loaded.append(value)
         except LoaderError as err:
-            file_report.status, file_report.error = "error", str(err)
+            file_report.fail(str(err))
+            loaded = []
+        except Exception as err:  # noqa: BLE001 - an extractor's own failure stops this file only
+            file_report.fail(unexpected_failure(path, err))
             loaded = []
         file_report.documents = len(loaded)
         for doc in loaded:
@@ -186,8 +227,12 @@ def _prepare(files: Sequence[Path], report: IngestReport, existing: dict[str, li
             if known is not None and not stale:
                 file_report.unchanged += 1
                 continue
-            units = document_units(doc)
-            chunks = chunk_text(doc.text, config.chunking, units)
+            try:
+                units = document_units(doc)
+                chunks = chunk_text(doc.text, config.chunking, units, section_starts(doc))
+            except Exception as err:  # noqa: BLE001 - as above: this document fails, the rest go on
+                file_report.problems.append(unexpected_failure(path, err, "cutting it into chunks"))
+                continue
             if not chunks:
                 file_report.problems.append(f"{doc.source}: document '{doc.doc_id}' has no text")
                 continue
@@ -197,6 +242,19 @@ def _prepare(files: Sequence[Path], report: IngestReport, existing: dict[str, li
                 batch = _Batch()
         batch.files_done += 1
     yield batch
+
+
+def unexpected_failure(path: Path, err: Exception, step: str = "reading it") -> str:
+    """A reason a user can act on for an error no loader foresaw (a missing optional
+    package, a crash inside an extractor), naming the file; the library's own message
+    comes last, for whoever reports the bug."""
+    if isinstance(err, ImportError):
+        package = err.name or str(err)
+        return (f"{path}: reading {path.suffix or 'this'} files needs the Python package '{package}', "
+                f"which is not installed here; install the project's requirements and ingest the file again")
+    detail = str(err).strip().splitlines()[0] if str(err).strip() else ""
+    return (f"{path}: the file could not be used: {step} failed with {type(err).__name__}"
+            + (f" ({detail[:200]})" if detail else "") + "; the other files were not affected")
 
 
 def _points(batch: _Batch, vectors: Any, config: RagConfig) -> list[models.PointStruct]:
@@ -295,7 +353,7 @@ def ingest_paths(
         raise ValueError("collection name must not be empty")
     report = IngestReport(collection=collection)
     files, missing = discover_files(list(paths))
-    report.files.extend(FileReport(path=m.split(":")[0], status="error", error=m) for m in missing)
+    report.files.extend(FileReport(path=m.split(":")[0], status=FAILED, error=m) for m in missing)
     client = client or open_qdrant()
     embedder = make_embedder(config.embedder)
     report.created_collection = ensure_collection(
@@ -322,6 +380,8 @@ def ingest_paths(
         if writing is not None:
             writing.result()
             done += pending_done
+    for file_report in report.files:
+        file_report.settle()
     finish_writes(client, collection)
     report.warning = collection_warning(client, collection)
     if progress:

@@ -152,7 +152,9 @@ def load_pdf(path: Path) -> Document:
         reason = str(err)
         if "password" in reason.lower() or "security" in reason.lower():
             raise LoaderError(f"{path}: the PDF is encrypted; decrypt it first") from None
-        raise LoaderError(f"{path}: not a readable PDF ({reason})") from None
+        cause = reason.rsplit("(PDFium: ", 1)[-1].rstrip(").") if "(PDFium: " in reason else reason
+        raise LoaderError(f"{path}: not a readable PDF: the file is damaged or incomplete (a download cut short?); "
+                          f"PDFium says: {cause}") from None
     return _from_extracted(path, extracted, "extractable text (a scanned PDF needs OCR first)")
 
 

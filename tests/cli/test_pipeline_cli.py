@@ -31,7 +31,7 @@ def docs(tmp_path):
 def test_ingest_reports_bad_files_and_is_idempotent(runner, docs):
     result = runner.invoke(cli, ["ingest", str(docs), "--collection", "docs"])
     assert result.exit_code == 1
-    assert "| rust.txt | ok | 1 | 1 | 0 | 0 | 1 |" in result.output
+    assert "| rust.txt | ingested | 1 | 1 | 1 | 0 | 0 |" in result.output
     assert "broken.pdf: not a readable PDF" in result.output
     assert "1 of 3 file(s) could not be ingested" in result.output
     (docs / "broken.pdf").unlink()

@@ -6,7 +6,6 @@ Edge on first open; local mode warns past the size where it slows down."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,8 +18,8 @@ from rag_eval.rag.config import default_config
 from rag_eval.rag.edge import EdgeStore
 from rag_eval.rag.ingest import ingest_paths
 from rag_eval.rag.retrieve import retrieve
+from tests.rag.fixture_docs import docs_folder
 
-DOCS = Path(__file__).resolve().parents[1] / "data" / "docs"
 FILES = ("venv.html", "tutorial-transactions.html", "local-project-installs.md")
 QUESTIONS = (
     "How do I create a virtual environment?",
@@ -34,11 +33,7 @@ MODES = ("dense", "bm25", "hybrid")
 
 @pytest.fixture
 def docs(tmp_path) -> Path:
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    for name in FILES:
-        shutil.copy(DOCS / name, folder / name)
-    return folder
+    return docs_folder(tmp_path / "docs", FILES)
 
 
 def top_k(client, collection: str, k: int = 5) -> dict[tuple[str, str], list[tuple[str, float]]]:

@@ -4,6 +4,7 @@ not, and blocks carry heading paths (and PDF pages)."""
 
 from __future__ import annotations
 
+import re
 import statistics
 from pathlib import Path
 
@@ -13,8 +14,8 @@ from rag_eval.rag.chunking import chunk_text
 from rag_eval.rag.config import ChunkingConfig
 from rag_eval.rag.extract.html import extract_html
 from rag_eval.rag.extract.markdown import extract_markdown
-from rag_eval.rag.extract.pdf import extract_pdf_pages
-from rag_eval.rag.ingest import chunk_payload, document_units
+from rag_eval.rag.extract.pdf import OutlineEntry, extract_pdf_pages
+from rag_eval.rag.ingest import chunk_payload, document_units, section_starts
 from rag_eval.rag.loaders import load_file
 
 DOCS = Path(__file__).parent.parent / "data" / "docs"
@@ -45,6 +46,22 @@ READER_SENTENCES = {
         ("This is generally done by examining the file’s name or contents, and looking up the correct MIME type in a "
          "database."),
         "• A standard way of getting the MIME type for a file.",
+    ],
+    "libtasn1.pdf": [
+        ("This manual is for GNU Libtasn1 (version 4.19.0, 18 August 2022), which is a library for Abstract Syntax "
+         "Notation One (ASN.1) and Distinguished Encoding Rules (DER) manipulation."),
+        "With this instruction another element is appended in the sequence.",
+        "CHOICE: If NAME indicates a choice type, VALUE will specify the alternative selected.",
+    ],
+    "bzip2-manual.pdf": [
+        "bzip2 compresses files using the Burrows-Wheeler block-sorting text compression algorithm, and Huffman coding.",
+        ("In this case, bzip2 will decline to write compressed output to a terminal, as this would be entirely "
+         "incomprehensible and therefore pointless."),
+        ("In general, try and use the largest block size memory constraints allow, since that maximises the "
+         "compression achieved."),
+    ],
+    "auth-delay.html": [
+        "auth_delay.milliseconds (integer): The number of milliseconds to wait before reporting an authentication failure.",
     ],
     "local-project-installs.md": [
         "Editable installs allow you to install your project without copying any files.",
@@ -158,16 +175,24 @@ def test_pdf_reflow_hyphenation_headers_and_footers():
     pages = [
         f"Running Title\r\n{n}. Section {'ABCD'[n - 1]}\r\n"
         "This line is long enough to count as a full line of the page, and it goes on-\r\n"
-        f"ward to the next line without a break.\r\nShort closing line.\r\nAnother paragraph starts here.\r\n"
+        "ward to the next line without a break.\r\n"
+        "A manip\ufffeulation joined by PDFium and a soft hy\u00ad\r\nphen split at a line end.\r\n"
+        "Short closing line.\r\nAnother paragraph starts here.\r\n"
+        "0. With this instruction a body line starts with a number and stays in its paragraph.\r\n"
         f"Page {n}\r\n"
         for n in range(1, 5)
     ]
-    extracted = extract_pdf_pages(pages)
+    outline = [OutlineEntry(f"{n}. Section {'ABCD'[n - 1]}", 0, n - 1) for n in range(1, 5)]
+    extracted = extract_pdf_pages(pages, outline=outline)
     text, spans = extracted.assemble()
     assert "Running Title" not in text and "Page 2" not in text
     assert "goes onward to the next line without a break." in text
+    assert "A manipulation joined by PDFium and a soft hyphen split at a line end." in text
+    assert not set("\ufffe\u00ad\u0002") & set(text)
     assert text.count("Short closing line.") == 4
-    assert [s.page for s in spans if s.kind == "heading"] == [1, 2, 3, 4]
+    assert [s.page for s in spans if s.kind == "heading"] == [1, 2, 3, 4]  # from the outline only
+    assert not [s for s in spans if s.kind == "heading" and text[s.start:s.end].startswith("0.")]
+    assert extract_pdf_pages(pages).assemble()[1][0].kind != "heading"  # no outline, no sizes: no headings
 
 
 def test_markdown_fences_are_code_and_directives_are_prose():
@@ -199,3 +224,93 @@ def test_chunks_are_slices_whose_sentences_are_the_documents(strategy):
         for chunk in chunks:
             payload = chunk_payload(doc, chunk, units)
             assert all(chunk.text[a:b] in whole for a, b in payload["sentences"])
+
+
+def _chunk_paths(name: str, size: int = 600) -> list[tuple[list[str], str]]:
+    """(heading path, text) of every chunk of a fixture, as ingest stores them."""
+    doc = next(load_file(DOCS / name))
+    units = document_units(doc)
+    chunks = chunk_text(doc.text, ChunkingConfig(strategy="sentence", size=size, overlap=0), units, section_starts(doc))
+    return [(chunk_payload(doc, c, units)["heading_path"], c.text) for c in chunks]
+
+
+def test_docbook_section_headings_form_the_heading_path():
+    """PostgreSQL's DocBook pages: ``div.refsect1 > h2`` and ``div.sect2 > h3`` are the
+    sections a reader navigates by; every chunk says which one it comes from."""
+    chunks = _chunk_paths("sql-vacuum.html")
+    paths = {tuple(path) for path, _ in chunks}
+    assert {("VACUUM", "Description"), ("VACUUM", "Parameters"), ("VACUUM", "Notes"), ("VACUUM", "Examples")} <= paths
+    full = next(path for path, text in chunks if "FULL: Selects “full” vacuum" in text)
+    assert full == ["VACUUM", "Parameters"]
+    onek = next(path for path, text in chunks if "VACUUM (VERBOSE, ANALYZE) onek;" in text)
+    assert onek == ["VACUUM", "Examples"]
+    delay = _chunk_paths("auth-delay.html", 200)
+    millis = next(path for path, text in delay if "auth_delay.milliseconds (integer)" in text)
+    assert millis == ["F.3. auth_delay", "F.3.1. Configuration Parameters"]
+    text = next(load_file(DOCS / "auth-delay.html")).text
+    assert "F.3.1. Configuration Parameters, F.3.2. Author" not in text  # the page's own contents list is gone
+
+
+def test_definition_lists_stay_term_and_definition():
+    doc = next(load_file(DOCS / "sql-vacuum.html"))
+    blocks = [(b.kind, doc.text[b.start:b.end]) for b in doc.blocks]
+    assert ("code", "FULL") not in blocks and ("code", "boolean") not in blocks  # no one-word code blocks
+    units = [doc.text[a:b] for a, b in document_units(doc)]
+    assert "VERBOSE: Prints a detailed vacuum activity report for each table." in units
+    assert "boolean: Specifies whether the selected option should be turned on or off." in units
+    notes = next(load_file(DOCS / "tutorial-transactions.html"))  # a DocBook note is a label, not a section
+    assert all(b.heading_path == ("3.4. Transactions",) for b in notes.blocks if b.kind != "heading")
+    assert "Note: Some client libraries issue BEGIN and COMMIT commands automatically" in notes.text
+
+
+def test_html_definition_terms_and_headings_in_plain_html():
+    filler = "<p>" + "A sentence of prose long enough for the page to count as content. " * 4 + "</p>"
+    html = ("<html><head><title>Guide</title></head><body><article><h1>Guide</h1>" + filler
+            + "<h2>Options</h2><dl><dt><code>--fast</code></dt><dd><p>Compress faster.</p></dd>"
+            + "<dt>-q</dt><dt>--quiet</dt><dd><p>Say nothing.</p></dd></dl>"
+            + "<h3>Details</h3>" + filler + "</article></body></html>")
+    blocks = [(b.kind, b.text, b.heading_path) for b in extract_html(html).blocks]
+    assert ("paragraph", "--fast: Compress faster.", ("Guide", "Options")) in blocks
+    assert ("paragraph", "-q, --quiet: Say nothing.", ("Guide", "Options")) in blocks
+    assert blocks[-1][2] == ("Guide", "Options", "Details")
+
+
+SCARS = ("\ufffe", "\u00ad", "\u0002")
+
+
+@pytest.mark.parametrize("name", ["libtasn1.pdf", "bzip2-manual.pdf", "shared-mime-info-spec.pdf"])
+def test_pdf_text_has_no_scars(name):
+    """No hyphenation marker, running header, page number, contents list or dot leader
+    in what a reader gets from a PDF manual."""
+    doc = next(load_file(DOCS / name))
+    assert not [ch for ch in SCARS if ch in doc.text]
+    assert not re.search(r"(?:\. ){4,}", doc.text)  # dot leaders
+    assert "Table of Contents" not in doc.text
+    lines = doc.text.split("\n")
+    assert not [line for line in lines if re.fullmatch(r"(Chapter|Appendix) [\dA-Z]+: .* \d+", line)]
+    assert not [line for line in lines if line.strip().isdigit()]
+    for header in ("How to use bzip2", "Programming with libbzip2", "Miscellanea"):  # bzip2's chapter headers
+        assert header not in lines
+
+
+def test_pdf_headings_come_from_the_outline():
+    doc = next(load_file(DOCS / "libtasn1.pdf"))
+    headings = [(b.page, doc.text[b.start:b.end]) for b in doc.blocks if b.kind == "heading"]
+    assert headings[:5] == [(4, "1 Introduction"), (5, "2 ASN.1 structure handling"), (5, "2.1 ASN.1 syntax"),
+                            (6, "2.2 Naming"), (7, "2.3 Simple parsing")]
+    assert (27, "A.1 GNU Free Documentation License") in headings
+    assert not [h for _, h in headings if h.startswith("0.") or h.endswith(".")]  # no body sentence
+    field = next(b for b in doc.blocks if doc.text[b.start:b.end].startswith("CHOICE: If NAME indicates a choice"))
+    assert field.heading_path == ("Libtasn1", "4 Function reference", "4.2 ASN.1 field functions")
+
+
+def test_pdf_headings_come_from_heading_type_without_an_outline():
+    """bzip2's manual has no bookmarks: its headings are the lines set in larger type."""
+    doc = next(load_file(DOCS / "bzip2-manual.pdf"))
+    headings = [doc.text[b.start:b.end] for b in doc.blocks if b.kind == "heading"]
+    assert headings[1:6] == ["1. Introduction", "2. How to use bzip2", "2.1. NAME", "2.2. SYNOPSIS", "2.3. DESCRIPTION"]
+    assert "3.7. Using the library in a stdio-free environment" in headings  # a heading wrapped over two lines
+    assert all(len(h) < 90 for h in headings)
+    sentence = next(b for b in doc.blocks if "decline to write compressed output" in doc.text[b.start:b.end])
+    assert sentence.heading_path == ("bzip2 and libbzip2, version 1.0.8", "2. How to use bzip2", "2.3. DESCRIPTION")
+    assert sentence.page == 6

@@ -70,7 +70,7 @@ def test_bad_files_are_reported_and_leave_the_collection_intact(corpus_dir, tmp_
     (bad / "blob.txt").write_bytes(b"\x00\xff" * 100)
     report = ingest_paths([bad, tmp_path / "missing.txt"], "docs", default_config())
     statuses = {f.path.split("/")[-1]: (f.status, f.error) for f in report.files}
-    assert statuses["broken.pdf"][0] == "error" and "not a readable PDF" in statuses["broken.pdf"][1]
+    assert statuses["broken.pdf"][0] == "failed" and "not a readable PDF" in statuses["broken.pdf"][1]
     assert "the file is empty" in statuses["empty.txt"][1]
     assert "binary file" in statuses["blob.txt"][1]
     assert "no such file or folder" in statuses["missing.txt"][1]
