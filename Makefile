@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup run lint test bench browser-deps pg-deps space-check screenshots clean
+.PHONY: setup run lint test bench browser-deps pg-deps phoenix-deps space-check screenshots clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,6 +21,20 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 pg-deps:
 	@ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || \
 	  ( $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq postgresql >/dev/null )
+
+# Arize Phoenix and the OpenTelemetry / OpenInference packages of the traced test application, in
+# their OWN venv (.venv-phoenix): Phoenix pins many packages, and none of them may reach .venv or
+# `pip check`. The trace tests (tests/traces) start `phoenix serve` from it and FAIL without it.
+PHOENIX_VENV  := .venv-phoenix
+PHOENIX_STAMP := $(PHOENIX_VENV)/.installed
+$(PHOENIX_STAMP):
+	test -x $(PHOENIX_VENV)/bin/python || $(PYTHON) -m venv $(PHOENIX_VENV)
+	$(PHOENIX_VENV)/bin/pip install --quiet --upgrade pip
+	$(PHOENIX_VENV)/bin/pip install --quiet arize-phoenix openinference-semantic-conventions \
+	  openinference-instrumentation-openai opentelemetry-sdk opentelemetry-exporter-otlp-proto-http openai
+	touch $(PHOENIX_STAMP)
+
+phoenix-deps: $(PHOENIX_STAMP)
 
 # Headless Chromium for the browser test (Debian package); the test skips with a reason if it is unavailable.
 browser-deps:
@@ -41,7 +55,7 @@ lint: setup
 space-check: setup browser-deps
 	$(BIN)/python scripts/space_check.py
 
-test: setup pg-deps lint browser-deps
+test: setup pg-deps phoenix-deps lint browser-deps
 	$(BIN)/python scripts/space_check.py
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest
 
@@ -53,4 +67,4 @@ screenshots: setup browser-deps
 	HF_HUB_OFFLINE=1 $(BIN)/python scripts/screenshots.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache
+	rm -rf $(VENV) $(PHOENIX_VENV) .pytest_cache .ruff_cache .mypy_cache
