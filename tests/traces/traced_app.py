@@ -86,8 +86,9 @@ def run_app(args: argparse.Namespace) -> dict[str, str]:
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
     provider = TracerProvider(resource=Resource({ResourceAttributes.PROJECT_NAME: args.project}))
-    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(args.endpoint), max_export_batch_size=512))
-    provider.add_span_processor(BatchSpanProcessor(JsonLinesExporter(args.out_otlp), max_export_batch_size=512))
+    # queues large enough that no span is dropped while thousands of traces are made at once
+    for exporter in (OTLPSpanExporter(args.endpoint, timeout=120), JsonLinesExporter(args.out_otlp)):
+        provider.add_span_processor(BatchSpanProcessor(exporter, max_queue_size=1_000_000, max_export_batch_size=512))
     OpenAIInstrumentor().instrument(tracer_provider=provider)
     tracer = provider.get_tracer("traced-app")
     client = OpenAI(base_url=args.openai_base_url, api_key="test-key")
