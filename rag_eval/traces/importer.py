@@ -159,6 +159,8 @@ def import_phoenix(client: Any, project: str, config: MappingConfig | None = Non
     whose spans all start in the window is a real orphan and comes as a row with that status.
     With a ``state``, ``since`` defaults to the latest root start of the earlier imports and the
     traces imported before are skipped; the state is updated (the caller saves it)."""
+    from rag_eval.traces.phoenix import trace_url
+
     if since is None and state is not None:
         since = state.latest_start
     seen = state.imported if state is not None else set()
@@ -175,6 +177,8 @@ def import_phoenix(client: Any, project: str, config: MappingConfig | None = Non
         if mapped.row["id"] in seen:
             summary.skipped_seen += 1
             continue
+        if getattr(client, "url", None):
+            trace["url"] = trace_url(client.url, mapped.row["id"])
         summary.add(mapped)
         out.append(mapped)
     if state is not None:

@@ -129,9 +129,6 @@ class PhoenixClient:
         return out
 
 
-def trace_url(base_url: str, project_id: str | None, trace_id: str) -> str:
-    """The Phoenix UI's page of one trace (the project's id when known, else its traces list)."""
-    base = base_url.rstrip("/")
-    if project_id:
-        return f"{base}/projects/{quote(project_id, safe='')}/traces/{quote(trace_id, safe='')}"
-    return f"{base}/redirects/traces/{quote(trace_id, safe='')}"
+def trace_url(base_url: str, trace_id: str) -> str:
+    """The Phoenix UI's address of one trace (its ``/redirects/traces/`` route finds the project)."""
+    return f"{base_url.rstrip('/')}/redirects/traces/{quote(trace_id, safe='')}"
