@@ -12,6 +12,7 @@ sends its spans over OTLP/HTTP to that server (and to an OTLP JSON file).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -52,10 +53,10 @@ def _require_venv() -> None:
                     "Phoenix server and fail without one)", pytrace=False)
 
 
-@pytest.fixture(scope="session")
-def phoenix_server(tmp_path_factory) -> Iterator[PhoenixServer]:
+@contextlib.contextmanager
+def running_phoenix(work: Path, timeout_s: float = 180) -> Iterator[PhoenixServer]:
+    """``phoenix serve`` on free loopback ports with its working directory in ``work``, until exit."""
     _require_venv()
-    work = tmp_path_factory.mktemp("phoenix")
     port, grpc_port = _free_port(), _free_port()
     env = {**os.environ, "PHOENIX_WORKING_DIR": str(work), "PHOENIX_PORT": str(port),
            "PHOENIX_GRPC_PORT": str(grpc_port), "PHOENIX_HOST": "127.0.0.1",
@@ -66,7 +67,7 @@ def phoenix_server(tmp_path_factory) -> Iterator[PhoenixServer]:
         process = subprocess.Popen([str(PHOENIX_VENV / "bin" / "phoenix"), "serve"], env=env, stdout=out,
                                    stderr=subprocess.STDOUT, cwd=work)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + timeout_s
     try:
         while True:
             if process.poll() is not None:
@@ -78,7 +79,7 @@ def phoenix_server(tmp_path_factory) -> Iterator[PhoenixServer]:
             except httpx.HTTPError:
                 pass
             if time.monotonic() > deadline:
-                pytest.fail(f"phoenix serve did not answer /healthz in 120 s: {log.read_text()[-2000:]}",
+                pytest.fail(f"phoenix serve did not answer /healthz in {timeout_s:.0f} s: {log.read_text()[-2000:]}",
                             pytrace=False)
             time.sleep(0.5)
         yield PhoenixServer(url, process, log)
@@ -89,6 +90,12 @@ def phoenix_server(tmp_path_factory) -> Iterator[PhoenixServer]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@pytest.fixture(scope="session")
+def phoenix_server(tmp_path_factory) -> Iterator[PhoenixServer]:
+    with running_phoenix(tmp_path_factory.mktemp("phoenix")) as server:
+        yield server
 
 
 @dataclass
