@@ -21,6 +21,7 @@ FORBIDDEN: dict[str, set[str]] = {
     "datasets": {"rag", "judges", "runs", "cli", "ui", "synth", "llm", "encoders", "metrics"},
     "synth": {"runs", "cli", "ui"},
     "runs": {"cli", "ui"},
+    "traces": {"rag", "judges", "metrics", "runs", "cli", "ui", "synth", "encoders"},  # importers only
 }
 
 
