@@ -136,6 +136,12 @@ def test_judged_as_a_run_and_annotated_back_idempotently(imported, traced, phoen
         if record["status"] != "ok":
             assert record["scores"] is None  # never a 0
             assert traced.kinds[item_id] in {"no_retriever", "bad_json"}
+    # the run works unchanged everywhere a run is read: show, report
+    shown = rag_eval("runs", "show", run_id, "--db", str(db))
+    assert shown.returncode == 0 and f"statuses: invalid_input=2, ok={len(keep) - 2}" in shown.stdout, shown.stderr
+    report = tmp_path / "report.html"
+    assert rag_eval("report", run_id, "--db", str(db), "--out", str(report)).returncode == 0
+    assert report.stat().st_size > 0
     for _ in range(2):
         done = rag_eval("traces", "annotate", run_id, "--phoenix", phoenix_server.url, "--db", str(db))
         assert done.returncode == 0, done.stderr
@@ -160,3 +166,24 @@ def test_judged_as_a_run_and_annotated_back_idempotently(imported, traced, phoen
             assert annotation["result"]["score"] == pytest.approx(record["scores"][metric])
         adherence = by_key[(span_id, "rag_eval.adherence")]["result"]
         assert adherence["label"] == ("supported" if record["scores"]["adherence_score"] else "unsupported")
+
+
+def test_datasets_page_imports_from_the_phoenix_server(phoenix_server, traced, rag_eval_home):
+    from streamlit.testing.v1 import AppTest
+
+    from tests.traces.test_pages import APP, _ok
+
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.run()
+    at.switch_page("pages/datasets.py").run()
+    at.text_input(key="datasets.phoenix_url").input(phoenix_server.url).run()
+    at.text_input(key="datasets.phoenix_project").input(PROJECT).run()
+    at.text_input(key="datasets.trace_name").input("from-phoenix").run()
+    at.button(key="datasets.import_traces").click().run()
+    _ok(at)
+    rows = _rows(rag_eval_home / "datasets" / "from-phoenix.jsonl")
+    assert {r["id"] for r in rows} >= set(traced.kinds)
+    assert all(r["metadata"]["trace"]["url"].startswith(phoenix_server.url + "/redirects/traces/") for r in rows)
+    at.text_input(key="datasets.phoenix_url").input("file:///etc/passwd").run()
+    at.button(key="datasets.import_traces").click().run()
+    assert "http:// or https://" in at.error[0].value
