@@ -229,3 +229,22 @@ def test_otlp_ids_in_hex_or_base64():
     assert otlp_id("") is None and otlp_id("0000000000000000") is None
     problems: list[FileProblem] = []
     assert list(read_otlp_file(__file__, problems)) == [] and problems  # not OTLP: reported, nothing raised
+
+
+def test_trulens_spans_in_an_otlp_file_import_to_the_same_row(tmp_path):
+    root = _otlp_span("a" * 16, "", {"ai.observability.span_type": "record_root",
+                                     "ai.observability.record_root.input": "What is APT?",
+                                     "ai.observability.record_root.output": "APT installs packages."})
+    retrieval = _otlp_span("b" * 16, "a" * 16, {"ai.observability.span_type": "retrieval",
+                                               "ai.observability.retrieval.retrieved_contexts":
+                                                   ["APT installs packages.", "x"],
+                                               "ai.observability.retrieval.retrieved_scores": [0.9, 0.1]})
+    path = tmp_path / "trulens.jsonl"
+    path.write_text(_otlp_line([root, retrieval]) + "\n", encoding="utf-8")
+    result = import_files([path])
+    row = result.rows[0]
+    expected = map_trace(chain()).row
+    assert (row["id"], row["question"], row["response"], row["documents"]) == (
+        expected["id"], expected["question"], expected["response"], expected["documents"])
+    assert row["metadata"]["trace"]["source"] == "trulens"
+    assert [d["score"] for d in row["metadata"]["trace"]["documents"]] == [0.9, 0.1]
