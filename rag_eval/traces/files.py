@@ -11,7 +11,7 @@
   ``attributes.*`` column per attribute, whose values may be nested (lists of documents or
   messages); :func:`rag_eval.traces.spans.flatten` makes them the same flat keys as OTLP.
 
-A line or row that cannot be read is reported (file, line, reason) and the rest goes on.
+A line or row that cannot be read is reported as a RowError (file, line as its row, reason) and the rest goes on.
 """
 
 from __future__ import annotations
@@ -21,25 +21,14 @@ import binascii
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rag_eval.io.rows import json_problem
+from rag_eval.io.rows import RowError, json_problem
 from rag_eval.traces.spans import Span, as_text, flatten, parse_time
 
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
 _KINDS = {1: "INTERNAL", 2: "SERVER", 3: "CLIENT", 4: "PRODUCER", 5: "CONSUMER"}
-
-
-@dataclass(frozen=True, slots=True)
-class FileProblem:
-    file: str
-    line: int
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.file}: line {self.line}: {self.message}"
 
 
 def otlp_id(value: Any) -> str | None:
@@ -128,7 +117,7 @@ def otlp_spans(request: dict[str, Any]) -> Iterator[Span]:
                 )
 
 
-def read_otlp_file(path: str | Path, problems: list[FileProblem]) -> Iterator[Span]:
+def read_otlp_file(path: str | Path, problems: list[RowError]) -> Iterator[Span]:
     """Every span of an OTLP JSON file, line by line; unreadable lines go to ``problems``."""
     path = Path(path)
     name = str(path)
@@ -140,7 +129,7 @@ def read_otlp_file(path: str | Path, problems: list[FileProblem]) -> Iterator[Sp
             whole = json.loads(path.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as err:
             message = json_problem(err) if isinstance(err, json.JSONDecodeError) else f"not UTF-8 ({err})"
-            problems.append(FileProblem(name, 1, message))
+            problems.append(RowError(name, 1, None, message))
             return
         for request in whole if isinstance(whole, list) else [whole]:
             yield from otlp_spans(request if isinstance(request, dict) else {})
@@ -152,13 +141,13 @@ def read_otlp_file(path: str | Path, problems: list[FileProblem]) -> Iterator[Sp
             try:
                 request = json.loads(data.decode("utf-8"))
             except UnicodeDecodeError as err:
-                problems.append(FileProblem(name, lineno, f"not UTF-8 (byte {err.start})"))
+                problems.append(RowError(name, lineno, None, f"not UTF-8 (byte {err.start})"))
                 continue
             except json.JSONDecodeError as err:
-                problems.append(FileProblem(name, lineno, json_problem(err)))
+                problems.append(RowError(name, lineno, None, json_problem(err)))
                 continue
             if not isinstance(request, dict) or not ("resourceSpans" in request or "resource_spans" in request):
-                problems.append(FileProblem(name, lineno, "not an ExportTraceServiceRequest (no resourceSpans)"))
+                problems.append(RowError(name, lineno, None, "not an ExportTraceServiceRequest (no resourceSpans)"))
                 continue
             yield from otlp_spans(request)
 
@@ -197,7 +186,7 @@ def phoenix_span(record: dict[str, Any]) -> Span | None:
     )
 
 
-def read_parquet_file(path: str | Path, problems: list[FileProblem]) -> Iterator[Span]:
+def read_parquet_file(path: str | Path, problems: list[RowError]) -> Iterator[Span]:
     """Every span of a Phoenix spans parquet export, in record batches."""
     import pyarrow.parquet as pq
 
@@ -205,7 +194,7 @@ def read_parquet_file(path: str | Path, problems: list[FileProblem]) -> Iterator
     try:
         batches = pq.ParquetFile(path).iter_batches(batch_size=1024)
     except Exception as err:  # pyarrow raises several types for a file that is not parquet
-        problems.append(FileProblem(name, 0, f"not a readable Parquet file ({err})"))
+        problems.append(RowError(name, 0, None, f"not a readable Parquet file ({err})"))
         return
     number = 0
     for batch in batches:
@@ -213,12 +202,12 @@ def read_parquet_file(path: str | Path, problems: list[FileProblem]) -> Iterator
             number += 1
             span = phoenix_span(record)
             if span is None:
-                problems.append(FileProblem(name, number, "row has no context.trace_id / context.span_id"))
+                problems.append(RowError(name, number, None, "row has no context.trace_id / context.span_id"))
             else:
                 yield span
 
 
-def read_trace_file(path: str | Path, problems: list[FileProblem]) -> Iterator[Span]:
+def read_trace_file(path: str | Path, problems: list[RowError]) -> Iterator[Span]:
     """Spans of an OTLP JSON (``.json``/``.jsonl``) or Phoenix parquet (``.parquet``) file."""
     path = Path(path)
     if not path.exists():

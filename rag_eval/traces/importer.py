@@ -123,9 +123,10 @@ class ImportResult:
 
 def import_files(paths: Iterable[str | Path], config: MappingConfig | None = None) -> ImportResult:
     """Rows of every trace in OTLP JSON / Phoenix parquet files (a trace may span files)."""
-    from rag_eval.traces.files import FileProblem, read_trace_file
+    from rag_eval.io.rows import RowError
+    from rag_eval.traces.files import read_trace_file
 
-    problems: list[FileProblem] = []
+    problems: list[RowError] = []
     spans: list[Span] = []
     sources: set[str] = set()
     for path in paths:

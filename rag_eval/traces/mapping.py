@@ -236,12 +236,16 @@ def _clip(text: str, limit: int, what: str, cuts: list[dict[str, Any]]) -> str:
     return text[:limit]
 
 
+def _bounded(entries: list[Any], what: str, config: MappingConfig, cuts: list[dict[str, Any]]) -> list[Any]:
+    """At most ``max_documents_per_span`` of a span's documents, the cut recorded."""
+    if len(entries) <= config.max_documents_per_span:
+        return entries
+    cuts.append({"field": what, "kept": config.max_documents_per_span, "total": len(entries), "unit": "documents"})
+    return entries[: config.max_documents_per_span]
+
+
 def _read_documents(span: Span, prefix: str, config: MappingConfig, cuts: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    entries = indexed(span.attributes, prefix)
-    if len(entries) > config.max_documents_per_span:
-        cuts.append({"field": f"{prefix} of span {span.span_id}", "kept": config.max_documents_per_span,
-                     "total": len(entries), "unit": "documents"})
-        entries = entries[: config.max_documents_per_span]
+    entries = _bounded(indexed(span.attributes, prefix), f"{prefix} of span {span.span_id}", config, cuts)
     docs = []
     for i, entry in enumerate(entries):
         text = as_text(entry.get("document.content"))
@@ -299,10 +303,7 @@ def _as_list(value: Any) -> list[Any]:
 def _trulens_documents(span: Span, config: MappingConfig, cuts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     texts = _as_list(_array(span.attributes, TRULENS + "retrieval.retrieved_contexts"))
     scores = _as_list(_array(span.attributes, TRULENS + "retrieval.retrieved_scores"))
-    if len(texts) > config.max_documents_per_span:
-        cuts.append({"field": f"retrieved_contexts of span {span.span_id}", "kept": config.max_documents_per_span,
-                     "total": len(texts), "unit": "documents"})
-        texts = texts[: config.max_documents_per_span]
+    texts = _bounded(texts, f"retrieved_contexts of span {span.span_id}", config, cuts)
     docs = []
     for i, raw in enumerate(texts):
         text = as_text(raw)

@@ -8,8 +8,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from rag_eval.io.rows import RowError
 from rag_eval.runs.prepare import prepare_row
-from rag_eval.traces.files import FileProblem, otlp_id, read_otlp_file
+from rag_eval.traces.files import otlp_id, read_otlp_file
 from rag_eval.traces.importer import import_files
 from rag_eval.traces.mapping import MappingConfig, TraceStatus, key_path, map_trace
 from rag_eval.traces.spans import Span, flatten
@@ -214,8 +215,8 @@ def test_otlp_file_lines_read_and_bad_lines_are_reported(tmp_path):
     result = import_files([path])
     assert result.summary.counts == {"ok": 1}
     assert [p.split(": ", 1)[1] for p in result.summary.problems] == [
-        "line 2: invalid JSON (Expecting property name enclosed in double quotes at column 2)",
-        "line 3: not an ExportTraceServiceRequest (no resourceSpans)"]
+        "row 2: invalid JSON (Expecting property name enclosed in double quotes at column 2)",
+        "row 3: not an ExportTraceServiceRequest (no resourceSpans)"]
     row = result.rows[0]
     expected = map_trace(spans).row
     assert (row["question"], row["response"], row["documents"]) == (expected["question"], expected["response"],
@@ -227,7 +228,7 @@ def test_otlp_ids_in_hex_or_base64():
     assert otlp_id("CvdlGRbNQ92ESOshHIAxnA==") == TRACE
     assert otlp_id(TRACE.upper()) == TRACE
     assert otlp_id("") is None and otlp_id("0000000000000000") is None
-    problems: list[FileProblem] = []
+    problems: list[RowError] = []
     assert list(read_otlp_file(__file__, problems)) == [] and problems  # not OTLP: reported, nothing raised
 
 
