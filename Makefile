@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup run lint lock lock-check wheel-check test bench browser-deps pg-deps space-check screenshots clean
+.PHONY: setup run lint lock lock-check wheel-check test phoenix-deps bench browser-deps pg-deps space-check screenshots clean
 
 # The development environment: the development lock (exact versions: the package's dependencies as the
 # Space gets them, the ray extra, the test/lint/bench tools), then this package in editable mode.
@@ -24,6 +24,20 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 pg-deps:
 	@ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || \
 	  ( $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq postgresql >/dev/null )
+
+# Arize Phoenix and the OpenTelemetry / OpenInference packages of the traced test application, in
+# their OWN venv (.venv-phoenix): Phoenix pins many packages, and none of them may reach .venv or
+# `pip check`. The trace tests (tests/traces) start `phoenix serve` from it and FAIL without it.
+PHOENIX_VENV  := .venv-phoenix
+PHOENIX_STAMP := $(PHOENIX_VENV)/.installed
+$(PHOENIX_STAMP):
+	test -x $(PHOENIX_VENV)/bin/python || $(PYTHON) -m venv $(PHOENIX_VENV)
+	$(PHOENIX_VENV)/bin/pip install --quiet --upgrade pip
+	$(PHOENIX_VENV)/bin/pip install --quiet arize-phoenix openinference-semantic-conventions \
+	  openinference-instrumentation-openai opentelemetry-sdk opentelemetry-exporter-otlp-proto-http openai
+	touch $(PHOENIX_STAMP)
+
+phoenix-deps: $(PHOENIX_STAMP)
 
 # Headless Chromium for the browser test (Debian package); the test skips with a reason if it is unavailable.
 browser-deps:
@@ -66,7 +80,7 @@ space-check: setup browser-deps
 # Each step prints how long it took. The lock check comes first: a stale lock fails before anything installs.
 timed = @start=$$(date +%s); $(2) || exit 1; echo "== $(1): $$(( $$(date +%s) - start ))s"
 
-test: lock-check setup pg-deps browser-deps
+test: lock-check setup pg-deps phoenix-deps browser-deps
 	$(call timed,lint (ruff mypy deptry),$(MAKE) --no-print-directory lint)
 	$(call timed,pip check (development environment),$(BIN)/pip check)
 	$(call timed,space check (requirements.txt alone; every page's main action in Chromium),$(BIN)/python scripts/space_check.py)
@@ -81,4 +95,4 @@ screenshots: setup browser-deps
 	HF_HUB_OFFLINE=1 $(BIN)/python scripts/screenshots.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache
+	rm -rf $(VENV) $(PHOENIX_VENV) .pytest_cache .ruff_cache .mypy_cache

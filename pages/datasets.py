@@ -13,7 +13,7 @@ import streamlit as st
 from rag_eval.datasets.importers import import_dataset
 from rag_eval.datasets.io import load_dataset, load_datasets, write_dataset
 from rag_eval.datasets.schema import Provenance, mark_reviewed
-from rag_eval.io.rows import FileFormatError
+from rag_eval.io.rows import FileFormatError, write_rows
 from rag_eval.ui import components, data, settings, state, uploads
 
 PAGE = "datasets"
@@ -58,6 +58,58 @@ def render_import() -> None:
         return
     write_dataset(result.rows, data.datasets_dir() / f"{name}.jsonl")
     st.success(f"Saved {len(result.rows)} rows as '{name}'.")
+
+
+def render_trace_import() -> None:
+    """A traced RAG application's traces as rows (docs/traces.md): trace files, or a Phoenix
+    server (not on a public Space, where the server would fetch any address a visitor gives)."""
+    from rag_eval.config import on_space
+
+    with st.expander("Import traces: OTLP JSON, Phoenix span parquet, TruLens spans or a Phoenix server"):
+        files = st.file_uploader("Trace files", accept_multiple_files=True, type=["jsonl", "json", "parquet"],
+                                 key=f"{PAGE}.trace_files")
+        url = project = ""
+        if not on_space():
+            url = st.text_input("or a Phoenix server", key=f"{PAGE}.phoenix_url", placeholder="http://127.0.0.1:6006")
+            project = st.text_input("Phoenix project", key=f"{PAGE}.phoenix_project")
+        name = st.text_input("Save as", key=f"{PAGE}.trace_name")
+        if not st.button("Import traces", key=f"{PAGE}.import_traces", disabled=not (files or url.strip())):
+            return
+        _valid_name(name)
+        result = _import_traces(files, url.strip(), project.strip() or "default")
+        if not result.rows:
+            st.error("No trace found: nothing was saved.")
+            return
+        write_rows(result.rows, data.datasets_dir() / f"{name}.jsonl")
+        summary = result.summary
+        st.success(f"Saved {summary.traces} traces as '{name}': {summary.ok} ready to judge, "
+                   f"{summary.traces - summary.ok} kept with their status (judged as invalid_input, never scored).")
+        components.draw_table(pd.DataFrame(sorted(summary.counts.items()), columns=["status", "traces"]),
+                              key=f"{PAGE}.trace_counts")
+        if summary.problems:
+            components.draw_table(pd.DataFrame({"problem": summary.problems}), key=f"{PAGE}.trace_problems")
+
+
+def _import_traces(files, url: str, project: str):
+    from rag_eval.config import setting
+    from rag_eval.traces.importer import import_files, import_phoenix
+    from rag_eval.traces.phoenix import PhoenixClient, PhoenixError
+
+    if files:
+        saved = uploads.save(files, "traces")  # messages name the user's files, not server paths
+        try:
+            result = import_files(list(saved))
+        except (OSError, ValueError) as err:
+            raise ValueError(uploads.user_names(str(err), saved)) from None
+        result.summary.problems = [uploads.user_names(p, saved) for p in result.summary.problems]
+        return result
+    if not url.startswith(("http://", "https://")):
+        raise ValueError("A Phoenix server is an http:// or https:// address.")
+    try:
+        with PhoenixClient(url, setting("PHOENIX_API_KEY")) as client:
+            return import_phoenix(client, project)
+    except PhoenixError as err:
+        raise ValueError(str(err)) from None
 
 
 def _flat(rows) -> pd.DataFrame:
@@ -141,6 +193,7 @@ def main() -> None:
     init_page_state()
     st.title("Datasets")
     render_import()
+    render_trace_import()
     render_browse()
     render_synth()
 

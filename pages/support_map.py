@@ -93,6 +93,8 @@ def _carry_selection(view: SupportView, key: str) -> None:
 
 
 def render_single(view: SupportView) -> None:
+    if view.extra.get("trace_url"):  # an imported trace (docs/traces.md): open it in Phoenix
+        st.link_button("Open this trace in Phoenix", view.extra["trace_url"])
     scores, venn = st.columns([3, 2])
     with scores:
         panels.draw_scores(view.scores, view.judge, view.status, per_row=2)

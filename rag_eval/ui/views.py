@@ -98,7 +98,16 @@ def view_from_record(record: dict[str, Any], run_label: str = "") -> SupportView
         judge=str(record.get("judge") or ""),
         status=str(record.get("status") or ""),
         error=str(record.get("error") or ""),
+        extra={"trace_url": _trace_url(record)},
     )
+
+
+def _trace_url(record: dict[str, Any]) -> str | None:
+    """The Phoenix address of an imported trace's row (http(s) only: it came from data)."""
+    meta = record.get("metadata")
+    trace = meta.get("trace") if isinstance(meta, dict) else None
+    url = trace.get("url") if isinstance(trace, dict) else None
+    return url if isinstance(url, str) and url.startswith(("http://", "https://")) else None
 
 
 def showcase_index(rows: list[dict[str, Any]]) -> int:
