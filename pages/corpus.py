@@ -64,6 +64,7 @@ def render_upload() -> None:
         return
     data.refresh()
     st.session_state[K_REPORT] = _report_view(report, saved, target)
+    st.session_state[K_BROWSE], st.session_state[K_PAGE_NO] = target, 1  # browse what was just ingested
     st.rerun()  # redraw the collections table above with the new counts
 
 
@@ -73,8 +74,13 @@ def _report_view(report: IngestReport, saved: dict[Path, str], target: str) -> d
     def named(text: str | None) -> str:
         return uploads.user_names(text or "", saved)
 
-    files = [{"file": saved.get(Path(f.path), named(Path(f.path).name)), "status": f.status, "chunks": f.chunks,
-              "reason": named(f.error)} for f in report.files]
+    def row(f) -> dict:
+        name = saved.get(Path(f.path), named(Path(f.path).name))
+        reason = named(f.error)  # the file column names the file: the reason starts with what went wrong
+        return {"file": name, "status": f.status, "chunks": f.chunks,
+                "reason": reason[len(name) + 2:] if reason.startswith(f"{name}: ") else reason}
+
+    files = [row(f) for f in report.files]
     counts = (f"{report.documents_added} documents added, {report.documents_replaced} replaced, "
               f"{report.documents_unchanged} unchanged")
     return {"summary": f"'{target}': {named(report.summary())}; {counts}", "failed": bool(report.failed), "files": files,

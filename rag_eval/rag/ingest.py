@@ -5,7 +5,11 @@ or corpus ``_id``) and versioned by the hash of its content; point ids are deriv
 both. Re-ingesting an unchanged document does nothing (not even embedding); a changed
 document gets its new chunks written first and its old chunks deleted after, so it is
 never missing from the collection. Problems are reported per file and per row; a bad
-file never stops the others and never touches what is already stored.
+file never stops the others and never touches what is already stored. Every file ends
+``ingested`` (with its chunks), ``unchanged`` (skipped) or ``failed`` (with a reason a user
+can act on, even for an error no loader foresaw: a missing extractor package, a crash
+inside an extractor), and :meth:`IngestReport.summary` is the line the CLI and the
+Corpus page both show.
 """
 
 from __future__ import annotations

@@ -314,3 +314,16 @@ def test_pdf_headings_come_from_heading_type_without_an_outline():
     sentence = next(b for b in doc.blocks if "decline to write compressed output" in doc.text[b.start:b.end])
     assert sentence.heading_path == ("bzip2 and libbzip2, version 1.0.8", "2. How to use bzip2", "2.3. DESCRIPTION")
     assert sentence.page == 6
+
+
+def test_a_listing_repeated_on_a_page_is_kept_each_time():
+    """trafilatura drops a block repeating its predecessor's text; the PostgreSQL manual
+    shows the same ``CREATE TABLE products`` listing again where a reader needs it."""
+    filler = "<p>" + "A sentence of prose long enough for the page to count as content. " * 4 + "</p>"
+    listing = "CREATE TABLE products (\n    product_no integer,\n    name text,\n    price numeric\n);"
+    html = ("<html><head><title>T</title></head><body><article><h1>T</h1>" + filler
+            + "<p>Say you have the product table:</p><pre class='programlisting'>" + listing + "</pre>"
+            + "<pre class='programlisting'>" + listing + "</pre>" + filler + "</article></body></html>")
+    blocks = extract_html(html).blocks
+    assert [b.kind for b in blocks if b.text == listing] == ["code", "code"]
+    assert not [b for b in blocks if "[[rag-eval" in b.text]

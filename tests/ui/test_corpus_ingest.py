@@ -33,7 +33,8 @@ def test_a_mixed_upload_with_a_broken_file_ingests_the_others(rag_eval_home):
     assert status == {"sql-vacuum.html": "ingested", "local-project-installs.md": "ingested",
                       "shared-mime-info-spec.pdf": "ingested", "truncated.pdf": "failed"}
     reasons = dict(zip(files["file"], files["reason"]))
-    assert reasons["truncated.pdf"].startswith("truncated.pdf: not a readable PDF: the file is damaged or incomplete")
+    assert reasons["truncated.pdf"].startswith("not a readable PDF: the file is damaged or incomplete")
+    assert at.selectbox(key="corpus.browse").value == "mixed"  # the browser shows what was just ingested
     assert str(rag_eval_home) not in " ".join(files["reason"]) + " ".join(summary)  # no server path
     assert all(n > 0 for n in files.set_index("file").drop("truncated.pdf")["chunks"])
 

@@ -33,7 +33,8 @@ _ADMONITIONS = frozenset({"note", "tip", "warning", "caution", "important"})
 _HEADING_TAGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 _MARK, _MARK_END = "[[rag-eval:", "]]"  # trafilatura strips private-use characters, so plain text
 _MARKED = re.compile(r"^\s*\[\[rag-eval:(h[1-6]|dt)\]\]\s*(.*)$", re.DOTALL)
-_ANY_MARK = re.compile(r"\s*\[\[rag-eval:(?:h[1-6]|dt)\]\]")  # one inside other text (a term in a table cell)
+_ANY_MARK = re.compile(r"\s*\[\[rag-eval:(?:h[1-6]|dt|pre\d+)\]\]")  # one inside other text (a term in a table cell)
+_PRE_MARK = re.compile(r"\[\[rag-eval:pre\d+\]\]")
 
 
 def _text(element) -> str:
@@ -64,18 +65,20 @@ def _protect_pre(tree) -> None:
     context (main text, list items, definition lists, tables), and a ``lang`` attribute is
     code in the main text. The inline markup inside is flattened to its text (``<br>`` as a
     line end) first: trafilatura inserts a space when it merges a nested ``<code>`` into the
-    block, turning ``( option`` into ``(  option``.
+    block, turning ``( option`` into ``(  option``. Each ends with a numbered mark (removed
+    when read back), since trafilatura drops a block that repeats its predecessor's text: the
+    PostgreSQL manual shows the same ``CREATE TABLE products`` listing twice on one page.
     """
     from lxml import etree
 
-    for pre in list(tree.iter("pre")):
+    for n, pre in enumerate(list(tree.iter("pre"))):
         for br in pre.iter("br"):
             br.tail = "\n" + (br.tail or "")
         text = str(pre.xpath("string()"))  # text nodes only, comments left out
         for child in list(pre):
             pre.remove(child)
         pre.text = None
-        etree.SubElement(pre, "span").text = text
+        etree.SubElement(pre, "span").text = f"{text}{_MARK}pre{n}{_MARK_END}"  # unique: never taken for a repeat
         if not pre.get("lang"):
             pre.set("lang", "text")
 
@@ -142,7 +145,7 @@ def extract_html(html: str) -> Extracted:
 
     def add(kind: str, text: str) -> None:
         """A block; the first prose block after a term carries the term in front of it."""
-        text = _ANY_MARK.sub(" ", text).strip() if kind != "code" else text
+        text = _ANY_MARK.sub(" ", text).strip() if kind != "code" else _PRE_MARK.sub("", text).rstrip()
         if not text:
             return
         if term:
