@@ -59,7 +59,7 @@ test: setup pg-deps phoenix-deps lint browser-deps
 	$(BIN)/python scripts/space_check.py
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest
 
-bench: setup
+bench: setup phoenix-deps
 	for f in bench/bench_*.py; do echo "== $$f"; HF_HUB_OFFLINE=1 $(BIN)/python -m bench.$$(basename $$f .py) || exit 1; done
 
 # Regenerate docs/screenshots/ from real runs in headless Chromium (see docs/dashboard.md).
