@@ -87,7 +87,7 @@ test: lock-check setup pg-deps phoenix-deps browser-deps
 	$(call timed,wheel check (pip install of the built wheel; the CLI's features),$(BIN)/python scripts/wheel_check.py)
 	$(call timed,pytest,HF_HUB_OFFLINE=1 $(BIN)/python -m pytest)
 
-bench: setup
+bench: setup phoenix-deps
 	for f in bench/bench_*.py; do echo "== $$f"; HF_HUB_OFFLINE=1 $(BIN)/python -m bench.$$(basename $$f .py) || exit 1; done
 
 # Regenerate docs/screenshots/ from real runs in headless Chromium (see docs/dashboard.md).

@@ -88,7 +88,7 @@ class MappedTrace:
     row: dict[str, Any]
     status: TraceStatus
     reason: str | None = None
-    complete: bool = True  # the root span is there (an incremental import may retry incomplete ones)
+    complete: bool = True  # the root span is there and ended (an incremental import retries the others)
 
 
 @dataclass(slots=True)
@@ -459,4 +459,6 @@ def map_trace(spans: Sequence[Span], config: MappingConfig | None = None, *, sou
         row["response"] = response
     row["documents"] = [d["text"] for d in docs]
     row["metadata"] = {"question_source": f"trace:{source}", "trace": trace_meta}
-    return MappedTrace(row, status, reason, complete=root is not None)
+    # a trace still arriving (root missing or not ended) may be complete next time
+    arriving = root is None or root.end is None or any(p is TraceStatus.ORPHAN_PARENTS for p, _ in problems.found)
+    return MappedTrace(row, status, reason, complete=not arriving)

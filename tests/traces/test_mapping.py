@@ -128,6 +128,10 @@ def test_every_broken_trace_is_kept_with_a_status_and_never_scored(mutate, statu
     assert (trace["status"], trace["reason"]) == (status.value, mapped.reason)
     assert "response" not in mapped.row
     assert judged_as(mapped.row) != "ok"  # every judge path stores it as invalid_input
+    # a trace still arriving (root missing or not ended) is not remembered as imported
+    has_root = trace["span_id"] is not None
+    assert mapped.complete == (has_root and status is not TraceStatus.ORPHAN_PARENTS
+                               and "no end time" not in (mapped.reason or ""))
 
 
 def test_an_empty_trace_list_and_missing_attributes_do_not_raise():
