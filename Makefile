@@ -30,11 +30,13 @@ pg-deps:
 # `pip check`. The trace tests (tests/traces) start `phoenix serve` from it and FAIL without it.
 PHOENIX_VENV  := .venv-phoenix
 PHOENIX_STAMP := $(PHOENIX_VENV)/.installed
-$(PHOENIX_STAMP):
+# The names; tests/traces/requirements-phoenix.txt pins them and all they bring (as tested).
+PHOENIX_PACKAGES := arize-phoenix openinference-semantic-conventions openinference-instrumentation-openai \
+  opentelemetry-sdk opentelemetry-exporter-otlp-proto-http openai
+$(PHOENIX_STAMP): tests/traces/requirements-phoenix.txt
 	test -x $(PHOENIX_VENV)/bin/python || $(PYTHON) -m venv $(PHOENIX_VENV)
 	$(PHOENIX_VENV)/bin/pip install --quiet --upgrade pip
-	$(PHOENIX_VENV)/bin/pip install --quiet arize-phoenix openinference-semantic-conventions \
-	  openinference-instrumentation-openai opentelemetry-sdk opentelemetry-exporter-otlp-proto-http openai
+	$(PHOENIX_VENV)/bin/pip install --quiet -r tests/traces/requirements-phoenix.txt
 	touch $(PHOENIX_STAMP)
 
 phoenix-deps: $(PHOENIX_STAMP)
