@@ -2,14 +2,18 @@
 
 The local judge's errors on a new domain are mostly base rates (it predicts +0.15
 relevance on emanual, -0.15 on msmarco). A calibration moves the intercepts of its
-row-level heads and its decision threshold, never a coefficient:
+row-level heads and its decision threshold, and may adapt the support head:
 
 - relevance rate, utilization rate: intercept shift = the mean residual (label minus
   prediction) on the fitting rows;
 - adherence: the logit shift that makes the mean P(grounded) equal the share of
   grounded fitting rows;
 - support threshold (the verdict): the P(supported) cut at which the share of fitting
-  rows with an unsupported sentence equals the share the labels call not adherent.
+  rows with an unsupported sentence equals the share the labels call not adherent;
+- the sentence-level support head (``support_head``, first): its coefficients refitted on
+  the rows' sentence labels by an L2 fit that starts at and is shrunk toward the
+  shipped coefficients (strength from :data:`HEAD_ALPHAS`), so a calibration can change
+  the *ranking* of responses, not only intercepts. Judged by the sentences' log loss.
 
 How far each of these moves is decided per metric by cross-validation over *all*
 labelled rows (:data:`FOLDS` seeded folds): in each fold the shifts are fitted on the
@@ -19,8 +23,9 @@ cross-validated error is taken only when its improvement over the base judge exc
 one standard error of the per-row differences (:data:`MIN_Z`); otherwise the metric
 stays at the base judge. Because the relevance and utilization labels depend on the
 verdict (a supported sentence's best match is utilized) and relevance on utilization,
-the decisions are taken in that order, each on top of the previous ones, and the
-verdict is moved only if that does not raise the relevance or utilization error.
+the decisions are taken in that order, each on top of the previous ones, and a move is
+refused when it raises the cross-validated error of a metric it drags along
+(completeness, for one).
 
 The stored calibration records per metric the cross-validated error before and after
 with 95% bootstrap intervals (over rows) and the decision. Fewer than :data:`MIN_ROWS`
@@ -70,10 +75,11 @@ RATE_METRICS = ("relevance", "utilization", "completeness")
 #: The decisions in the order they are taken: (decision, metric it is judged by,
 #: metrics that must not get worse, fitted key it moves).
 DECISIONS = (
-    ("verdict", "verdict", ("utilization", "relevance"), "support_threshold"),
+    ("support_head", "support_sentences", ("utilization", "relevance", "completeness"), "support_coef_delta"),
+    ("verdict", "verdict", ("utilization", "relevance", "completeness"), "support_threshold"),
     ("adherence", "adherence", (), "adherence_logit_shift"),
-    ("utilization", "utilization", (), "utilization_rate_shift"),
-    ("relevance", "relevance", (), "relevance_rate_shift"),
+    ("utilization", "utilization", ("relevance", "completeness"), "utilization_rate_shift"),
+    ("relevance", "relevance", ("completeness",), "relevance_rate_shift"),
 )
 #: metric -> (name of its error figure, what it measures)
 ERROR_FIGURES = {
@@ -82,7 +88,12 @@ ERROR_FIGURES = {
     "completeness": ("rmse", "RMSE of completeness"),
     "adherence": ("brier", "Brier score of P(grounded)"),
     "verdict": ("error_rate", "share of rows whose grounded / hallucinated verdict is wrong"),
+    "support_sentences": ("log_loss", "mean log loss of P(supported) per response sentence"),
 }
+#: L2 strengths (standardised features, summed log loss) of the support head's domain
+#: adaptation, strongest first; the "shrinkage" of decision ``support_head`` is one of
+#: these (0 = not adapted).
+HEAD_ALPHAS = (100.0, 30.0, 10.0)
 
 
 class TooFewRows(ValueError):
@@ -96,6 +107,7 @@ class LabelledRow:
     item: EvalItem
     feats: RowFeatures
     truth: dict[str, float]  # relevance, utilization, completeness, adherence (0/1)
+    supported: np.ndarray | None = None  # per response sentence: 1 supported, 0 not (the sentence labels)
 
 
 def truth_from_labels(item: EvalItem, labels: Labels) -> dict[str, float]:
@@ -146,27 +158,69 @@ def _threshold(row_min: np.ndarray, not_adherent_rate: float) -> float:
     return float((order[k - 1] + order[k]) / 2)
 
 
-def full_shifts(model: LocalModel, rows: Sequence[LabelledRow]) -> dict[str, float]:
+def fit_support_delta(model: LocalModel, rows: Sequence[LabelledRow], alpha: float) -> tuple[list[float], float]:
+    """Domain adaptation of the sentence-level support head on the rows' sentence
+    labels: the change of its coefficients and intercept (in its standardised feature
+    space) that minimises the summed log loss plus ``alpha / 2 * ||change||^2``, i.e.
+    an L2 fit warm-started at, and shrunk toward, the shipped coefficients."""
+    from scipy.optimize import minimize
+
+    head = model.support
+    x = np.concatenate([(r.feats.resp - head.mean) / head.scale for r in rows if r.supported is not None])
+    y = np.concatenate([r.supported for r in rows if r.supported is not None]).astype(float)
+    z0 = x @ head.coef + head.intercept
+    xa = np.hstack([x, np.ones((len(x), 1))])
+    sign = 2 * y - 1
+
+    def loss(d: np.ndarray) -> tuple[float, np.ndarray]:
+        m = sign * (z0 + xa @ d)
+        value = float(np.logaddexp(0, -m).sum() + alpha / 2 * d @ d)
+        grad = xa.T @ (-sign / (1 + np.exp(np.clip(m, -30, 30)))) + alpha * d
+        return value, grad
+
+    d = minimize(loss, np.zeros(xa.shape[1]), jac=True, method="L-BFGS-B").x
+    return [round(float(v), 6) for v in d[:-1]], round(float(d[-1]), 6)
+
+
+def full_shifts(model: LocalModel, rows: Sequence[LabelledRow], support_alpha: float = 0.0) -> dict[str, Any]:
     """The unshrunk moves fitted on ``rows``: rate-intercept shifts (mean residual),
-    the adherence logit shift and the support threshold the rows' verdicts call for."""
+    the adherence logit shift and the support threshold the rows' verdicts call for;
+    with ``support_alpha`` > 0 first the support head's adaptation (see
+    :func:`fit_support_delta`), and the other moves on top of the adapted head."""
     if not rows:
         raise ValueError("no rows to fit a calibration on")
+    extra: dict[str, Any] = {}
+    if support_alpha > 0:
+        coef_delta, intercept_delta = fit_support_delta(model, rows, support_alpha)
+        extra = {"support_coef_delta": coef_delta, "support_intercept_delta": intercept_delta,
+                 "support_alpha": support_alpha}
+        model = apply_calibration(model, {**_identity(model), **extra})
     out = [_outputs(model, r.feats) for r in rows]
-    shifts = {f"{m}_rate_shift": float(np.mean([r.truth[m] - o[m] for r, o in zip(rows, out)]))
-              for m in ("relevance", "utilization")}
+    shifts: dict[str, Any] = dict(extra)
+    for m in ("relevance", "utilization"):
+        shifts[f"{m}_rate_shift"] = float(np.mean([r.truth[m] - o[m] for r, o in zip(rows, out)]))
     adherent = np.array([r.truth["adherence"] for r in rows])
     shifts["adherence_logit_shift"] = _logit_shift(np.array([o["adherence_logit"] for o in out]), float(adherent.mean()))
     shifts["support_threshold"] = _threshold(np.array([o["min_p_support"] for o in out]), float(1 - adherent.mean()))
     return shifts
 
 
-def fitted_values(model: LocalModel, shifts: dict[str, float], shrinkage: dict[str, float],
-                  n_rows: int) -> dict[str, float]:
+def _identity(model: LocalModel) -> dict[str, float]:
+    return {"relevance_rate_shift": 0.0, "utilization_rate_shift": 0.0, "completeness_shift": 0.0,
+            "adherence_logit_shift": 0.0, "support_threshold": model.support_threshold}
+
+
+def fitted_values(model: LocalModel, shifts: dict[str, Any], shrinkage: dict[str, float],
+                  n_rows: int) -> dict[str, Any]:
     """The values :func:`~rag_eval.judges.calibration.apply_calibration` applies: each
-    move of ``shifts`` times its decision's shrinkage (0 = the base judge)."""
+    move of ``shifts`` times its decision's shrinkage (0 = the base judge); the support
+    head's adaptation when ``shifts`` carries one (fitted at ``shrinkage["support_head"]``)."""
     w = {key: float(shrinkage.get(decision, 0.0)) for decision, _, _, key in DECISIONS}
     base_t = model.support_threshold
-    return {
+    head = ({"support_coef_delta": shifts["support_coef_delta"],
+             "support_intercept_delta": shifts["support_intercept_delta"]}
+            if shrinkage.get("support_head") and "support_coef_delta" in shifts else {})
+    return {**head,
         "relevance_rate_shift": w["relevance_rate_shift"] * shifts["relevance_rate_shift"],
         "utilization_rate_shift": w["utilization_rate_shift"] * shifts["utilization_rate_shift"],
         "completeness_shift": 0.0,  # completeness is scored from the labels; its head only explains
@@ -177,21 +231,28 @@ def fitted_values(model: LocalModel, shifts: dict[str, float], shrinkage: dict[s
 
 
 def fit_calibration(model: LocalModel, rows: Sequence[LabelledRow],
-                    shrinkage: dict[str, float] | None = None) -> dict[str, float]:
+                    shrinkage: dict[str, float] | None = None) -> dict[str, Any]:
     """Fitted values from ``rows`` at the given per-decision shrinkage (default: every
-    move in full). :func:`cross_validate` chooses the shrinkage."""
-    full = {d: 1.0 for d, *_ in DECISIONS} if shrinkage is None else shrinkage
-    return fitted_values(model, full_shifts(model, rows), full, len(rows))
+    intercept move in full, the support head not adapted). :func:`cross_validate`
+    chooses the shrinkage."""
+    full = {d: 1.0 for d, *_ in DECISIONS if d != "support_head"} if shrinkage is None else shrinkage
+    return fitted_values(model, full_shifts(model, rows, float(full.get("support_head", 0.0))), full, len(rows))
 
 
-def _row_scores(model: LocalModel, row: LabelledRow) -> tuple[float, float, float, float, float]:
-    """(relevance, utilization, completeness, P(grounded), verdict adherent) of one row,
+def _row_scores(model: LocalModel, row: LabelledRow) -> tuple[float, float, float, float, float, float]:
+    """(relevance, utilization, completeness, P(grounded), verdict adherent, mean log
+    loss of the sentences' P(supported) or NaN without sentence labels) of one row,
     scored like a user's run (judge labels -> ``score_item(..., "clean")``)."""
-    s = score_item(row.item, labels_from_features(row.item, row.feats, model), "clean")
+    labels = labels_from_features(row.item, row.feats, model)
+    s = score_item(row.item, labels, "clean")
     adherent = float(bool(s.adherence))
     p = float(s.adherence_score) if s.adherence_score is not None else adherent
+    loss = float("nan")
+    if row.supported is not None:
+        p_sup = np.clip([(labels.support_probabilities or {})[k] for k in row.item.response_keys], 1e-4, 1 - 1e-4)
+        loss = float(-np.mean(np.where(row.supported == 1, np.log(p_sup), np.log(1 - p_sup))))
     return (float(s.context_relevance or 0.0), float(s.context_utilization or 0.0), float(s.completeness or 0.0),
-            p, adherent)
+            p, adherent, loss)
 
 
 def _errors(pred: np.ndarray, truth: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -202,6 +263,7 @@ def _errors(pred: np.ndarray, truth: dict[str, np.ndarray]) -> dict[str, np.ndar
         "completeness": (pred[:, 2] - truth["completeness"]) ** 2,
         "adherence": (pred[:, 3] - truth["adherence"]) ** 2,
         "verdict": (pred[:, 4] != truth["adherence"]).astype(float),
+        "support_sentences": pred[:, 5],
     }
 
 
@@ -231,24 +293,34 @@ def _auroc(truth_adherent: np.ndarray, p_grounded: np.ndarray) -> dict[str, Any]
 
 def cross_validate(model: LocalModel, rows: Sequence[LabelledRow], seed: int = DEFAULT_SEED, folds: int = FOLDS,
                    grid: Sequence[float] = SHRINKAGE_GRID, min_z: float = MIN_Z,
-                   bootstrap: int = BOOTSTRAP) -> dict[str, Any]:
+                   bootstrap: int = BOOTSTRAP, min_rows: int = MIN_ROWS) -> dict[str, Any]:
     """Choose each decision's shrinkage by cross-validated error over ``rows`` and
     measure the result (see the module docstring). Returns ``shrinkage`` (decision ->
     weight), ``metrics`` (per metric: figure, before / after with intervals, the
-    difference's interval, decision), ``auroc`` before / after and the fold layout."""
+    difference's interval, decision), ``auroc`` before / after and the fold layout.
+    ``min_rows`` below :data:`MIN_ROWS` is for benches that show what the rule would do."""
     n = len(rows)
-    if n < MIN_ROWS:
+    if n < max(min_rows, 2):
         raise TooFewRows(f"calibration refused: {n} labelled row(s); at least {MIN_ROWS} are needed to measure "
                          f"whether a calibration helps (label {MIN_ROWS - n} more)")
     k = min(folds, n)
     fold = np.random.default_rng(seed).permutation(n) % k
-    fold_shifts = [full_shifts(model, [rows[i] for i in np.flatnonzero(fold != j).tolist()]) for j in range(k)]
+    shift_cache: dict[float, list[dict[str, Any]]] = {}  # support-head alpha -> per fold
+
+    def fold_shifts(alpha: float) -> list[dict[str, Any]]:
+        if alpha not in shift_cache:
+            shift_cache[alpha] = [full_shifts(model, [rows[i] for i in np.flatnonzero(fold != j).tolist()], alpha)
+                                  for j in range(k)]
+        return shift_cache[alpha]
+
     truth = {m: np.array([r.truth[m] for r in rows]) for m in (*RATE_METRICS, "adherence")}
+    has_sentences = all(r.supported is not None and len(r.supported) for r in rows)
 
     def oof(shrinkage: dict[str, float]) -> np.ndarray:
-        pred = np.zeros((n, 5))
+        pred = np.zeros((n, 6))
+        shifts = fold_shifts(float(shrinkage.get("support_head", 0.0)))
         for j in range(k):
-            calibrated = apply_calibration(model, fitted_values(model, fold_shifts[j], shrinkage, n))
+            calibrated = apply_calibration(model, fitted_values(model, shifts[j], shrinkage, n))
             for i in np.flatnonzero(fold == j).tolist():
                 pred[i] = _row_scores(calibrated, rows[i])
         return pred
@@ -258,8 +330,11 @@ def cross_validate(model: LocalModel, rows: Sequence[LabelledRow], seed: int = D
     current = _errors(base_pred, truth)
     notes: dict[str, str] = {}
     for decision, metric, guards, _key in DECISIONS:
+        if decision == "support_head" and not has_sentences:
+            notes[decision] = "kept the shipped head: some rows lack sentence labels"
+            continue
         best: tuple[float, float, dict[str, np.ndarray]] | None = None  # (gain, weight, errors)
-        for w in grid:
+        for w in (HEAD_ALPHAS if decision == "support_head" else grid):
             if w == 0.0:
                 continue
             errs = _errors(oof({**chosen, decision: w}), truth)
@@ -272,11 +347,16 @@ def cross_validate(model: LocalModel, rows: Sequence[LabelledRow], seed: int = D
         gain, w, errs = best
         diff = current[metric] - errs[metric]
         se = float(np.std(diff, ddof=1) / np.sqrt(n)) if n > 1 else float("inf")
-        worse = [g for g in guards if np.mean(errs[g]) > np.mean(current[g]) + 1e-12]
+        # a guard blocks the move when it raises that metric's cross-validated error at all
+        # (with a one-standard-error tolerance, emanual's completeness got worse beyond
+        # noise at k = 50 in bench/bench_calibration.py)
+        worse = [g for g in guards if float(np.mean(errs[g] - current[g])) > 1e-12]
         if gain > 0 and gain > min_z * se and not worse:
             chosen[decision] = w
             current = errs
-            notes[decision] = f"calibrated: shrinkage {w:g} lowers the cross-validated error"
+            notes[decision] = (f"adapted to this domain's sentence labels (L2 strength {w:g}): lowers the "
+                               "cross-validated error" if decision == "support_head"
+                               else f"calibrated: shrinkage {w:g} lowers the cross-validated error")
         elif worse:
             notes[decision] = f"kept the base judge: moving it raises the cross-validated error of {', '.join(worse)}"
         elif gain > 0:
@@ -290,9 +370,12 @@ def cross_validate(model: LocalModel, rows: Sequence[LabelledRow], seed: int = D
     # change the ranking of the fitted calibration; pooled over folds with different
     # shifts it would (an artefact of the folds), so the AUROC is taken without it.
     rank_pred = oof({**chosen, "adherence": 0.0}) if chosen["adherence"] else after_pred
+    # (with an adapted support head the ranking itself changes: that is what it is for)
     idx = np.random.default_rng(seed + 1).integers(0, n, size=(bootstrap, n))
     metrics: dict[str, Any] = {}
     for metric, (figure, meaning) in ERROR_FIGURES.items():
+        if metric == "support_sentences" and not has_sentences:
+            continue
         diff_means = (after[metric] - before[metric])[idx].mean(axis=1)
         metrics[metric] = {
             "figure": figure,
@@ -304,8 +387,9 @@ def cross_validate(model: LocalModel, rows: Sequence[LabelledRow], seed: int = D
             # interval of the change in the mean per-row (squared) error; below 0 = better
             "change_interval": [round(float(np.percentile(diff_means, 2.5)), 5),
                                 round(float(np.percentile(diff_means, 97.5)), 5)],
-            "shrinkage": chosen.get(metric, 0.0),
-            "decision": notes.get(metric, "not moved: completeness follows from the relevance and utilization labels"),
+            "shrinkage": chosen.get("support_head" if metric == "support_sentences" else metric, 0.0),
+            "decision": notes.get("support_head" if metric == "support_sentences" else metric,
+                                  "not moved: completeness follows from the relevance and utilization labels"),
         }
     return {
         "rows": n, "folds": k, "seed": seed, "grid": list(grid), "min_z": min_z, "bootstrap": bootstrap,
@@ -314,6 +398,11 @@ def cross_validate(model: LocalModel, rows: Sequence[LabelledRow], seed: int = D
         "auroc": {"before": _auroc(truth["adherence"], base_pred[:, 3]),
                   "after": _auroc(truth["adherence"], rank_pred[:, 3])},
     }
+
+
+def row_predictions(model: LocalModel, rows: Sequence[LabelledRow]) -> np.ndarray:
+    """Rows x (relevance, utilization, completeness, P(grounded), verdict adherent, sentence log loss)."""
+    return np.array([_row_scores(model, r) for r in rows])
 
 
 def evaluate_rows(model: LocalModel, rows: Sequence[LabelledRow]) -> dict[str, float | None]:
@@ -349,7 +438,7 @@ def calibrate(model: LocalModel, rows: Sequence[LabelledRow], name: str, *, seed
     Raises :class:`TooFewRows` under :data:`MIN_ROWS` rows."""
     check_name(name)
     cv = cross_validate(model, rows, seed=seed, folds=folds)
-    shifts = full_shifts(model, rows)
+    shifts = full_shifts(model, rows, float(cv["shrinkage"].get("support_head", 0.0)))
     base_file = Path(model_path) if model_path is not None else MODEL_DIR / MODEL_FILE
     return {
         "format": FORMAT,
@@ -360,7 +449,7 @@ def calibrate(model: LocalModel, rows: Sequence[LabelledRow], name: str, *, seed
         "source": dict(source or {}),
         "seed": seed,
         "row_ids": [r.item.id for r in rows],
-        "full_shifts": {k: round(v, 6) for k, v in shifts.items()},
+        "full_shifts": {k: round(v, 6) if isinstance(v, float) else v for k, v in shifts.items()},
         "fitted": fitted_values(model, shifts, cv["shrinkage"], len(rows)),
         "base_values": {"support_threshold": model.support_threshold},
         "cross_validation": cv,
@@ -429,29 +518,38 @@ def save_calibration(calibration: dict[str, Any], overwrite: bool = False) -> Pa
     return path
 
 
+def _supported(item: EvalItem, labels: Labels) -> np.ndarray:
+    """Per response sentence of ``item``: 1 when the labels call it supported."""
+    from rag_eval.text.keys import normalize_key
+
+    unsupported = {normalize_key(k) for k in labels.unsupported_response_sentence_keys or []}
+    return np.array([normalize_key(k) not in unsupported for k in item.response_keys], dtype=int)
+
+
 def labelled_rows(rows: Sequence[dict[str, Any]], embedder: Any) -> tuple[list[LabelledRow], list[str]]:
     """RAGBench-format labelled rows (an export, or RAGBench itself) featurised for the
     local judge; rows without labels or sentences are left out with the reason."""
     from rag_eval.judges.local import featurize_items
     from rag_eval.text.sentences import item_from_row
 
-    good: list[tuple[EvalItem, dict[str, float]]] = []
+    good: list[tuple[EvalItem, dict[str, float], np.ndarray]] = []
     errors: list[str] = []
     for n, row in enumerate(rows, 1):
         try:
             if "all_relevant_sentence_keys" not in row or "unsupported_response_sentence_keys" not in row:
                 raise ValueError("no sentence labels (all_relevant_sentence_keys, ...)")
             item = item_from_row(row, default_id=f"row-{n}")
-            good.append((item, truth_from_labels(item, Labels.from_dict(row))))
+            labels = Labels.from_dict(row)
+            good.append((item, truth_from_labels(item, labels), _supported(item, labels)))
         except (ValueError, KeyError, TypeError) as err:
             errors.append(f"row {n}: {err}")
     out: list[LabelledRow] = []
     feats = featurize_items([g[0] for g in good], embedder) if good else []
-    for (item, truth), f in zip(good, feats):
+    for (item, truth, supported), f in zip(good, feats):
         if isinstance(f, str):
             errors.append(f"row {item.id}: {f}")
         else:
-            out.append(LabelledRow(item, f, truth))
+            out.append(LabelledRow(item, f, truth, supported))
     return out, errors
 
 

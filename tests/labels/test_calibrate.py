@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from rag_eval.cli import cli
 from rag_eval.judges.calibration import load_calibration
 from rag_eval.judges.local import LocalJudge, LocalModel
-from rag_eval.labels.calibrate import TooFewRows, calibration_report, cross_validate, labelled_rows
+from rag_eval.labels.calibrate import HEAD_ALPHAS, TooFewRows, calibration_report, cross_validate, labelled_rows
 from tests.conftest import DATA_DIR
 
 SAMPLE = DATA_DIR / "ragbench_msmarco_24.jsonl"  # one domain, 24 rows: enough to cross-validate
@@ -63,7 +63,10 @@ def test_calibration_is_reproducible_with_provenance_and_cross_validated_figures
         assert m["after_interval"][0] <= m["after"] <= m["after_interval"][1]
         assert m["decision"].startswith(("calibrated", "kept the base judge", "not moved"))
     # A metric left at the base judge is stored with shrinkage 0, and its fitted value is the base one.
-    assert set(cv["shrinkage"].values()) <= {0.0, 0.25, 0.5, 0.75, 1.0}
+    assert {w for d, w in cv["shrinkage"].items() if d != "support_head"} <= {0.0, 0.25, 0.5, 0.75, 1.0}
+    assert cv["shrinkage"]["support_head"] in (0.0, *HEAD_ALPHAS)  # 0 = the shipped support head
+    if cv["shrinkage"]["support_head"]:
+        assert len(a["fitted"]["support_coef_delta"]) == len(LocalModel.load().support.coef)
     if cv["shrinkage"]["verdict"] == 0.0:
         assert a["fitted"]["support_threshold"] == LocalModel.load().support_threshold
     assert cv["auroc"]["before"]["measured"] and cv["auroc"]["after"]["measured"]  # 8 hallucinated, 16 grounded
@@ -150,3 +153,25 @@ def test_a_pipeline_configuration_names_the_calibration(rag_eval_home, tmp_path)
     assert isinstance(judge, LocalJudge) and judge.calibration is not None
     assert judge.calibration["sha256"] == cal["sha256"] and judge.name.endswith("+dom-yaml")
     assert config.config_hash != RagConfig(name="calibrated").config_hash  # a calibrated judge is another system
+
+
+def test_an_adapted_support_head_is_applied_and_checked():
+    """A calibration may carry the support head's change (coefficients and intercept in
+    its standardised space), which changes P(supported) and so can change the ranking."""
+    from rag_eval.judges.calibration import apply_calibration
+    from rag_eval.labels.calibrate import fit_support_delta
+
+    model = LocalModel.load()
+    rows = _rows()
+    coef_delta, intercept_delta = fit_support_delta(model, rows, alpha=10.0)
+    assert len(coef_delta) == len(model.support.coef) and any(coef_delta)
+    strong, _ = fit_support_delta(model, rows, alpha=1e6)  # shrunk all the way to the shipped head
+    assert max(abs(v) for v in strong) < 1e-3
+    fitted = {"relevance_rate_shift": 0.0, "utilization_rate_shift": 0.0, "completeness_shift": 0.0,
+              "adherence_logit_shift": 0.0, "support_threshold": model.support_threshold,
+              "support_coef_delta": coef_delta, "support_intercept_delta": intercept_delta}
+    adapted = apply_calibration(model, fitted)
+    assert list(adapted.support.coef) == pytest.approx(list(model.support.coef + coef_delta))
+    assert adapted.relevance is model.relevance  # only the support head changes
+    with pytest.raises(ValueError, match="coefficients"):
+        apply_calibration(model, {**fitted, "support_coef_delta": coef_delta[:-1]})
