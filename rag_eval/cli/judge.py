@@ -269,6 +269,9 @@ def judge_command(file: Path | None, out: Path | None, kind: str, mode: str, sam
     if calibration:
         note = f"calibrated with '{calibration['name']}' (its held-out figures are in its JSON). " + (note or "")
     click.echo("\n".join(_summary_lines(summary, out, local=local, note=note)))
+    from rag_eval.judges.expected_error import expected_judge_error, summary_lines
+
+    click.echo("\n".join(["", *summary_lines(expected_judge_error(judge), summary.means)]))
     if summary.errors:
         click.echo(f"{summary.failed} row(s) without usable labels:", err=True)
         for line in summary.errors:
