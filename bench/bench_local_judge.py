@@ -15,7 +15,9 @@ Prints markdown tables:
    emanual train unless emanual is the held-out subset) is scored on the held-out
    subset's validation split: hallucination AUROC (label = not adherent,
    score = 1 - adherence_probability) and RMSE of context relevance, utilization and
-   completeness, computed with ``score_item(..., "clean")`` like a user's run.
+   completeness, computed with ``score_item(..., "clean")`` like a user's run;
+3. the lexical-novelty baseline's AUROC beside the judge's, per held-out subset and
+   pooled over every held-out row (``--quality-only`` skips the speed table).
 
 Usage::
 
@@ -54,6 +56,7 @@ from rag_eval.judges.training import (
     build_dataset,
     leave_one_subset_out,
     load_ragbench,
+    pooled_auroc,
 )
 from rag_eval.text.sentences import item_from_row
 
@@ -150,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=None, help="embedding cache dir (read; texts not in it are embedded)")
     parser.add_argument("--speed-rows", type=int, default=None)
     parser.add_argument("--speed-only", action="store_true", help="the speed table only, no quality run")
+    parser.add_argument("--quality-only", action="store_true", help="the quality tables only, no speed run")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     args = parser.parse_args(argv)
 
@@ -158,6 +162,14 @@ def main(argv: list[str] | None = None) -> int:
     rows = load_ragbench(data, SUBSETS, include_emanual_train=True, limit=limit)
     n_speed = args.speed_rows or (40 if args.quick else 300)
 
+    if not args.quality_only:
+        _speed_tables(rows, n_speed)
+    if args.speed_only:
+        return 0
+    return _quality_tables(rows, args)
+
+
+def _speed_tables(rows: list[dict], n_speed: int) -> None:
     mixed = _interleave(rows)
     speed = bench_speed(mixed, n_speed)
     cli = bench_cli(mixed, n_speed)
@@ -176,9 +188,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"| ceiling: every embedding cached (features, heads, labels) | 200 |  |  | "
           f"{speed['warm_rows_per_s']:.0f} |  |  |  |\n")
     print(f"peak RSS of the library run: {speed['peak_rss_mb']:.0f} MB\n", flush=True)
-    if args.speed_only:
-        return 0
 
+
+def _quality_tables(rows: list[dict], args: argparse.Namespace) -> int:
     fallback = JudgeEncoder(cache_size=50_000)
     embedder = ArrayEmbedder.from_cache(args.cache, fallback=fallback)
     t0 = time.perf_counter()
@@ -208,6 +220,19 @@ def main(argv: list[str] | None = None) -> int:
           f"{_fmt(base['completeness'])} |")
     for name, auroc, rel, util in REFERENCES:
         print(f"| {name} |  | {_fmt(auroc)} | {_fmt(rel)} | {_fmt(util)} |  |")
+    print("\n## Hallucination AUROC: the judge against the lexical-novelty baseline (held-out subsets)\n")
+    print("Baseline: the share of the response's content words (lower-cased, stop words dropped) that appear "
+          "nowhere in its documents; it has no parameters. The judge: trained without the subset.\n")
+    print("| held-out subset | test rows | judge AUROC | lexical baseline AUROC | judge ahead |")
+    print("|---|---|---|---|---|")
+    for name, r in results.items():
+        print(f"| {name} | {int(r['rows'])} | {_fmt(r['auroc'])} | {_fmt(r['auroc_lexical'])} | "
+              f"{'yes' if r['auroc'] > r['auroc_lexical'] else '**no**'} |")
+    ahead = sum(r["auroc"] > r["auroc_lexical"] for r in results.values())
+    print(f"| **mean of subsets** | | {_fmt(mean['auroc'])} | "
+          f"{_fmt(float(np.nanmean([r['auroc_lexical'] for r in results.values()])))} | {ahead} of {len(results)} |")
+    print(f"| **pooled** (every held-out row) | {sum(int(r['rows']) for r in results.values())} | "
+          f"{_fmt(pooled_auroc(results))} | {_fmt(pooled_auroc(results, 'lexical'))} | |")
     print("\n## Calibration on the held-out subset (expected calibration error, 10 bins; Brier score)\n")
     print("| held-out subset | ECE P(grounded) | Brier P(grounded) | ECE P(supported) per sentence | "
           "ECE P(relevant) per sentence |")

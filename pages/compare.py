@@ -10,6 +10,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from rag_eval.judges import expected_error
 from rag_eval.runs.compare import config_diff, format_diff
 from rag_eval.schema import METRIC_NAMES
 from rag_eval.ui import charts, components, data, frames, run_charts, run_views, state
@@ -150,6 +151,8 @@ def main() -> None:
     render_costs(chosen, labels)  # from the stored summaries: shown while the comparison below is computed
     result = data.comparison(data.where(), tuple(chosen_ids), tuple(data.run_stamp(r) for r in chosen))
     render_metrics(result, labels)
+    for line in [expected_error.run_caption(r) for r in chosen] + expected_error.compare_notes(chosen):
+        st.caption(line)  # issue 29: means beside the judges' expected error, and differences within it
     render_differences(result, labels)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import streamlit as st
 
 from rag_eval.judges.registry import make_judge
-from rag_eval.labels.calibrate import calibrate_run
+from rag_eval.labels.calibrate import MIN_ROWS, TooFewRows, calibrate_run, calibration_summary
 from rag_eval.labels.queue import STRATEGIES, build_queue
 from rag_eval.labels.rerun import rejudge_run
 from rag_eval.labels.store import agreement_for_run, review_progress
@@ -93,22 +93,29 @@ def render_agreement(run: dict) -> None:
 
 def render_calibration(run: dict) -> None:
     st.subheader("Calibrate local judge")
-    st.caption("Fits the local judge's rate intercepts and threshold to this run's reviewed rows (seeded split; "
-               "figures on the rows not used for fitting) and stores it under a name.")
+    st.caption(f"Moves the local judge's rate intercepts and threshold toward this run's reviewed rows, per metric "
+               f"only as far as cross-validation over the rows says it helps (each metric stays at the base judge "
+               f"otherwise), and stores it under a name. Needs at least {MIN_ROWS} reviewed rows.")
     cols = st.columns([3, 1])
     name = cols[0].text_input("Calibration name", key=K_CAL_NAME, placeholder="e.g. my-domain")
-    seed = cols[1].number_input("Split seed", min_value=0, key=K_CAL_SEED)
+    seed = cols[1].number_input("Fold seed", min_value=0, key=K_CAL_SEED)
     if st.button("Calibrate local judge", key=f"{PAGE}.calibrate", disabled=not name):
-        with st.spinner("Featurising the reviewed rows and fitting…"):
-            cal, where, errors = calibrate_run(data.run_store(), run["id"], name.strip(), seed=int(seed),
-                                               overwrite=True)
-        state.put(K_CAL_RESULT, {"cal": cal, "where": str(where), "errors": errors, "run_id": run["id"]})
+        try:
+            with st.spinner("Featurising the reviewed rows and cross-validating…"):
+                cal, where, errors = calibrate_run(data.run_store(), run["id"], name.strip(), seed=int(seed),
+                                                   overwrite=True)
+        except TooFewRows as err:
+            state.put(K_CAL_RESULT, {"refused": str(err), "run_id": run["id"]})
+        else:
+            state.put(K_CAL_RESULT, {"cal": cal, "where": str(where), "errors": errors, "run_id": run["id"]})
     result = state.get(K_CAL_RESULT)
     if not result or result["run_id"] != run["id"]:
         return
+    if "refused" in result:
+        st.warning(f"{result['refused']}. Nothing was stored.")
+        return
     cal = result["cal"]
-    st.success(f"Stored calibration **{cal['name']}** ({result['where']}); fitted on {len(cal['fit_row_ids'])} "
-               f"row(s), evaluated on {cal['held_out']['rows']} held-out row(s).")
+    st.success(f"Stored calibration **{cal['name']}** ({result['where']}): {calibration_summary(cal)}.")
     components.draw_table(review.calibration_table(cal), key=f"{PAGE}.cal_table")
     for line in result["errors"][:10]:
         st.warning(f"skipped {line}")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from rag_eval.judges import expected_error
 from rag_eval.runs.item_fields import run_diagnosis
 from rag_eval.schema import METRIC_NAMES
 from rag_eval.ui import charts, components, data, diagnosis_view, frames, run_charts, run_views, state
@@ -114,6 +115,7 @@ def render_run(shown: list[dict], runs: list[dict]) -> None:
     run = next(r for r in runs if r["id"] == run_id)
     st.markdown(f"**Configuration:** {escape_markdown(run_views.run_configuration(run))} · "
                 f"`{run.get('config_hash')}` · **changed:** {escape_markdown(run_views.changes_since(run, runs))}")
+    st.caption(escape_markdown(expected_error.run_caption(run)))  # issue 29: every mean with its judge's error
     with st.form(f"{PAGE}.annotate"):
         cols = st.columns([2, 3])
         tags = cols[0].text_input("Tags (comma-separated)", value=", ".join(run.get("tags") or []),

@@ -124,9 +124,8 @@ def _judge_kind(ctx: click.Context, param: click.Parameter, value: str) -> str:
               help="With --judge local: fit the local judge to this labelled file (RAGBench rows, .jsonl/.parquet) "
                    "and store it as --name; no FILE needed.")
 @click.option("--name", "cal_name", default=None, help="Name of the calibration (--calibrate).")
-@click.option("--cal-seed", type=int, default=0, show_default=True, help="Seed of the fit / held-out split (--calibrate).")
-@click.option("--holdout", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.3, show_default=True,
-              help="Share of labelled rows kept out of the fit for the before/after figures (--calibrate).")
+@click.option("--cal-seed", type=int, default=0, show_default=True,
+              help="Seed of the cross-validation folds (--calibrate; needs at least 20 labelled rows).")
 @click.option("--force", is_flag=True, help="Overwrite a calibration of the same name (--calibrate).")
 @click.option("--mode", type=click.Choice([m.value for m in ScoringMode]), default=DEFAULT_MODE.value, show_default=True,
               help="TRACe formulas used for the scores.")
@@ -157,7 +156,7 @@ def _judge_kind(ctx: click.Context, param: click.Parameter, value: str) -> str:
               help="Ray workers (actors), each holding a local judge.")
 def judge_command(file: Path | None, out: Path | None, kind: str, mode: str, samples: int, consistency_check: bool,
                   model_path: Path | None, dry_run: bool, ray_address: str | None, ray_workers: int,
-                  calibrate: Path | None, cal_name: str | None, cal_seed: int, holdout: float, force: bool,
+                  calibrate: Path | None, cal_name: str | None, cal_seed: int, force: bool,
                   **llm_options: Any) -> None:
     """Label every row of FILE with a judge and score TRACe.
 
@@ -180,7 +179,7 @@ def judge_command(file: Path | None, out: Path | None, kind: str, mode: str, sam
             raise click.UsageError("--calibrate works with --judge local")
         from rag_eval.cli.labels import calibrate_command
 
-        calibrate_command(calibrate, cal_name, cal_seed, holdout, force, model_path)
+        calibrate_command(calibrate, cal_name, cal_seed, force, model_path)
         return
     if file is None:
         raise click.UsageError("missing argument FILE")
@@ -270,6 +269,9 @@ def judge_command(file: Path | None, out: Path | None, kind: str, mode: str, sam
     if calibration:
         note = f"calibrated with '{calibration['name']}' (its held-out figures are in its JSON). " + (note or "")
     click.echo("\n".join(_summary_lines(summary, out, local=local, note=note)))
+    from rag_eval.judges.expected_error import expected_judge_error, summary_lines
+
+    click.echo("\n".join(["", *summary_lines(expected_judge_error(judge), summary.means)]))
     if summary.errors:
         click.echo(f"{summary.failed} row(s) without usable labels:", err=True)
         for line in summary.errors:

@@ -184,17 +184,15 @@ def rejudge_command(run: str, judge_name: str, reviewed_only: bool, db: str | No
     click.echo(f"Run {new_id}: run {run_id} judged by {judge.name}")
 
 
-def calibrate_command(path: Path, name: str | None, seed: int, holdout: float, force: bool,
-                      model_path: Path | None) -> None:
+def calibrate_command(path: Path, name: str | None, seed: int, force: bool, model_path: Path | None) -> None:
     """``rag-eval judge --judge local --calibrate FILE --name NAME``: fit, store, print figures."""
     from rag_eval.labels.calibrate import calibrate_file
 
     if not name:
         raise click.UsageError("--calibrate needs --name NAME (where the calibration is stored)")
     try:
-        cal, where, errors = calibrate_file(path, name, seed=seed, holdout=holdout, overwrite=force,
-                                            model_path=model_path)
-    except (ValueError, OSError) as err:
+        cal, where, errors = calibrate_file(path, name, seed=seed, overwrite=force, model_path=model_path)
+    except (ValueError, OSError) as err:  # TooFewRows is a ValueError: said plainly, nothing stored
         raise click.ClickException(str(err)) from None
     click.echo("\n".join(calibration_lines(cal, where)))
     for line in errors[:20]:
@@ -202,20 +200,23 @@ def calibrate_command(path: Path, name: str | None, seed: int, holdout: float, f
 
 
 def calibration_lines(cal: dict[str, Any], where: Path) -> list[str]:
-    held = cal["held_out"]
+    from rag_eval.labels.calibrate import calibration_report, calibration_summary
+
     f = cal["fitted"]
     lines = [
         f"Calibration '{cal['name']}' of local:{cal['base_version']} -> {where}",
-        (f"fitted on {len(cal['fit_row_ids'])} row(s) (seed {cal['seed']}), shrink weight {f['weight']:.2f}: "
-        f"relevance rate {f['relevance_rate_shift']:+.3f}, utilization rate {f['utilization_rate_shift']:+.3f}, "
-        f"completeness {f['completeness_shift']:+.3f}, adherence logit {f['adherence_logit_shift']:+.3f}, "
-        f"support threshold {cal['base_values']['support_threshold']:.3f} -> {f['support_threshold']:.3f}"),
+        calibration_summary(cal),
+        (f"relevance rate {f['relevance_rate_shift']:+.3f}, utilization rate {f['utilization_rate_shift']:+.3f}, "
+         f"adherence logit {f['adherence_logit_shift']:+.3f}, "
+         f"support threshold {cal['base_values']['support_threshold']:.3f} -> {f['support_threshold']:.3f}"),
         "",
-        f"On {held['rows']} held-out row(s) not used for fitting:",
-        "| figure | before | after |", "|---|---:|---:|",
+        "Cross-validated over the labelled rows (each row scored by a calibration fitted without it):"
+        if "cross_validation" in cal else "Figures:",
+        "| figure | before | 95% CI | after | 95% CI | decision |", "|---|---:|---|---:|---|---|",
     ]
-    for key in ("rmse_relevance", "rmse_utilization", "rmse_completeness", "auroc", "adherence_accuracy"):
-        lines.append(f"| {key} | {_f(held['before'].get(key))} | {_f(held['after'].get(key))} |")
+    for r in calibration_report(cal):
+        lines.append(f"| {r['figure']} | {_f(r['before'])} | {r['before 95% CI']} | {_f(r['after'])} | "
+                     f"{r['after 95% CI']} | {r['decision']} |")
     lines.append(f"\nUse it with: rag-eval judge FILE --judge local:{cal['name']} --out OUT")
     return lines
 

@@ -238,6 +238,7 @@ def run(dataset, config_path, collection, name, resume_run, ray_address, ray_wor
         close()
         if judge is not None and hasattr(judge, "close"):
             judge.close()
+    _store_expected_error(store, run_id, judge)
     record, items = store.get_run(run_id), store.items(run_id)
     _show_run(record, items)
     if gate.active:
@@ -278,9 +279,20 @@ def _run_judge_only(dataset: str, config: RagConfig, name: str | None, resume_ru
         close()
         if ray_address and config.judge.kind == "local":
             judge.close()  # type: ignore[attr-defined]  # the Ray workers
+    _store_expected_error(store, run_id, judge)
     record = store.get_run(run_id)
     _show_run(record)
     _coverage_gate(record)
+
+
+def _store_expected_error(store: Any, run_id: str, judge: Any) -> None:
+    """The run's summary carries its judge's expected error (rag_eval.judges.expected_error):
+    the judge's own when this process held it, else derived from the run's configuration."""
+    from rag_eval.judges.expected_error import expected_judge_error, for_run
+
+    expected = (expected_judge_error(judge) if judge is not None and getattr(judge, "model", None) is not None
+                else for_run(store.get_run(run_id)))
+    store.add_to_summary(run_id, expected_judge_error=expected)
 
 
 def _coverage_gate(record: dict[str, Any]) -> None:
@@ -307,6 +319,9 @@ def _show_run(run: dict[str, Any], items: Sequence[dict[str, Any]] = ()) -> None
     click.echo(_table(["metric", "mean", "95% CI", "n", "coverage"],
                       [(m, s["mean"], f"[{_fmt(s['ci_low'])}, {_fmt(s['ci_high'])}]", s["n"], s["coverage"])
                        for m, s in metrics.items()]))
+    from rag_eval.judges.expected_error import for_run, summary_lines
+
+    click.echo("\n".join(summary_lines(for_run(run), {m: s.get("mean") for m, s in metrics.items()})))
     click.echo(f"latency p50 {_fmt(summary.get('latency_p50_s'))}s, p95 {_fmt(summary.get('latency_p95_s'))}s; "
                f"tokens {summary.get('tokens_total', 0)}; cost {_fmt(summary.get('cost_usd_total'), 4)} USD")
     if items:

@@ -1,8 +1,9 @@
 """Applying a stored calibration to the local judge (fitting is in ``rag_eval.labels.calibrate``).
 
 A calibration moves the intercepts of the local judge's row-level heads (relevance
-rate, utilization rate, completeness, adherence) and sets its support threshold; the
-sentence-level heads and every coefficient stay those of the base model. It is stored
+rate, utilization rate, completeness, adherence), sets its support threshold and, when
+cross-validation says it helps, adapts the sentence-level support head's coefficients
+to the domain's sentence labels (``support_coef_delta``, ``support_intercept_delta``). It is stored
 as JSON under ``$RAG_EVAL_HOME/calibrations/<name>.json`` with its provenance, and a
 judge using it is named ``local:<version>+<name>`` so every run records it.
 """
@@ -72,4 +73,13 @@ def apply_calibration(model: Any, fitted: dict[str, float]) -> Any:
     if "support_threshold" not in fitted:
         raise ValueError("calibration lacks 'support_threshold'")
     changes["support_threshold"] = float(fitted["support_threshold"])
+    if fitted.get("support_coef_delta") is not None:  # the support head adapted to the domain's sentence labels
+        import numpy as np
+
+        head = model.support
+        delta = np.asarray(fitted["support_coef_delta"], dtype=np.float64)
+        if delta.shape != head.coef.shape:
+            raise ValueError(f"calibration's support head change has {delta.size} coefficients, the model {head.coef.size}")
+        changes["support"] = dataclasses.replace(head, coef=head.coef + delta,
+                                                 intercept=head.intercept + float(fitted["support_intercept_delta"]))
     return dataclasses.replace(model, **changes)

@@ -59,7 +59,33 @@ RESP_FEATURES = (
     "n_names", "names_missing", "names_missing_frac",
     "log_tokens", "position", "log_n_response", "hedged", "resp_recall_context",
     "recall_context_or_question", "log_novel_tokens",
+    # lexical evidence (local:2.2.0): what no single document sentence contains
+    "best_sentence_recall", "novel_content_frac", "dates_missing", "capitals_missing_frac", "novel_evidence",
+    "resp_novel_content_frac", "resp_share_novel_sentences",
 )
+
+
+_MONTH = re.compile(
+    r"\b(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|june?|july?|aug(?:ust)?|sept?(?:ember)?|"
+    r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b", re.IGNORECASE)
+_YEAR = re.compile(r"(?<![\d.,])(1[5-9]\d\d|20\d\d)s?(?![\d.,]\d)")
+
+
+def dates(text: str) -> set[str]:
+    """Years (1500-2099, '1990s') and month names, normalised ('Sept.' == 'september'[:3]):
+    a date a response states that its documents never mention is a classic fabrication."""
+    return {m.group(1) for m in _YEAR.finditer(text)} | {m.group(1).lower()[:3] for m in _MONTH.finditer(text)}
+
+
+def capitalised_tokens(text: str) -> set[str]:
+    """Every capitalised non-stop-word token, sentence-initial ones included (stemmed,
+    lower-cased): the named-entity-like words of a sentence."""
+    out = set()
+    for _start, token in _tokens_with_starts(text):
+        low = token.lower()
+        if token[:1].isupper() and low not in STOPWORDS and len(low) > 1:
+            out.add(_stem(low))
+    return out
 
 
 def words(text: str) -> list[str]:
@@ -115,6 +141,10 @@ def _tokens_with_starts(text: str) -> list[tuple[bool, str]]:
             out.append((start, token))
         start = raw.endswith((".", "!", "?", ":"))
     return out
+
+
+def _missing_frac(needles: set[str], haystack: set[str]) -> float:
+    return len(needles - haystack) / len(needles) if needles else 0.0
 
 
 def bigrams(tokens: Sequence[str]) -> set[tuple[str, str]]:
@@ -204,6 +234,13 @@ def row_features(
     resp_rows = []
     missing_numbers, missing_names = [], []
     n_resp = len(response_sentences)
+    context_dates = dates(context_text)
+    # Lexical novelty: the share of a sentence's content words that appear nowhere in
+    # the documents (the issue's one-line baseline, per sentence), and the best share
+    # any single document sentence covers.
+    novel_frac = [1.0 - recall(r, context_tokens) if r else 0.0 for r in r_sets]
+    resp_novel = 1.0 - recall(response_tokens, context_tokens) if response_tokens else 0.0
+    share_novel = float(np.mean([f > 0.5 for f in novel_frac]))
     q_resp = (resp_vecs @ q_vec).astype(np.float32)
     for i, text in enumerate(response_sentences):
         row_sim = sim[i]
@@ -229,6 +266,13 @@ def row_features(
             recall(response_tokens, context_tokens),
             recall(r_sets[i], context_tokens | q_tok),
             np.log1p(len(r_sets[i] - context_tokens - q_tok)),
+            max((recall(r_sets[i], d) for d in d_sets), default=0.0) if r_sets[i] else 1.0,
+            novel_frac[i],
+            float(len(dates(text) - context_dates)),
+            _missing_frac(capitalised_tokens(text), context_names),
+            float(bool(miss_n or miss_w or dates(text) - context_dates)),
+            resp_novel,
+            share_novel,
         ])
         missing_numbers.append(miss_n)
         missing_names.append(miss_w)

@@ -102,6 +102,8 @@ ROW_FEATURES = (
     "min_p_support", "mean_p_support", "log_prod_p_support", "n_unsupported_05",
     "max_numbers_missing", "max_names_missing_frac", "min_recall_context", "resp_recall_context",
     "min_max_cos", "log_n_response", "any_hedged", "min_recall_context_or_question", "max_log_novel_tokens",
+    "min_best_sentence_recall", "max_novel_content_frac", "max_dates_missing", "max_capitals_missing_frac",
+    "share_novel_evidence", "resp_novel_content_frac", "resp_share_novel_sentences",
 )
 
 
@@ -115,6 +117,10 @@ def row_level_features(resp: np.ndarray, p_support: np.ndarray) -> np.ndarray:
         resp[:, col["recall_context"]].min(), resp[0, col["resp_recall_context"]],
         resp[:, col["max_cos"]].min(), resp[0, col["log_n_response"]], resp[:, col["hedged"]].max(),
         resp[:, col["recall_context_or_question"]].min(), resp[:, col["log_novel_tokens"]].max(),
+        resp[:, col["best_sentence_recall"]].min(), resp[:, col["novel_content_frac"]].max(),
+        resp[:, col["dates_missing"]].max(), resp[:, col["capitals_missing_frac"]].max(),
+        resp[:, col["novel_evidence"]].mean(), resp[0, col["resp_novel_content_frac"]],
+        resp[0, col["resp_share_novel_sentences"]],
     ], dtype=np.float64)
 
 

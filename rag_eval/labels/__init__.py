@@ -7,5 +7,5 @@ calibration of the local judge to a reviewer's domain.
 - :mod:`.queue`    which rows to review next (pure);
 - :mod:`.agreement` each judge against the human labels, and judge against judge (pure);
 - :mod:`.exchange` export / import of label sets (RAGBench parquet, JSONL);
-- :mod:`.calibrate` fitting the local judge's rate intercepts and threshold to labelled rows.
+- :mod:`.calibrate` adapting the local judge to labelled rows (per-metric moves chosen by cross-validation).
 """

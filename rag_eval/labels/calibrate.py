@@ -1,21 +1,40 @@
-"""Calibrating the local judge to a domain from a few labelled rows.
+"""Calibrating the local judge to a domain from labelled rows, so that it never hurts.
 
 The local judge's errors on a new domain are mostly base rates (it predicts +0.15
-relevance on emanual, -0.15 on msmarco). A calibration therefore refits only the
-intercepts of its row-level heads and its decision threshold, never a coefficient:
+relevance on emanual, -0.15 on msmarco). A calibration moves the intercepts of its
+row-level heads and its decision threshold, and may adapt the support head:
 
-- relevance rate, utilization rate, completeness: intercept shift = the mean residual
-  (label minus prediction) on the fitting rows;
+- relevance rate, utilization rate: intercept shift = the mean residual (label minus
+  prediction) on the fitting rows;
 - adherence: the logit shift that makes the mean P(grounded) equal the share of
   grounded fitting rows;
-- support threshold: the P(supported) cut at which the share of fitting rows with an
-  unsupported sentence equals the share the labels call not adherent.
+- support threshold (the verdict): the P(supported) cut at which the share of fitting
+  rows with an unsupported sentence equals the share the labels call not adherent;
+- the sentence-level support head (``support_head``, first): its coefficients refitted on
+  the rows' sentence labels by an L2 fit that starts at and is shrunk toward the
+  shipped coefficients (strength from :data:`HEAD_ALPHAS`), so a calibration can change
+  the *ranking* of responses, not only intercepts. Judged by the sentences' log loss.
 
-Every fitted value is shrunk toward the base model by ``w = n / (n + shrink_rows)``
-(n fitting rows), so ten rows move the judge a little and a hundred move it most of
-the way. The labelled rows are split with a seeded permutation: the calibration is
-fitted on one part and the before/after figures are measured on the other, never on
-the rows it was fitted on.
+How far each of these moves is decided per metric by cross-validation over *all*
+labelled rows (:data:`FOLDS` seeded folds): in each fold the shifts are fitted on the
+other folds and applied, at each shrinkage in :data:`SHRINKAGE_GRID` (0 = the base
+judge, 1 = the full shift), to the fold's rows. The shrinkage with the lowest
+cross-validated error is taken only when its improvement over the base judge exceeds
+one standard error of the per-row differences (:data:`MIN_Z`); otherwise the metric
+stays at the base judge. Because the relevance and utilization labels depend on the
+verdict (a supported sentence's best match is utilized) and relevance on utilization,
+the decisions are taken in that order, each on top of the previous ones, and a move is
+refused when it raises the cross-validated error of a metric it drags along
+(completeness, for one).
+
+The stored calibration records per metric the cross-validated error before and after
+with 95% bootstrap intervals (over rows) and the decision. Fewer than :data:`MIN_ROWS`
+labelled rows is refused (:class:`TooFewRows`): no error of a calibration could be
+measured on them. Hallucination AUROC needs :data:`MIN_CLASS_ROWS` rows of each class,
+else it is stored as unmeasured with the reason, never as 0 or None.
+
+Completeness has no head at scoring time (it follows from the relevant and utilized
+labels), so it is not moved; its before/after error is recorded as a consequence.
 """
 
 from __future__ import annotations
@@ -44,11 +63,41 @@ from rag_eval.judges.local import (
 from rag_eval.metrics.trace import score_item
 from rag_eval.schema import EvalItem, Labels
 
-SHRINK_ROWS = 10.0  # prior strength of the base model, in rows
-DEFAULT_HOLDOUT = 0.3
+MIN_ROWS = 20  # fewer labelled rows cannot measure whether a calibration helps
+MIN_CLASS_ROWS = 5  # hallucinated and grounded rows each, for an AUROC
+FOLDS = 5
+SHRINKAGE_GRID = (0.0, 0.25, 0.5, 0.75, 1.0)
+MIN_Z = 1.0  # a move must beat the base judge by one standard error of the per-row differences
+BOOTSTRAP = 1000
 DEFAULT_SEED = 0
-MIN_ROWS = 4
+FORMAT = 2  # format 1 (before 2026-11-26): a 70/30 split, ``held_out`` figures, every shift shrunk by n/(n+10)
 RATE_METRICS = ("relevance", "utilization", "completeness")
+#: The decisions in the order they are taken: (decision, metric it is judged by,
+#: metrics that must not get worse, fitted key it moves).
+DECISIONS = (
+    ("support_head", "support_sentences", ("utilization", "relevance", "completeness"), "support_coef_delta"),
+    ("verdict", "verdict", ("utilization", "relevance", "completeness"), "support_threshold"),
+    ("adherence", "adherence", (), "adherence_logit_shift"),
+    ("utilization", "utilization", ("relevance", "completeness"), "utilization_rate_shift"),
+    ("relevance", "relevance", ("completeness",), "relevance_rate_shift"),
+)
+#: metric -> (name of its error figure, what it measures)
+ERROR_FIGURES = {
+    "relevance": ("rmse", "RMSE of context relevance"),
+    "utilization": ("rmse", "RMSE of context utilization"),
+    "completeness": ("rmse", "RMSE of completeness"),
+    "adherence": ("brier", "Brier score of P(grounded)"),
+    "verdict": ("error_rate", "share of rows whose grounded / hallucinated verdict is wrong"),
+    "support_sentences": ("log_loss", "mean log loss of P(supported) per response sentence"),
+}
+#: L2 strengths (standardised features, summed log loss) of the support head's domain
+#: adaptation, strongest first; the "shrinkage" of decision ``support_head`` is one of
+#: these (0 = not adapted).
+HEAD_ALPHAS = (100.0, 30.0, 10.0)
+
+
+class TooFewRows(ValueError):
+    """Too few labelled rows to measure whether a calibration helps."""
 
 
 @dataclass(slots=True)
@@ -58,6 +107,7 @@ class LabelledRow:
     item: EvalItem
     feats: RowFeatures
     truth: dict[str, float]  # relevance, utilization, completeness, adherence (0/1)
+    supported: np.ndarray | None = None  # per response sentence: 1 supported, 0 not (the sentence labels)
 
 
 def truth_from_labels(item: EvalItem, labels: Labels) -> dict[str, float]:
@@ -108,61 +158,272 @@ def _threshold(row_min: np.ndarray, not_adherent_rate: float) -> float:
     return float((order[k - 1] + order[k]) / 2)
 
 
-def fit_calibration(model: LocalModel, rows: Sequence[LabelledRow], shrink_rows: float = SHRINK_ROWS) -> dict[str, float]:
-    """The fitted values (see the module docstring) from ``rows``."""
+def fit_support_delta(model: LocalModel, rows: Sequence[LabelledRow], alpha: float) -> tuple[list[float], float]:
+    """Domain adaptation of the sentence-level support head on the rows' sentence
+    labels: the change of its coefficients and intercept (in its standardised feature
+    space) that minimises the summed log loss plus ``alpha / 2 * ||change||^2``, i.e.
+    an L2 fit warm-started at, and shrunk toward, the shipped coefficients."""
+    from scipy.optimize import minimize
+
+    head = model.support
+    x = np.concatenate([(r.feats.resp - head.mean) / head.scale for r in rows if r.supported is not None])
+    y = np.concatenate([r.supported for r in rows if r.supported is not None]).astype(float)
+    z0 = x @ head.coef + head.intercept
+    xa = np.hstack([x, np.ones((len(x), 1))])
+    sign = 2 * y - 1
+
+    def loss(d: np.ndarray) -> tuple[float, np.ndarray]:
+        m = sign * (z0 + xa @ d)
+        value = float(np.logaddexp(0, -m).sum() + alpha / 2 * d @ d)
+        grad = xa.T @ (-sign / (1 + np.exp(np.clip(m, -30, 30)))) + alpha * d
+        return value, grad
+
+    d = minimize(loss, np.zeros(xa.shape[1]), jac=True, method="L-BFGS-B").x
+    return [round(float(v), 6) for v in d[:-1]], round(float(d[-1]), 6)
+
+
+def full_shifts(model: LocalModel, rows: Sequence[LabelledRow], support_alpha: float = 0.0) -> dict[str, Any]:
+    """The unshrunk moves fitted on ``rows``: rate-intercept shifts (mean residual),
+    the adherence logit shift and the support threshold the rows' verdicts call for;
+    with ``support_alpha`` > 0 first the support head's adaptation (see
+    :func:`fit_support_delta`), and the other moves on top of the adapted head."""
     if not rows:
         raise ValueError("no rows to fit a calibration on")
+    extra: dict[str, Any] = {}
+    if support_alpha > 0:
+        coef_delta, intercept_delta = fit_support_delta(model, rows, support_alpha)
+        extra = {"support_coef_delta": coef_delta, "support_intercept_delta": intercept_delta,
+                 "support_alpha": support_alpha}
+        model = apply_calibration(model, {**_identity(model), **extra})
     out = [_outputs(model, r.feats) for r in rows]
-    n = len(rows)
-    w = n / (n + shrink_rows)
-    fitted: dict[str, float] = {"weight": w, "n_rows": float(n)}
-    for m in RATE_METRICS:
-        residual = float(np.mean([r.truth[m] - o[m] for r, o in zip(rows, out)]))
-        fitted[f"{m}_rate_shift" if m != "completeness" else "completeness_shift"] = w * residual
+    shifts: dict[str, Any] = dict(extra)
+    for m in ("relevance", "utilization"):
+        shifts[f"{m}_rate_shift"] = float(np.mean([r.truth[m] - o[m] for r, o in zip(rows, out)]))
     adherent = np.array([r.truth["adherence"] for r in rows])
-    z = np.array([o["adherence_logit"] for o in out])
-    fitted["adherence_logit_shift"] = w * _logit_shift(z, float(adherent.mean()))
-    t_fit = _threshold(np.array([o["min_p_support"] for o in out]), float(1 - adherent.mean()))
-    fitted["support_threshold"] = model.support_threshold + w * (t_fit - model.support_threshold)
-    return fitted
+    shifts["adherence_logit_shift"] = _logit_shift(np.array([o["adherence_logit"] for o in out]), float(adherent.mean()))
+    shifts["support_threshold"] = _threshold(np.array([o["min_p_support"] for o in out]), float(1 - adherent.mean()))
+    return shifts
+
+
+def _identity(model: LocalModel) -> dict[str, float]:
+    return {"relevance_rate_shift": 0.0, "utilization_rate_shift": 0.0, "completeness_shift": 0.0,
+            "adherence_logit_shift": 0.0, "support_threshold": model.support_threshold}
+
+
+def fitted_values(model: LocalModel, shifts: dict[str, Any], shrinkage: dict[str, float],
+                  n_rows: int) -> dict[str, Any]:
+    """The values :func:`~rag_eval.judges.calibration.apply_calibration` applies: each
+    move of ``shifts`` times its decision's shrinkage (0 = the base judge); the support
+    head's adaptation when ``shifts`` carries one (fitted at ``shrinkage["support_head"]``)."""
+    w = {key: float(shrinkage.get(decision, 0.0)) for decision, _, _, key in DECISIONS}
+    base_t = model.support_threshold
+    head = ({"support_coef_delta": shifts["support_coef_delta"],
+             "support_intercept_delta": shifts["support_intercept_delta"]}
+            if shrinkage.get("support_head") and "support_coef_delta" in shifts else {})
+    return {**head,
+        "relevance_rate_shift": w["relevance_rate_shift"] * shifts["relevance_rate_shift"],
+        "utilization_rate_shift": w["utilization_rate_shift"] * shifts["utilization_rate_shift"],
+        "completeness_shift": 0.0,  # completeness is scored from the labels; its head only explains
+        "adherence_logit_shift": w["adherence_logit_shift"] * shifts["adherence_logit_shift"],
+        "support_threshold": base_t + w["support_threshold"] * (shifts["support_threshold"] - base_t),
+        "n_rows": float(n_rows),
+    }
+
+
+def fit_calibration(model: LocalModel, rows: Sequence[LabelledRow],
+                    shrinkage: dict[str, float] | None = None) -> dict[str, Any]:
+    """Fitted values from ``rows`` at the given per-decision shrinkage (default: every
+    intercept move in full, the support head not adapted). :func:`cross_validate`
+    chooses the shrinkage."""
+    full = {d: 1.0 for d, *_ in DECISIONS if d != "support_head"} if shrinkage is None else shrinkage
+    return fitted_values(model, full_shifts(model, rows, float(full.get("support_head", 0.0))), full, len(rows))
+
+
+def _row_scores(model: LocalModel, row: LabelledRow) -> tuple[float, float, float, float, float, float]:
+    """(relevance, utilization, completeness, P(grounded), verdict adherent, mean log
+    loss of the sentences' P(supported) or NaN without sentence labels) of one row,
+    scored like a user's run (judge labels -> ``score_item(..., "clean")``)."""
+    labels = labels_from_features(row.item, row.feats, model)
+    s = score_item(row.item, labels, "clean")
+    adherent = float(bool(s.adherence))
+    p = float(s.adherence_score) if s.adherence_score is not None else adherent
+    loss = float("nan")
+    if row.supported is not None:
+        p_sup = np.clip([(labels.support_probabilities or {})[k] for k in row.item.response_keys], 1e-4, 1 - 1e-4)
+        loss = float(-np.mean(np.where(row.supported == 1, np.log(p_sup), np.log(1 - p_sup))))
+    return (float(s.context_relevance or 0.0), float(s.context_utilization or 0.0), float(s.completeness or 0.0),
+            p, adherent, loss)
+
+
+def _errors(pred: np.ndarray, truth: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Per-row squared (or 0/1) errors of ``pred`` (rows x 5, as :func:`_row_scores`)."""
+    return {
+        "relevance": (pred[:, 0] - truth["relevance"]) ** 2,
+        "utilization": (pred[:, 1] - truth["utilization"]) ** 2,
+        "completeness": (pred[:, 2] - truth["completeness"]) ** 2,
+        "adherence": (pred[:, 3] - truth["adherence"]) ** 2,
+        "verdict": (pred[:, 4] != truth["adherence"]).astype(float),
+        "support_sentences": pred[:, 5],
+    }
+
+
+def _figure(metric: str, per_row: np.ndarray) -> float:
+    mean = float(np.mean(per_row))
+    return float(np.sqrt(mean)) if ERROR_FIGURES[metric][0] == "rmse" else mean
+
+
+def _interval(metric: str, per_row: np.ndarray, idx: np.ndarray) -> list[float]:
+    """95% percentile bootstrap interval of the figure over rows (``idx``: resamples x rows)."""
+    means = per_row[idx].mean(axis=1)
+    figures = np.sqrt(means) if ERROR_FIGURES[metric][0] == "rmse" else means
+    return [round(float(np.percentile(figures, 2.5)), 4), round(float(np.percentile(figures, 97.5)), 4)]
+
+
+def _auroc(truth_adherent: np.ndarray, p_grounded: np.ndarray) -> dict[str, Any]:
+    from sklearn.metrics import roc_auc_score
+
+    bad = int((truth_adherent == 0).sum())
+    good = len(truth_adherent) - bad
+    if min(bad, good) < MIN_CLASS_ROWS:
+        return {"measured": False,
+                "reason": f"{bad} hallucinated and {good} grounded row(s); an AUROC needs at least "
+                          f"{MIN_CLASS_ROWS} of each"}
+    return {"measured": True, "value": round(float(roc_auc_score(1 - truth_adherent, 1 - p_grounded)), 4)}
+
+
+def cross_validate(model: LocalModel, rows: Sequence[LabelledRow], seed: int = DEFAULT_SEED, folds: int = FOLDS,
+                   grid: Sequence[float] = SHRINKAGE_GRID, min_z: float = MIN_Z,
+                   bootstrap: int = BOOTSTRAP, min_rows: int = MIN_ROWS) -> dict[str, Any]:
+    """Choose each decision's shrinkage by cross-validated error over ``rows`` and
+    measure the result (see the module docstring). Returns ``shrinkage`` (decision ->
+    weight), ``metrics`` (per metric: figure, before / after with intervals, the
+    difference's interval, decision), ``auroc`` before / after and the fold layout.
+    ``min_rows`` below :data:`MIN_ROWS` is for benches that show what the rule would do."""
+    n = len(rows)
+    if n < max(min_rows, 2):
+        raise TooFewRows(f"calibration refused: {n} labelled row(s); at least {MIN_ROWS} are needed to measure "
+                         f"whether a calibration helps (label {MIN_ROWS - n} more)")
+    k = min(folds, n)
+    fold = np.random.default_rng(seed).permutation(n) % k
+    shift_cache: dict[float, list[dict[str, Any]]] = {}  # support-head alpha -> per fold
+
+    def fold_shifts(alpha: float) -> list[dict[str, Any]]:
+        if alpha not in shift_cache:
+            shift_cache[alpha] = [full_shifts(model, [rows[i] for i in np.flatnonzero(fold != j).tolist()], alpha)
+                                  for j in range(k)]
+        return shift_cache[alpha]
+
+    truth = {m: np.array([r.truth[m] for r in rows]) for m in (*RATE_METRICS, "adherence")}
+    has_sentences = all(r.supported is not None and len(r.supported) for r in rows)
+
+    def oof(shrinkage: dict[str, float]) -> np.ndarray:
+        pred = np.zeros((n, 6))
+        shifts = fold_shifts(float(shrinkage.get("support_head", 0.0)))
+        for j in range(k):
+            calibrated = apply_calibration(model, fitted_values(model, shifts[j], shrinkage, n))
+            for i in np.flatnonzero(fold == j).tolist():
+                pred[i] = _row_scores(calibrated, rows[i])
+        return pred
+
+    chosen = {d: 0.0 for d, *_ in DECISIONS}
+    base_pred = oof(chosen)
+    current = _errors(base_pred, truth)
+    notes: dict[str, str] = {}
+    for decision, metric, guards, _key in DECISIONS:
+        if decision == "support_head" and not has_sentences:
+            notes[decision] = "kept the shipped head: some rows lack sentence labels"
+            continue
+        best: tuple[float, float, dict[str, np.ndarray]] | None = None  # (gain, weight, errors)
+        for w in (HEAD_ALPHAS if decision == "support_head" else grid):
+            if w == 0.0:
+                continue
+            errs = _errors(oof({**chosen, decision: w}), truth)
+            gain = float(np.mean(current[metric] - errs[metric]))
+            if best is None or gain > best[0]:
+                best = (gain, w, errs)
+        if best is None:
+            notes[decision] = "kept the base judge: no shrinkage to try"
+            continue
+        gain, w, errs = best
+        diff = current[metric] - errs[metric]
+        se = float(np.std(diff, ddof=1) / np.sqrt(n)) if n > 1 else float("inf")
+        # a guard blocks the move when it raises that metric's cross-validated error at all
+        # (with a one-standard-error tolerance, emanual's completeness got worse beyond
+        # noise at k = 50 in bench/bench_calibration.py)
+        worse = [g for g in guards if float(np.mean(errs[g] - current[g])) > 1e-12]
+        if gain > 0 and gain > min_z * se and not worse:
+            chosen[decision] = w
+            current = errs
+            notes[decision] = (f"adapted to this domain's sentence labels (L2 strength {w:g}): lowers the "
+                               "cross-validated error" if decision == "support_head"
+                               else f"calibrated: shrinkage {w:g} lowers the cross-validated error")
+        elif worse:
+            notes[decision] = f"kept the base judge: moving it raises the cross-validated error of {', '.join(worse)}"
+        elif gain > 0:
+            notes[decision] = ("kept the base judge: the cross-validated gain is within one standard error "
+                               "(not distinguishable from noise)")
+        else:
+            notes[decision] = "kept the base judge: moving it does not lower the cross-validated error"
+    after_pred = oof(chosen)
+    before, after = _errors(base_pred, truth), _errors(after_pred, truth)
+    # The adherence shift is one monotone move of every row's P(grounded), so it cannot
+    # change the ranking of the fitted calibration; pooled over folds with different
+    # shifts it would (an artefact of the folds), so the AUROC is taken without it.
+    rank_pred = oof({**chosen, "adherence": 0.0}) if chosen["adherence"] else after_pred
+    # (with an adapted support head the ranking itself changes: that is what it is for)
+    idx = np.random.default_rng(seed + 1).integers(0, n, size=(bootstrap, n))
+    metrics: dict[str, Any] = {}
+    for metric, (figure, meaning) in ERROR_FIGURES.items():
+        if metric == "support_sentences" and not has_sentences:
+            continue
+        diff_means = (after[metric] - before[metric])[idx].mean(axis=1)
+        metrics[metric] = {
+            "figure": figure,
+            "meaning": meaning,
+            "before": round(_figure(metric, before[metric]), 4),
+            "before_interval": _interval(metric, before[metric], idx),
+            "after": round(_figure(metric, after[metric]), 4),
+            "after_interval": _interval(metric, after[metric], idx),
+            # interval of the change in the mean per-row (squared) error; below 0 = better
+            "change_interval": [round(float(np.percentile(diff_means, 2.5)), 5),
+                                round(float(np.percentile(diff_means, 97.5)), 5)],
+            "shrinkage": chosen.get("support_head" if metric == "support_sentences" else metric, 0.0),
+            "decision": notes.get("support_head" if metric == "support_sentences" else metric,
+                                  "not moved: completeness follows from the relevance and utilization labels"),
+        }
+    return {
+        "rows": n, "folds": k, "seed": seed, "grid": list(grid), "min_z": min_z, "bootstrap": bootstrap,
+        "shrinkage": chosen,
+        "metrics": metrics,
+        "auroc": {"before": _auroc(truth["adherence"], base_pred[:, 3]),
+                  "after": _auroc(truth["adherence"], rank_pred[:, 3])},
+    }
+
+
+def row_predictions(model: LocalModel, rows: Sequence[LabelledRow]) -> np.ndarray:
+    """Rows x (relevance, utilization, completeness, P(grounded), verdict adherent, sentence log loss)."""
+    return np.array([_row_scores(model, r) for r in rows])
 
 
 def evaluate_rows(model: LocalModel, rows: Sequence[LabelledRow]) -> dict[str, float | None]:
     """The judge's agreement with the labels of ``rows``: RMSE per TRACe rate metric,
     hallucination AUROC (None when one class is absent) and adherence accuracy; scored
-    like a user's run (judge labels -> ``score_item(..., "clean")``)."""
+    like a user's run (judge labels -> ``score_item(..., "clean")``). For benches; a
+    stored calibration reports cross-validated figures instead."""
     from sklearn.metrics import roc_auc_score
 
     if not rows:
         raise ValueError("no rows to evaluate on")
-    pred: dict[str, list[float]] = {m: [] for m in (*RATE_METRICS, "adherence_score", "adherence")}
-    for r in rows:
-        s = score_item(r.item, labels_from_features(r.item, r.feats, model), "clean")
-        pred["relevance"].append(float(s.context_relevance or 0.0))
-        pred["utilization"].append(float(s.context_utilization or 0.0))
-        pred["completeness"].append(float(s.completeness or 0.0))
-        pred["adherence_score"].append(float(s.adherence_score if s.adherence_score is not None else float(bool(s.adherence))))
-        pred["adherence"].append(float(bool(s.adherence)))
+    pred = np.array([_row_scores(model, r) for r in rows])
     out: dict[str, float | None] = {"rows": float(len(rows))}
-    for m in RATE_METRICS:
+    for i, m in enumerate(RATE_METRICS):
         truth = np.array([r.truth[m] for r in rows])
-        out[f"rmse_{m}"] = float(np.sqrt(np.mean((np.array(pred[m]) - truth) ** 2)))
+        out[f"rmse_{m}"] = float(np.sqrt(np.mean((pred[:, i] - truth) ** 2)))
     hallucinated = np.array([1 - r.truth["adherence"] for r in rows])
-    score = 1 - np.array(pred["adherence_score"])
-    out["auroc"] = float(roc_auc_score(hallucinated, score)) if 0 < hallucinated.sum() < len(rows) else None
-    out["adherence_accuracy"] = float(np.mean(np.array(pred["adherence"]) == 1 - hallucinated))
+    out["auroc"] = (float(roc_auc_score(hallucinated, 1 - pred[:, 3])) if 0 < hallucinated.sum() < len(rows)
+                    else None)
+    out["adherence_accuracy"] = float(np.mean(pred[:, 4] == 1 - hallucinated))
     return out
-
-
-def split_rows(n: int, seed: int, holdout: float) -> tuple[list[int], list[int]]:
-    """(fit, evaluate) row indices from a seeded permutation; both parts non-empty."""
-    if n < MIN_ROWS:
-        raise ValueError(f"calibration needs at least {MIN_ROWS} labelled rows, got {n}")
-    if not 0.0 < holdout < 1.0:
-        raise ValueError(f"holdout must be between 0 and 1, got {holdout}")
-    perm = np.random.default_rng(seed).permutation(n).tolist()
-    n_eval = min(max(1, round(holdout * n)), n - 1)
-    return sorted(perm[n_eval:]), sorted(perm[:n_eval])
 
 
 def _sha256(path: Path) -> str:
@@ -170,34 +431,82 @@ def _sha256(path: Path) -> str:
 
 
 def calibrate(model: LocalModel, rows: Sequence[LabelledRow], name: str, *, seed: int = DEFAULT_SEED,
-              holdout: float = DEFAULT_HOLDOUT, shrink_rows: float = SHRINK_ROWS,
-              source: dict[str, Any] | None = None, model_path: Path | None = None) -> dict[str, Any]:
-    """A calibration fitted on a seeded part of ``rows`` with before/after figures on the
-    other part, as the JSON document that is stored (see :func:`save_calibration`)."""
+              folds: int = FOLDS, source: dict[str, Any] | None = None,
+              model_path: Path | None = None) -> dict[str, Any]:
+    """A calibration chosen and measured by cross-validation over all ``rows``, fitted
+    on all of them, as the JSON document that is stored (see :func:`save_calibration`).
+    Raises :class:`TooFewRows` under :data:`MIN_ROWS` rows."""
     check_name(name)
-    fit_idx, eval_idx = split_rows(len(rows), seed, holdout)
-    fitted = fit_calibration(model, [rows[i] for i in fit_idx], shrink_rows)
-    held = [rows[i] for i in eval_idx]
+    cv = cross_validate(model, rows, seed=seed, folds=folds)
+    shifts = full_shifts(model, rows, float(cv["shrinkage"].get("support_head", 0.0)))
     base_file = Path(model_path) if model_path is not None else MODEL_DIR / MODEL_FILE
     return {
+        "format": FORMAT,
         "name": name,
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "base_version": model.version,
         "base_model_sha256": _sha256(base_file) if base_file.is_file() else None,
         "source": dict(source or {}),
         "seed": seed,
-        "holdout": holdout,
-        "shrink_rows": shrink_rows,
-        "fit_row_ids": [rows[i].item.id for i in fit_idx],
-        "held_out_row_ids": [r.item.id for r in held],
-        "fitted": fitted,
+        "row_ids": [r.item.id for r in rows],
+        "full_shifts": {k: round(v, 6) if isinstance(v, float) else v for k, v in shifts.items()},
+        "fitted": fitted_values(model, shifts, cv["shrinkage"], len(rows)),
         "base_values": {"support_threshold": model.support_threshold},
-        "held_out": {
-            "rows": len(held),
-            "before": evaluate_rows(model, held),
-            "after": evaluate_rows(apply_calibration(model, fitted), held),
-        },
+        "cross_validation": cv,
     }
+
+
+def is_measured(calibration: dict[str, Any]) -> bool:
+    """Whether ``calibration`` carries cross-validated figures (format 2); format 1
+    calibrations carry figures on a 30% hold-out instead."""
+    return "cross_validation" in calibration
+
+
+def _ci(interval: Sequence[float] | None) -> str:
+    return f"{interval[0]:.3f}-{interval[1]:.3f}" if interval else ""
+
+
+def calibration_report(calibration: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per figure of a stored calibration, for the CLI and the Judges page:
+    ``figure``, ``before``, ``before 95% CI``, ``after``, ``after 95% CI``, ``decision``.
+    A figure that could not be measured says why instead of showing 0 or None. Reads
+    format 2 (cross-validated) and format 1 (a 30% hold-out) calibrations."""
+    cv = calibration.get("cross_validation")
+    if cv is None:  # format 1: figures on the rows it was not fitted on
+        held = calibration.get("held_out") or {}
+        n_held = held.get("rows", 0)
+        out = []
+        for key in ("rmse_relevance", "rmse_utilization", "rmse_completeness", "auroc", "adherence_accuracy"):
+            b, a = (held.get("before") or {}).get(key), (held.get("after") or {}).get(key)
+            note = (f"format 1: measured on {n_held} held-out row(s)" if b is not None and a is not None
+                    else f"unmeasured: {n_held} held-out row(s) lack a class or a value")
+            out.append({"figure": key, "before": b, "before 95% CI": "", "after": a, "after 95% CI": "",
+                        "decision": note + ("; under 20 rows: not a measurement to rely on" if n_held < MIN_ROWS else "")})
+        return out
+    rows = []
+    for metric, m in cv["metrics"].items():
+        rows.append({"figure": f"{m['figure']} {metric}", "before": m["before"],
+                     "before 95% CI": _ci(m.get("before_interval")), "after": m["after"],
+                     "after 95% CI": _ci(m.get("after_interval")), "decision": m["decision"]})
+    auroc = cv.get("auroc", {})
+    b, a = auroc.get("before", {}), auroc.get("after", {})
+    rows.append({"figure": "hallucination AUROC", "before": b.get("value"), "before 95% CI": "",
+                 "after": a.get("value"), "after 95% CI": "",
+                 "decision": ("measured (higher is better)" if b.get("measured") else f"unmeasured: {b.get('reason')}")})
+    return rows
+
+
+def calibration_summary(calibration: dict[str, Any]) -> str:
+    """One sentence: how the figures were measured and what moved."""
+    cv = calibration.get("cross_validation")
+    if cv is None:
+        held = (calibration.get("held_out") or {}).get("rows", 0)
+        return (f"format 1 calibration: fitted on {len(calibration.get('fit_row_ids', []))} row(s), figures on "
+                f"{held} held-out row(s); fit it again for cross-validated figures and per-metric decisions")
+    moved = [d for d, w in cv["shrinkage"].items() if w > 0]
+    return (f"{cv['rows']} labelled row(s), {cv['folds']}-fold cross-validation (seed {cv['seed']}); moved: "
+            + (", ".join(f"{d} (shrinkage {cv['shrinkage'][d]:g})" for d in moved) if moved
+               else "nothing (every metric stays at the base judge)"))
 
 
 def save_calibration(calibration: dict[str, Any], overwrite: bool = False) -> Path:
@@ -209,34 +518,43 @@ def save_calibration(calibration: dict[str, Any], overwrite: bool = False) -> Pa
     return path
 
 
+def _supported(item: EvalItem, labels: Labels) -> np.ndarray:
+    """Per response sentence of ``item``: 1 when the labels call it supported."""
+    from rag_eval.text.keys import normalize_key
+
+    unsupported = {normalize_key(k) for k in labels.unsupported_response_sentence_keys or []}
+    return np.array([normalize_key(k) not in unsupported for k in item.response_keys], dtype=int)
+
+
 def labelled_rows(rows: Sequence[dict[str, Any]], embedder: Any) -> tuple[list[LabelledRow], list[str]]:
     """RAGBench-format labelled rows (an export, or RAGBench itself) featurised for the
     local judge; rows without labels or sentences are left out with the reason."""
     from rag_eval.judges.local import featurize_items
     from rag_eval.text.sentences import item_from_row
 
-    good: list[tuple[EvalItem, dict[str, float]]] = []
+    good: list[tuple[EvalItem, dict[str, float], np.ndarray]] = []
     errors: list[str] = []
     for n, row in enumerate(rows, 1):
         try:
             if "all_relevant_sentence_keys" not in row or "unsupported_response_sentence_keys" not in row:
                 raise ValueError("no sentence labels (all_relevant_sentence_keys, ...)")
             item = item_from_row(row, default_id=f"row-{n}")
-            good.append((item, truth_from_labels(item, Labels.from_dict(row))))
+            labels = Labels.from_dict(row)
+            good.append((item, truth_from_labels(item, labels), _supported(item, labels)))
         except (ValueError, KeyError, TypeError) as err:
             errors.append(f"row {n}: {err}")
     out: list[LabelledRow] = []
     feats = featurize_items([g[0] for g in good], embedder) if good else []
-    for (item, truth), f in zip(good, feats):
+    for (item, truth, supported), f in zip(good, feats):
         if isinstance(f, str):
             errors.append(f"row {item.id}: {f}")
         else:
-            out.append(LabelledRow(item, f, truth))
+            out.append(LabelledRow(item, f, truth, supported))
     return out, errors
 
 
 def calibrate_rows(rows: Sequence[dict[str, Any]], name: str, *, seed: int = DEFAULT_SEED,
-                   holdout: float = DEFAULT_HOLDOUT, source: dict[str, Any] | None = None,
+                   folds: int = FOLDS, source: dict[str, Any] | None = None,
                    model_path: Path | None = None, embedder: Any = None,
                    overwrite: bool = False) -> tuple[dict[str, Any], Path, list[str]]:
     """Featurise, calibrate and store: the whole ``--calibrate`` / button path.
@@ -245,7 +563,7 @@ def calibrate_rows(rows: Sequence[dict[str, Any]], name: str, *, seed: int = DEF
 
     judge = LocalJudge(model_path=model_path, embedder=embedder)
     labelled, errors = labelled_rows(rows, judge.embedder)
-    cal = calibrate(judge.model, labelled, name, seed=seed, holdout=holdout, source=source, model_path=model_path)
+    cal = calibrate(judge.model, labelled, name, seed=seed, folds=folds, source=source, model_path=model_path)
     return cal, save_calibration(cal, overwrite=overwrite), errors
 
 

@@ -180,6 +180,6 @@ def pairs_table(result: Any) -> Any:
 def calibration_table(cal: dict[str, Any]) -> Any:
     import pandas as pd
 
-    held = cal["held_out"]
-    keys = ("rmse_relevance", "rmse_utilization", "rmse_completeness", "auroc", "adherence_accuracy")
-    return pd.DataFrame([{"figure": k, "before": held["before"].get(k), "after": held["after"].get(k)} for k in keys])
+    from rag_eval.labels.calibrate import calibration_report
+
+    return pd.DataFrame(calibration_report(cal))

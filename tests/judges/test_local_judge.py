@@ -203,3 +203,29 @@ def test_a_calibration_fitted_on_another_model_version_is_refused():
         LocalJudge(calibration={"name": "old", "base_version": "0.9.0", "fitted": fitted})
     same = LocalJudge(calibration={"name": "same", "base_version": LocalModel.load().version, "fitted": fitted})
     assert same.name.endswith("+same")
+
+
+def test_lexical_evidence_features_flag_what_no_document_sentence_contains():
+    """Issue 29: content words, numbers, named-entity-like tokens and dates of a response
+    sentence that no document sentence contains join the support head's features."""
+    from rag_eval.judges import features as F
+    from rag_eval.judges.training import lexical_novelty
+
+    assert F.dates("Founded in Sept. 1998, renamed in the 1990s; 3.1998 is no year") == {"1998", "1990", "sep"}
+    assert F.capitalised_tokens("Paris is in France. The Eiffel tower") == {"paris", "france", "eiffel"}
+    docs = [["The tower was built in 1889 in Paris.", "It is made of iron."]]
+    resp = ["The tower was built in 1889 in Paris.", "Gustave Eiffel sold it to Rome in March 1925."]
+    v = np.eye(4, dtype=np.float32)
+    f = F.row_features("When was the tower built?", docs, resp, v[0], v[:2], v[2:4] * 0 + v[:2])
+    col = {n: i for i, n in enumerate(F.RESP_FEATURES)}
+    copied, invented = f.resp[0], f.resp[1]
+    assert copied[col["best_sentence_recall"]] == 1.0 and copied[col["novel_content_frac"]] == 0.0
+    assert copied[col["novel_evidence"]] == 0.0 and copied[col["dates_missing"]] == 0.0
+    assert invented[col["dates_missing"]] == 2.0  # 1925 and March
+    assert invented[col["capitals_missing_frac"]] == 1.0  # Gustave, Eiffel, Rome, March: none in the documents
+    assert invented[col["novel_evidence"]] == 1.0 and invented[col["novel_content_frac"]] > 0.8
+    # the row-level baseline: the share of the response's content words found in no document
+    assert 0.4 < copied[col["resp_novel_content_frac"]] == invented[col["resp_novel_content_frac"]] < 0.8
+    from rag_eval.judges.features import RowFeatures
+
+    assert isinstance(f, RowFeatures) and lexical_novelty(f) == pytest.approx(copied[col["resp_novel_content_frac"]])

@@ -104,11 +104,11 @@ def test_judges_page_queue_agreement_and_calibration(dashboard_backend, labelled
     at.text_input(key="judges.cal_name").input("sample-domain").run()
     at.button(key="judges.calibrate").click().run()
     assert not at.error, [e.value for e in at.error]
-    assert any("Stored calibration" in s.value for s in at.success)
-    at.button(key="judges.rerun").click().run()
-    assert not at.error, [e.value for e in at.error]
-    judges = set(at.dataframe[0].value["judge"])
-    assert f"local:{VERSION}+sample-domain" in judges
+    # 14 reviewed rows cannot measure whether a calibration helps: refused, said plainly
+    # (a calibration on 24 rows and its rerun are tested in tests/labels/test_calibrate.py).
+    assert any("calibration refused: 14 labelled row(s)" in w.value and "Nothing was stored" in w.value
+               for w in at.warning)
+    assert not at.success
 
 
 def test_queue_opens_run_rows_for_review_one_after_the_other(rag_eval_home, judged_run):

@@ -1,0 +1,80 @@
+"""Every judge run carries its judge's expected error, with where the figure comes from:
+a calibration's cross-validation (this domain), the shipped model's leave-one-domain-out
+figures (a new domain), or 'unknown' for a judge nothing measured."""
+
+from __future__ import annotations
+
+import json
+
+from rag_eval.judges import expected_error as ee
+from rag_eval.judges.local import LocalJudge, LocalModel
+
+
+class _LLMJudge:
+    name = "llm:gpt-4o-mini"
+
+
+def test_the_shipped_local_judge_carries_its_leave_one_domain_out_figures():
+    model = LocalModel.load()
+    held = model.metadata["held_out_quality"]
+    e = ee.expected_judge_error(LocalJudge())
+    assert e["source"] == ee.SOURCE_HELD_OUT and e["judge"] == f"local:{model.version}"
+    rel = e["metrics"]["context_relevance"]
+    assert rel["rmse"] == round(held["mean"]["rmse_relevance"], 3)
+    per = [v["rmse_relevance"] for v in held["per_subset"].values()]
+    assert rel["range"] == [round(min(per), 3), round(max(per), 3)]
+    assert "not measured on this domain" in e["basis"]
+    text = ee.describe(e, "context_relevance")
+    assert text.startswith(f"expected judge error ± {rel['rmse']:.2f} per row on a new domain")
+    lines = ee.summary_lines(e, {"context_relevance": 0.42, "context_utilization": None, "completeness": 0.5})
+    assert lines[0].startswith("context_relevance 0.42, expected judge error ±")
+    assert json.loads(json.dumps(e)) == e  # stored as JSON in a run's summary
+
+
+def test_an_llm_judge_is_unknown_and_says_how_to_measure_it():
+    e = ee.expected_judge_error(_LLMJudge())
+    assert e["source"] == ee.SOURCE_UNKNOWN and e["metrics"] == {}
+    assert "review rows on the Judges page" in e["basis"]
+    assert ee.describe(e, "context_relevance") == "expected judge error unknown"
+    assert ee.difference_note("context_relevance", 0.4, 0.41, e, e) is None  # nothing to compare with
+
+
+def test_a_calibrated_judge_reports_its_cross_validated_error(rag_eval_home):
+    version = LocalModel.load().version
+    cal = {"format": 2, "name": "dom", "base_version": version,
+           "fitted": {"relevance_rate_shift": 0.0, "utilization_rate_shift": 0.0, "completeness_shift": 0.0,
+                      "adherence_logit_shift": 0.0, "support_threshold": LocalModel.load().support_threshold},
+           "cross_validation": {"rows": 30, "metrics": {
+               "relevance": {"after": 0.141, "after_interval": [0.11, 0.17]},
+               "utilization": {"after": 0.09, "after_interval": [0.07, 0.11]}},
+               "auroc": {"after": {"measured": False, "reason": "3 hallucinated and 27 grounded row(s)"}}}}
+    folder = rag_eval_home / "calibrations"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "dom.json").write_text(json.dumps(cal), encoding="utf-8")
+    e = ee.expected_judge_error(LocalJudge(calibration="dom"))
+    assert e["source"] == ee.SOURCE_CALIBRATION and e["judge"] == f"local:{version}+dom"
+    assert e["metrics"]["context_relevance"] == {"rmse": 0.141, "interval": [0.11, 0.17], "range": None}
+    assert "cross-validated on 30 labelled row(s) of this domain" in e["basis"]
+    assert e["hallucination_auroc_unmeasured"].startswith("3 hallucinated")
+    assert ee.describe(e, "context_relevance").endswith("here (calibrated on this domain), 95% CI 0.11-0.17")
+    # A stored run whose configuration names the calibration gets the same figures.
+    run = {"config": {"judge": {"kind": "local", "calibration": "dom"}}, "summary": {"metrics": {}}}
+    assert ee.for_run(run)["metrics"] == e["metrics"]
+
+
+def test_for_run_prefers_what_the_run_stored_and_compare_flags_small_differences():
+    stored = {"judge": "local:x", "source": ee.SOURCE_HELD_OUT, "basis": "b",
+              "metrics": {"context_relevance": {"rmse": 0.17, "range": None}}}
+    a = {"id": "a", "name": "A", "summary": {"expected_judge_error": stored,
+                                             "metrics": {"context_relevance": {"mean": 0.42}}}}
+    b = {"id": "b", "name": "B", "summary": {"expected_judge_error": stored,
+                                             "metrics": {"context_relevance": {"mean": 0.50}}}}
+    c = {"id": "c", "name": "C", "summary": {"expected_judge_error": stored,
+                                             "metrics": {"context_relevance": {"mean": 0.80}}}}
+    assert ee.for_run(a) == stored
+    assert ee.run_caption(a).startswith("context relevance 0.42, expected judge error ± 0.17")
+    notes = ee.compare_notes([a, b, c])
+    assert len(notes) == 1 and notes[0].startswith("B vs A, context_relevance: the difference 0.08 is smaller")
+    llm_run = {"config": {"judge": {"kind": "llm"}}, "summary": {"metrics": {"context_relevance": {"mean": 0.4}}}}
+    assert ee.for_run(llm_run)["source"] == ee.SOURCE_UNKNOWN
+    assert "expected judge error unknown" in ee.run_caption(llm_run)
