@@ -425,9 +425,12 @@ DATASET_NAME = "space-check-rows"
 BATCH_ROWS = 4
 ACTION_TIMEOUT_S = 600.0
 WARNING_JS = "Array.from(document.querySelectorAll('[data-testid=stAlertContentWarning]')).map(e => e.innerText)"
-# the button whose text is the label (or starts with it: a shortcut hint may follow), enabled
+# The enabled button whose text is the label, or has it as one of its lines (a Material icon's name may come
+# first: "download\n\nDownload report"), or starts with it (a shortcut hint may follow).
 CLICK_JS = ("(() => {{ const all = Array.from(document.querySelectorAll('[data-testid=stMain] button')).filter(b => !b.disabled); "
-            "const b = all.find(b => b.innerText.trim() === {label}) || all.find(b => b.innerText.trim().startsWith({label})); "
+            "const text = b => b.innerText.trim(); "
+            "const b = all.find(b => text(b) === {label}) || all.find(b => text(b).split('\\n').some(l => l.trim() === {label})) "
+            "|| all.find(b => text(b).startsWith({label})); "
             "if (!b) return false; b.click(); return true; }})()")
 
 
@@ -459,17 +462,20 @@ def open_page(session: browser.BrowserSession, space: Space, path: str, heading:
 
 def upload(session: browser.BrowserSession, files: list[Path], where: str) -> None:
     """Put ``files`` into the page's file uploader, as a user picking them in the file dialog."""
+    try:
+        session.wait_for("!!document.querySelector('[data-testid=stFileUploader] input[type=file]')", timeout_s=120)
+    except TimeoutError:
+        raise CheckFailed(f"{where}: no file uploader on the page:\n{session.main_text()[:2000]}") from None
     root = session.tools.call("DOM.getDocument", depth=-1, pierce=True)["root"]["nodeId"]
     node = session.tools.call("DOM.querySelector", nodeId=root,
                               selector="[data-testid=stFileUploader] input[type=file]").get("nodeId")
     if not node:
         raise CheckFailed(f"{where}: no file uploader on the page")
     session.tools.call("DOM.setFileInputFiles", nodeId=node, files=[str(f) for f in files])
-    names = " && ".join(f"{MAIN_TEXT_JS}.includes({json.dumps(f.name)})" for f in files)
-    try:
-        session.wait_for(names, timeout_s=120)
+    try:  # one chip per file (their names may be shortened with an ellipsis)
+        session.wait_for(f"document.querySelectorAll('[data-testid=stFileChip]').length >= {len(files)}", timeout_s=120)
     except TimeoutError:
-        raise CheckFailed(f"{where}: the uploader does not list {[f.name for f in files]}") from None
+        raise CheckFailed(f"{where}: the uploader does not list {[f.name for f in files]}:\n{session.main_text()[:2000]}") from None
 
 
 def choose(session: browser.BrowserSession, space: Space, label: str, option: str, where: str) -> None:
@@ -478,7 +484,7 @@ def choose(session: browser.BrowserSession, space: Space, label: str, option: st
         "(() => { const box = Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stSelectbox]'))"
         f".find(b => (b.querySelector('label') || {{innerText: ''}}).innerText.trim() === {json.dumps(label)}); "
         "const input = box && box.querySelector('input'); if (!input) return false; "
-        "input.focus(); input.click(); return true; })()")
+        "input.focus(); input.select(); input.click(); return true; })()")
     if not focused:
         raise CheckFailed(f"{where}: no selectbox '{label}'")
     session.tools.call("Input.insertText", text=option)
@@ -486,8 +492,8 @@ def choose(session: browser.BrowserSession, space: Space, label: str, option: st
     for kind in ("keyDown", "keyUp"):
         session.tools.call("Input.dispatchKeyEvent", type=kind, key="Enter", code="Enter", windowsVirtualKeyCode=13)
     settle(session, space, f"{where} ({label}: {option})",
-           "Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stSelectbox]'))"
-           f".some(b => b.innerText.includes({json.dumps(option)}))", 120)
+           f"Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stSelectbox] input[aria-label={json.dumps(label)}]'))"
+           f".some(i => i.value === {json.dumps(option)})", 120)
 
 
 def warnings_on_page(session: browser.BrowserSession) -> list[str]:
@@ -525,6 +531,8 @@ def act(session: browser.BrowserSession, space: Space, figures: Figures, work: P
         settle(session, space, "Ask (question typed)")
         click(session, space, "Ask", "Ask")
         settle(session, space, "Ask (uploaded collection)", H3_JS % json.dumps("TRACe"))
+        if UPLOADS[0] not in session.main_text():  # the retrieved chunks come from the uploaded tutorial page
+            raise CheckFailed(f"Ask: no chunk of {UPLOADS[0]} retrieved from '{DOCS_COLLECTION}':\n{session.main_text()[:2000]}")
 
     def batch(run: int) -> Callable[[], None]:
         def action() -> None:

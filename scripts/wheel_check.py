@@ -164,8 +164,8 @@ def features(venv: Path, work: Path, times: list[tuple[str, float]]) -> None:
             return run(cmd, cwd=cwd, env=env, expect=expect)
 
     where = step("rag_eval is imported from the wheel", [str(venv / "bin" / "python"), "-c",
-                 "import rag_eval, sys; print(rag_eval.__file__); print(sys.path)"])
-    if str(ROOT) in where or str(venv) not in where.splitlines()[0]:
+                 "import rag_eval.cli, sys; print(rag_eval.cli.__file__); print(list(rag_eval.__path__)); print(sys.path)"])
+    if str(ROOT) in where or not where.startswith(str(venv)):
         raise CheckFailed(f"rag_eval was not imported from the installed wheel:\n{where}")
     docs = [str(DOCS / name) for name in INGEST_FILES]
     ingested = step("rag-eval ingest (HTML, PDF, Markdown)", [cli, "ingest", *docs, "--collection", COLLECTION],
