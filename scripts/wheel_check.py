@@ -30,6 +30,7 @@ import argparse
 import fcntl
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -170,10 +171,9 @@ def features(venv: Path, work: Path, times: list[tuple[str, float]]) -> None:
     docs = [str(DOCS / name) for name in INGEST_FILES]
     ingested = step("rag-eval ingest (HTML, PDF, Markdown)", [cli, "ingest", *docs, "--collection", COLLECTION],
                     expect=f"Collection '{COLLECTION}'")
-    failed = [name for name in INGEST_FILES if any(name in line and "ok" not in line.split() for line in ingested.splitlines()
-                                                    if line.strip().startswith(name))]
-    if "error:" in ingested or failed:
-        raise CheckFailed(f"ingest did not take every file ({failed or 'error'}):\n{ingested}")
+    added = re.search(rf"Collection '{COLLECTION}': (\d+) documents added", ingested)
+    if "error:" in ingested or not added or int(added.group(1)) < len(INGEST_FILES):
+        raise CheckFailed(f"ingest did not take every file of {INGEST_FILES}:\n{ingested}")
     step("rag-eval ask (that collection, local judge)", [cli, "ask", QUESTION, "--collection", COLLECTION], expect="venv")
     out = work / "judged.jsonl"
     step("rag-eval judge --judge local (RAGBench rows)", [cli, "judge", str(LABELLED_ROWS), "--judge", "local", "--out", str(out)])
