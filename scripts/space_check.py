@@ -591,15 +591,19 @@ def act(session: browser.BrowserSession, space: Space, figures: Figures, work: P
         settle(session, space, "Datasets (import)", text_js(f"as '{DATASET_NAME}'"))
 
     def settings_save() -> None:
-        open_page(session, space, "settings", HEADINGS["pages/settings.py"],
-                  "!!document.querySelector('input[aria-label=\"Model\"]')")
-        session.type_into('input[aria-label="Model"]', "space-check-model")
+        # Concurrency is a field of both modes (a Space's deployment mode offers the owner's models only)
+        field = '[data-testid=stMain] input[aria-label="Concurrency"]'
+        field_js = f"document.querySelector({json.dumps(field)})"
+        open_page(session, space, "settings", HEADINGS["pages/settings.py"], f"!!{field_js}")
+        wanted = "3" if session.evaluate(f"{field_js}.value") != "3" else "2"
+        session.type_into(field, wanted)
         session.evaluate("document.activeElement && document.activeElement.blur()")
         click(session, space, "Save settings", "Settings")
-        settle(session, space, "Settings (save)", "location.search.includes('model=space-check-model')")
+        settle(session, space, "Settings (save)", f"{text_js('Saved for this session.')} && "
+               f"location.search.includes({json.dumps('concurrency=' + wanted)})", 120)
         session.tools.call("Page.reload", ignoreCache=True)
-        settle(session, space, "Settings (reload)", "(() => { const e = document.querySelector('input[aria-label=\"Model\"]'); "
-               "return !!e && e.value === 'space-check-model'; })()", PAGE_TIMEOUT_S)
+        settle(session, space, "Settings (reload)",
+               f"(() => {{ const e = {field_js}; return !!e && e.value === {json.dumps(wanted)}; }})()", PAGE_TIMEOUT_S)
 
     step("Corpus upload (HTML, PDF, Markdown)", corpus)
     step("Ask on the uploaded collection", ask_docs)
