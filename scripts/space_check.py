@@ -420,14 +420,18 @@ DOCS = ROOT / "tests" / "data" / "docs"
 UPLOADS = ("venv.html", "shared-mime-info-spec.pdf", "local-project-installs.md")
 DOCS_COLLECTION = "space-check-docs"
 DOCS_QUESTION = "How do I create a virtual environment?"
+DOCS_MARKER = "tutorial-env"  # in venv.html's "python3 -m venv tutorial-env", in no other document
 DATASET_FILE = ROOT / "rag_eval" / "demo" / "questions.jsonl"  # golden rows (the Datasets page's default kind)
 DATASET_NAME = "space-check-rows"
 BATCH_ROWS = 4
 ACTION_TIMEOUT_S = 600.0
 WARNING_JS = "Array.from(document.querySelectorAll('[data-testid=stAlertContentWarning]')).map(e => e.innerText)"
-# the button whose text is the label (or starts with it: a shortcut hint may follow), enabled
+# The enabled button whose text is the label, or has it as one of its lines (a Material icon's name may come
+# first: "download\n\nDownload report"), or starts with it (a shortcut hint may follow).
 CLICK_JS = ("(() => {{ const all = Array.from(document.querySelectorAll('[data-testid=stMain] button')).filter(b => !b.disabled); "
-            "const b = all.find(b => b.innerText.trim() === {label}) || all.find(b => b.innerText.trim().startsWith({label})); "
+            "const text = b => b.innerText.trim(); "
+            "const b = all.find(b => text(b) === {label}) || all.find(b => text(b).split('\\n').some(l => l.trim() === {label})) "
+            "|| all.find(b => text(b).startsWith({label})); "
             "if (!b) return false; b.click(); return true; }})()")
 
 
@@ -459,17 +463,20 @@ def open_page(session: browser.BrowserSession, space: Space, path: str, heading:
 
 def upload(session: browser.BrowserSession, files: list[Path], where: str) -> None:
     """Put ``files`` into the page's file uploader, as a user picking them in the file dialog."""
+    try:
+        session.wait_for("!!document.querySelector('[data-testid=stFileUploader] input[type=file]')", timeout_s=120)
+    except TimeoutError:
+        raise CheckFailed(f"{where}: no file uploader on the page:\n{session.main_text()[:2000]}") from None
     root = session.tools.call("DOM.getDocument", depth=-1, pierce=True)["root"]["nodeId"]
     node = session.tools.call("DOM.querySelector", nodeId=root,
                               selector="[data-testid=stFileUploader] input[type=file]").get("nodeId")
     if not node:
         raise CheckFailed(f"{where}: no file uploader on the page")
     session.tools.call("DOM.setFileInputFiles", nodeId=node, files=[str(f) for f in files])
-    names = " && ".join(f"{MAIN_TEXT_JS}.includes({json.dumps(f.name)})" for f in files)
-    try:
-        session.wait_for(names, timeout_s=120)
+    try:  # one chip per file (their names may be shortened with an ellipsis)
+        session.wait_for(f"document.querySelectorAll('[data-testid=stFileChip]').length >= {len(files)}", timeout_s=120)
     except TimeoutError:
-        raise CheckFailed(f"{where}: the uploader does not list {[f.name for f in files]}") from None
+        raise CheckFailed(f"{where}: the uploader does not list {[f.name for f in files]}:\n{session.main_text()[:2000]}") from None
 
 
 def choose(session: browser.BrowserSession, space: Space, label: str, option: str, where: str) -> None:
@@ -478,7 +485,7 @@ def choose(session: browser.BrowserSession, space: Space, label: str, option: st
         "(() => { const box = Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stSelectbox]'))"
         f".find(b => (b.querySelector('label') || {{innerText: ''}}).innerText.trim() === {json.dumps(label)}); "
         "const input = box && box.querySelector('input'); if (!input) return false; "
-        "input.focus(); input.click(); return true; })()")
+        "input.focus(); input.select(); input.click(); return true; })()")
     if not focused:
         raise CheckFailed(f"{where}: no selectbox '{label}'")
     session.tools.call("Input.insertText", text=option)
@@ -486,8 +493,8 @@ def choose(session: browser.BrowserSession, space: Space, label: str, option: st
     for kind in ("keyDown", "keyUp"):
         session.tools.call("Input.dispatchKeyEvent", type=kind, key="Enter", code="Enter", windowsVirtualKeyCode=13)
     settle(session, space, f"{where} ({label}: {option})",
-           "Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stSelectbox]'))"
-           f".some(b => b.innerText.includes({json.dumps(option)}))", 120)
+           f"Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stSelectbox] input[aria-label={json.dumps(label)}]'))"
+           f".some(i => i.value === {json.dumps(option)})", 120)
 
 
 def warnings_on_page(session: browser.BrowserSession) -> list[str]:
@@ -525,6 +532,8 @@ def act(session: browser.BrowserSession, space: Space, figures: Figures, work: P
         settle(session, space, "Ask (question typed)")
         click(session, space, "Ask", "Ask")
         settle(session, space, "Ask (uploaded collection)", H3_JS % json.dumps("TRACe"))
+        if DOCS_MARKER not in session.main_text():  # the support map shows the retrieved tutorial text
+            raise CheckFailed(f"Ask: no chunk of {UPLOADS[0]} retrieved from '{DOCS_COLLECTION}':\n{session.main_text()[:2000]}")
 
     def batch(run: int) -> Callable[[], None]:
         def action() -> None:
@@ -582,15 +591,19 @@ def act(session: browser.BrowserSession, space: Space, figures: Figures, work: P
         settle(session, space, "Datasets (import)", text_js(f"as '{DATASET_NAME}'"))
 
     def settings_save() -> None:
-        open_page(session, space, "settings", HEADINGS["pages/settings.py"],
-                  "!!document.querySelector('input[aria-label=\"Model\"]')")
-        session.type_into('input[aria-label="Model"]', "space-check-model")
+        # Concurrency is a field of both modes (a Space's deployment mode offers the owner's models only)
+        field = '[data-testid=stMain] input[aria-label="Concurrency"]'
+        field_js = f"document.querySelector({json.dumps(field)})"
+        open_page(session, space, "settings", HEADINGS["pages/settings.py"], f"!!{field_js}")
+        wanted = "3" if session.evaluate(f"{field_js}.value") != "3" else "2"
+        session.type_into(field, wanted)
         session.evaluate("document.activeElement && document.activeElement.blur()")
         click(session, space, "Save settings", "Settings")
-        settle(session, space, "Settings (save)", "location.search.includes('model=space-check-model')")
+        settle(session, space, "Settings (save)", f"{text_js('Saved for this session.')} && "
+               f"location.search.includes({json.dumps('concurrency=' + wanted)})", 120)
         session.tools.call("Page.reload", ignoreCache=True)
-        settle(session, space, "Settings (reload)", "(() => { const e = document.querySelector('input[aria-label=\"Model\"]'); "
-               "return !!e && e.value === 'space-check-model'; })()", PAGE_TIMEOUT_S)
+        settle(session, space, "Settings (reload)",
+               f"(() => {{ const e = {field_js}; return !!e && e.value === {json.dumps(wanted)}; }})()", PAGE_TIMEOUT_S)
 
     step("Corpus upload (HTML, PDF, Markdown)", corpus)
     step("Ask on the uploaded collection", ask_docs)

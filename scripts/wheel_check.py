@@ -30,6 +30,7 @@ import argparse
 import fcntl
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -164,16 +165,15 @@ def features(venv: Path, work: Path, times: list[tuple[str, float]]) -> None:
             return run(cmd, cwd=cwd, env=env, expect=expect)
 
     where = step("rag_eval is imported from the wheel", [str(venv / "bin" / "python"), "-c",
-                 "import rag_eval, sys; print(rag_eval.__file__); print(sys.path)"])
-    if str(ROOT) in where or str(venv) not in where.splitlines()[0]:
+                 "import rag_eval.cli, sys; print(rag_eval.cli.__file__); print(list(rag_eval.__path__)); print(sys.path)"])
+    if str(ROOT) in where or not where.startswith(str(venv)):
         raise CheckFailed(f"rag_eval was not imported from the installed wheel:\n{where}")
     docs = [str(DOCS / name) for name in INGEST_FILES]
     ingested = step("rag-eval ingest (HTML, PDF, Markdown)", [cli, "ingest", *docs, "--collection", COLLECTION],
                     expect=f"Collection '{COLLECTION}'")
-    failed = [name for name in INGEST_FILES if any(name in line and "ok" not in line.split() for line in ingested.splitlines()
-                                                    if line.strip().startswith(name))]
-    if "error:" in ingested or failed:
-        raise CheckFailed(f"ingest did not take every file ({failed or 'error'}):\n{ingested}")
+    added = re.search(rf"Collection '{COLLECTION}': (\d+) documents added", ingested)
+    if "error:" in ingested or not added or int(added.group(1)) < len(INGEST_FILES):
+        raise CheckFailed(f"ingest did not take every file of {INGEST_FILES}:\n{ingested}")
     step("rag-eval ask (that collection, local judge)", [cli, "ask", QUESTION, "--collection", COLLECTION], expect="venv")
     out = work / "judged.jsonl"
     step("rag-eval judge --judge local (RAGBench rows)", [cli, "judge", str(LABELLED_ROWS), "--judge", "local", "--out", str(out)])
