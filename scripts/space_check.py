@@ -518,7 +518,9 @@ def act(session: browser.BrowserSession, space: Space, figures: Figures, work: P
         settle(session, space, "Corpus (collection name)")
         click(session, space, "Ingest", "Corpus")
         settle(session, space, "Corpus (ingest)", text_js(f"'{DOCS_COLLECTION}': "))
-        added = re.search(rf"'{DOCS_COLLECTION}': (\d+) documents added", session.main_text())
+        # the per-file summary: "'NAME': 3 file(s): 3 ingested (66 chunks), 0 unchanged (skipped), 0 failed; ..."
+        added = re.search(rf"'{DOCS_COLLECTION}': \d+ file\(s\): (\d+) ingested \(\d+ chunks\), \d+ unchanged \(skipped\), 0 failed",
+                          session.main_text())
         problems = warnings_on_page(session)
         if problems or not added or int(added.group(1)) < len(UPLOADS):
             raise CheckFailed(f"Corpus: not every file was ingested ({problems}):\n{session.main_text()[:2000]}")

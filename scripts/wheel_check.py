@@ -171,7 +171,9 @@ def features(venv: Path, work: Path, times: list[tuple[str, float]]) -> None:
     docs = [str(DOCS / name) for name in INGEST_FILES]
     ingested = step("rag-eval ingest (HTML, PDF, Markdown)", [cli, "ingest", *docs, "--collection", COLLECTION],
                     expect=f"Collection '{COLLECTION}'")
-    added = re.search(rf"Collection '{COLLECTION}': (\d+) documents added", ingested)
+    # the per-file summary: "Collection 'NAME': 3 file(s): 3 ingested (66 chunks), 0 unchanged (skipped), 0 failed; ..."
+    added = re.search(rf"Collection '{COLLECTION}': \d+ file\(s\): (\d+) ingested \(\d+ chunks\), \d+ unchanged \(skipped\), 0 failed",
+                      ingested)
     if "error:" in ingested or not added or int(added.group(1)) < len(INGEST_FILES):
         raise CheckFailed(f"ingest did not take every file of {INGEST_FILES}:\n{ingested}")
     step("rag-eval ask (that collection, local judge)", [cli, "ask", QUESTION, "--collection", COLLECTION], expect="venv")
