@@ -15,6 +15,8 @@ from rag_eval.datasets.io import load_dataset, load_datasets, write_dataset
 from rag_eval.datasets.schema import Provenance, mark_reviewed
 from rag_eval.io.rows import FileFormatError
 from rag_eval.ui import components, data, settings, state, uploads
+from rag_eval.ui.constants import STATE_APP_RUNS
+from rag_eval.ui.markdown import md
 
 PAGE = "datasets"
 KINDS = {"golden": "Golden set (rag-eval dataset rows)", "ragbench": "RAGBench rows", "beir": "BEIR files",
@@ -22,8 +24,28 @@ KINDS = {"golden": "Golden set (rag-eval dataset rows)", "ragbench": "RAGBench r
 EDITABLE = ("question", "reference_answer", "provenance")
 
 
+K_UPLOADS = f"{PAGE}.uploads"  # the uploader's generation: a new one is an empty uploader
+K_LAST_RUN = f"{PAGE}.last_run"
+
+
 def init_page_state() -> None:
-    state.init_defaults({f"{PAGE}.save_name": "my-dataset"})
+    state.init_defaults({f"{PAGE}.save_name": "my-dataset", K_UPLOADS: 0})
+    # Back on this page after another one: the files left in the uploader would silently join
+    # the next import, so the uploader starts empty (the app's run counter tells a rerun of this
+    # page from a return to it).
+    runs = int(st.session_state.get(STATE_APP_RUNS, 0))
+    if st.session_state.get(K_LAST_RUN) not in (None, runs - 1):
+        clear_uploader()
+    st.session_state[K_LAST_RUN] = runs
+
+
+def uploader_key() -> str:
+    return f"{PAGE}.files.{st.session_state.get(K_UPLOADS, 0)}"
+
+
+def clear_uploader() -> None:
+    st.session_state.pop(uploader_key(), None)
+    st.session_state[K_UPLOADS] = int(st.session_state.get(K_UPLOADS, 0)) + 1
 
 
 def _issues_frame(issues) -> pd.DataFrame:
@@ -40,7 +62,9 @@ def render_import() -> None:
     st.subheader("Import")
     kind = st.selectbox("Kind", list(KINDS), format_func=KINDS.get, key=f"{PAGE}.kind")
     files = st.file_uploader("Files", accept_multiple_files=True, type=["jsonl", "json", "csv", "parquet", "tsv"],
-                             key=f"{PAGE}.files")
+                             key=uploader_key())
+    if files:  # what the next import reads, said before it runs (nothing merges unseen)
+        st.caption(md("The import reads {} file(s): {}", len(files), ", ".join(f.name for f in files)))
     name = st.text_input("Save as", key=f"{PAGE}.save_name")
     if not st.button("Import and save", key=f"{PAGE}.import", disabled=not files):
         return
@@ -57,7 +81,8 @@ def render_import() -> None:
         st.error("No usable row: nothing was saved.")
         return
     write_dataset(result.rows, data.datasets_dir() / f"{name}.jsonl")
-    st.success(f"Saved {len(result.rows)} rows as '{name}'.")
+    st.success(md("Saved {} rows as '{}'.", len(result.rows), name))
+    clear_uploader()  # imported: the next import starts from an empty uploader
 
 
 def _flat(rows) -> pd.DataFrame:
