@@ -15,12 +15,11 @@ if _ROOT not in sys.path:
 
 import streamlit as st  # noqa: E402
 
-from rag_eval.ui.constants import APP_ICON, APP_TITLE, STATE_APP_RUNS  # noqa: E402
+from rag_eval.ui.constants import APP_ICON, APP_TITLE  # noqa: E402
 from rag_eval.ui.persist import sync_settings  # noqa: E402
 
 st.set_page_config(page_title=APP_TITLE, page_icon=APP_ICON, layout="wide")
 sync_settings()  # settings survive a reload (query parameters, never a secret)
-st.session_state[STATE_APP_RUNS] = st.session_state.get(STATE_APP_RUNS, 0) + 1  # Datasets: a return clears its uploader
 
 navigation = st.navigation(
     {

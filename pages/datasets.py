@@ -15,7 +15,6 @@ from rag_eval.datasets.io import load_dataset, load_datasets, write_dataset
 from rag_eval.datasets.schema import Provenance, mark_reviewed
 from rag_eval.io.rows import FileFormatError
 from rag_eval.ui import components, data, settings, state, uploads
-from rag_eval.ui.constants import STATE_APP_RUNS
 from rag_eval.ui.markdown import md
 
 PAGE = "datasets"
@@ -25,18 +24,10 @@ EDITABLE = ("question", "reference_answer", "provenance")
 
 
 K_UPLOADS = f"{PAGE}.uploads"  # the uploader's generation: a new one is an empty uploader
-K_LAST_RUN = f"{PAGE}.last_run"
 
 
 def init_page_state() -> None:
     state.init_defaults({f"{PAGE}.save_name": "my-dataset", K_UPLOADS: 0})
-    # Back on this page after another one: the files left in the uploader would silently join
-    # the next import, so the uploader starts empty (the app's run counter tells a rerun of this
-    # page from a return to it).
-    runs = int(st.session_state.get(STATE_APP_RUNS, 0))
-    if st.session_state.get(K_LAST_RUN) not in (None, runs - 1):
-        clear_uploader()
-    st.session_state[K_LAST_RUN] = runs
 
 
 def uploader_key() -> str:

@@ -45,7 +45,6 @@ STATE_COMPARE_PAIR = "shared.compare_pair"  # (left, right) support sources for 
 STATE_FOCUS = "shared.support_focus"  # "single" or "pair": which of the two the sender meant
 STATE_SETTINGS = "shared.settings"  # the session's LLM / run settings overrides
 STATE_REVIEWER = "shared.reviewer"  # the reviewer's name, kept across rows
-STATE_APP_RUNS = "shared.app_runs"  # how many times dashboard.py ran: a page tells a rerun from a return
 STATE_REVIEW_QUEUE = "shared.review_queue"  # {"run_id", "ids"}: rows queued for review (Judges page)
 
 # Chart colours: one per run or dataset (cycled), and the RMSE bands' shading; the dashboard's
