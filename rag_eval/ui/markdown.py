@@ -27,10 +27,15 @@ _JOINER = "\u2060"
 _AUTOLINK = re.compile(r"(?i)(?<=[a-z0-9]:)(?=//)|(?<=www)(?=\.)|(?<=@)")
 
 
+# Streamlit's directives (":red[…]", ":small[…]"): with the bracket escaped, the renderer still
+# takes ":red" for an empty directive and drops it, so that colon is escaped too ("local:x" stays).
+_DIRECTIVE = re.compile(r":(?=[A-Za-z][\w-]*\\\[)")
+
+
 def escape_markdown(text: object) -> str:
     """``text`` with Markdown/HTML syntax neutralised; newlines become spaces (one line)."""
     escaped = _SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
-    return _AUTOLINK.sub(_JOINER, escaped)
+    return _AUTOLINK.sub(_JOINER, _DIRECTIVE.sub(r"\\:", escaped))
 
 
 def paths_shown() -> bool:

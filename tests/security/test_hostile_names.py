@@ -49,7 +49,7 @@ def _store_hostile_runs() -> dict[str, str]:
         runs[f"k{k}"] = run_dataset(rows, config, DEMO_COLLECTION, store, name=name, judge=judge,
                                     dataset_path=NAMES["dataset"])
         store.annotate_run(runs[f"k{k}"], tags=[NAMES["tag"], "plain"], note=NAMES["note"])
-    sample = load_labelled_sample()[:2]
+    sample = sorted(load_labelled_sample()[:6], key=lambda r: -len(r["response_sentences"]))[:2]  # several sentences
     hostile = [{**sample[0], "id": NAMES["item"], "question": NAMES["question"]}, sample[1]]
     runs["judge"] = judge_dataset(list(enumerate(hostile, start=1)), default_config("judge-only"), store, judge,
                                   name=NAMES["run"] + " judge", dataset_path=NAMES["dataset"])

@@ -6,24 +6,11 @@ run under a newly chosen dataset."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from streamlit.testing.v1 import AppTest
 
 from rag_eval.ui.constants import STATE_REVIEW_QUEUE, STATE_SUPPORT_SOURCE
-
-APP = str(Path(__file__).resolve().parents[2] / "dashboard.py")
-
-
-def _app() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=180)
-    at.run()
-    return at
-
-
-def _ok(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
+from tests.ui.test_pages import _app
+from tests.ui.test_pages import _no_failure as _ok
 
 
 def _uploader(at: AppTest):
