@@ -94,7 +94,7 @@ def _carry_selection(view: SupportView, key: str) -> None:
 
 
 def render_single(view: SupportView) -> None:
-    scores, venn = st.columns([3, 2])
+    scores, venn = st.columns(2)  # the sets chart needs half the page (it overflowed 2/5 at 1280 px)
     with scores:
         panels.draw_scores(view.scores, view.judge, view.status, per_row=2)
     with venn:

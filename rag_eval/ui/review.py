@@ -68,11 +68,11 @@ def _draw_form(view: SupportView, base: Labels | None, note: str, keys: str) -> 
     def label(k: str) -> str:  # short: a chip shows the key and the sentence's start, so several fit a line
         return f"{k} · {_short(text.get(k, ''), 36)}"
 
-    with st.form(key=f"{keys}.form", border=True):  # full-width multiselects: every chosen chip shows
+    with st.form(key=f"{keys}.form", border=True):  # chips wrap: every chosen sentence shows
         relevant = st.multiselect("Relevant document sentences", doc_keys, default=draft.relevant,
-                                  format_func=label, key=f"{keys}.relevant")
+                                  format_func=label, key=f"{keys}.relevant", wrap=True)
         utilized = st.multiselect("Utilized document sentences", doc_keys, default=draft.utilized,
-                                  format_func=label, key=f"{keys}.utilized")
+                                  format_func=label, key=f"{keys}.utilized", wrap=True)
         support: dict[str, str] = {}
         supporting: dict[str, list[str]] = {}
         for key in item.response_keys:
@@ -84,7 +84,8 @@ def _draw_form(view: SupportView, base: Labels | None, note: str, keys: str) -> 
                                     key=f"{keys}.support.{key}", label_visibility="collapsed")
             supporting[key] = c2.multiselect(md("Supporting sentences of {}", key), doc_keys,
                                              default=draft.supporting.get(key, []), format_func=label,
-                                             key=f"{keys}.supporting.{key}", placeholder="supporting sentences")
+                                             key=f"{keys}.supporting.{key}", placeholder="supporting sentences",
+                                             wrap=True)  # in a column the chips would scroll out of sight
         note_text = st.text_area("Note", value=draft.note, key=f"{keys}.note", height=68)
         saved = st.form_submit_button("Save review", type="primary", key=f"{keys}.save", shortcut="Alt+S")
     return saved, ReviewDraft(relevant, utilized, support, supporting, note_text)

@@ -87,10 +87,10 @@ def retrieval_bars(table: pd.DataFrame, run_labels: Mapping[str, str], help_name
 
 VENN_CIRCLES = {"relevant": (3.5, "#fff3b0", "#e0a800"), "utilized": (6.5, "#cfe2ff", "#4dabf7")}
 VENN_CENTRE_Y, VENN_RADIUS = 3.0, 2.2
-# The box is 10.4 × 6.24 units: one unit is 35 px either way. 364 px fits the Support map's
-# narrower column at a 1280 px window (single row: 2/5 of the page; side by side: half), which a
+# The box is 10.4 × 6.24 units: one unit is 32 px either way. 333 px fits half of the Support
+# map's main block at a 1280 px window (one row and its scores; two rows side by side), which a
 # chart of fixed size must (the circles keep their shape only at a fixed aspect).
-VENN_WIDTH, VENN_HEIGHT = 364, 218
+VENN_WIDTH, VENN_HEIGHT = 333, 200
 
 
 def _disc(name: str, centre_x: float, steps: int = 60) -> pd.DataFrame:

@@ -54,6 +54,17 @@ OVERFLOW_JS = """(() => Array.from(document.querySelectorAll('[data-testid=stVeg
   const drawn = c.querySelector('canvas, svg');
   return drawn ? Math.round(drawn.getBoundingClientRect().right - box.getBoundingClientRect().right) : 0;
 }).filter(px => px > 1))()"""
+# Per multiselect of the review form: its chips, and how many are fully inside its box (a chip
+# hidden behind "+N" or cut off is not).
+CHIPS_JS = """(() => Array.from(document.querySelectorAll('[data-testid=stForm] [data-testid=stMultiSelect]')).map(m => {
+  const area = m.querySelector('[data-testid=stMultiSelectTagsContainer]') || m;
+  const box = area.getBoundingClientRect();
+  const tags = Array.from(m.querySelectorAll('[data-tag]'));
+  const shown = tags.filter(t => { const r = t.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && r.right <= box.right + 1 && r.bottom <= box.bottom + 1; });
+  const more = /(^|\\s)\\+\\d+(\\s|$)/.test(m.innerText);
+  return {chips: tags.length, shown: shown.length, more};
+}))()"""
 SIDE_TITLES_JS = "Array.from(document.querySelectorAll('[data-testid=stColumn] h4')).map(h => h.innerText)"
 
 
@@ -135,6 +146,8 @@ def test_hostile_names_stay_text_and_nothing_is_fetched_from_outside(site):
     # one stored row: its hostile id and question are text; a click on a response sentence selects it
     session.goto(f"{url}/support_map?run={runs['judge']}&item={item}", "Sentence support map", WAIT_S)
     _check_page(session, "support map")
+    session.wait_for(f"document.querySelectorAll('{browser.CHART_DRAWN}').length >= 1", WAIT_S)
+    assert session.evaluate(OVERFLOW_JS) == [], "support map at 1280 px"  # the sets chart fits its column
     assert names["item"] in session.main_text().replace("\u2060", "")  # shown, as text (a word joiner breaks "://")
     keys = session.evaluate("Array.from(document.querySelectorAll('.sm-response .sm-s')).map(s => s.dataset.key)")
     assert isinstance(keys, list) and len(keys) >= 2, keys
@@ -142,6 +155,15 @@ def test_hostile_names_stay_text_and_nothing_is_fetched_from_outside(site):
     session.evaluate(f"document.querySelector('.sm-response .sm-s[data-key={json.dumps(target)}]').click()")
     session.wait_for(f"(() => {{ const e = document.querySelector('.sm-explanation strong'); "
                      f"return !!e && e.innerText === {json.dumps(target)}; }})()", WAIT_S)
+
+    # the review form: every chosen sentence shows as a chip (none hidden behind "+N")
+    session.type_into('input[aria-label="Reviewer"]', "ann")
+    session.evaluate("document.activeElement.blur()")
+    session.wait_for("document.querySelectorAll('[data-testid=stForm] [data-testid=stMultiSelect]').length >= 2", WAIT_S)
+    session.idle(WAIT_S)
+    chips = session.evaluate(CHIPS_JS)
+    assert isinstance(chips, list) and sum(c["chips"] for c in chips) >= 1, chips
+    assert all(c["shown"] == c["chips"] and not c["more"] for c in chips), chips
 
     # two runs side by side: each side labelled with its run, no chart wider than its column
     session.goto(f"{url}/support_map?runs={runs['k2']},{runs['k5']}&item={item}", "Sentence support map", WAIT_S)
