@@ -53,7 +53,8 @@ def render_status() -> None:
         st.info(status["note"])  # the offline demo says so where a visitor looks first
     else:
         st.caption(status["note"])
-    st.caption(md("{}", status["storage"]))  # md: a deployed dashboard shows "<data dir>", no server path
+    # md: a deployed dashboard shows "<data dir>", no server path (the note's code span would show as backticks)
+    st.caption(md("{}", status["storage"].replace("`", "")))
 
 
 def render_sample() -> None:
