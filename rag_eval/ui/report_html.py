@@ -36,7 +36,7 @@ from rag_eval.metrics.report_fields import (
     consistency_reading,
     rmse_band,
 )
-from rag_eval.runs.compare import compare_runs, metric_table
+from rag_eval.runs.compare import compare_at_cutoff, metric_table
 from rag_eval.runs.item_fields import item_report_fields, run_diagnosis
 from rag_eval.runs.stats import SCORE_NAMES, summarize_items
 from rag_eval.schema import METRIC_NAMES
@@ -338,7 +338,7 @@ def build_report(
 
     comparison = None
     if len(runs) >= 2:
-        result = compare_runs({r["id"]: list(items_by_run[r["id"]]) for r in runs})
+        result = compare_at_cutoff({r["id"]: list(items_by_run[r["id"]]) for r in runs})  # retrieval at one k
         comparison = {
             "baseline": labels[runs[0]["id"]],
             "paired": [{"metric": p["metric"], "run": labels.get(p["run"], p["run"]), "diff": _f(p["mean_difference"]),
