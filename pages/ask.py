@@ -67,6 +67,7 @@ def run_ask(collection: str, config, question: str) -> None:
     with st.spinner("Retrieving, generating and judging…"):
         result = ask(question, collection, config, judge=data.judge_for(config.judge))
     st.session_state[K_RESULT] = result
+    st.session_state.pop(f"{PAGE}.selected", None)  # a new answer: the sentence picker starts on its first sentence
 
 
 def render_result(result: AskResult) -> None:

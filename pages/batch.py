@@ -12,7 +12,7 @@ from rag_eval.runs.export import export_rows
 from rag_eval.runs.judge_only import judge_dataset
 from rag_eval.runs.ray_judge import RayUnavailable, configured_cluster, make_parallel_judge
 from rag_eval.ui import batch_rows, components, cost, data, frames, jobs, panels, run_views, settings, state
-from rag_eval.ui.markdown import escape_markdown
+from rag_eval.ui.markdown import escape_markdown, md
 from rag_eval.ui.persist import link_once
 from rag_eval.ui.views import view_from_record
 
@@ -125,7 +125,7 @@ def _draw_job() -> None:
     if job is None:
         return
     if job.running:
-        st.progress(job.fraction, text=f"{job.label}: {job.done}/{job.total} · {jobs.format_eta(job.eta_s())}")
+        st.progress(job.fraction, text=md("{}: {}/{} · {}", job.label, job.done, job.total, jobs.format_eta(job.eta_s())))
         if st.button("Cancel", key=f"{PAGE}.cancel"):
             job.cancel.set()
             st.info("Cancelling after the current items…")
@@ -201,6 +201,10 @@ def render_setup() -> None:
                    f"{config.generator.kind} · judge {config.judge.kind}")
     # all rows by default; a new dataset starts on all of its rows again
     if st.session_state.get(f"{PAGE}.limit_source") != (source, label, len(rows)) or st.session_state[K_LIMIT] is None:
+        if st.session_state.get(f"{PAGE}.limit_source") is not None:  # another dataset: the old results go
+            job = st.session_state.get(K_JOB)
+            if job is None or not job.running:
+                st.session_state[K_RUN] = st.session_state[K_JOB] = st.session_state[K_ERROR] = None
         st.session_state[K_LIMIT] = len(rows)
         st.session_state[f"{PAGE}.limit_source"] = (source, label, len(rows))
     st.session_state[K_LIMIT] = max(1, min(len(rows), int(st.session_state[K_LIMIT])))

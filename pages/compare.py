@@ -15,11 +15,13 @@ from rag_eval.runs.compare import config_diff, format_diff
 from rag_eval.schema import METRIC_NAMES
 from rag_eval.ui import charts, components, data, frames, run_charts, run_views, state
 from rag_eval.ui.help import glossary, metric_help, metric_label
+from rag_eval.ui.markdown import md
 from rag_eval.ui.persist import link_list, link_once
 from rag_eval.ui.views import view_from_record
 
 PAGE = "compare"
 K_RUNS, K_CHART, K_PICK = f"{PAGE}.runs", f"{PAGE}.chart", f"{PAGE}.pick"
+K_CUTOFF = f"{PAGE}.cutoff"
 
 
 def init_page_state(runs: list[dict]) -> None:
@@ -30,7 +32,7 @@ def init_page_state(runs: list[dict]) -> None:
         for ref in link_list(linked):
             match = next((r["id"] for r in runs if r["id"] == ref or r["name"] == ref or r["id"].startswith(ref)), None)
             if match is None:
-                st.warning(f"No stored run '{ref}'.")
+                st.warning(md("No stored run '{}'.", ref))
             elif match not in ids:
                 ids.append(match)
         if ids:
@@ -57,13 +59,27 @@ def render_config_diff(chosen: list[dict], labels: dict[str, str]) -> None:
     lines = []
     for run in chosen[1:]:
         diff = format_diff(config_diff(base.get("config") or {}, run.get("config") or {}))
-        head = f"**{labels[base['id']]} → {labels[run['id']]}**"
-        lines.append(f"- {head}: " + (", ".join(f"`{d}`" for d in diff) if diff else "same configuration"))
+        changes = ", ".join(md("{}", d) for d in diff) if diff else "same configuration"
+        lines.append(md("- **{} → {}**: ", labels[base["id"]], labels[run["id"]]) + changes)
         if run_views.dataset_key(run) != run_views.dataset_key(base):
             lines.append("  - ⚠ different datasets: only questions with the same id are paired")
     st.markdown("\n".join(lines))
-    st.caption("Configurations: " + " · ".join(f"{labels[r['id']]} = {run_views.run_configuration(r)}"
+    st.caption("Configurations: " + " · ".join(md("{} = {}", labels[r["id"]], run_views.run_configuration(r))
                                               for r in chosen))
+
+
+def render_cutoff(result: dict) -> None:
+    """The cut-off retrieval metrics are compared at: every k all runs reach is offered."""
+    cutoffs, k = result.get("cutoffs") or [], result.get("k")
+    if not cutoffs:
+        st.session_state.pop(K_CUTOFF, None)
+        return
+    if st.session_state.get(K_CUTOFF) not in cutoffs:
+        st.session_state[K_CUTOFF] = k
+    st.selectbox("Retrieval metrics at cut-off k", cutoffs, key=K_CUTOFF,
+                 help="Runs retrieve different numbers of chunks (top-k). Their retrieval metrics are compared at "
+                      "one k that every run reaches, recomputed from each question's ranking cut at k, so hit@2 is "
+                      "never set beside hit@5. The default is the smallest run's own k.")
 
 
 def render_metrics(result: dict, labels: dict[str, str]) -> None:
@@ -74,26 +90,26 @@ def render_metrics(result: dict, labels: dict[str, str]) -> None:
     fig = charts.metric_bars(trace, labels) if kind == "Bars" else charts.metric_radar(trace, labels)
     components.draw_chart(fig, key=f"{PAGE}.metrics_chart")
     other = table[~table["metric"].isin((*METRIC_NAMES, "adherence_score")) & table["mean"].notna()]
+    st.subheader("Retrieval and answer correctness", help=glossary(list(other["metric"])) or None)
+    render_cutoff(result)
     if not other.empty:
-        st.subheader("Retrieval and answer correctness", help=glossary(list(other["metric"])))
         names = {m: metric_label(m) for m in other["metric"]}
         order = [m for m in dict.fromkeys(table["metric"]) if m in names]
         components.draw_chart(run_charts.retrieval_bars(other, labels, names, order), key=f"{PAGE}.retrieval_chart")
     else:
         st.caption("No retrieval metric or answer correctness in every run (the dataset needs gold document ids "
                    "or reference answers).")
+    if result.get("left_out"):
+        st.caption("Not compared (not every run has them at one cut-off): "
+                   + ", ".join(md("{}", metric_label(m)) for m in result["left_out"]) + ".")
     with st.expander("All metrics with intervals and coverage, and what each means"):
         st.markdown(glossary([*table["metric"], "coverage", "ci"]))
         shown = table.assign(run=table["run"].map(labels), metric=table["metric"].map(metric_label))
         components.draw_table(shown, key=f"{PAGE}.metrics_table")
     if result["paired"]:
-        st.markdown("**Paired differences against the baseline** (same questions, both scored)",
+        st.markdown("**Paired differences against the baseline** (same questions, both scored; every metric above)",
                     help=metric_help("paired"))
-        paired = pd.DataFrame(result["paired"])
-        paired = paired[paired["n_pairs"] > 0]  # a metric only one run has (recall@2 vs recall@5) pairs nothing
-        paired = paired.assign(run=paired["run"].map(labels), baseline=paired["baseline"].map(labels),
-                               metric=paired["metric"].map(metric_label))
-        components.draw_table(paired, key=f"{PAGE}.paired")
+        components.draw_table(frames.paired_frame(result["paired"], labels, metric_label), key=f"{PAGE}.paired")
 
 
 def render_costs(chosen: list[dict], labels: dict[str, str]) -> None:
@@ -149,7 +165,8 @@ def main() -> None:
     labels = run_views.run_labels(chosen)
     render_config_diff(chosen, labels)
     render_costs(chosen, labels)  # from the stored summaries: shown while the comparison below is computed
-    result = data.comparison(data.where(), tuple(chosen_ids), tuple(data.run_stamp(r) for r in chosen))
+    result = data.comparison(data.where(), tuple(chosen_ids), tuple(data.run_stamp(r) for r in chosen),
+                             st.session_state.get(K_CUTOFF))
     render_metrics(result, labels)
     for line in [expected_error.run_caption(r) for r in chosen] + expected_error.compare_notes(chosen):
         st.caption(line)  # issue 29: means beside the judges' expected error, and differences within it

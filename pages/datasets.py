@@ -15,6 +15,7 @@ from rag_eval.datasets.io import load_dataset, load_datasets, write_dataset
 from rag_eval.datasets.schema import Provenance, mark_reviewed
 from rag_eval.io.rows import FileFormatError, write_rows
 from rag_eval.ui import components, data, settings, state, uploads
+from rag_eval.ui.markdown import md
 
 PAGE = "datasets"
 KINDS = {"golden": "Golden set (rag-eval dataset rows)", "ragbench": "RAGBench rows", "beir": "BEIR files",
@@ -22,8 +23,20 @@ KINDS = {"golden": "Golden set (rag-eval dataset rows)", "ragbench": "RAGBench r
 EDITABLE = ("question", "reference_answer", "provenance")
 
 
+K_UPLOADS = f"{PAGE}.uploads"  # the uploader's generation: a new one is an empty uploader
+
+
 def init_page_state() -> None:
-    state.init_defaults({f"{PAGE}.save_name": "my-dataset"})
+    state.init_defaults({f"{PAGE}.save_name": "my-dataset", K_UPLOADS: 0})
+
+
+def uploader_key() -> str:
+    return f"{PAGE}.files.{st.session_state.get(K_UPLOADS, 0)}"
+
+
+def clear_uploader() -> None:
+    st.session_state.pop(uploader_key(), None)
+    st.session_state[K_UPLOADS] = int(st.session_state.get(K_UPLOADS, 0)) + 1
 
 
 def _issues_frame(issues) -> pd.DataFrame:
@@ -40,7 +53,9 @@ def render_import() -> None:
     st.subheader("Import")
     kind = st.selectbox("Kind", list(KINDS), format_func=KINDS.get, key=f"{PAGE}.kind")
     files = st.file_uploader("Files", accept_multiple_files=True, type=["jsonl", "json", "csv", "parquet", "tsv"],
-                             key=f"{PAGE}.files")
+                             key=uploader_key())
+    if files:  # what the next import reads, said before it runs (nothing merges unseen)
+        st.caption(md("The import reads {} file(s): {}", len(files), ", ".join(f.name for f in files)))
     name = st.text_input("Save as", key=f"{PAGE}.save_name")
     if not st.button("Import and save", key=f"{PAGE}.import", disabled=not files):
         return
@@ -57,7 +72,8 @@ def render_import() -> None:
         st.error("No usable row: nothing was saved.")
         return
     write_dataset(result.rows, data.datasets_dir() / f"{name}.jsonl")
-    st.success(f"Saved {len(result.rows)} rows as '{name}'.")
+    st.success(md("Saved {} rows as '{}'.", len(result.rows), name))
+    clear_uploader()  # imported: the next import starts from an empty uploader
 
 
 def render_trace_import() -> None:

@@ -19,6 +19,7 @@ from rag_eval.labels.rerun import rejudge_run
 from rag_eval.labels.store import agreement_for_run, review_progress
 from rag_eval.ui import components, data, review, state
 from rag_eval.ui.constants import STATE_REVIEW_QUEUE
+from rag_eval.ui.markdown import md, paths_shown
 from rag_eval.ui.views import view_from_record
 
 PAGE = "judges"
@@ -39,7 +40,7 @@ def render_run_picker(runs: list[dict]) -> dict:
     run_id = st.selectbox("Run", list(by_id), key=K_RUN,
                           format_func=lambda i: f"{by_id[i]['name']} · {i} · {by_id[i]['n_done']} rows")
     run = by_id[run_id]
-    st.caption(review_progress(data.run_store(), run["id"]).text)
+    st.caption(md("{}", review_progress(data.run_store(), run["id"]).text))
     return run
 
 
@@ -65,10 +66,14 @@ def render_queue(run: dict, runs: list[dict]) -> None:
         state.put(STATE_REVIEW_QUEUE, {"run_id": run["id"], "run_name": run["name"], "ids": ids, "strategy": strategy})
     queue = state.get(STATE_REVIEW_QUEUE)
     if queue and queue["run_id"] == run["id"]:
-        st.caption(f"{len(queue['ids'])} row(s) queued ({STRATEGY_LABELS[queue['strategy']]}): "
-                   + ", ".join(queue["ids"][:20]) + (" …" if len(queue["ids"]) > 20 else ""))
-        if queue["ids"] and st.button("Start reviewing", key=f"{PAGE}.start", type="primary"):
-            record = next(r for r in store.items(run["id"]) if str(r["item_id"]) == queue["ids"][0])
+        reviewed = {str(s["item_id"]) for s in store.human_labels(run["id"])}
+        left = review.pending(queue["ids"], reviewed)
+        st.caption(md("{} of {} queued row(s) left to review ({}): ", len(left), len(queue["ids"]),
+                      STRATEGY_LABELS[queue["strategy"]]) + md("{}", ", ".join(left[:20]))
+                   + (" …" if len(left) > 20 else "") + ("" if left else "all reviewed."))
+        if left and st.button("Start reviewing" if len(left) == len(queue["ids"]) else "Continue reviewing",
+                              key=f"{PAGE}.start", type="primary"):
+            record = next(r for r in store.items(run["id"]) if str(r["item_id"]) == left[0])
             view = view_from_record(record, run["name"])
             view.extra["run_id"] = run["id"]
             state.open_support_map(view)
@@ -85,7 +90,14 @@ def render_agreement(run: dict) -> None:
         return
     st.caption(f"{result.n_reviewed} reviewed row(s); truth = each row's latest human label set; "
                "95% bootstrap intervals; failed judge rows are not counted.")
-    components.draw_table(review.judge_table(result), key=f"{PAGE}.judges")
+    if result.n_reviewed < review.MIN_ROWS:
+        st.warning(f"Only {result.n_reviewed} reviewed row(s): fewer than {review.MIN_ROWS} give no meaningful "
+                   "agreement figure, so none is shown. Review more rows.")
+    for i, (title, table) in enumerate(review.agreement_tables(result).items()):
+        st.markdown(f"**{title}**")
+        components.draw_table(table, key=f"{PAGE}.judges.{i}")
+    with st.expander("What each column means"):
+        st.markdown("\n".join(f"- **{name}**: {text}" for name, text in review.AGREEMENT_GLOSSARY.items()))
     if result.pairs:
         st.markdown("**Judge against judge, reviewer against reviewer** (rows both labelled)")
         components.draw_table(review.pairs_table(result), key=f"{PAGE}.pairs")
@@ -107,7 +119,8 @@ def render_calibration(run: dict) -> None:
         except TooFewRows as err:
             state.put(K_CAL_RESULT, {"refused": str(err), "run_id": run["id"]})
         else:
-            state.put(K_CAL_RESULT, {"cal": cal, "where": str(where), "errors": errors, "run_id": run["id"]})
+            place = str(where) if paths_shown() else "on the server"  # a deployed dashboard shows no server path
+            state.put(K_CAL_RESULT, {"cal": cal, "where": place, "errors": errors, "run_id": run["id"]})
     result = state.get(K_CAL_RESULT)
     if not result or result["run_id"] != run["id"]:
         return
@@ -115,11 +128,11 @@ def render_calibration(run: dict) -> None:
         st.warning(f"{result['refused']}. Nothing was stored.")
         return
     cal = result["cal"]
-    st.success(f"Stored calibration **{cal['name']}** ({result['where']}): {calibration_summary(cal)}.")
+    st.success(md("Stored calibration **{}** ({}): {}.", cal["name"], result["where"], calibration_summary(cal)))
     components.draw_table(review.calibration_table(cal), key=f"{PAGE}.cal_table")
     for line in result["errors"][:10]:
-        st.warning(f"skipped {line}")
-    if st.button(f"Rerun the reviewed rows with local:{cal['name']}", key=f"{PAGE}.rerun"):
+        st.warning(md("skipped {}", line))
+    if st.button(md("Rerun the reviewed rows with local:{}", cal["name"]), key=f"{PAGE}.rerun"):
         reviewed = {s["item_id"] for s in data.run_store().human_labels(run["id"])}
         with st.spinner("Judging…"):
             new_id = rejudge_run(data.run_store(), run["id"], make_judge(f"local:{cal['name']}"), only=reviewed)
@@ -127,7 +140,7 @@ def render_calibration(run: dict) -> None:
         state.put(K_RERUN, new_id)
         st.rerun()  # the agreement table above now includes the calibrated judge
     if state.get(K_RERUN):
-        st.info(f"Run {state.get(K_RERUN)} holds the calibrated judge's labels; its agreement is in the table above.")
+        st.info(md("Run {} holds the calibrated judge's labels; its agreement is in the tables above.", state.get(K_RERUN)))
 
 
 def main() -> None:

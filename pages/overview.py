@@ -15,7 +15,7 @@ from rag_eval.ui.constants import (
     PAGE_SETTINGS,
     PAGE_SUPPORT_MAP,
 )
-from rag_eval.ui.markdown import escape_markdown
+from rag_eval.ui.markdown import escape_markdown, md
 from rag_eval.ui.views import view_from_ragbench_row
 
 PAGE = "overview"
@@ -53,7 +53,8 @@ def render_status() -> None:
         st.info(status["note"])  # the offline demo says so where a visitor looks first
     else:
         st.caption(status["note"])
-    st.caption(status["storage"])
+    # md: a deployed dashboard shows "<data dir>", no server path (the note's code span would show as backticks)
+    st.caption(md("{}", status["storage"].replace("`", "")))
 
 
 def render_sample() -> None:

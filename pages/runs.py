@@ -21,7 +21,7 @@ from rag_eval.schema import METRIC_NAMES
 from rag_eval.ui import charts, components, data, diagnosis_view, frames, run_charts, run_views, state
 from rag_eval.ui.constants import PAGE_BATCH
 from rag_eval.ui.help import metric_help, metric_label
-from rag_eval.ui.markdown import escape_markdown
+from rag_eval.ui.markdown import escape_markdown, md
 from rag_eval.ui.persist import link_list, link_once
 
 PAGE = "runs"
@@ -46,7 +46,7 @@ def init_page_state(runs: list[dict]) -> None:
     if run_id:
         run = next((r for r in runs if r["id"] == run_id or r["name"] == run_id), None)
         if run is None:
-            st.warning(f"No stored run '{run_id}'.")
+            st.warning(md("No stored run '{}'.", run_id))
         else:
             st.session_state[K_RUN] = run["id"]
             st.session_state[K_VIEW] = VIEWS["run"]

@@ -14,6 +14,7 @@ import streamlit as st
 from rag_eval.config import data_dir, setting
 from rag_eval.llm.config import public_url
 from rag_eval.ui import components, settings, state
+from rag_eval.ui.markdown import md
 
 PAGE = "settings"
 PROVIDERS = {"local": "Local (offline: local judge, extractive generator)", "openai": "OpenAI-compatible endpoint"}
@@ -91,14 +92,14 @@ def render_status() -> None:
     )
     if values["provider"] != "local" and not settings.key_present(values["api_key_env"]):
         st.warning(
-            f"No key in {values['api_key_env']}: set it in the environment or the Space secrets; "
-            "a local server that needs no key works with any base URL."
+            md("No key in {}: set it in the environment or the Space secrets; ", values["api_key_env"])
+            + "a local server that needs no key works with any base URL."
         )
     if policy.show_paths:  # server paths are not shown to the visitors of a deployment
         st.subheader("Where things are")
         st.markdown(
-            f"- Data directory: `{data_dir()}`\n"
-            f"- Qdrant: `{public_url(setting('QDRANT_URL') or '') or 'embedded local mode'}`"
+            md("- Data directory: {}\n", data_dir())
+            + md("- Qdrant: {}", public_url(setting("QDRANT_URL") or "") or "embedded local mode")
         )
     else:
         st.caption("Deployment mode: the endpoint and key are set by the owner of this dashboard.")

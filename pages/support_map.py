@@ -13,6 +13,7 @@ import streamlit as st
 
 from rag_eval.ui import components, data, panels, review, state
 from rag_eval.ui.constants import STATE_COMPARE_PAIR, STATE_FOCUS, STATE_SUPPORT_SOURCE
+from rag_eval.ui.markdown import md
 from rag_eval.ui.persist import link_list
 from rag_eval.ui.support_map import document_sentence_class
 from rag_eval.ui.views import SupportView, view_from_ragbench_row, view_from_record
@@ -34,11 +35,11 @@ def _stored_view(ref: str, item_id: str) -> SupportView | None:
     runs = data.list_runs()
     run = next((r for r in runs if r["id"] == ref or r["name"] == ref or r["id"].startswith(ref)), None)
     if run is None:
-        st.warning(f"No stored run '{ref}'.")
+        st.warning(md("No stored run '{}'.", ref))
         return None
     record = data.run_item(data.where(), run["id"], item_id)  # that row only, not the whole run
     if record is None:
-        st.warning(f"Run '{run['name']}' has no item '{item_id}'.")
+        st.warning(md("Run '{}' has no item '{}'.", run["name"], item_id))
         return None
     return view_from_record(record, run["name"])
 
@@ -95,7 +96,7 @@ def _carry_selection(view: SupportView, key: str) -> None:
 def render_single(view: SupportView) -> None:
     if view.extra.get("trace_url"):  # an imported trace (docs/traces.md): open it in Phoenix
         st.link_button("Open this trace in Phoenix", view.extra["trace_url"])
-    scores, venn = st.columns([3, 2])
+    scores, venn = st.columns(2)  # the sets chart needs half the page (it overflowed 2/5 at 1280 px)
     with scores:
         panels.draw_scores(view.scores, view.judge, view.status, per_row=2)
     with venn:
@@ -109,6 +110,7 @@ def render_pair(pair: tuple[SupportView, SupportView]) -> None:
     left, right = st.columns(2)
     for col, view, side in ((left, pair[0], "left"), (right, pair[1], "right")):
         with col:
+            st.markdown(md("#### {}", view.title))  # each side says which run it shows
             panels.draw_scores(view.scores, view.judge, view.status, per_row=2)
             panels.draw_venn(_classes(view), key=f"{PAGE}.venn.{side}")
             components.draw_support_map(view, key=f"{K_SELECTED}.{side}")

@@ -101,6 +101,11 @@ def capture(home: Path, out: Path, runs: dict) -> list[tuple[str, int]]:
         s.wait_for(f"{browser.CHARTS_DRAWN_JS} >= 1", WAIT_S)
         s.idle(WAIT_S)
         shot("runs_agreement", max_height=2600)
+        s.goto(f"{url}/runs?dataset=all&run={k5}", "Runs and trends", WAIT_S)  # One run: the metric spread per row
+        s.wait_for("document.body.innerText.includes('Metric spread per row')", WAIT_S)
+        s.wait_for(f"{browser.CHARTS_DRAWN_JS} >= 1", WAIT_S)
+        s.idle(WAIT_S)
+        shot("runs_one_run", max_height=2600)
         s.goto(f"{url}/compare?runs={k2},{k5}", "Compare runs", WAIT_S)
         s.wait_for("document.body.innerText.includes('retrieval.k: 2 → 5')", WAIT_S)
         s.wait_for("document.body.innerText.includes('Questions whose scores differ most')", WAIT_S)

@@ -13,7 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from rag_eval.metrics.report_fields import RMSE_BANDS
-from rag_eval.ui.constants import BAND_COLOURS, METRIC_LABELS, PALETTE, SPREAD_AXIS_MAX
+from rag_eval.ui.constants import BAND_COLOURS, METRIC_LABELS, PALETTE, SPREAD_AXIS_MAX, SPREAD_BAND_LABELS
 
 
 def _layout(fig: go.Figure, title: str, y_title: str = "", y_range: tuple[float, float] | None = (0, 1)) -> go.Figure:
@@ -32,11 +32,11 @@ def spread_figure(spread: pd.DataFrame) -> go.Figure:
     for upper, name in RMSE_BANDS:
         high = min(upper, SPREAD_AXIS_MAX)
         fig.add_vrect(x0=low, x1=high, fillcolor=BAND_COLOURS[name], opacity=0.6, line_width=0, layer="below",
-                      annotation_text=name, annotation_position="top left")
+                      annotation_text=SPREAD_BAND_LABELS[name], annotation_position="top left")
         low = high
     fig.add_trace(go.Histogram(x=spread["spread_rmse"], nbinsx=24, marker_color=PALETTE[0], name="items"))
-    fig.update_xaxes(title="single-evaluation RMSE of the four metrics around their mean", range=[0, SPREAD_AXIS_MAX])
-    fig = _layout(fig, "Single-evaluation RMSE (rmse_aggregation)", "items", y_range=None)
+    fig.update_xaxes(title="metric spread: RMSE of a row's four metrics around their mean", range=[0, SPREAD_AXIS_MAX])
+    fig = _layout(fig, "Metric spread per row (rmse_aggregation)", "items", y_range=None)
     # counts are whole items: integer ticks only (a tick at 0.5 items reads as nonsense)
     fig.update_yaxes(tickformat="d", dtick=max(1, math.ceil(len(spread) / 8)), rangemode="tozero")
     return fig

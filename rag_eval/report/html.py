@@ -33,16 +33,16 @@ from typing import Any
 
 from rag_eval.metrics.agreement import agreement
 from rag_eval.metrics.report_fields import (
-    RMSE_BAND_MEANING,
     RMSE_BANDS,
     consistency_reading,
     rmse_band,
 )
 from rag_eval.report.defaults import DEFAULT_WORST
-from rag_eval.runs.compare import compare_runs, metric_table
+from rag_eval.runs.compare import compare_at_cutoff, metric_table
 from rag_eval.runs.item_fields import item_report_fields, run_diagnosis
 from rag_eval.runs.stats import SCORE_NAMES, summarize_items
 from rag_eval.schema import METRIC_NAMES
+from rag_eval.ui.constants import SPREAD_BAND_LABELS, SPREAD_BAND_MEANING
 
 SECTIONS = ("summary", "metrics", "distributions", "rmse-bands", "agreement", "diagnosis", "cost-latency",
             "worst-rows", "comparison")
@@ -57,7 +57,8 @@ h1{margin-bottom:0.1em} h2{border-bottom:2px solid #dee2e6;padding-bottom:0.2em;
 table{border-collapse:collapse;margin:0.5em 0 1em 0;font-size:0.9em} th,td{border:1px solid #dee2e6;padding:3px 8px;text-align:left}
 th{background:#f1f3f5} td.num{text-align:right;font-variant-numeric:tabular-nums}
 .muted{color:#6c757d} .note{background:#f8f9fa;border-left:4px solid #adb5bd;padding:0.4em 0.8em}
-.band-excellent{background:#d3f9d8} .band-good{background:#e9fac8} .band-acceptable{background:#fff3bf} .band-poor{background:#ffe3e3}
+.band-excellent{background:#f1f3f5} .band-good{background:#e7f0fa} .band-acceptable{background:#d0e2f5} .band-poor{background:#b6d1ee}
+details.row>summary{cursor:pointer} details.row[open]>summary{margin-bottom:0.4em}
 .row{border:1px solid #dee2e6;border-radius:6px;padding:0.6em 1em;margin:0.8em 0}
 .ids{font-family:ui-monospace,monospace;font-size:0.85em}
 </style>
@@ -85,12 +86,12 @@ th{background:#f1f3f5} td.num{text-align:right;font-variant-numeric:tabular-nums
 {{ charts.distributions }}
 </section>
 
-<section id="rmse-bands"><h2>Single-evaluation RMSE bands</h2>
-<p>Each row's <code>rmse_aggregation</code>: how unevenly its four metrics sit around their <code>average</code>.</p>
-<table><tr><th>run</th>{% for b in bands %}<th class="band-{{ b.name }}">{{ b.name }} ({{ b.range }})</th>{% endfor %}<th>rows</th></tr>
+<section id="rmse-bands"><h2>Metric spread per row</h2>
+<p>Each row's <code>rmse_aggregation</code>: how unevenly its four metrics sit around their <code>average</code>. A spread, not a quality verdict: four metrics all at 0.1 have spread 0.</p>
+<table><tr><th>run</th>{% for b in bands %}<th class="band-{{ b.name }}">{{ b.label }} ({{ b.range }})</th>{% endfor %}<th>rows</th></tr>
 {% for r in runs %}<tr><td>{{ r.label }}</td>{% for b in bands %}<td class="num">{{ r.band_counts[b.name] }}</td>{% endfor %}<td class="num">{{ r.n_spread }}</td></tr>
 {% endfor %}</table>
-<table><tr><th>band</th><th>reading</th></tr>{% for b in bands %}<tr><td class="band-{{ b.name }}">{{ b.name }}</td><td>{{ b.meaning }}</td></tr>{% endfor %}</table>
+<table><tr><th>spread</th><th>meaning</th></tr>{% for b in bands %}<tr><td class="band-{{ b.name }}">{{ b.label }}</td><td>{{ b.meaning }}</td></tr>{% endfor %}</table>
 {{ charts.spread }}
 </section>
 
@@ -120,12 +121,12 @@ th{background:#f1f3f5} td.num{text-align:right;font-variant-numeric:tabular-nums
 </section>
 
 <section id="worst-rows"><h2>Worst rows</h2>
-<p class="muted">Per run, the {{ worst }} scored rows with the lowest average of the four metrics, then up to {{ worst }} failed rows.</p>
+<p class="muted">Per run, the {{ worst }} scored rows with the lowest average of the four metrics, then up to {{ worst }} failed rows; click a row to open its support map.</p>
 {% for r in runs %}<h3>{{ r.label }}</h3>
-{% for w in r.worst %}<div class="row"><p><strong>{{ w.item_id }}</strong> · status {{ w.status }}{% if w.fields %} · average {{ w.fields.average }} · rmse_aggregation {{ w.fields.rmse_aggregation }} · overall_supported {{ w.fields.overall_supported }} · sentences fully / partially / unsupported {{ w.fields.fully }} / {{ w.fields.partially }} / {{ w.fields.unsupported }}{% endif %}</p>
+{% for w in r.worst %}<details class="row"><summary><strong>{{ w.item_id }}</strong> · status {{ w.status }}{% if w.fields %} · average {{ w.fields.average }} · metric spread {{ w.fields.rmse_aggregation }} · overall_supported {{ w.fields.overall_supported }} · sentences fully / partially / unsupported {{ w.fields.fully }} / {{ w.fields.partially }} / {{ w.fields.unsupported }}{% endif %}</summary>
 {% if w.scores %}<p class="ids">{{ w.scores }}</p>{% endif %}
 {% if w.error %}<p class="note">{{ w.error }}</p>{% endif %}
-{{ w.map }}</div>
+{{ w.map }}</details>
 {% else %}<p class="note">No row to show.</p>{% endfor %}
 {% endfor %}
 </section>
@@ -167,7 +168,7 @@ def run_label(run: Mapping[str, Any]) -> str:
 def _band_rows() -> list[dict[str, str]]:
     out, low = [], 0.0
     for upper, name in RMSE_BANDS:
-        out.append({"name": name, "meaning": RMSE_BAND_MEANING[name],
+        out.append({"name": name, "label": SPREAD_BAND_LABELS[name], "meaning": SPREAD_BAND_MEANING[name],
                     "range": f"> {low:.2f}" if upper == float("inf") else f"{'0' if not low else f'> {low:.2f}'} – {upper:.2f}"})
         low = upper
     return out
@@ -339,7 +340,7 @@ def build_report(
 
     comparison = None
     if len(runs) >= 2:
-        result = compare_runs({r["id"]: list(items_by_run[r["id"]]) for r in runs})
+        result = compare_at_cutoff({r["id"]: list(items_by_run[r["id"]]) for r in runs})  # retrieval at one k
         comparison = {
             "baseline": labels[runs[0]["id"]],
             "paired": [{"metric": p["metric"], "run": labels.get(p["run"], p["run"]), "diff": _f(p["mean_difference"]),

@@ -9,6 +9,7 @@ and shows up in the coverage instead.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -95,6 +96,82 @@ def paired_table(items_by_run: Mapping[str, Sequence[dict[str, Any]]], metrics: 
                          "mean_difference": sum(values) / len(values) if values else None,
                          "ci_low": low, "ci_high": high})
     return rows
+
+
+# ---------------------------------------------------------------------- a common cut-off
+# Retrieval metrics are stored at each run's own top-k (``hit_rate@2`` in a k=2 run,
+# ``hit_rate@5`` in a k=5 run; ``mrr`` over the k retrieved). Side by side they are different
+# metrics: runs are compared at one cut-off k that every run reaches, recomputed from each
+# item's ranking (its retrieved chunks' documents, in rank order) cut at k.
+_AT_K = re.compile(r"(recall|precision|ndcg|hit_rate)@(\d+)")
+CUTOFF_METRICS = ("hit_rate", "recall", "precision", "ndcg", "mrr")
+
+
+def run_cutoff(items: Sequence[dict[str, Any]]) -> int | None:
+    """The top-k a run's retrieval metrics were computed at (the largest ``…@k`` stored), or
+    None for a run without retrieval metrics (no gold document ids, or a judge-only run)."""
+    ks = [int(m[2]) for i in items for name in (i.get("retrieval") or {}) if (m := _AT_K.fullmatch(name))]
+    return max(ks) if ks else None
+
+
+def common_cutoffs(items_by_run: Mapping[str, Sequence[dict[str, Any]]]) -> list[int]:
+    """Every k that all runs reach (1 … the smallest run's k), or [] when some run has no
+    retrieval metric. The last one (the smallest run's own k) is the default."""
+    ks = [run_cutoff(items) for items in items_by_run.values()]
+    if not ks or any(k is None for k in ks):
+        return []
+    return list(range(1, min(k for k in ks if k is not None) + 1))
+
+
+def _ranking(item: dict[str, Any]) -> list[str] | None:
+    """The item's retrieved chunks' document ids in rank order (None when not stored)."""
+    chunks = item.get("chunks")
+    if isinstance(chunks, list) and chunks and all(isinstance(c, Mapping) and c.get("doc_id") is not None for c in chunks):
+        return [str(c["doc_id"]) for c in chunks]
+    return None
+
+
+def retrieval_at(item: dict[str, Any], k: int, own_k: int | None) -> dict[str, float] | None:
+    """``item``'s retrieval metrics at cut-off ``k`` (``hit_rate@k``, ``recall@k``,
+    ``precision@k``, ``ndcg@k``, ``mrr@k``), computed as a run at top-k computes them: the
+    documents of the first k chunks, each once, against the gold ids. Without a stored
+    ranking, the stored metrics serve when the run's own k is ``k``; otherwise None (the
+    item then counts as not scored for these metrics, never as 0)."""
+    from rag_eval.metrics import retrieval as rm
+
+    gold = {str(g) for g in (item.get("gold_doc_ids") or [])}
+    ranking = _ranking(item)
+    stored = item.get("retrieval") or {}
+    if gold and ranking is not None:
+        ranked = list(dict.fromkeys(ranking[:k]))
+        return {f"hit_rate@{k}": rm.hit_rate_at_k(ranked, gold, k=k), f"recall@{k}": rm.recall_at_k(ranked, gold, k=k),
+                f"precision@{k}": rm.precision_at_k(ranked, gold, k=k), f"ndcg@{k}": rm.ndcg_at_k(ranked, gold, k=k),
+                f"mrr@{k}": rm.reciprocal_rank(ranked, gold, k=k)}
+    if own_k == k and stored:
+        out = {name: value for name, value in stored.items() if (m := _AT_K.fullmatch(name)) and int(m[2]) == k}
+        if "mrr" in stored:
+            out[f"mrr@{k}"] = stored["mrr"]  # over the k retrieved: MRR at k
+        return out or None
+    return None
+
+
+def at_cutoff(items_by_run: Mapping[str, Sequence[dict[str, Any]]], k: int) -> dict[str, list[dict[str, Any]]]:
+    """Copies of every run's items whose ``retrieval`` holds the metrics at cut-off ``k``
+    only (cosine metrics and other cut-offs are left out: they are not comparable)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for run_id, items in items_by_run.items():
+        own = run_cutoff(items)
+        rows = []
+        for item in items:
+            metrics = retrieval_at(item, k, own) if item.get("retrieval") else None
+            rows.append({**item, "retrieval": metrics} if metrics else {**item, "retrieval": None})
+        out[run_id] = rows
+    return out
+
+
+def cutoff_metrics(k: int) -> list[str]:
+    """The retrieval metrics shown at cut-off ``k``, in a fixed order."""
+    return [f"{name}@{k}" for name in CUTOFF_METRICS]
 
 
 def compare_runs(items_by_run: Mapping[str, Sequence[dict[str, Any]]], metrics: Sequence[str] | None = None) -> dict[str, Any]:
@@ -198,3 +275,24 @@ def with_correctness(items: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         value = answer_correctness(item)
         out.append({**item, "correctness": {CORRECTNESS_METRIC: value}} if value is not None else dict(item))
     return out
+
+
+def compare_at_cutoff(items_by_run: Mapping[str, Sequence[dict[str, Any]]], k: int | None = None) -> dict[str, Any]:
+    """:func:`compare_runs` with retrieval metrics at one cut-off every run reaches:
+    ``k`` when it is one of :func:`common_cutoffs`, else the largest of them (the smallest
+    run's own k). Answer correctness is compared when every run has it. Without a common
+    cut-off (a run has no ranked retrieval), the metrics every run has are compared.
+
+    Adds ``cutoffs`` (the choosable ks), ``k`` (the one used, or None) and ``left_out``
+    (metrics some run has that are not comparable, e.g. ``recall@5`` beside a k=2 run)."""
+    cutoffs = common_cutoffs(items_by_run)
+    chosen = (k if k in cutoffs else cutoffs[-1]) if cutoffs else None
+    if chosen is not None:
+        correctness = [m for m in available_metrics(items_by_run) if m == CORRECTNESS_METRIC]
+        metrics = [*SCORE_NAMES, *cutoff_metrics(chosen), *correctness]
+        result = compare_runs(at_cutoff(items_by_run, chosen), metrics)
+    else:
+        metrics = available_metrics(items_by_run)
+        result = compare_runs(items_by_run, metrics)
+    left_out = [m for m in all_metrics(items_by_run) if m not in metrics and m not in SCORE_NAMES]
+    return {**result, "cutoffs": cutoffs, "k": chosen, "left_out": left_out}

@@ -16,7 +16,7 @@ import altair as alt
 import pandas as pd
 
 from rag_eval.metrics.report_fields import RMSE_BANDS
-from rag_eval.ui.constants import BAND_COLOURS, METRIC_LABELS, PALETTE, SPREAD_AXIS_MAX
+from rag_eval.ui.constants import BAND_COLOURS, METRIC_LABELS, PALETTE, SPREAD_AXIS_MAX, SPREAD_BAND_LABELS
 
 SPREAD_BINS = 24
 Y_MAX = 1.05  # room above 1 for an interval's upper bar
@@ -62,7 +62,9 @@ def grouped_bars(table: pd.DataFrame, run_labels: Mapping[str, str], names: Mapp
     runs = list(dict.fromkeys(frame["run_label"]))
     metrics = list(dict.fromkeys([*(names.get(m, m) for m in order), *frame["metric_label"]]))
     base = alt.Chart(frame).encode(
-        x=alt.X("metric_label:N", sort=metrics, title=None, axis=alt.Axis(labelAngle=0, labelLimit=160)),
+        # every metric keeps its label (no label hidden for overlap; long ones are cut at 160 px)
+        x=alt.X("metric_label:N", sort=metrics, title=None,
+                axis=alt.Axis(labelAngle=0, labelLimit=160, labelOverlap=False)),
         xOffset=alt.XOffset("run_label:N", sort=runs),
         color=alt.Color("run_label:N", scale=colour_scale(runs), sort=runs,
                         legend=alt.Legend(title="run", orient="top", labelLimit=260)),
@@ -73,7 +75,12 @@ def grouped_bars(table: pd.DataFrame, run_labels: Mapping[str, str], names: Mapp
     intervals = base.mark_rule(strokeWidth=1.5).encode(
         xOffset=alt.XOffset("run_label:N", sort=runs, bandPosition=0.5), y="ci_low:Q", y2="ci_high:Q",
         color=alt.value("#343a40"))
-    return alt.LayerChart(layer=[bars, intervals], title=title, height=height)
+    # one label per bar: its mean, above the interval
+    values = base.mark_text(dy=-6, fontSize=10, color="#343a40", baseline="bottom").encode(
+        xOffset=alt.XOffset("run_label:N", sort=runs, bandPosition=0.5),
+        y=alt.Y("top:Q", scale=alt.Scale(domain=[0, Y_MAX], clamp=True)), text=alt.Text("mean:Q", format=".2f"),
+        color=alt.value("#343a40")).transform_calculate(top="max(datum.mean, isValid(datum.ci_high) ? datum.ci_high : 0)")
+    return alt.LayerChart(layer=[bars, intervals, values], title=title, height=height)
 
 
 def metric_bars(table: pd.DataFrame, run_labels: dict[str, str]) -> alt.LayerChart:
@@ -133,30 +140,31 @@ def metric_radar(table: pd.DataFrame, run_labels: dict[str, str]) -> alt.LayerCh
 
 
 def spread_figure(spread: pd.DataFrame) -> alt.LayerChart:
-    """Histogram of single-evaluation RMSE spreads with the named bands shaded behind."""
+    """Histogram of the rows' metric spreads (single-evaluation RMSE) with the spread bands
+    shaded behind, named for what they measure (even … very uneven)."""
     bands, low = [], 0.0
     for upper, name in RMSE_BANDS:
         high = min(upper, SPREAD_AXIS_MAX)
-        bands.append({"band": name, "low": low, "high": high})
+        bands.append({"band": name, "label": SPREAD_BAND_LABELS[name], "low": low, "high": high})
         low = high
     x_scale = alt.Scale(domain=[0, SPREAD_AXIS_MAX], nice=False)
     shade = alt.Chart(pd.DataFrame(bands)).encode(x=alt.X("low:Q", scale=x_scale), x2="high:Q")
     band_rects = shade.mark_rect(opacity=0.6).encode(
         color=alt.Color("band:N", scale=alt.Scale(domain=list(BAND_COLOURS), range=list(BAND_COLOURS.values())),
                         legend=None),
-        tooltip=[alt.Tooltip("band:N")])
+        tooltip=[alt.Tooltip("label:N", title="spread")])
     band_names = shade.mark_text(align="left", baseline="top", dx=4, y=4, fontSize=11, color="#495057").encode(
-        text="band:N")
+        text="label:N")
     step = SPREAD_AXIS_MAX / SPREAD_BINS
     values = spread[["spread_rmse"]].assign(spread_rmse=spread["spread_rmse"].clip(0, SPREAD_AXIS_MAX - 1e-9))
     histogram = alt.Chart(values).mark_bar(color=PALETTE[0], opacity=0.85).encode(
         x=alt.X("spread_rmse:Q", bin=alt.Bin(extent=[0, SPREAD_AXIS_MAX], step=step), scale=x_scale,
-                title="single-evaluation RMSE of the four metrics around their mean",
+                title="metric spread: RMSE of a row's four metrics around their mean",
                 axis=alt.Axis(values=[k / 10 for k in range(int(SPREAD_AXIS_MAX * 10) + 1)], format=".1f")),
         # counts are whole items: integer ticks only (a tick at 0.5 items reads as nonsense)
         y=alt.Y("count():Q", title="items", axis=alt.Axis(format="d", tickMinStep=1)),
         tooltip=[alt.Tooltip("spread_rmse:Q", bin=alt.Bin(extent=[0, SPREAD_AXIS_MAX], step=step), title="RMSE"),
                  alt.Tooltip("count():Q", title="items")],
     )
-    return alt.LayerChart(layer=[band_rects, band_names, histogram], title="Single-evaluation RMSE (rmse_aggregation)",
+    return alt.LayerChart(layer=[band_rects, band_names, histogram], title="Metric spread per row (rmse_aggregation)",
                           height=320)

@@ -15,7 +15,7 @@ import streamlit as st
 from rag_eval.schema import METRIC_NAMES, TraceScores
 from rag_eval.ui.constants import METRIC_LABELS, RESP_UNKNOWN, STATUS_OK_VALUES
 from rag_eval.ui.help import metric_help
-from rag_eval.ui.markdown import escape_markdown
+from rag_eval.ui.markdown import md
 from rag_eval.ui.support_map import (  # noqa: F401 - re-exported for pages and tests
     legend_html,
     response_sentence_class,
@@ -41,7 +41,7 @@ def fmt(value: float | bool | None, digits: int = 3) -> str:
 def draw_scores(scores: TraceScores | None, judge: str = "", status: str = "") -> None:
     """The four TRACe metrics as st.metric, with the mode and judge that produced them."""
     if scores is None:
-        st.warning(f"No scores: judge status {status or 'unknown'}.")
+        st.warning(md("No scores: judge status {}.", status or "unknown"))
         return
     cols = st.columns(4)
     values = {
@@ -52,13 +52,13 @@ def draw_scores(scores: TraceScores | None, judge: str = "", status: str = "") -
     }
     for col, name in zip(cols, METRIC_NAMES):
         col.metric(METRIC_LABELS[name], values[name], help=metric_help(name))
-    st.caption(f"Scoring mode **{scores.mode}** · judge **{judge or 'unknown'}**" + (f" · status {status}" if status else ""))
+    st.caption(md("Scoring mode **{}** · judge **{}**", scores.mode, judge or "unknown") + (md(" · status {}", status) if status else ""))
     if scores.diagnostics.get("completeness_vacuous"):
         st.caption("Completeness is vacuous: the judge found no relevant sentence, so there is nothing to cover.")
     repairs = scores.diagnostics.get("label_repairs")
     if repairs:
         st.caption("Labels repaired for consistency: "
-                   + "; ".join(f"{k.replace('_', ' ')} {', '.join(map(str, v))}" for k, v in repairs.items()))
+                   + "; ".join(md("{} {}", k.replace("_", " "), ", ".join(map(str, v))) for k, v in repairs.items()))
 
 
 def _sentence_label(view: SupportView, key: str) -> str:
@@ -67,23 +67,73 @@ def _sentence_label(view: SupportView, key: str) -> str:
     return f"{key} · {response_sentence_class(key, view.labels)} · {short}"
 
 
+# A click on a response sentence of a support map selects it (as the select box does). The map
+# is st.html (escaped text, no script); this script-only component listens for clicks on the page
+# and sends the clicked sentence's key, for the map whose ``data-map`` is the one it was mounted
+# for. One listener per browser tab; each mount updates which callback a map's clicks go to.
+_SENTENCE_CLICKS_JS = """
+export default function (component) {
+  const { data, setTriggerValue } = component;
+  const maps = (window.__ragEvalSupportMaps = window.__ragEvalSupportMaps || {});
+  maps[data] = setTriggerValue;
+  if (window.__ragEvalSupportMapClicks) return;
+  window.__ragEvalSupportMapClicks = true;
+  document.addEventListener("click", (event) => {
+    const target = event.target instanceof Element ? event.target : null;
+    const span = target ? target.closest(".sm-response .sm-s") : null;
+    const map = span ? span.closest(".support-map") : null;
+    const send = map ? window.__ragEvalSupportMaps[map.dataset.map] : null;
+    if (send) send("clicked", span.dataset.key);
+  });
+}
+"""
+_sentence_clicks: Any = None
+
+
+def _mount_sentence_clicks(key: str, on_click: Any) -> None:
+    global _sentence_clicks
+    if _sentence_clicks is None:  # registered once per process (a name registered twice warns)
+        _sentence_clicks = st.components.v2.component("rag_eval.sentence_clicks", js=_SENTENCE_CLICKS_JS)
+    _sentence_clicks(key=f"{key}.clicks", data=key, on_clicked_change=on_click, height=0)
+
+
+def clicked_sentence(state_value: Any) -> str | None:
+    """The response key a click sent, from the component's value in session state."""
+    if isinstance(state_value, dict):
+        value = state_value.get("clicked")
+    else:
+        value = getattr(state_value, "clicked", None)
+    return str(value) if value else None
+
+
 def draw_support_map(view: SupportView, key: str) -> None:
-    """The support map of one judged row; a select box picks the response sentence
-    whose supporting document sentences are outlined and whose explanation shows."""
-    st.markdown(f"**{escape_markdown(view.title)}**")
+    """The support map of one judged row; a select box (or a click on a response
+    sentence in the map) picks the response sentence whose supporting document sentences
+    are outlined and whose explanation shows."""
+    st.markdown(md("**{}**", view.title))
     if view.error:
-        st.warning(escape_markdown(f"Judge status {view.status}: {view.error}"))
+        st.warning(md("Judge status {}: {}", view.status, view.error))
     keys = view.item.response_keys
     if not keys:
         st.info("This row has no response sentences.")
     selected = None
     if keys and view.labels is not None:
+        if st.session_state.get(key) not in keys:  # a new row: the picker starts on its first sentence
+            st.session_state.pop(key, None)
         selected = st.selectbox(
-            "Response sentence", keys, key=key, format_func=lambda k: _sentence_label(view, k)
+            "Response sentence", keys, key=key, format_func=lambda k: _sentence_label(view, k),
+            help="Or click a sentence of the response below.",
         )
     elif keys and response_sentence_class(keys[0], view.labels) == RESP_UNKNOWN:
         st.info("No judge labels for this row: sentences are shown uncoloured.")
-    st.html(support_map_html(view.item, view.labels, selected))
+    st.html(support_map_html(view.item, view.labels, selected, map_id=key))
+    if selected is not None:
+        def select_clicked() -> None:
+            clicked = clicked_sentence(st.session_state.get(f"{key}.clicks"))
+            if clicked in keys:
+                st.session_state[key] = clicked
+
+        _mount_sentence_clicks(key, select_clicked)
 
 
 def draw_table(frame: pd.DataFrame, key: str | None = None, height: int | None = None) -> None:
@@ -118,4 +168,4 @@ def draw_legend() -> None:
 def draw_key_status(present: Iterable[tuple[str, bool]]) -> None:
     """Whether each secret is set: never the value."""
     for name, ok in present:
-        st.markdown(f"- `{name}`: {'✅ present' if ok else '— not set'}")
+        st.markdown(md("- {}: ", name) + ("✅ present" if ok else "— not set"))

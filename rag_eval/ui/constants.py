@@ -9,7 +9,10 @@ from __future__ import annotations
 from rag_eval.schema import JudgeStatus
 
 APP_TITLE = "RAG Eval Workbench"
-APP_ICON = ":material/fact_check:"
+# An emoji: Streamlit draws it as an inline SVG favicon. A ":material/…:" page icon would make every
+# visitor's browser fetch the favicon from an external font host (nothing may be fetched from outside
+# the server: an offline install could not show it, and a visitor's address would reach a third party).
+APP_ICON = "🧪"
 
 # Page scripts, relative to dashboard.py (st.navigation, st.switch_page and AppTest use these).
 PAGE_OVERVIEW = "pages/overview.py"
@@ -47,7 +50,21 @@ STATE_REVIEW_QUEUE = "shared.review_queue"  # {"run_id", "ids"}: rows queued for
 # Chart colours: one per run or dataset (cycled), and the RMSE bands' shading; the dashboard's
 # Vega-Lite charts (ui.charts) and the HTML report's Plotly figures (report.charts) share them.
 PALETTE = ("#1c7ed6", "#f59f00", "#37b24d", "#e03131", "#7048e8", "#0ca678")
-BAND_COLOURS = {"excellent": "#d3f9d8", "good": "#e9fac8", "acceptable": "#fff3bf", "poor": "#ffe3e3"}
+# The spread bands are ranges of a spread, not a verdict on quality: a neutral ramp, no green-to-red.
+BAND_COLOURS = {"excellent": "#f1f3f5", "good": "#e7f0fa", "acceptable": "#d0e2f5", "poor": "#b6d1ee"}
+# What each band of a row's metric spread (rmse_aggregation) is called on a page and in the report:
+# the spread says how unevenly a row's four metrics sit around their mean (a row with all four at 0.1
+# and one with all four at 0.9 both have spread 0), never whether the row or the pipeline is good.
+SPREAD_BAND_LABELS = {"excellent": "even", "good": "slightly uneven", "acceptable": "uneven", "poor": "very uneven"}
+SPREAD_BAND_MEANING = {
+    "excellent": "the four metrics lie within about 0.1 of their mean",
+    "good": "the four metrics differ a little (about 0.1 to 0.2 from their mean)",
+    "acceptable": "one metric is well apart from the others: look at which one",
+    "poor": "the metrics disagree strongly (e.g. relevant context that was not used): look at which one is low",
+}
+SPREAD_HELP = ("Metric spread (rmse_aggregation): the RMSE of one row's four TRACe metrics around their mean. "
+               "It measures how evenly the metrics sit, not how good the row is: four metrics all at 0.1 have "
+               "spread 0. Bands: even ≤ 0.10, slightly uneven ≤ 0.20, uneven ≤ 0.30, very uneven above.")
 SPREAD_AXIS_MAX = 0.6  # the spread histogram's x axis ends here
 
 METRIC_LABELS = {

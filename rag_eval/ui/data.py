@@ -133,7 +133,7 @@ def run_items(location: str, run_id: str) -> list[dict[str, Any]]:
 # store picks these out, so a 2,000-item run is not decoded documents and all.
 SCORE_FIELDS = ("item_id", "status", "scores")
 COMPARE_FIELDS = ("item_id", "question", "status", "error", "scores", "retrieval", "answer", "reference_answer",
-                  "reference_answers", "truth")
+                  "reference_answers", "truth", "gold_doc_ids", "chunks")  # ranking: retrieval at a common k
 TABLE_FIELDS = ("item_id", "question", "status", "error", "scores", "labels", "item.response_sentences", "tokens",
                 "cost_usd", "latency_s")
 AGREEMENT_FIELDS = ("item_id", "status", "scores", "truth")
@@ -161,15 +161,15 @@ def results_table(location: str, run_id: str, stamp: str) -> pd.DataFrame:
 
 
 @st.cache_data(ttl=ITEMS_TTL, max_entries=16, show_spinner=False)
-def comparison(location: str, run_ids: tuple[str, ...], stamps: tuple[str, ...]) -> dict[str, Any]:
-    """``runs.compare.compare_runs`` of the runs (the first is the baseline) over every
-    metric any of them has, answer correctness included; cached per runs and stamps, so
-    a rerun (the chart switched to radar) does not bootstrap again."""
-    from rag_eval.runs.compare import all_metrics, compare_runs, with_correctness
+def comparison(location: str, run_ids: tuple[str, ...], stamps: tuple[str, ...], k: int | None = None) -> dict[str, Any]:
+    """``runs.compare.compare_at_cutoff`` of the runs (the first is the baseline): retrieval
+    metrics at one cut-off ``k`` every run reaches, answer correctness included; cached per
+    runs, stamps and k, so a rerun (the chart switched to radar) does not bootstrap again."""
+    from rag_eval.runs.compare import compare_at_cutoff, with_correctness
 
     items_by_run = {r: with_correctness(run_item_fields(location, r, s, COMPARE_FIELDS))
                     for r, s in zip(run_ids, stamps)}
-    return compare_runs(items_by_run, all_metrics(items_by_run))
+    return compare_at_cutoff(items_by_run, k)
 
 
 def run_item(location: str, run_id: str, item_id: str) -> dict[str, Any] | None:

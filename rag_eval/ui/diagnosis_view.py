@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from rag_eval.metrics.report_fields import RMSE_BAND_MEANING, RMSE_BANDS
+from rag_eval.metrics.report_fields import RMSE_BANDS
+from rag_eval.ui.constants import SPREAD_BAND_LABELS, SPREAD_BAND_MEANING, SPREAD_HELP
+from rag_eval.ui.markdown import md
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -20,13 +22,19 @@ MAX_IDS = 20
 
 
 def draw_bands(spread: pd.DataFrame) -> None:
-    """How many rows fall in each RMSE band (``spread`` from ``frames.spread_frame``)."""
+    """How many rows fall in each band of metric spread (``spread`` from ``frames.spread_frame``):
+    named for what it measures (how evenly a row's metrics sit), never as a quality verdict."""
     counts = spread["band"].value_counts()
+    st.markdown("**Metric spread per row** (how evenly each row's four metrics sit; not a quality score)",
+                help=SPREAD_HELP)
     cols = st.columns(len(RMSE_BANDS))
-    for col, (_, band) in zip(cols, RMSE_BANDS):
-        col.metric(band.capitalize(), int(counts.get(band, 0)), help=RMSE_BAND_MEANING[band])
-    st.caption("Single-evaluation RMSE (rmse_aggregation) of a row's four metrics around their average: "
-               "≤ 0.10 excellent, ≤ 0.20 good, ≤ 0.30 acceptable, above poor.")
+    low = 0.0
+    for col, (upper, band) in zip(cols, RMSE_BANDS):
+        bounds = f"> {low:.2f}" if upper == float("inf") else f"≤ {upper:.2f}"
+        col.metric(f"{SPREAD_BAND_LABELS[band].capitalize()} ({bounds})", int(counts.get(band, 0)),
+                   help=SPREAD_BAND_MEANING[band])
+        low = upper
+    st.caption(SPREAD_HELP)
 
 
 def draw_diagnosis(diagnosis: Diagnosis) -> None:
@@ -39,7 +47,7 @@ def draw_diagnosis(diagnosis: Diagnosis) -> None:
         ids = ", ".join(f.row_ids[:MAX_IDS]) + (f" … (+{len(f.row_ids) - MAX_IDS})" if len(f.row_ids) > MAX_IDS else "")
         with st.container(border=True):
             st.markdown(f"**{f.title}** · {len(f.row_ids)} row(s), {f.share:.0%} — {f.meaning}. *Fix:* {f.action}.")
-            st.caption(f"rows: {ids}")
+            st.caption(md("rows: {}", ids))
     st.caption(f"{diagnosis.rows_considered} of {diagnosis.rows_given} rows scored; high ≥ {diagnosis.high:g}, "
                f"low ≤ {diagnosis.low:g}.")
 

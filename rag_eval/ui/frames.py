@@ -123,3 +123,17 @@ def default_comparison(runs: Sequence[Mapping[str, Any]]) -> list[str]:
             if other.get("dataset_fingerprint") == fingerprint:
                 return [run["id"], other["id"]]
     return [r["id"] for r in runs[:2]]
+
+
+def paired_frame(paired: Sequence[Mapping[str, Any]], run_labels: Mapping[str, str], metric_label: Any) -> pd.DataFrame:
+    """The library's paired differences (``runs.compare.paired_table``) for display: every
+    metric shown, one row per run and metric; a metric no question pairs says why instead of
+    showing an empty number."""
+    frame = pd.DataFrame(list(paired))
+    if frame.empty:
+        return pd.DataFrame(columns=["run", "baseline", "metric", "n_pairs", "mean_difference", "ci_low", "ci_high",
+                                     "note"])
+    note = ["no question scored by both runs" if not n else "one question: no interval" if n == 1 else ""
+            for n in frame["n_pairs"]]
+    return frame.assign(run=frame["run"].map(run_labels), baseline=frame["baseline"].map(run_labels),
+                        metric=frame["metric"].map(metric_label), note=note)

@@ -65,10 +65,10 @@ def metric_label(name: str) -> str:
     """``hit_rate@5`` -> ``hit@5``, ``ndcg@5`` -> ``nDCG@5``, TRACe names spelled out."""
     if name in METRIC_NAMES_SHORT:
         return METRIC_NAMES_SHORT[name]
-    match = re.fullmatch(r"(recall|precision|ndcg|hit_rate)@(\d+)(_cosine)?", name)
+    match = re.fullmatch(r"(recall|precision|ndcg|hit_rate|mrr)@(\d+)(_cosine)?", name)
     if not match:
         return name
-    base = {"recall": "recall", "precision": "precision", "ndcg": "nDCG", "hit_rate": "hit"}[match[1]]
+    base = {"recall": "recall", "precision": "precision", "ndcg": "nDCG", "hit_rate": "hit", "mrr": "MRR"}[match[1]]
     return f"{base}@{match[2]}" + (" (cosine)" if match[3] else "")
 
 
@@ -76,7 +76,9 @@ def metric_help(name: str) -> str:
     """What a metric or term means, for ``help=`` and glossaries."""
     if name in METRIC_HELP:
         return METRIC_HELP[name]
-    match = re.fullmatch(r"(recall|precision|ndcg|hit_rate)@(\d+)(_cosine)?", name)
+    match = re.fullmatch(r"(recall|precision|ndcg|hit_rate|mrr)@(\d+)(_cosine)?", name)
+    if match and match[1] == "mrr":
+        return METRIC_HELP["mrr"] + f" Counted within the top {match[2]} (0 when the first gold document is lower)."
     if match:
         text = _RETRIEVAL_HELP[match[1]].format(k=match[2])
         return text + (" Gold passages matched one to one by embedding cosine." if match[3] else "")
@@ -87,7 +89,10 @@ def metric_help(name: str) -> str:
 
 def glossary(names: list[str]) -> str:
     """Markdown list explaining each name (for an expander)."""
-    return "\n".join(f"- **{metric_label(n)}**: {metric_help(n)}" for n in dict.fromkeys(names))
+    from rag_eval.ui.markdown import escape_markdown  # a stored record's metric names are data
+
+    return "\n".join(f"- **{escape_markdown(metric_label(n))}**: {escape_markdown(metric_help(n))}"
+                     for n in dict.fromkeys(names))
 
 
 _STAGES = {"retrieve_s": "retrieve", "generate_s": "generate", "judge_s": "judge", "score_s": "score",

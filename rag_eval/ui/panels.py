@@ -13,6 +13,7 @@ from rag_eval.schema import METRIC_NAMES, TraceScores
 from rag_eval.ui.components import fmt
 from rag_eval.ui.constants import METRIC_LABELS
 from rag_eval.ui.help import metric_help, set_counts
+from rag_eval.ui.markdown import md
 
 
 def draw_means(means: Sequence[Mapping[str, Any]]) -> None:
@@ -42,15 +43,15 @@ def draw_scores(scores: TraceScores | None, judge: str = "", status: str = "", p
     """The four TRACe metrics with help text; ``per_row=2`` for half-width columns (side
     by side), so no label or value is cut off."""
     if scores is None:
-        st.warning(f"No scores: judge status {status or 'unknown'}.")
+        st.warning(md("No scores: judge status {}.", status or "unknown"))
         return
     values = score_values(scores)
     for start in range(0, len(METRIC_NAMES), per_row):
         cols = st.columns(per_row)
         for col, name in zip(cols, METRIC_NAMES[start:start + per_row]):
             col.metric(METRIC_LABELS[name], values[name], help=metric_help(name))
-    st.caption(f"Scoring mode **{scores.mode}** · judge **{judge or 'unknown'}**"
-               + (f" · status {status}" if status else ""))
+    st.caption(md("Scoring mode **{}** · judge **{}**", scores.mode, judge or "unknown")
+               + (md(" · status {}", status) if status else ""))
 
 
 def draw_venn(classes: list[str], key: str) -> None:

@@ -30,6 +30,7 @@ from rag_eval.labels.store import (
 from rag_eval.schema import Labels
 from rag_eval.ui import components, state
 from rag_eval.ui.constants import STATE_REVIEW_QUEUE, STATE_REVIEWER
+from rag_eval.ui.markdown import md
 from rag_eval.ui.views import SupportView, scores_from_record, view_from_record
 
 PREFIX = "review"
@@ -55,7 +56,7 @@ def _version_key(run_id: str, item_id: str) -> str:
 
 def draw_progress(store: Any, run_id: str, slot: Any = None) -> None:
     if not run_id.startswith(ADHOC_PREFIX):
-        (slot or st).caption(f"Review progress of this run: **{review_progress(store, run_id).text}**")
+        (slot or st).caption(md("Review progress of this run: **{}**", review_progress(store, run_id).text))
 
 
 def _draw_form(view: SupportView, base: Labels | None, note: str, keys: str) -> tuple[bool, ReviewDraft]:
@@ -64,30 +65,35 @@ def _draw_form(view: SupportView, base: Labels | None, note: str, keys: str) -> 
     doc_keys = item.document_keys
     draft = draft_from_labels(item, base, note)
 
-    def label(k: str) -> str:
-        return f"{k} · {_short(text.get(k, ''))}"
+    def label(k: str) -> str:  # short: a chip shows the key and the sentence's start, so several fit a line
+        return f"{k} · {_short(text.get(k, ''), 36)}"
 
-    with st.form(key=f"{keys}.form", border=True):
-        cols = st.columns(2)
-        relevant = cols[0].multiselect("Relevant document sentences", doc_keys, default=draft.relevant,
-                                       format_func=label, key=f"{keys}.relevant")
-        utilized = cols[1].multiselect("Utilized document sentences", doc_keys, default=draft.utilized,
-                                       format_func=label, key=f"{keys}.utilized")
+    with st.form(key=f"{keys}.form", border=True):  # chips wrap: every chosen sentence shows
+        relevant = st.multiselect("Relevant document sentences", doc_keys, default=draft.relevant,
+                                  format_func=label, key=f"{keys}.relevant", wrap=True)
+        utilized = st.multiselect("Utilized document sentences", doc_keys, default=draft.utilized,
+                                  format_func=label, key=f"{keys}.utilized", wrap=True)
         support: dict[str, str] = {}
         supporting: dict[str, list[str]] = {}
         for key in item.response_keys:
-            st.markdown(f"**{key}** · {_short(text.get(key, ''), 200)}")
-            c1, c2 = st.columns([2, 3])
-            support[key] = c1.radio(f"Support of {key}", SUPPORT_CHOICES,
+            st.markdown(md("**{}** · {}", key, _short(text.get(key, ""), 200)))
+            c1, c2 = st.columns([1, 2])
+            support[key] = c1.radio(md("Support of {}", key), SUPPORT_CHOICES,
                                     index=SUPPORT_CHOICES.index(draft.support.get(key, "supported")),
                                     format_func=CHOICE_LABELS.__getitem__, horizontal=True,
                                     key=f"{keys}.support.{key}", label_visibility="collapsed")
-            supporting[key] = c2.multiselect(f"Supporting sentences of {key}", doc_keys,
+            supporting[key] = c2.multiselect(md("Supporting sentences of {}", key), doc_keys,
                                              default=draft.supporting.get(key, []), format_func=label,
-                                             key=f"{keys}.supporting.{key}", placeholder="supporting sentences")
+                                             key=f"{keys}.supporting.{key}", placeholder="supporting sentences",
+                                             wrap=True)  # in a column the chips would scroll out of sight
         note_text = st.text_area("Note", value=draft.note, key=f"{keys}.note", height=68)
         saved = st.form_submit_button("Save review", type="primary", key=f"{keys}.save", shortcut="Alt+S")
     return saved, ReviewDraft(relevant, utilized, support, supporting, note_text)
+
+
+def pending(queued: list[str], reviewed: set[str]) -> list[str]:
+    """The queued row ids not reviewed yet, in queue order (what *Start reviewing* opens first)."""
+    return [i for i in queued if str(i) not in reviewed]
 
 
 def _draw_queue_nav(store: Any, run_id: str, item_id: str) -> None:
@@ -96,7 +102,7 @@ def _draw_queue_nav(store: Any, run_id: str, item_id: str) -> None:
         return
     ids = queue["ids"]
     pos = ids.index(item_id)
-    st.caption(f"Review queue ({queue.get('strategy', '')}): row {pos + 1} of {len(ids)}")
+    st.caption(md("Review queue ({}): row {} of {}", queue.get("strategy", ""), pos + 1, len(ids)))
     if pos + 1 < len(ids) and st.button("Next in queue", key=f"{PREFIX}.next", shortcut="Alt+N"):
         record = next((r for r in store.items(run_id) if str(r["item_id"]) == ids[pos + 1]), None)
         if record is not None:
@@ -125,30 +131,95 @@ def draw_review(view: SupportView, store: Any) -> None:
     base = Labels.from_dict(saved["labels"]) if saved else view.labels
     version = int(state.get(_version_key(run_id, item_id), 0))
     keys = f"{PREFIX}.{run_id}.{item_id}.{reviewer}.{version}"
-    st.caption(("Editing your saved labels" if saved else f"Starting from the labels of {view.judge or 'no judge'}")
+    st.caption(("Editing your saved labels" if saved else md("Starting from the labels of {}", view.judge or "no judge"))
                + " · nothing is stored until Save review (Alt+S); Reset undoes unsaved edits (Alt+Z).")
     submitted, draft = _draw_form(view, base, saved.get("note", "") if saved else "", keys)
     if submitted:
         try:
             labels = labels_from_review(view.item, draft)
         except ValueError as err:
-            st.error(str(err))
+            st.error(md("{}", err))
         else:
             saved = save_review(store, run_id, view.item, labels, reviewer, note=draft.note, judge=view.judge,
                                 source=view.title)
-            st.success(f"Saved {reviewer}'s labels at {saved['created_at']} (the judge's labels are unchanged).")
+            st.success(md("Saved {}'s labels at {} (the judge's labels are unchanged).", reviewer, saved["created_at"]))
     if st.button("Reset to last saved", key=f"{PREFIX}.reset", shortcut="Alt+Z"):
         state.put(_version_key(run_id, item_id), version + 1)
         st.rerun()
     draw_progress(store, run_id, progress)
     if saved:
-        st.markdown(f"**Human scores** ({saved['reviewer']}, saved {saved['created_at']})")
+        st.markdown(md("**Human scores** ({}, saved {})", saved["reviewer"], saved["created_at"]))
         components.draw_scores(scores_from_record(saved), f"human:{saved['reviewer']}", "reviewed")
     _draw_queue_nav(store, run_id, item_id)
 
 
+# Fewer reviewed rows than this give no meaningful agreement figure: the tables say so
+# instead of printing a number (an AUROC of 1.0 or an RMSE of 0 on two rows measures nothing).
+MIN_ROWS = 5
+TOO_FEW = "too few rows"
+
+AGREEMENT_GLOSSARY = {
+    "RMSE": "Root mean squared error of the judge's metric against the metric recomputed from the human labels, "
+            "over the reviewed rows; 0 is perfect, lower is better.",
+    "95% CI": "Percentile-bootstrap interval of the figure; wide when few rows were reviewed.",
+    "AUROC": "Hallucination detection: how well the judge's (1 − adherence score) ranks the rows the humans marked "
+             "as hallucinated above the grounded ones; 0.5 is chance, 1 is perfect. Undefined when the reviewed rows "
+             "are all grounded or all hallucinated.",
+    "kappa": "Cohen's kappa of the adherent / not adherent verdicts: agreement beyond chance (1 perfect, 0 chance).",
+    "precision / recall / F1": "Sentence keys the judge chose (relevant, utilized, supporting…) against the keys "
+                               "the humans chose: precision = share of the judge's keys the humans also chose, "
+                               "recall = share of the humans' keys the judge found, F1 their harmonic mean.",
+    "rows": "Reviewed rows this judge also labelled (failed judge rows are not counted). With fewer than "
+            f"{MIN_ROWS}, no figure is shown.",
+}
+
+
+def _figure(value: float | None, n_rows: int, reason: str | None = None) -> str:
+    """A figure as shown: a number, ``too few rows (n=2)``, or why it is undefined."""
+    if n_rows < MIN_ROWS:
+        return f"{TOO_FEW} (n={n_rows})"
+    if value is None:
+        return f"not defined ({reason})" if reason else "not defined"
+    return f"{float(value):.3f}"
+
+
+def _interval(e: Any, n_rows: int) -> str:
+    if n_rows < MIN_ROWS:
+        return ""
+    return f"{e.ci_low:.3f} – {e.ci_high:.3f}" if e.ci_low is not None and e.ci_high is not None else (e.reason or "")
+
+
+def agreement_tables(result: Any) -> dict[str, Any]:
+    """The figures of ``labels.store.RunAgreement`` grouped into three long tables a reader
+    can scan (drawing only): TRACe scores (RMSE per metric), hallucination and adherence
+    (AUROC, kappa), and sentence keys (precision / recall / F1 per kind). A judge with
+    fewer than :data:`MIN_ROWS` rows shows ``too few rows`` instead of a figure."""
+    import pandas as pd
+
+    from rag_eval.ui.help import metric_label
+
+    scores, verdicts, keys = [], [], []
+    for j in result.judges:
+        n = j.n_rows
+        for metric, e in j.trace.rmse.items():
+            scores.append({"judge": j.judge, "metric": metric_label(metric), "RMSE": _figure(e.value, n, e.reason),
+                           "95% CI": _interval(e, n), "rows": n})
+        auroc = j.trace.hallucination_auroc
+        verdicts.append({"judge": j.judge, "hallucination AUROC": _figure(auroc.value, n, auroc.reason),
+                         "95% CI": _interval(auroc, n),
+                         "kappa (adherence)": _figure(j.kappa, n, getattr(j, "kappa_reason", None)), "rows": n})
+        for kind, prf in j.sentences.items():
+            keys.append({"judge": j.judge, "sentence keys": kind.replace("_", " "),
+                         "precision": _figure(prf.precision, n), "recall": _figure(prf.recall, n),
+                         "F1": _figure(prf.f1, n), "rows": n})
+    return {"TRACe scores (RMSE against the human labels)": pd.DataFrame(scores),
+            "Hallucination and adherence": pd.DataFrame(verdicts),
+            "Sentence keys": pd.DataFrame(keys)}
+
+
 def judge_table(result: Any) -> Any:
-    """One row per judge: the figures of ``labels.store.RunAgreement`` (drawing only)."""
+    """One row per judge, every figure a column (kept for exports and tests; the page draws
+    :func:`agreement_tables`)."""
     import pandas as pd
 
     def ci(e: Any) -> str:
@@ -178,6 +249,8 @@ def pairs_table(result: Any) -> Any:
 
 
 def calibration_table(cal: dict[str, Any]) -> Any:
+    """Per metric: cross-validated error before / after with intervals and the decision
+    (labels.calibrate.calibration_report, which says "unmeasured" where rows are too few)."""
     import pandas as pd
 
     from rag_eval.labels.calibrate import calibration_report

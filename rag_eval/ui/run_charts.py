@@ -87,7 +87,10 @@ def retrieval_bars(table: pd.DataFrame, run_labels: Mapping[str, str], help_name
 
 VENN_CIRCLES = {"relevant": (3.5, "#fff3b0", "#e0a800"), "utilized": (6.5, "#cfe2ff", "#4dabf7")}
 VENN_CENTRE_Y, VENN_RADIUS = 3.0, 2.2
-VENN_WIDTH, VENN_HEIGHT = 520, 312  # the box is 10.4 × 6.24 units: one unit is 50 px either way
+# The box is 10.4 × 6.24 units: one unit is 32 px either way. 333 px fits half of the Support
+# map's main block at a 1280 px window (one row and its scores; two rows side by side), which a
+# chart of fixed size must (the circles keep their shape only at a fixed aspect).
+VENN_WIDTH, VENN_HEIGHT = 333, 200
 
 
 def _disc(name: str, centre_x: float, steps: int = 60) -> pd.DataFrame:
@@ -122,8 +125,8 @@ def venn_figure(counts: Mapping[str, int]) -> alt.LayerChart:
         {"x": 5.0, "y": 0.35, "text": f"neither: {counts.get('neither', 0)} · all document sentences: "
                                       f"{counts.get('total', 0)}"},
     ])
-    bold = alt.Chart(numbers).mark_text(fontSize=15, fontWeight="bold", color="#212529").encode(
+    bold = alt.Chart(numbers).mark_text(fontSize=14, fontWeight="bold", color="#212529").encode(
         x=x, y=y, text="text:N")
-    plain = alt.Chart(notes).mark_text(fontSize=13, color="#212529", baseline="top", lineBreak="\n").encode(
+    plain = alt.Chart(notes).mark_text(fontSize=11, color="#212529", baseline="top", lineBreak="\n").encode(
         x=x, y=y, text="text:N")
     return alt.LayerChart(layer=[box, *discs, bold, plain], width=VENN_WIDTH, height=VENN_HEIGHT, autosize=FIXED_AXES)

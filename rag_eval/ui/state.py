@@ -17,7 +17,7 @@ import streamlit as st
 
 from rag_eval.config import configured_secrets, redact
 from rag_eval.ui.constants import STATE_SETTINGS
-from rag_eval.ui.markdown import escape_markdown
+from rag_eval.ui.markdown import escape_markdown, hide_paths  # noqa: F401 - hide_paths: re-exported
 
 log = logging.getLogger(__name__)
 
@@ -97,22 +97,6 @@ def error_message(exc: BaseException) -> str:
     message = hide_paths(redact(text, *configured_secrets(custom)))
     log.warning("page error: %s: %s", type(exc).__name__, message)
     return message
-
-
-def hide_paths(text: str) -> str:
-    """In deployment mode (rag_eval.llm.policy) server paths are not shown to visitors:
-    the data directory and the user's home become placeholders."""
-    from pathlib import Path
-
-    from rag_eval.config import data_dir
-    from rag_eval.llm.policy import load_policy
-
-    if load_policy().show_paths:
-        return text
-    for path, label in ((str(data_dir()), "<data dir>"), (str(Path.home()), "~")):
-        if len(path) > 1:
-            text = text.replace(path, label)
-    return text
 
 
 def open_support_map(view: Any) -> None:

@@ -87,8 +87,8 @@ def response_sentence_class(key: str, labels: Labels | None) -> str:
     return RESP_PARTIAL if supporting_document_keys(key, labels) else RESP_UNSUPPORTED
 
 
-def _span(text: str, key: str, cls: str, title: str, outline: bool) -> str:
-    style = f"background:{COLOURS[cls]};border-radius:3px;padding:1px 2px;"
+def _span(text: str, key: str, cls: str, title: str, outline: bool, clickable: bool = False) -> str:
+    style = f"background:{COLOURS[cls]};border-radius:3px;padding:1px 2px;" + ("cursor:pointer;" if clickable else "")
     if outline:
         style += f"outline:2px solid {HIGHLIGHT_OUTLINE};"
     return (
@@ -116,7 +116,7 @@ def response_html(item: EvalItem, labels: Labels | None, selected: str | None = 
         cls = response_sentence_class(s.key, labels)
         title = f"{s.key} · {cls}{_probability(labels, 'support_probabilities', s.key)}"
         is_selected = selected is not None and normalize_key(selected) == normalize_key(s.key)
-        parts.append(_span(s.text, s.key, cls, title, is_selected))
+        parts.append(_span(s.text, s.key, cls, title + " · click to select", is_selected, clickable=labels is not None))
     return '<div class="sm-response" style="line-height:1.9">' + " ".join(parts) + "</div>"
 
 
@@ -167,10 +167,11 @@ def legend_html() -> str:
     return '<div class="sm-legend" style="line-height:2">' + "".join(items) + "</div>"
 
 
-def support_map_html(item: EvalItem, labels: Labels | None, selected: str | None = None) -> str:
-    """The whole map: question, response, explanation of ``selected``, documents, legend."""
+def support_map_html(item: EvalItem, labels: Labels | None, selected: str | None = None, map_id: str = "") -> str:
+    """The whole map: question, response, explanation of ``selected``, documents, legend.
+    ``map_id`` names the map for a click on a response sentence (``components.draw_support_map``)."""
     return (
-        '<div class="support-map">'
+        f'<div class="support-map" data-map="{html.escape(map_id, quote=True)}">'
         f"<p><strong>Question:</strong> {html.escape(item.question)}</p>"
         f"<p><strong>Response</strong></p>{response_html(item, labels, selected)}"
         f"{explanation_html(item, labels, selected)}"

@@ -90,7 +90,8 @@ def test_batch_messages_name_the_users_file(rag_eval_home):
 def _import(at: AppTest, kind: str, files: list[tuple[str, bytes, str]], name: str) -> None:
     at.switch_page("pages/datasets.py").run()
     at.selectbox(key="datasets.kind").select(kind).run()
-    at.file_uploader(key="datasets.files").set_value(files).run()
+    uploader = next(u for u in at.get("file_uploader") if u.key.startswith("datasets.files"))
+    uploader.set_value(files).run()
     at.text_input(key="datasets.save_name").set_value(name).run()
     at.button(key="datasets.import").click().run()
     assert not at.exception, [e.value for e in at.exception]

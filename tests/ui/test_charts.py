@@ -20,12 +20,14 @@ TABLE = pd.DataFrame([
 
 def test_bars_have_one_colour_per_run_with_interval():
     chart = charts.metric_bars(TABLE, {"a": "run a", "b": "run b"})
-    bars, rule = chart.to_dict()["layer"]
+    bars, rule, values = chart.to_dict()["layer"]
     assert bars["mark"]["type"] == "bar" and bars["encoding"]["xOffset"]["field"] == "run_label"
     assert bars["encoding"]["color"]["scale"] == {"domain": ["run a", "run b"], "range": list(PALETTE[:2])}
     assert bars["encoding"]["x"]["sort"] == ["Context relevance", "Context utilization", "Completeness", "Adherence"]
     assert rule["mark"]["type"] == "rule"
     assert (rule["encoding"]["y"]["field"], rule["encoding"]["y2"]["field"]) == ("ci_low", "ci_high")
+    assert values["mark"]["type"] == "text" and values["encoding"]["text"]["field"] == "mean"  # one label per bar
+    assert bars["encoding"]["x"]["axis"]["labelOverlap"] is False  # no metric label hidden
     data = chart.data  # one table for the bars and their intervals
     assert data[data["run_label"] == "run a"][["ci_low", "ci_high"]].values.tolist() == [[0.4, 0.6]] * 4
     assert data["interval"].iloc[0] == "0.500 [0.400, 0.600]"  # the tooltip

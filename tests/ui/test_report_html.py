@@ -65,7 +65,12 @@ def test_report_has_every_section_and_escapes_user_text(stored_runs, tmp_path):
     # agreement with RAGBench truth, consistency reading, diagnosis, comparison, worst rows and the failed row
     assert "RMSE context_relevance" in text and "consistency" in text
     assert "Paired differences" in text and "broken" in text and "invalid_input" in text
-    assert "rmse_aggregation" in text and "excellent" in text
+    assert "rmse_aggregation" in text and "excellent" in text  # the consistency score's reading
+    # the per-row spread is named for what it measures, never read as a verdict on the pipeline
+    assert "Metric spread per row" in text and "very uneven" in text and "review the RAG pipeline" not in text
+    worst = text[text.index('<section id="worst-rows">'):]
+    worst = worst[:worst.index("</section>")]
+    assert worst.count("<details") >= 10 and "<details open" not in worst  # collapsed: one line per row
 
     # one run: nothing to compare, and the truth-less subset run still has its sections
     single = build_report([store.get_run(second)], {second: store.items(second)}, worst=1)

@@ -106,7 +106,7 @@ def test_spread_histogram_counts_in_whole_items():
     assert histogram["encoding"]["x"]["bin"] == {"extent": [0, charts.SPREAD_AXIS_MAX],
                                                  "step": charts.SPREAD_AXIS_MAX / 24}
     assert bands["encoding"]["color"]["scale"]["domain"] == list(charts.BAND_COLOURS)
-    assert names["mark"]["type"] == "text" and names["encoding"]["text"]["field"] == "band"
+    assert names["mark"]["type"] == "text" and names["encoding"]["text"]["field"] == "label"  # "even" … "very uneven"
 
 
 def test_metrics_first_and_summary_means():
