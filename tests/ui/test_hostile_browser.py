@@ -23,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from rag_eval.ui import browser
+from tests.support import browser
 from tests.security import test_hostile_names as hostile
 from tests.security.hostile_pages import hostile_names
 
