@@ -25,12 +25,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from rag_eval.judges.base import Judge
+from rag_eval.judges.base import BATCH_ROWS, Judge
 from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus
 
 T = TypeVar("T")
 DEFAULT_CONCURRENCY = 16
-LOCAL_BATCH = 64  # rows per call of a batch (non-async) judge, unless it names its own ``chunk_size``
 
 
 @dataclass(slots=True)
@@ -88,7 +87,7 @@ def stream_judge(
         from rag_eval.llm.client import run_sync
 
         return run_sync(_run_async(iter(jobs), judge, finish, sink, concurrency, window, cancel, progress))
-    size = max(1, int(getattr(judge, "chunk_size", LOCAL_BATCH) or LOCAL_BATCH))
+    size = max(1, int(getattr(judge, "chunk_size", BATCH_ROWS) or BATCH_ROWS))
     return _run_batches(iter(jobs), judge, finish, sink, max(window, 2 * size), size, cancel, progress)
 
 

@@ -111,9 +111,9 @@ def _problems(fingerprint: str, mode: str, label: str, _rows: list[tuple[int, An
         if mode == JUDGE:
             error = prepare.prepare_row(value, number, label).error
         else:
-            from rag_eval.runs import runner  # the RAG pipeline loads when a RAG dataset is checked
+            from rag_eval.runs import sources  # the RAG pipeline loads when a RAG dataset is checked
 
-            error = runner.parse_row(value, number, label, position).error
+            error = sources.parse_row(value, number, label, position).error
         if error:
             problems.append((position, number, str(error)))
     return problems
