@@ -304,7 +304,7 @@ def _show_run(run: dict[str, Any], items: Sequence[dict[str, Any]] = ()) -> None
     cov = "n/a" if summary["coverage"] is None else format(summary["coverage"], ".0%")
     click.echo(f"items: {summary['n_items']}, scored: {summary['n_scored']} (coverage {cov}); "
                f"statuses: {', '.join(f'{k}={v}' for k, v in summary['status_counts'].items())}")
-    metrics = summary.get("metrics", {}) | summary.get("retrieval", {})
+    metrics = summary.get("metrics", {}) | summary.get("retrieval", {}) | summary.get("correctness", {})
     click.echo(_table(["metric", "mean", "95% CI", "n", "coverage"],
                       [(m, s["mean"], f"[{_fmt(s['ci_low'])}, {_fmt(s['ci_high'])}]", s["n"], s["coverage"])
                        for m, s in metrics.items()]))

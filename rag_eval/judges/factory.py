@@ -23,7 +23,7 @@ from typing import Any
 
 from rag_eval.judges.base import Judge, JudgeSpec, JudgeUsageError, RaySpec
 
-__all__ = ["KINDS", "JudgeSpec", "JudgeUsageError", "RaySpec", "build_judge", "judge_spec"]
+__all__ = ["KINDS", "JudgeSpec", "JudgeUsageError", "RaySpec", "answer_matcher_for", "build_judge", "judge_spec"]
 
 KINDS = ("llm", "local")
 
@@ -86,3 +86,16 @@ def build_judge(config: Any = "local", ray: RaySpec | None = None, **changes: An
         require_ray()
         return ray_judge(spec, ray, _local_judge if spec.kind == "local" else _llm_judge)
     return _llm_judge(spec) if spec.kind == "llm" else _local_judge(spec)
+
+
+def answer_matcher_for(judge: Any) -> Any:
+    """The LLM answer match (:class:`~rag_eval.judges.answer_match.AnswerMatchJudge`) on the
+    LLM judge's own endpoint, model and settings, or None when ``judge`` is not an LLM
+    judge (no LLM configured: answer correctness is BLEU and ROUGE-L only)."""
+    from rag_eval.judges.llm import LLMJudge
+
+    if not isinstance(judge, LLMJudge):
+        return None
+    from rag_eval.judges.answer_match import AnswerMatchJudge
+
+    return AnswerMatchJudge(judge.config)

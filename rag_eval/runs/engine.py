@@ -31,7 +31,7 @@ from rag_eval.metrics.aggregate import coverage_fraction
 from rag_eval.metrics.diagnosis import Diagnosis, diagnose
 from rag_eval.metrics.gate import MetricStat, RowCase, stats_from_rows
 from rag_eval.metrics.report_fields import REPORT_FIELDS
-from rag_eval.runs.judge_stream import Job, stream_judge
+from rag_eval.runs.judge_stream import Pending, stream_judge
 from rag_eval.runs.records import CORRECTNESS, ROW_SCORES, build_record, summary_row
 from rag_eval.runs.run_records import interrupted_status
 from rag_eval.runs.sources import SourceItem
@@ -76,7 +76,7 @@ def _usable(row: dict[str, Any]) -> bool:
     return row["status"] in (JudgeStatus.OK.value, JudgeStatus.REPAIRED.value)
 
 
-def summarize(rows: list[dict[str, Any]], run_id: str | None = None, cancelled: bool = False) -> EvaluationSummary:
+def summarize_evaluation(rows: list[dict[str, Any]], run_id: str | None = None, cancelled: bool = False) -> EvaluationSummary:
     """Counts per status, coverage, means over usable rows only, tokens and cost."""
     order = {s.value: i for i, s in enumerate(JudgeStatus)}
     counts: dict[str, int] = {}
@@ -144,6 +144,10 @@ def evaluate(
         source.open()  # e.g. the RAG source checks its collection
     if judge is not None and hasattr(judge, "start"):
         judge.start()  # e.g. Ray connects: an unreachable cluster fails before the run exists
+    if getattr(source, "answer_matcher", False) is None:  # with an LLM configured: the LLM answer match too
+        from rag_eval.judges.factory import answer_matcher_for
+
+        source.answer_matcher = answer_matcher_for(judge)
     if resume is not None:
         sink.resume = resume
     info = source.describe() if getattr(sink, "needs_info", hasattr(sink, "store")) else None
@@ -152,19 +156,19 @@ def evaluate(
     total = info.n_items if info is not None else len(getattr(source, "rows", None) or [])
     row_cache = getattr(source, "row_cache", None)
 
-    def jobs() -> Iterator[Job[ItemRecord]]:  # runs in the executor's preparing thread
+    def jobs() -> Iterator[Pending[ItemRecord]]:  # runs in the executor's preparing thread
         for s in source.items(frozenset(kept), cancel):
             if s.result is not None:  # answered from the row cache
-                yield Job(done=build_record(s, s.result, mode))
+                yield Pending(done=build_record(s, s.result, mode))
             elif s.item is None:
-                yield Job(done=build_record(s, None, mode))
+                yield Pending(done=build_record(s, None, mode))
             elif judge is None:
                 s.status, s.error = JudgeStatus.CANCELLED.value, NOT_JUDGED
-                yield Job(done=build_record(s, None, mode))
+                yield Pending(done=build_record(s, None, mode))
             else:
-                yield Job(item=s.item, context=s)
+                yield Pending(item=s.item, context=s)
 
-    def finish(job: Job[ItemRecord], result: JudgeResult) -> ItemRecord:
+    def finish(job: Pending[ItemRecord], result: JudgeResult) -> ItemRecord:
         s: SourceItem = job.context
         if row_cache is not None and s.cache_key is not None:
             row_cache.put(s.cache_key, s.item, result)
@@ -189,7 +193,7 @@ def evaluate(
     cancelled = cancel is not None and cancel.is_set()
     sink.close("cancelled" if cancelled else "finished")
     ordered = sorted(rows.values(), key=lambda r: (r.get("position") is None, r.get("position") or 0))
-    return summarize(ordered, getattr(sink, "run_id", None), cancelled)
+    return summarize_evaluation(ordered, getattr(sink, "run_id", None), cancelled)
 
 
 class _NoJudge:

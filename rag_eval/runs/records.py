@@ -65,8 +65,7 @@ def answer_correctness(answer: str | None, reference: str | None) -> dict[str, f
     return {"bleu": bleu(answer, reference), "rouge_l": rouge(answer, reference)["rougeL"].fmeasure}
 
 
-def build_record(source: SourceItem, result: JudgeResult | None, mode: ScoringMode | str,
-                 answer_match: float | None = None) -> ItemRecord:
+def build_record(source: SourceItem, result: JudgeResult | None, mode: ScoringMode | str) -> ItemRecord:
     """The record of one item. ``result`` is None for an item that ended before the judge
     (its ``status`` says why; a judgeable item without a result was cancelled)."""
     mode = ScoringMode(mode)
@@ -104,8 +103,8 @@ def build_record(source: SourceItem, result: JudgeResult | None, mode: ScoringMo
             record.report = report_fields(scores.metric_values(), result.labels, item.response_keys)
             correctness = answer_correctness(record.answer, record.reference_answer)
             if correctness is not None:
-                record.correctness = {**correctness, **({"answer_match": answer_match}
-                                                        if answer_match is not None else {})}
+                record.correctness = {**correctness, **({"answer_match": source.answer_match}
+                                                        if source.answer_match is not None else {})}
         else:
             record.raw = result.raw
     if not record.report:

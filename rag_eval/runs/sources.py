@@ -58,6 +58,7 @@ class SourceItem:
     cost_usd: float | None = None
     timings: dict[str, float] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
+    answer_match: float | None = None  # the LLM answer match against the reference (1.0 / 0.0)
     objects: dict[str, Any] = field(default_factory=dict)  # not stored: retrieved chunks, the Generation (ask)
 
 
@@ -94,6 +95,23 @@ class _Ids:
 def _metadata(value: Any) -> dict[str, Any]:
     meta = value.get("metadata") if isinstance(value, dict) else None
     return dict(meta) if isinstance(meta, dict) else {}
+
+
+def match_answers(matcher: Any, found: Sequence[SourceItem]) -> None:
+    """Set ``answer_match`` (1.0 when the LLM says the answer matches the reference, 0.0
+    when not, None when it could not tell) on the items that have a reference and an answer."""
+    from rag_eval.judges.answer_match import MatchItem
+
+    todo = [s for s in found if s.item is not None and s.reference_answer and s.answer]
+    if matcher is None or not todo:
+        return
+    results = matcher.match([MatchItem(s.id, s.question, str(s.reference_answer), str(s.answer)) for s in todo])
+    for s, result in zip(todo, results):
+        if result.status.usable and result.is_matching is not None:
+            s.answer_match = 1.0 if result.is_matching else 0.0
+        s.tokens = {k: s.tokens.get(k, 0) + int(v or 0) for k, v in {**s.tokens, **result.tokens}.items()}
+        if result.cost_usd is not None:
+            s.cost_usd = (s.cost_usd or 0.0) + result.cost_usd
 
 
 def _strings(value: Any) -> list[str]:
@@ -139,6 +157,7 @@ class RowsSource:
         self.path = None if path is None else str(path)
         self.label = label or self.path or "dataset"
         self.row_cache = row_cache
+        self.answer_matcher: Any = None  # set by the engine when an LLM is configured
 
     def _pairs(self) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
         if self.rows is not None:
@@ -173,6 +192,7 @@ class RowsSource:
                 refs = _references(value)
                 base.reference_answer = refs[0] if refs else None
                 if self.row_cache is not None and self._from_cache(base, value, raw_id):
+                    match_answers(self.answer_matcher, [base])
                     yield base
                     continue
             prepared = prepare_row(value, number, self.label)
@@ -181,6 +201,7 @@ class RowsSource:
             else:
                 self._given(base, prepared.item)
                 base.truth = prepared.truth
+                match_answers(self.answer_matcher, [base])
             yield base
 
     @staticmethod
@@ -301,6 +322,7 @@ class RagSource:
         self.config, self.collection = config, collection
         self.label = label or "dataset"
         self.client, self.llm_client = client, llm_client
+        self.answer_matcher: Any = None  # set by the engine when an LLM is configured
         self.questions = [parse_row(v, n, self.label, pos) for pos, (n, v) in enumerate(self.rows)]
         ids = _Ids()
         for q in self.questions:
@@ -340,6 +362,7 @@ class RagSource:
                 if s.status is None:
                     self._retrieve(s, q)
             self._generate(batch)
+            match_answers(self.answer_matcher, [s for s, _ in batch])
             for s, q in batch:
                 if s.objects.get("chunks") is not None and (s.item is not None or s.objects["chunks"]):
                     s.retrieval = retrieval_metrics(s.objects["chunks"], q, self.config.retrieval.k, embed)

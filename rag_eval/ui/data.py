@@ -133,7 +133,7 @@ def run_items(location: str, run_id: str) -> list[dict[str, Any]]:
 # store picks these out, so a 2,000-item run is not decoded documents and all.
 SCORE_FIELDS = ("item_id", "status", "scores")
 COMPARE_FIELDS = ("item_id", "question", "status", "error", "scores", "retrieval", "answer", "reference_answer",
-                  "reference_answers", "truth")
+                  "reference_answers", "truth", "correctness")
 TABLE_FIELDS = ("item_id", "question", "status", "error", "scores", "labels", "item.response_sentences", "tokens",
                 "cost_usd", "latency_s")
 AGREEMENT_FIELDS = ("item_id", "status", "scores", "truth")

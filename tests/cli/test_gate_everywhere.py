@@ -139,3 +139,35 @@ def test_usage_errors_exit_2_in_one_line_before_any_work(case, rows_file, tmp_pa
     assert not done.stdout.strip()  # no row processed, no summary
     assert not (tmp_path / "o.jsonl").exists()
     assert RunStore().list_runs() == []  # no run created
+
+
+def test_with_an_llm_the_answer_match_lands_in_the_rows_and_the_gate(tmp_path, openai_server):
+    """Rows with a reference answer judged by the LLM judge: BLEU, ROUGE-L and the LLM
+    answer match (asked of the same endpoint) in every row, and the gate takes them."""
+    from rag_eval.judges.prompts import ANSWER_MATCH_SYSTEM_PROMPT
+    from tests.judges.fake_answers import answer_text
+
+    def reply(body):
+        if body["messages"][0]["content"] == ANSWER_MATCH_SYSTEM_PROMPT:
+            user = body["messages"][-1]["content"]
+            return json.dumps({"is_matching": "purrs" not in user, "reasoning": "compared"})
+        return answer_text(body)
+
+    openai_server.set_handler(reply)
+    path = tmp_path / "rows.jsonl"
+    rows = [{"id": "cat", "question": "What is X?", "documents": ["X is a cat. It purrs."], "response": "X is a cat.",
+             "reference_answer": "X is a cat."},
+            {"id": "purr", "question": "What does X do?", "documents": ["X is a cat. It purrs."],
+             "response": "It purrs.", "reference_answer": "X sleeps."},
+            {"id": "plain", "question": "What is Y?", "documents": ["Y is a dog."], "response": "Y is a dog."}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    args = ["judge", str(path), "--model", "test-model", "--base-url", openai_server.base_url, "--out", str(out)]
+    passed = CliRunner().invoke(cli, [*args, "--fail-under", "rouge_l=0.1,answer_match=0.5"])
+    assert passed.exit_code == 0, passed.output
+    got = {r["id"]: r for r in (json.loads(line) for line in out.read_text().splitlines())}
+    assert got["cat"]["answer_match"] == 1.0 and got["purr"]["answer_match"] == 0.0
+    assert got["cat"]["rouge_l"] == 1.0 and 0 <= got["purr"]["bleu"] < 1
+    assert "answer_match" not in got["plain"] and "rouge_l" not in got["plain"]  # no reference: absent, never 0
+    failed = CliRunner().invoke(cli, [*args, "--fail-under", "answer_match=0.9"])
+    assert failed.exit_code == 1 and "| answer_match >= 0.9 |" in failed.output

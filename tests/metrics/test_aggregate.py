@@ -9,7 +9,7 @@ import pytest
 
 from rag_eval.metrics.aggregate import coverage_fraction, finite, mean_interval, mean_with_coverage
 from rag_eval.metrics.agreement import agreement
-from rag_eval.runs.engine import summarize as summarize_evaluation
+from rag_eval.runs.engine import summarize_evaluation
 from rag_eval.runs.stats import mean_with_ci, summarize_items
 
 

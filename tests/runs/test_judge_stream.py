@@ -18,7 +18,7 @@ import rag_eval.runs.sources as sources_module
 from rag_eval.judges.llm import LLMJudge
 from rag_eval.llm.config import LLMConfig
 from rag_eval.runs.engine import evaluate
-from rag_eval.runs.judge_stream import Job, stream_judge
+from rag_eval.runs.judge_stream import Pending, stream_judge
 from rag_eval.runs.records import build_record, to_file_row
 from rag_eval.runs.row_cache import RowCache
 from rag_eval.runs.sinks import FileSink
@@ -116,7 +116,7 @@ def test_first_row_is_written_before_the_last_row_is_prepared():
     def jobs():
         for i in range(n):
             events.append(("prepared", i))
-            yield Job(item=_item(i), context=sources_module.SourceItem(i, f"r{i}", item=_item(i)))
+            yield Pending(item=_item(i), context=sources_module.SourceItem(i, f"r{i}", item=_item(i)))
 
     def sink(row):
         events.append(("written", int(row["id"][1:])))
@@ -157,7 +157,7 @@ def _peak_growth(path, out) -> int:
                 written += 1
                 fh.write(json.dumps(row) + "\n")
 
-            jobs = (Job(item=s.item, context=s) for s in RowsSource(path=path).items())
+            jobs = (Pending(item=s.item, context=s) for s in RowsSource(path=path).items())
             stream_judge(jobs, FastJudge(), judged_row, sink, concurrency=16)
         return tracemalloc.get_traced_memory()[1] - base
     finally:

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from rag_eval.runs.engine import summarize
+from rag_eval.runs.engine import summarize_evaluation
 from rag_eval.runs.prepare import prepare_file
 from rag_eval.runs.records import build_record, summary_row, to_file_row, to_store
 from rag_eval.runs.sources import SourceItem
@@ -68,7 +68,7 @@ def test_summary_counts_and_averages_usable_rows_only():
                       "clean")
     slow = build_record(_source("2"), JudgeResult("2", JudgeStatus.TIMEOUT, error="slow"), "clean")
     invalid = build_record(SourceItem(2, "3", status="invalid_input", error="bad row"), None, "clean")
-    s = summarize([summary_row(r) for r in (ok, slow, invalid)])
+    s = summarize_evaluation([summary_row(r) for r in (ok, slow, invalid)])
     assert s.counts == {"ok": 1, "timeout": 1, "invalid_input": 1} and s.coverage == pytest.approx(1 / 3)
     assert s.means["context_relevance"] == 0.5 and s.means["adherence"] == 0.0
     assert s.tokens["total"] == 3 and s.cost_usd == 0.1 and s.failed == 2
