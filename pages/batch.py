@@ -36,7 +36,7 @@ def init_page_state() -> None:
         st.session_state[K_RUN] = linked
 
 
-def load_source(source: str) -> batch_rows.Dataset | None:
+def load_source(source: str) -> batch_rows.LoadedDataset | None:
     """The chosen source's rows (read once; a rerun reuses them until the file changes)."""
     if source == SRC_DEMO:
         return batch_rows.builtin("demo questions", data.demo_rows())
@@ -51,7 +51,7 @@ def load_source(source: str) -> batch_rows.Dataset | None:
     return batch_rows.uploaded(upload, "batch")
 
 
-def render_estimate(dataset: batch_rows.Dataset, limit: int, config) -> None:
+def render_estimate(dataset: batch_rows.LoadedDataset, limit: int, config) -> None:
     tokens = batch_rows.estimate_inputs(dataset, limit, free=cost.is_free(config))
     llm = settings.llm_config(settings.llm_values_for(config.judge)) if config.judge.kind == "llm" else None
     estimate = cost.estimate_from_tokens(tokens, config, llm)

@@ -244,7 +244,9 @@ def judge_command(file: Path | None, out: Path | None, kind: str, mode: str, sam
 def _judge_file(file: Path, out: Path, judge: Any, mode: str) -> EvaluationSummary:
     """Every row of ``file`` through :func:`rag_eval.runs.engine.evaluate` into ``out``
     (a progress bar on a terminal; Ctrl-C cancels the rows not yet sent)."""
+    from rag_eval.cli.exits import Unavailable
     from rag_eval.io.rows import FileFormatError
+    from rag_eval.judges.ray import RayUnavailable
     from rag_eval.runs.engine import evaluate
     from rag_eval.runs.row_cache import RowCache
     from rag_eval.runs.sinks import FileSink
@@ -277,8 +279,8 @@ def _judge_file(file: Path, out: Path, judge: Any, mode: str) -> EvaluationSumma
                                on_record=on_record)
         except (FileFormatError, OSError) as err:
             raise click.ClickException(str(err)) from err
-        except RuntimeError as err:  # RayUnavailable: the cluster cannot be reached
-            raise click.ClickException(str(err)) from err
+        except RayUnavailable as err:  # the cluster cannot be reached: nothing was judged
+            raise Unavailable(str(err)) from err
         finally:
             if bar is not None:
                 bar.close()

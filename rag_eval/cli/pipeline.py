@@ -31,10 +31,11 @@ DEMO = "demo"
 
 def _user_error_types() -> tuple[type[BaseException], ...]:
     from rag_eval.io.rows import FileFormatError
+    from rag_eval.judges.ray import RayUnavailable
     from rag_eval.rag.store import QdrantUnavailable
     from rag_eval.runs.store import RunNotFound
 
-    return (ValueError, QdrantUnavailable, FileFormatError, RunNotFound, OSError)
+    return (ValueError, QdrantUnavailable, FileFormatError, RunNotFound, OSError, RayUnavailable)
 
 
 def _user_errors(fn: Callable) -> Callable:
@@ -48,10 +49,11 @@ def _user_errors(fn: Callable) -> Callable:
         except click.ClickException:
             raise
         except _user_error_types() as err:  # evaluated only when something was raised
+            from rag_eval.judges.ray import RayUnavailable
             from rag_eval.rag.store import QdrantUnavailable
             from rag_eval.runs.store import StoreUnavailable
 
-            if isinstance(err, (QdrantUnavailable, StoreUnavailable)):
+            if isinstance(err, (QdrantUnavailable, StoreUnavailable, RayUnavailable)):
                 raise Unavailable(str(err)) from None
             raise click.ClickException(str(err)) from None
 
