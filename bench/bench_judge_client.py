@@ -32,7 +32,9 @@ from rag_eval.config import shared_data_dir  # noqa: E402
 from rag_eval.io.rows import RowError, iter_rows  # noqa: E402
 from rag_eval.judges.llm import LLMJudge  # noqa: E402
 from rag_eval.llm.config import LLMConfig  # noqa: E402
-from rag_eval.runs.judge_file import judge_entries, load_entries  # noqa: E402
+from rag_eval.runs.engine import evaluate  # noqa: E402
+from rag_eval.runs.sinks import MemorySink  # noqa: E402
+from rag_eval.runs.sources import RowsSource  # noqa: E402
 from tests.openai_server import start_server  # noqa: E402
 
 SPLIT_FILE = str(ROOT / "rag_eval" / "text" / "sentences.py")
@@ -78,7 +80,9 @@ def main() -> None:
                     profile = cProfile.Profile()
                     started = time.perf_counter()
                     profile.enable()
-                    out = judge_entries(load_entries(data), judge, "clean")
+                    sink = MemorySink()
+                    evaluate(RowsSource(path=data), judge, sink, config="clean")
+                    out = sink.records
                     profile.disable()
                     seconds = time.perf_counter() - started
                     split = _split_seconds(profile)

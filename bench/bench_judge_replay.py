@@ -33,7 +33,8 @@ from rag_eval.judges.llm import LLMJudge
 from rag_eval.judges.prompts import trace_messages
 from rag_eval.llm.config import LLMConfig
 from rag_eval.metrics.trace import score_ragbench_row
-from rag_eval.runs.judge_output import judged_row
+from rag_eval.runs.records import build_record, to_file_row
+from rag_eval.runs.sources import SourceItem
 from rag_eval.text.sentences import item_from_row
 from tests.openai_server import start_server
 
@@ -91,7 +92,7 @@ def main() -> None:
                 c["dropped"] += bool(result.extra.get("dropped_keys"))
                 c["derived"] += bool(result.extra.get("derived_fields") or result.extra.get("missing_response_keys"))
                 if result.status.usable:
-                    got = judged_row(item, result, "clean")
+                    got = to_file_row(build_record(SourceItem(0, item.id, item=item), result, "clean"))
                     want = score_ragbench_row(row, "clean")
                     identical = all(same(got[m], getattr(want, m)) for m in METRICS)
                     labels = result.labels

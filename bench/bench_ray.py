@@ -63,7 +63,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--data", type=Path, default=None, help="shared data dir (default RAG_EVAL_SHARED_DATA)")
     args = parser.parse_args()
-    from rag_eval.runs.ray_judge import RayJudge, init_ray
+    from rag_eval.judges.ray import RayJudge, init_ray
 
     rows = load_ragbench(args.data or shared_data_dir(), include_emanual_train=True)
     by_subset = [[r for r in rows if r["_subset"] == s] for s in SUBSETS]

@@ -8,9 +8,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from rag_eval.judges.ray import RayUnavailable, configured_cluster
 from rag_eval.runs.export import export_rows
-from rag_eval.runs.judge_only import judge_dataset
-from rag_eval.runs.ray_judge import RayUnavailable, configured_cluster, make_parallel_judge
 from rag_eval.ui import batch_rows, components, cost, data, frames, jobs, panels, run_views, settings, state
 from rag_eval.ui.markdown import escape_markdown, md
 from rag_eval.ui.persist import link_once
@@ -37,7 +36,7 @@ def init_page_state() -> None:
         st.session_state[K_RUN] = linked
 
 
-def load_source(source: str) -> batch_rows.Dataset | None:
+def load_source(source: str) -> batch_rows.LoadedDataset | None:
     """The chosen source's rows (read once; a rerun reuses them until the file changes)."""
     if source == SRC_DEMO:
         return batch_rows.builtin("demo questions", data.demo_rows())
@@ -52,7 +51,7 @@ def load_source(source: str) -> batch_rows.Dataset | None:
     return batch_rows.uploaded(upload, "batch")
 
 
-def render_estimate(dataset: batch_rows.Dataset, limit: int, config) -> None:
+def render_estimate(dataset: batch_rows.LoadedDataset, limit: int, config) -> None:
     tokens = batch_rows.estimate_inputs(dataset, limit, free=cost.is_free(config))
     llm = settings.llm_config(settings.llm_values_for(config.judge)) if config.judge.kind == "llm" else None
     estimate = cost.estimate_from_tokens(tokens, config, llm)
@@ -81,34 +80,34 @@ def render_ray_option(config) -> int | None:
 
 def start(rows: list, mode: str, label: str, config, collection: str | None, name: str,
           ray_workers: int | None = None) -> None:
+    """Start the run in a background job: one :func:`rag_eval.runs.engine.evaluate` of the
+    rows' given responses, or of the questions through the RAG system, into the run store."""
+    from rag_eval.judges.factory import RaySpec
+    from rag_eval.runs.engine import evaluate
+    from rag_eval.runs.row_cache import RowCache
+    from rag_eval.runs.sinks import StoreSink
+    from rag_eval.runs.sources import RagSource, RowsSource
+
     store = data.run_store()
     cluster = configured_cluster() if ray_workers else None
-    if cluster is not None and ray_workers:  # the runs/ path of `--ray`: same rows, order, scores, statuses
-        judge = make_parallel_judge("local", {}, address=cluster.address, workers=ray_workers)
-    else:
-        judge = data.judge_for(config.judge)
+    ray = RaySpec(cluster.address, ray_workers) if cluster is not None and ray_workers else None
+    judge = data.judge_for(config.judge, ray=ray)
     if mode == MODE_JUDGE:
-        def run(progress, cancel):
-            return judge_dataset(rows, config, store, judge, name=name, progress=progress, cancel=cancel,
-                                 dataset_path=label)
+        source = RowsSource(rows, label=label, row_cache=RowCache.for_judge(judge))
     else:
-        from rag_eval.runs.runner import run_dataset
-
-        def run(progress, cancel):
-            return run_dataset(rows, config, collection, store, name=name, progress=progress, cancel=cancel,
-                               judge=judge, dataset_path=label)
-
+        source = RagSource(rows, config, collection, label=label)
     show_address = settings.policy().show_paths
 
     def work(progress, cancel):
         try:
-            return run(progress, cancel)
+            return evaluate(source, judge, StoreSink(store, config, name=name), config=config, progress=progress,
+                            cancel=cancel).run_id
         except RayUnavailable as err:  # a visitor of a deployment is not told the cluster's address
             raise RayUnavailable(str(err) if show_address else "cannot reach the configured Ray cluster") from None
         finally:
-            if cluster is not None:
+            if ray is not None:
                 judge.close()  # the Ray workers (and a local Ray instance this run started)
-    job_label = f"{name} (local judge on {ray_workers} Ray workers)" if cluster is not None else name
+    job_label = f"{name} (local judge on {ray_workers} Ray workers)" if ray is not None else name
     st.session_state[K_JOB] = jobs.start_job(job_label, work, total=len(rows))
     st.session_state[K_RUN] = None
     st.session_state[K_ERROR] = None

@@ -10,9 +10,10 @@
             adherence=1.0, context_relevance=0.3,
         )
 
-The (question, documents, response) triple is split into keyed sentences, judged (the
-offline local judge by default; pass ``judge=`` for an LLM judge or your own), scored with
-TRACe and checked against the thresholds: each named metric must be at least its value.
+The (question, documents, response) triple is one item of the engine
+(:func:`rag_eval.runs.engine.evaluate`): split into keyed sentences, judged (the offline
+local judge by default; pass ``judge=`` for an LLM judge or your own), scored with TRACe
+and checked against the thresholds: each named metric must be at least its value.
 Any metric of the row can be named: the four TRACe metrics (adherence as 0/1),
 ``adherence_score``, ``average``, and the support counts. On failure the message shows
 every checked value and the support map as text (which response sentence is supported by
@@ -26,19 +27,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rag_eval.metrics.report_fields import report_fields
-from rag_eval.metrics.trace import DEFAULT_MODE, score_item
-from rag_eval.schema import EvalItem, JudgeResult, ScoringMode, TraceScores
-from rag_eval.text.sentences import item_from_row
+from rag_eval.metrics.trace import DEFAULT_MODE
+from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus, ScoringMode, TraceScores
 
 __all__ = ["TraceCheck", "assert_trace", "check_trace"]
 
 
 @functools.lru_cache(maxsize=1)
 def _local_judge() -> Any:
-    from rag_eval.judges.registry import make_judge
+    from rag_eval.judges.factory import build_judge
 
-    return make_judge("local")
+    return build_judge("local")
 
 
 @dataclass(slots=True)
@@ -90,15 +89,23 @@ def check_trace(
     if isinstance(documents, str):
         raise TypeError("documents must be a list of texts, not one string")
     wanted = {**dict(thresholds or {}), **metric_thresholds}
-    item = item_from_row({"id": "assert_trace", "question": question, "documents": list(documents),
-                          "response": response})
-    judge = judge if judge is not None else _local_judge()
-    result = judge.judge([item])[0]
-    scores = score_item(item, result.labels, mode) if result.status.usable and result.labels is not None else None
+    from rag_eval.runs.engine import evaluate
+    from rag_eval.runs.sinks import MemorySink
+    from rag_eval.runs.sources import RowsSource
+
+    row = {"id": "assert_trace", "question": question, "documents": list(documents), "response": response}
+    sink = MemorySink()
+    evaluate(RowsSource([row]), judge if judge is not None else _local_judge(), sink, config=mode)
+    record = sink.records[0]
+    item = record.source.item if record.source.item is not None else EvalItem("assert_trace", question, [], [])
+    result = record.source.objects.get("judge_result") or JudgeResult(
+        "assert_trace", JudgeStatus(record.status), error=record.error)
+    scores = TraceScores(**record.trace) if record.usable and record.trace is not None else None
     values: dict[str, Any] = {}
     if scores is not None:
-        values.update(scores.metric_values(), adherence_score=scores.adherence_score)
-        values.update(report_fields(scores.metric_values(), result.labels, item.response_keys))
+        values.update(record.scores or {})
+        values.update(record.report)
+        values.update(record.correctness or {})
     check = TraceCheck(item, result, scores, values, wanted)
     if scores is None:
         check.failures.append(f"the judge gave no usable labels: {result.status.value}"

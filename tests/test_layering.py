@@ -130,5 +130,5 @@ def test_no_import_cycles():
 
 def test_the_graph_is_read():
     """Guard against a walker that finds nothing: known edges are present."""
-    assert "rag_eval.runs.ask" in GRAPH["rag_eval.runs.runner"]
+    assert "rag_eval.runs.engine" in GRAPH["rag_eval.runs.runner"]
     assert "rag_eval.encoders.onnx" in GRAPH["rag_eval.encoders.embedder"]

@@ -5,8 +5,9 @@
 1      some rows failed, coverage below ``--min-coverage``, ``ask`` refused or failed,
        ``dataset validate`` found errors: the gate failed (counts on stderr)
 2      usage or input error: a bad option, an unreadable or empty file, an unknown
-       run or collection, a configuration that does not validate; nothing was run
-3      a service is unavailable: Qdrant unreachable or the embedded store busy
+       run or collection, a configuration that does not validate, a judge that cannot be
+       built (--ray without Ray, an unknown calibration, no model); nothing was run
+3      a service is unavailable: Qdrant or the Ray cluster unreachable, the embedded store busy
        (another process holds it: retry)
 130    interrupted (Ctrl-C): finished items are stored, ``--resume`` continues
 =====  =====================================================================

@@ -1,4 +1,5 @@
-"""The CI gate options shared by ``rag-eval judge``, ``score`` and ``run``.
+"""The CI gate options shared by ``rag-eval judge``, ``score`` and ``run``, and the gate
+applied once to an evaluation's summary (:func:`apply_gate`).
 
 Wiring only: the options are parsed here, the decisions are
 :func:`rag_eval.metrics.gate.evaluate_gate` and the JUnit document is
@@ -83,3 +84,20 @@ def run_gate(request: GateRequest, stats: Mapping[str, MetricStat], rows_given: 
         junit_suite(result, rows if request.junit_rows else (), request.thresholds).write(str(request.junit))
         click.echo(f"wrote JUnit results to {request.junit}", err=err)
     return result.passed
+
+
+def apply_gate(request: GateRequest, summary: Any, what: str = "rows") -> None:
+    """The gate, applied once to :func:`rag_eval.runs.engine.evaluate`'s summary, by every
+    command that evaluates (``judge``, ``run``, ``run --judge-only``): with thresholds,
+    ``--min-coverage`` or ``--junit`` the table (and the JUnit file) and exit 1 when it
+    fails; without them, exit 1 when any row failed (counts on stderr)."""
+    from rag_eval.cli.exits import gate as coverage_gate
+    from rag_eval.runs.engine import gate_inputs
+
+    if request.active:
+        stats, cases = gate_inputs(summary)
+        if not run_gate(request, stats, summary.n_items, summary.n_usable, cases):
+            raise click.exceptions.Exit(1)
+        return
+    coverage_gate(summary.n_usable, summary.n_items, 1.0, what,
+                  {k: v for k, v in summary.counts.items() if k not in ("ok", "repaired")})

@@ -1,7 +1,7 @@
 """``rag-eval judge``: label every row of a file with a judge, score TRACe, write OUT.
 
-Wiring only: options -> :class:`~rag_eval.llm.config.LLMConfig` / judge registry ->
-:func:`rag_eval.runs.judge_file.judge_file` (a stream, rows written as they finish) -> summary.
+Wiring only: options -> :func:`rag_eval.judges.factory.build_judge` ->
+:func:`rag_eval.runs.engine.evaluate` (rows of the file -> output file, as a stream) -> summary -> gate.
 """
 
 from __future__ import annotations
@@ -16,18 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from rag_eval.cli.gate_options import gate_options, request_from, run_gate
+from rag_eval.cli.gate_options import apply_gate, gate_options, request_from
 from rag_eval.llm.config import LLMConfig
-from rag_eval.metrics.gate import RowCase, stats_from_rows
 from rag_eval.metrics.trace import DEFAULT_MODE
-from rag_eval.runs.judge_output import SCORE_FIELDS
-from rag_eval.schema import JudgeStatus, ScoringMode
+from rag_eval.schema import ScoringMode
 
 if TYPE_CHECKING:  # imported where used, so `rag-eval --help` stays fast
-    from rag_eval.runs.judge_file import BatchSummary
+    from rag_eval.runs.engine import EvaluationSummary
 
 MAX_ERRORS_SHOWN = 20
-GATE_METRICS = (*SCORE_FIELDS, "average")
 
 
 def _fmt(value: float | None, digits: int = 4) -> str:
@@ -86,12 +83,24 @@ def _echo_invalid(entries) -> None:
         click.echo(f"invalid row: {entry.error}", err=True)
 
 
-def _summary_lines(summary: BatchSummary, out: Path, local: bool = False, note: str | None = None) -> list[str]:
-    lines = [f"Judged {summary.rows} row(s) -> {out}", "", "| status | rows |", "|---|---:|"]
+def build_judge_or_exit(config: Any, ray_address: str | None = None, ray_workers: int = 2, **changes: Any) -> Any:
+    """The judge from :func:`rag_eval.judges.factory.build_judge`; a judge that cannot be
+    built (Ray missing, unknown calibration, no model) is one line and exit 2, before any row."""
+    from rag_eval.cli.exits import InputError
+    from rag_eval.judges.factory import JudgeUsageError, RaySpec, build_judge
+
+    ray = RaySpec(None if ray_address == "local" else ray_address, ray_workers) if ray_address else None
+    try:
+        return build_judge(config, ray=ray, **changes)
+    except JudgeUsageError as err:
+        raise InputError(str(err)) from None
+
+
+def _summary_lines(summary: EvaluationSummary, out: Path, local: bool = False, note: str | None = None) -> list[str]:
+    lines = [f"Judged {summary.n_items} row(s) -> {out}", "", "| status | rows |", "|---|---:|"]
     lines += [f"| {status} | {n} |" for status, n in summary.counts.items()]
     cov = summary.coverage
-    usable = summary.rows - summary.failed
-    lines += ["", f"coverage: {usable}/{summary.rows} rows with usable labels ({_fmt(cov, 3)})", ""]
+    lines += ["", f"coverage: {summary.n_usable}/{summary.n_items} rows with usable labels ({_fmt(cov, 3)})", ""]
     lines += ["| metric | mean over usable rows |", "|---|---:|"]
     lines += [f"| {name} | {_fmt(value)} |" for name, value in summary.means.items()]
     if summary.diagnosis is not None:
@@ -171,8 +180,7 @@ def judge_command(file: Path | None, out: Path | None, kind: str, mode: str, sam
     labelled rows instead (see docs/local-judge.md) and stores it for --judge local:NAME.
     """
     from rag_eval.io.rows import FileFormatError
-    from rag_eval.judges.registry import make_judge
-    from rag_eval.runs.judge_file import judge_file, load_entries, summarize
+    from rag_eval.runs.prepare import prepare_file
 
     if calibrate is not None:
         if kind != "local":
@@ -186,82 +194,38 @@ def judge_command(file: Path | None, out: Path | None, kind: str, mode: str, sam
     gate = request_from(llm_options)
     if dry_run:  # the estimate needs every row prepared; a real run streams instead
         try:
-            entries = load_entries(file)
+            entries = prepare_file(file)
         except (FileFormatError, OSError) as err:
             raise click.ClickException(str(err)) from err
         items = [e.item for e in entries if e.item is not None]
-
     if kind == "llm":
         config = _llm_config(llm_options)
-        judge = make_judge("llm", config=config, samples=samples, consistency_check=consistency_check)
+        if not dry_run and not config.has_key() and not config.base_url:
+            raise click.ClickException(
+                f"no API key: set the environment variable {config.api_key_env} (or name another with "
+                "--api-key-env), or point --base-url at a server that needs none"
+            )
+        judge = build_judge_or_exit("llm", ray_address if not dry_run else None, ray_workers, llm=config,
+                                    samples=samples, consistency_check=consistency_check)
         if dry_run:
             _echo_invalid(entries)
-            est = judge.estimate(items)  # type: ignore[attr-defined]
+            est = judge.estimate(items)
             click.echo(f"Dry run for {len(items)} row(s) with {config.model} at {config.endpoint()} (nothing sent):")
             click.echo(f"  requests: {est.requests} (more if answers need a re-ask)")
             click.echo(f"  prompt tokens: ~{est.prompt_tokens}; completion tokens: ~{est.completion_tokens}")
             click.echo(f"  estimated cost: {_usd(est.cost_usd)}")
             return
-        if not config.has_key() and not config.base_url:
-            raise click.ClickException(
-                f"no API key: set the environment variable {config.api_key_env} (or name another with "
-                "--api-key-env), or point --base-url at a server that needs none"
-            )
     else:
         if dry_run:
             click.echo(f"Dry run: the local judge runs on this machine; {len(items)} row(s), no requests, no cost.")
             return
-        try:
-            options = {"model_path": model_path} if model_path else {}
-            if ray_address:
-                from rag_eval.runs.ray_judge import make_parallel_judge
-
-                judge = make_parallel_judge(kind, options, address=None if ray_address == "local" else ray_address,
-                                            workers=ray_workers)
-            else:
-                judge = make_judge(kind, **options)
-        except (OSError, ValueError) as err:
-            raise click.ClickException(f"cannot load the local judge: {err}") from err
+        judge = build_judge_or_exit(kind, ray_address, ray_workers,
+                                    model_path=str(model_path) if model_path else None)
     if out is None:
         raise click.UsageError("--out is required (except with --dry-run)")
-
-    bar = None
-    if sys.stderr.isatty():
-        from tqdm import tqdm
-
-        bar = tqdm(total=None, file=sys.stderr, unit="row", desc=judge.name)
-    shown = 0
-
-    def progress(done: int) -> None:
-        if bar is not None:
-            bar.n = done
-            bar.refresh()
-
     if ray_address and kind == "llm":
         click.echo("--ray: the LLM judge's calls stay in this process under one rate limiter", err=True)
-
-    def on_invalid(entry) -> None:
-        nonlocal shown
-        shown += 1
-        if shown <= MAX_ERRORS_SHOWN:
-            click.echo(f"invalid row: {entry.error}", err=True)
-
-    cancel = threading.Event()
-    with ctrl_c_cancels(cancel):
-        try:
-            rows = judge_file(file, out, judge, mode, cancel=cancel, progress=progress, on_invalid=on_invalid)
-        except (FileFormatError, OSError) as err:
-            raise click.ClickException(str(err)) from err
-        except RuntimeError as err:  # RayUnavailable: not installed, cluster unreachable
-            raise click.ClickException(str(err)) from err
-        finally:
-            if bar is not None:
-                bar.close()
-            if hasattr(judge, "close"):
-                judge.close()
-    if cancel.is_set():
-        click.echo("Interrupted: rows not judged are written with status 'cancelled'.", err=True)
-    summary = summarize(rows)
+    summary = _judge_file(file, out, judge, mode)
     local = judge.name.startswith("local:")
     model = getattr(judge, "model", None)  # the local judge's fitted model says how far to trust it
     note = model.quality_note() if local and model is not None else None
@@ -276,16 +240,57 @@ def judge_command(file: Path | None, out: Path | None, kind: str, mode: str, sam
         click.echo(f"{summary.failed} row(s) without usable labels:", err=True)
         for line in summary.errors:
             click.echo(f"  {line}", err=True)
-    if gate.active:
-        usable = [JudgeStatus(r["status"]).usable for r in rows]
-        stats = stats_from_rows([r if ok else None for r, ok in zip(rows, usable)], GATE_METRICS)
-        cases = [RowCase(str(r["id"]), r["status"], ok, r, r.get("error")) for r, ok in zip(rows, usable)]
-        if not run_gate(gate, stats, len(rows), sum(usable), cases):
-            raise click.exceptions.Exit(1)
-    else:
-        from rag_eval.cli.exits import gate as coverage_gate
+    apply_gate(gate, summary, "rows")
 
-        coverage_gate(summary.rows - summary.failed, summary.rows, 1.0, "rows")
+
+def _judge_file(file: Path, out: Path, judge: Any, mode: str) -> EvaluationSummary:
+    """Every row of ``file`` through :func:`rag_eval.runs.engine.evaluate` into ``out``
+    (a progress bar on a terminal; Ctrl-C cancels the rows not yet sent)."""
+    from rag_eval.cli.exits import Unavailable
+    from rag_eval.io.rows import FileFormatError
+    from rag_eval.judges.ray import RayUnavailable
+    from rag_eval.runs.engine import evaluate
+    from rag_eval.runs.row_cache import RowCache
+    from rag_eval.runs.sinks import FileSink
+    from rag_eval.runs.sources import RowsSource
+
+    bar = None
+    if sys.stderr.isatty():
+        from tqdm import tqdm
+
+        bar = tqdm(total=None, file=sys.stderr, unit="row", desc=judge.name)
+    shown = 0
+
+    def progress(done: int, total: int) -> None:
+        if bar is not None:
+            bar.n = done
+            bar.refresh()
+
+    def on_record(record: Any) -> None:
+        nonlocal shown
+        if record.status == "invalid_input":
+            shown += 1
+            if shown <= MAX_ERRORS_SHOWN:
+                click.echo(f"invalid row: {record.error}", err=True)
+
+    cancel = threading.Event()
+    source = RowsSource(path=file, row_cache=RowCache.for_judge(judge))
+    with ctrl_c_cancels(cancel):
+        try:
+            summary = evaluate(source, judge, FileSink(out), config=mode, cancel=cancel, progress=progress,
+                               on_record=on_record)
+        except (FileFormatError, OSError) as err:
+            raise click.ClickException(str(err)) from err
+        except RayUnavailable as err:  # the cluster cannot be reached: nothing was judged
+            raise Unavailable(str(err)) from err
+        finally:
+            if bar is not None:
+                bar.close()
+            if hasattr(judge, "close"):
+                judge.close()
+    if cancel.is_set():
+        click.echo("Interrupted: rows not judged are written with status 'cancelled'.", err=True)
+    return summary
 
 
 def register(group: click.Group) -> None:

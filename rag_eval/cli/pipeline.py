@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from rag_eval.cli.exits import Interrupted, Unavailable
-from rag_eval.cli.exits import gate as coverage_gate
-from rag_eval.cli.gate_options import gate_options, request_from, run_gate
+from rag_eval.cli.gate_options import apply_gate, gate_options, request_from
 from rag_eval.metrics.report_fields import REPORT_FIELDS
 from rag_eval.schema import METRIC_NAMES
 
@@ -32,10 +31,11 @@ DEMO = "demo"
 
 def _user_error_types() -> tuple[type[BaseException], ...]:
     from rag_eval.io.rows import FileFormatError
+    from rag_eval.judges.ray import RayUnavailable
     from rag_eval.rag.store import QdrantUnavailable
     from rag_eval.runs.store import RunNotFound
 
-    return (ValueError, QdrantUnavailable, FileFormatError, RunNotFound, OSError)
+    return (ValueError, QdrantUnavailable, FileFormatError, RunNotFound, OSError, RayUnavailable)
 
 
 def _user_errors(fn: Callable) -> Callable:
@@ -49,10 +49,11 @@ def _user_errors(fn: Callable) -> Callable:
         except click.ClickException:
             raise
         except _user_error_types() as err:  # evaluated only when something was raised
+            from rag_eval.judges.ray import RayUnavailable
             from rag_eval.rag.store import QdrantUnavailable
             from rag_eval.runs.store import StoreUnavailable
 
-            if isinstance(err, (QdrantUnavailable, StoreUnavailable)):
+            if isinstance(err, (QdrantUnavailable, StoreUnavailable, RayUnavailable)):
                 raise Unavailable(str(err)) from None
             raise click.ClickException(str(err)) from None
 
@@ -200,106 +201,58 @@ def run(dataset, config_path, collection, name, resume_run, ray_address, ray_wor
     responses are judged and scored instead. With --fail-under / --min-coverage /
     --junit the stored run is gated (exit 1 when a threshold or the coverage is not met);
     without them any failed item exits 1."""
-    from rag_eval.runs.runner import run_dataset
+    from rag_eval.cli.judge import build_judge_or_exit
+    from rag_eval.runs.engine import evaluate
+    from rag_eval.runs.sinks import StoreSink
 
     gate = request_from(gate_kwargs)
     config = _load_config(config_path, {})
+    judge = build_judge_or_exit(config.judge, ray_address, ray_workers)  # before any row: a bad judge runs nothing
+    try:
+        source, path = _run_source(dataset, config, collection, judge, judge_only)
+        store = _store(db)
+        update, close = _progress_bar(f"{'judge' if judge_only else 'run'} {config.name}", "row" if judge_only else "q")
+        try:
+            summary = evaluate(source, judge, StoreSink(store, config, name=name, resume=resume_run), config=config,
+                               progress=update)
+        except KeyboardInterrupt:
+            close()
+            latest = store.list_runs(limit=1)
+            hint = f" --resume {latest[0]['id']}" if latest else ""
+            flag = " --judge-only" if judge_only else ""
+            raise Interrupted(f"interrupted; finished items are stored. Continue with: rag-eval run {dataset}{flag} "
+                              f"--config {config_path or '<config>'}{hint}") from None
+        finally:
+            close()
+    finally:
+        if hasattr(judge, "close"):
+            judge.close()  # the Ray workers (and a local Ray instance this run started)
+    run_id = str(summary.run_id)
+    _show_run(store.get_run(run_id), store.items(run_id))
+    apply_gate(gate, summary, "items")
+
+
+def _run_source(dataset: str, config: RagConfig, collection: str, judge: Any, judge_only: bool) -> tuple[Any, str]:
+    """The source ``run`` evaluates: the rows' own responses (``--judge-only``), or the
+    questions through the RAG system on ``collection``."""
+    from rag_eval.runs.sources import RagSource, RowsSource
+
     if judge_only:
-        _run_judge_only(dataset, config, name, resume_run, db, ray_address, ray_workers)
-        return
+        from rag_eval.runs.prepare import read_rows_to_judge
+        from rag_eval.runs.row_cache import RowCache
+
+        pairs = read_rows_to_judge(dataset)
+        if not pairs:
+            raise click.ClickException(f"{dataset}: no rows")
+        return RowsSource(pairs, label=dataset, row_cache=RowCache.for_judge(judge)), dataset
     rows, path = _dataset_rows(dataset)
     if not rows:
         raise click.ClickException(f"{path}: no rows")  # an input error (exit 2)
-    store = _store(db)
     if collection == DEMO:
         from rag_eval.demo import ensure_demo_collection
 
         ensure_demo_collection(config)
-    judge = None
-    if ray_address:
-        from rag_eval.runs.ask import make_judge_from_config
-        from rag_eval.runs.ray_judge import make_parallel_judge
-
-        local_options = {"calibration": config.judge.calibration} if config.judge.calibration else {}
-        judge = (make_parallel_judge("local", local_options, address=None if ray_address == "local" else ray_address,
-                                     workers=ray_workers)
-                 if config.judge.kind == "local" else make_judge_from_config(config.judge))
-    update, close = _progress_bar(f"run {config.name}", "q")
-    try:
-        run_id = run_dataset(rows, config, collection, store, name=name, progress=update,
-                             resume_run_id=resume_run, dataset_path=path, judge=judge)
-    except KeyboardInterrupt:
-        close()
-        latest = store.list_runs(limit=1)
-        hint = f" --resume {latest[0]['id']}" if latest else ""
-        raise Interrupted(f"interrupted; finished items are stored. Continue with: "
-                                   f"rag-eval run {dataset} --config {config_path or '<config>'}{hint}") from None
-    finally:
-        close()
-        if judge is not None and hasattr(judge, "close"):
-            judge.close()
-    _store_expected_error(store, run_id, judge)
-    record, items = store.get_run(run_id), store.items(run_id)
-    _show_run(record, items)
-    if gate.active:
-        from rag_eval.runs.item_fields import run_gate_inputs
-
-        stats, cases = run_gate_inputs(record, items)
-        if not run_gate(gate, stats, len(items), sum(c.usable for c in cases), cases):
-            raise click.exceptions.Exit(1)
-    else:
-        _coverage_gate(record)
-
-
-def _run_judge_only(dataset: str, config: RagConfig, name: str | None, resume_run: str | None, db: str | None,
-                    ray_address: str | None = None, ray_workers: int = 2) -> None:
-    from rag_eval.runs.ask import make_judge_from_config
-    from rag_eval.runs.judge_only import judge_dataset
-    from rag_eval.runs.prepare import read_rows_to_judge
-
-    if resume_run:
-        raise click.UsageError("--resume is for pipeline runs; a judge-only run is re-run whole")
-    rows = read_rows_to_judge(dataset)
-    if not rows:
-        raise click.ClickException(f"{dataset}: no rows")
-    store = _store(db)
-    if ray_address and config.judge.kind == "local":
-        from rag_eval.runs.ray_judge import make_parallel_judge
-
-        judge = make_parallel_judge("local", {}, address=None if ray_address == "local" else ray_address,
-                                    workers=ray_workers)
-    else:
-        judge = make_judge_from_config(config.judge)
-    update, close = _progress_bar(f"judge {config.name}", "row")
-    try:
-        run_id = judge_dataset(rows, config, store, judge, name=name, progress=update, dataset_path=dataset)
-    except KeyboardInterrupt:
-        raise Interrupted("interrupted; finished items are stored (run status: cancelled)") from None
-    finally:
-        close()
-        if ray_address and config.judge.kind == "local":
-            judge.close()  # type: ignore[attr-defined]  # the Ray workers
-    _store_expected_error(store, run_id, judge)
-    record = store.get_run(run_id)
-    _show_run(record)
-    _coverage_gate(record)
-
-
-def _store_expected_error(store: Any, run_id: str, judge: Any) -> None:
-    """The run's summary carries its judge's expected error (rag_eval.judges.expected_error):
-    the judge's own when this process held it, else derived from the run's configuration."""
-    from rag_eval.judges.expected_error import expected_judge_error, for_run
-
-    expected = (expected_judge_error(judge) if judge is not None and getattr(judge, "model", None) is not None
-                else for_run(store.get_run(run_id)))
-    store.add_to_summary(run_id, expected_judge_error=expected)
-
-
-def _coverage_gate(record: dict[str, Any]) -> None:
-    """Exit 1 (counts on stderr) when any item of the stored run failed."""
-    summary = record.get("summary") or {}
-    coverage_gate(int(summary.get("n_scored", 0)), int(summary.get("n_items", 0)), 1.0, "items",
-                  {k: v for k, v in (summary.get("status_counts") or {}).items() if k not in ("ok", "repaired")})
+    return RagSource(rows, config, collection, label=path), path
 
 
 # ---------------------------------------------------------------- runs
@@ -315,7 +268,7 @@ def _show_run(run: dict[str, Any], items: Sequence[dict[str, Any]] = ()) -> None
     cov = "n/a" if summary["coverage"] is None else format(summary["coverage"], ".0%")
     click.echo(f"items: {summary['n_items']}, scored: {summary['n_scored']} (coverage {cov}); "
                f"statuses: {', '.join(f'{k}={v}' for k, v in summary['status_counts'].items())}")
-    metrics = summary.get("metrics", {}) | summary.get("retrieval", {})
+    metrics = summary.get("metrics", {}) | summary.get("retrieval", {}) | summary.get("correctness", {})
     click.echo(_table(["metric", "mean", "95% CI", "n", "coverage"],
                       [(m, s["mean"], f"[{_fmt(s['ci_low'])}, {_fmt(s['ci_high'])}]", s["n"], s["coverage"])
                        for m, s in metrics.items()]))

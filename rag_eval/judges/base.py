@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
 
 from rag_eval.schema import EvalItem, JudgeResult
 
 ProgressCallback = Callable[[int, int], None]  # (done, total)
+# Rows per call of a batch judge: the local judge's own batch, a Ray task, the streaming
+# executor's batch for a judge without ``judge_one``. One constant: a Ray worker then embeds
+# exactly what one process would, and progress/cancel are checked between batches everywhere.
+BATCH_ROWS = 64
 
 
 @runtime_checkable
@@ -32,3 +37,39 @@ class Judge(Protocol):
         """One result per item, in input order. When ``cancel`` is set, items not
         yet judged end with status ``cancelled``."""
         ...
+
+
+# -- what build_judge (rag_eval.judges.factory) builds from: plain, picklable data ----------
+class JudgeUsageError(ValueError):
+    """The judge asked for cannot be built (a usage error: nothing was run)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RaySpec:
+    """Where to spread the judge: ``address`` of a Ray cluster (``auto``,
+    ``ray://host:10001``) or None for a local Ray instance with ``workers`` CPUs."""
+
+    address: str | None = None
+    workers: int = 2
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeSpec:
+    """Everything that decides which judge labels the rows (picklable: a Ray actor
+    receives it and builds the very same judge).
+
+    ``calibration`` is a stored calibration's name, or its loaded JSON (what Ray actors
+    get, so a remote worker needs no file). ``llm`` is a ready ``LLMConfig``; without it
+    the LLM judge's settings come from the environment overridden by the fields here."""
+
+    kind: str = "local"
+    calibration: Any = None  # str | dict | None
+    model_path: str | None = None
+    llm: Any = None  # LLMConfig | None
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    prompt_id: str | None = None
+    concurrency: int | None = None
+    samples: int = 1
+    consistency_check: bool = False

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from rag_eval.judges.base import ProgressCallback
+from rag_eval.judges.base import BATCH_ROWS, ProgressCallback
 from rag_eval.judges.consistency import make_consistent
 from rag_eval.judges.encoder import JUDGE_ENCODER, EncoderSpec
 from rag_eval.judges.features import DOC_FEATURES, RESP_FEATURES, RowFeatures, row_features
@@ -46,7 +46,7 @@ from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus, Labels, Sentence
 MODEL_DIR = Path(__file__).parent / "local_model"
 MODEL_FILE = "model.json"
 MAX_CHARS = 600  # ~128 word pieces; longer sentences are embedded by their start
-CHUNK_SIZE = 64  # items per call of the judge's chunk (progress and cancellation are checked between chunks)
+CHUNK_SIZE = BATCH_ROWS  # items per call of the judge's batch (progress and cancellation are checked between batches)
 PIPELINE_ROWS = 16  # items embedded together while the previous ones are featurised
 SUPPORT_THRESHOLD = 0.5  # default P(supported) cut; a trained model stores its own calibrated one
 

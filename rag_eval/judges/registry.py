@@ -1,53 +1,40 @@
-"""Judges by name: ``make_judge("llm", model=..., ...)`` or ``make_judge("local")``.
+"""Judges by name, for callers that pass LLM settings as keywords:
+``make_judge("llm", model=..., ...)``, ``make_judge("local")``, ``make_judge("local:NAME")``.
 
-Entry points (CLI, pipeline, dashboard) build judges only through here, so a new
-kind is added in one place and the error message lists what exists.
+A thin spelling of :func:`rag_eval.judges.factory.build_judge` (the one factory): the
+keywords become :class:`~rag_eval.judges.factory.JudgeSpec` fields.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from rag_eval.judges.base import Judge
+from rag_eval.judges.factory import KINDS, JudgeSpec, build_judge
 
-
-def _llm(**options: Any) -> Judge:
-    from rag_eval.judges.llm import LLMJudge
-    from rag_eval.judges.prompts import TRACE_PROMPT_ID
-    from rag_eval.llm.config import LLMConfig
-
-    judge_options: dict[str, Any] = {
-        "samples": options.pop("samples", 1) or 1,
-        "consistency_check": bool(options.pop("consistency_check", False)),
-        "prompt_id": options.pop("prompt_id", None) or TRACE_PROMPT_ID,
-    }
-    config = options.pop("config", None)
-    if config is None:
-        config = LLMConfig.from_settings(**options)
-    elif options:
-        raise ValueError(f"pass either config or LLM settings, not both (got {', '.join(sorted(options))})")
-    return LLMJudge(config, **judge_options)
-
-
-def _local(**options: Any) -> Judge:
-    from rag_eval.judges.local import LocalJudge  # written alongside; imported only when asked for
-
-    return LocalJudge(**options)
-
-
-REGISTRY: dict[str, Callable[..., Judge]] = {"llm": _llm, "local": _local}
+LLM_SPEC_FIELDS = ("model", "base_url", "api_key_env", "prompt_id", "concurrency", "samples", "consistency_check")
 
 
 def make_judge(kind: str, **options: Any) -> Judge:
-    """A judge of ``kind`` ("llm" | "local"). LLM options are LLMConfig fields (model,
-    base_url, api_key_env, concurrency, rpm, ...) or ``config=LLMConfig(...)``, plus
-    samples, consistency_check, prompt_id. Local options: model_path, calibration
-    (``"local:NAME"`` is the local judge with the stored calibration NAME)."""
-    if kind.startswith("local:"):  # local:NAME = the local judge with a stored calibration
-        kind, options = "local", {**options, "calibration": kind.split(":", 1)[1]}
-    try:
-        factory = REGISTRY[kind]
-    except KeyError:
-        raise ValueError(f"unknown judge {kind!r}; choose one of: {', '.join(REGISTRY)}") from None
-    return factory(**options)
+    """A judge of ``kind`` ("llm" | "local" | "local:NAME"). LLM options: ``config``
+    (an LLMConfig) or LLMConfig fields, plus samples, consistency_check, prompt_id.
+    Local options: model_path, calibration."""
+    if kind.split(":", 1)[0] not in KINDS:
+        raise ValueError(f"unknown judge {kind!r}; choose one of: {', '.join(KINDS)}")
+    config = options.pop("config", None)
+    spec_fields = {k: options.pop(k) for k in (*LLM_SPEC_FIELDS, "model_path", "calibration") if k in options}
+    settings = sorted([*options, *(k for k in ("model", "base_url", "api_key_env", "concurrency") if k in spec_fields)])
+    if config is not None and settings:
+        raise ValueError(f"pass either config or LLM settings, not both (got {', '.join(settings)})")
+    if options:  # other LLMConfig fields (rpm, timeout_s, ...): a config from the settings with them
+        from rag_eval.llm.config import LLMConfig
+
+        llm_settings = {k: spec_fields.pop(k) for k in ("model", "base_url", "api_key_env", "concurrency")
+                        if k in spec_fields}
+        config = LLMConfig.from_settings(**llm_settings, **options)
+    if spec_fields.get("model_path") is not None:
+        spec_fields["model_path"] = str(spec_fields["model_path"])
+    return build_judge(kind, llm=config, **spec_fields)
+
+
+__all__ = ["JudgeSpec", "build_judge", "make_judge"]

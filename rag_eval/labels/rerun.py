@@ -36,9 +36,13 @@ def run_rows(store: RunStore, run_id: str, only: set[str] | None = None) -> list
 
 def rejudge_run(store: RunStore, run_id: str, judge: Any, only: set[str] | None = None,
                 name: str | None = None) -> str:
-    """A new judge-only run of ``run_id``'s items with ``judge``; returns its id."""
+    """A new judge-only run of ``run_id``'s items with ``judge`` (one evaluation:
+    :func:`rag_eval.runs.engine.evaluate`); returns its id."""
     from rag_eval.rag.config import RagConfig
-    from rag_eval.runs.judge_only import judge_dataset
+    from rag_eval.runs.engine import evaluate
+    from rag_eval.runs.row_cache import RowCache
+    from rag_eval.runs.sinks import StoreSink
+    from rag_eval.runs.sources import RowsSource
 
     run = store.get_run(run_id)
     try:
@@ -48,5 +52,6 @@ def rejudge_run(store: RunStore, run_id: str, judge: Any, only: set[str] | None 
     rows = run_rows(store, run["id"], only)
     if not rows:
         raise ValueError(f"run {run['id']} has no rows with documents and a response to judge")
-    return judge_dataset(list(enumerate(rows, 1)), config, store, judge,
-                         name=name or f"{run['name']} · {judge.name}", dataset_path=f"run:{run['id']}")
+    source = RowsSource(list(enumerate(rows, 1)), label=f"run:{run['id']}", row_cache=RowCache.for_judge(judge))
+    sink = StoreSink(store, config, name=name or f"{run['name']} · {judge.name}")
+    return str(evaluate(source, judge, sink, config=config).run_id)

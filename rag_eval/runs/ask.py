@@ -1,4 +1,5 @@
-"""One question through the whole RAG system: retrieve -> generate -> judge -> score.
+"""One question through the whole RAG system: retrieve -> generate -> judge -> score,
+as one item of :func:`rag_eval.runs.engine.evaluate` (the RAG source, a memory sink).
 
 The :class:`~rag_eval.schema.EvalItem` the judge sees is built from the retrieved
 chunks (one document per chunk, in rank order) and the generated answer, so TRACe
@@ -8,19 +9,17 @@ measures this system's own context and answer.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from rag_eval.judges.base import Judge
 from rag_eval.metrics.report_fields import report_fields
-from rag_eval.metrics.trace import score_item
-from rag_eval.rag.config import JudgeConfig, RagConfig
-from rag_eval.rag.generate import Generation, generate
-from rag_eval.rag.retrieve import RetrievedChunk, retrieve
+from rag_eval.rag.config import RagConfig
+from rag_eval.rag.generate import Generation
+from rag_eval.rag.retrieve import RetrievedChunk
 from rag_eval.rag.store import VectorStore
-from rag_eval.schema import METRIC_NAMES, EvalItem, JudgeResult, JudgeStatus, TraceScores
-from rag_eval.text.sentences import item_from_texts
+from rag_eval.runs.sources import build_item
+from rag_eval.schema import METRIC_NAMES, EvalItem, JudgeResult, TraceScores
 
 
 @dataclass(slots=True)
@@ -60,53 +59,6 @@ class AskResult:
         }
 
 
-def make_judge_from_config(config: JudgeConfig) -> Judge:
-    """The judge a configuration names, built through the judges' registry."""
-    from rag_eval.judges.registry import make_judge
-
-    options: dict[str, Any] = {}
-    if config.kind == "llm":
-        options = {k: v for k, v in {
-            "model": config.model, "base_url": config.base_url, "prompt_id": config.prompt_id,
-            "concurrency": config.concurrency, "api_key_env": config.api_key_env,
-        }.items() if v is not None}
-    elif config.calibration:
-        options = {"calibration": config.calibration}
-    return make_judge(config.kind, **options)
-
-
-def build_item(item_id: str, question: str, chunks: Sequence[RetrievedChunk], answer: str,
-               metadata: dict[str, Any] | None = None, response_sentences: Sequence[str] | None = None) -> EvalItem:
-    """The judge's view: the retrieved chunks as documents (split into the sentences
-    ingestion recorded for them), the answer as the response (``response_sentences``:
-    the sentences a generator chose, e.g. the extractive one's)."""
-    meta = {"doc_ids": [c.doc_id for c in chunks], "chunk_ids": [c.id for c in chunks],
-            "sources": [c.location for c in chunks]}
-    meta.update(metadata or {})
-    return item_from_texts(item_id, question, [c.text for c in chunks], answer, metadata=meta,
-                           units=[c.sentences or None for c in chunks], response_sentences=response_sentences)
-
-
-def score_result(item: EvalItem, result: JudgeResult, config: RagConfig) -> TraceScores | None:
-    """TRACe from usable labels; ``None`` when the judgement failed (never a zero)."""
-    if not result.status.usable or result.labels is None:
-        return None
-    scores = score_item(item, result.labels, config.scoring_mode)
-    if result.extra.get("label_repairs"):
-        scores.diagnostics["label_repairs"] = result.extra["label_repairs"]
-    return scores
-
-
-def judge_items(judge: Judge, items: Sequence[EvalItem], cancel=None) -> list[JudgeResult]:
-    """The judge's results; a judge that breaks its never-raise contract still yields
-    one explicit ``provider_error`` per item instead of losing the batch."""
-    try:
-        return judge.judge(list(items), cancel=cancel)
-    except Exception as err:  # a contract breach by a judge must not lose rows
-        return [JudgeResult(item_id=i.id, status=JudgeStatus.PROVIDER_ERROR, error=f"{type(err).__name__}: {err}",
-                            judge=getattr(judge, "name", "")) for i in items]
-
-
 def ask(
     question: str,
     collection: str,
@@ -117,30 +69,40 @@ def ask(
     evaluate: bool = True,
 ) -> AskResult:
     """Answer ``question`` from ``collection`` and, with ``evaluate``, judge and score it
-    (``judge`` defaults to the one the configuration names). Raises ``ValueError`` for
-    an empty question or an unusable collection."""
-    timings: dict[str, float] = {}
+    (``judge`` defaults to the one the configuration names): one item through
+    :func:`rag_eval.runs.engine.evaluate`. Raises ``ValueError`` for an empty question or
+    an unusable collection."""
+    from rag_eval.judges.factory import JudgeUsageError, build_judge
+    from rag_eval.runs.engine import evaluate as evaluate_items
+    from rag_eval.runs.sinks import MemorySink
+    from rag_eval.runs.sources import RagSource
+
+    if not question or not question.strip():
+        raise ValueError("the question is empty")
     t0 = time.perf_counter()
-    chunks = retrieve(question, collection, config, client=client)
-    timings["retrieve_s"] = time.perf_counter() - t0
-    t1 = time.perf_counter()
-    generation = generate(question, chunks, config.generator, client=llm_client)
-    timings["generate_s"] = time.perf_counter() - t1
-    item = build_item("ask", question, chunks, generation.text, {"generator": generation.kind},
-                      response_sentences=generation.sentences or None)
-    result = AskResult(question=question, chunks=chunks, generation=generation, item=item,
-                       config_hash=config.config_hash, timings=timings)
-    if evaluate and generation.status == "ok":
-        if judge is None:
-            try:
-                judge = make_judge_from_config(config.judge)
-            except (ValueError, OSError) as err:  # the answer is still worth showing
-                result.judge_error = f"judge unavailable: {err}"
-                timings["total_s"] = time.perf_counter() - t0
-                return result
-        t2 = time.perf_counter()
-        result.judge_result = judge_items(judge, [item])[0]
-        timings["judge_s"] = time.perf_counter() - t2
-        result.scores = score_result(item, result.judge_result, config)
+    judge_error = None
+    if evaluate and judge is None:
+        try:
+            judge = build_judge(config.judge)
+        except JudgeUsageError as err:  # the answer is still worth showing
+            judge_error = f"judge unavailable: {err}"
+    source = RagSource([{"id": "ask", "question": question}], config, collection, client=client, llm_client=llm_client)
+    sink = MemorySink()
+    evaluate_items(source, judge if evaluate else None, sink, config=config)
+    record = sink.records[0]
+    found = record.source
+    if record.status == "retrieval_error":
+        raise ValueError(record.error)
+    if found.item is None and found.objects.get("generation") is None:
+        raise ValueError(record.error or "no answer")
+    result_of_judge = found.objects.get("judge_result")
+    timings = {k: v for k, v in record.timings.items() if k != "judge_s"}
+    if result_of_judge is not None:
+        timings["judge_s"] = record.timings.get("judge_s") or 0.0
     timings["total_s"] = time.perf_counter() - t0
-    return result
+    item = found.item if found.item is not None else build_item(
+        "ask", question, found.objects.get("chunks") or [], found.answer or "", {"generator": None})
+    scores = TraceScores(**record.trace) if record.trace is not None else None
+    return AskResult(question=question, chunks=list(found.objects.get("chunks") or []),
+                     generation=found.objects["generation"], item=item, judge_result=result_of_judge, scores=scores,
+                     config_hash=config.config_hash, timings=timings, judge_error=judge_error)

@@ -268,12 +268,14 @@ def answer_correctness(item: Mapping[str, Any]) -> float | None:
 
 
 def with_correctness(items: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Copies of the items with ``correctness: {"answer_correctness": x}`` where the
-    dataset row had a reference answer (so :func:`compare_runs` tables it)."""
+    """Copies of the items with ``correctness["answer_correctness"]`` where the dataset row
+    had a reference answer (so :func:`compare_runs` tables it), beside what the record
+    already holds (``bleu``, ``rouge_l``, ``answer_match`` from :mod:`rag_eval.runs.records`)."""
     out = []
     for item in items:
         value = answer_correctness(item)
-        out.append({**item, "correctness": {CORRECTNESS_METRIC: value}} if value is not None else dict(item))
+        stored = dict(item.get("correctness") or {})
+        out.append({**item, "correctness": {**stored, CORRECTNESS_METRIC: value}} if value is not None else dict(item))
     return out
 
 

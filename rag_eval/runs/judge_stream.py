@@ -25,18 +25,18 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from rag_eval.judges.base import Judge
+from rag_eval.judges.base import BATCH_ROWS, Judge
 from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus
 
 T = TypeVar("T")
 DEFAULT_CONCURRENCY = 16
-LOCAL_BATCH = 64  # rows per call of a batch (non-async) judge, unless it names its own ``chunk_size``
 
 
 @dataclass(slots=True)
-class Job(Generic[T]):
-    """One row on its way: an ``item`` to judge, or an output ``done`` already
-    (an invalid row, a row answered from the cache, a row cancelled before preparing)."""
+class Pending(Generic[T]):
+    """One item waiting in the stream: an ``item`` to judge, or an output ``done`` already
+    (an invalid row, a row answered from the cache, a row cancelled before preparing).
+    (Not ``Job``: that name is the dashboard's background work, :mod:`rag_eval.ui.jobs`.)"""
 
     item: EvalItem | None = None
     done: T | None = None
@@ -65,9 +65,9 @@ def _is_async_judge(judge: Judge) -> bool:
 
 
 def stream_judge(
-    jobs: Iterable[Job[T]],
+    jobs: Iterable[Pending[T]],
     judge: Judge,
-    finish: Callable[[Job[T], JudgeResult], T],
+    finish: Callable[[Pending[T], JudgeResult], T],
     sink: Callable[[T], None],
     *,
     concurrency: int | None = None,
@@ -88,7 +88,7 @@ def stream_judge(
         from rag_eval.llm.client import run_sync
 
         return run_sync(_run_async(iter(jobs), judge, finish, sink, concurrency, window, cancel, progress))
-    size = max(1, int(getattr(judge, "chunk_size", LOCAL_BATCH) or LOCAL_BATCH))
+    size = max(1, int(getattr(judge, "chunk_size", BATCH_ROWS) or BATCH_ROWS))
     return _run_batches(iter(jobs), judge, finish, sink, max(window, 2 * size), size, cancel, progress)
 
 
@@ -96,7 +96,7 @@ def stream_judge(
 class _Producer(threading.Thread):
     """Iterates ``jobs`` and calls ``put`` for each (``put`` blocks while the queue is full)."""
 
-    def __init__(self, jobs: Iterator[Job[Any]], put: Callable[[Any], bool]) -> None:
+    def __init__(self, jobs: Iterator[Pending[Any]], put: Callable[[Any], bool]) -> None:
         super().__init__(name="rag-eval-prepare", daemon=True)
         self.jobs, self.put, self.stopping = jobs, put, threading.Event()
 
@@ -114,7 +114,7 @@ class _Producer(threading.Thread):
 
 
 # -- async judges (the LLM judge) --------------------------------------------------------------
-async def _run_async(jobs: Iterator[Job[T]], judge: Any, finish: Callable[[Job[T], JudgeResult], T],
+async def _run_async(jobs: Iterator[Pending[T]], judge: Any, finish: Callable[[Pending[T], JudgeResult], T],
                      sink: Callable[[T], None], concurrency: int, window: int,
                      cancel: threading.Event | None, progress: Callable[[int], None] | None) -> int:
     loop = asyncio.get_running_loop()
@@ -137,7 +137,7 @@ async def _run_async(jobs: Iterator[Job[T]], judge: Any, finish: Callable[[Job[T
     order: asyncio.Queue[Any] = asyncio.Queue()
     prompt_id = getattr(judge, "prompt_id", None)
 
-    async def one(job: Job[T]) -> T:
+    async def one(job: Pending[T]) -> T:
         item = job.item
         assert item is not None
         async with gate:
@@ -197,7 +197,7 @@ async def _run_async(jobs: Iterator[Job[T]], judge: Any, finish: Callable[[Job[T
 
 
 # -- batch judges (the local judge) ------------------------------------------------------------
-def _run_batches(jobs: Iterator[Job[T]], judge: Judge, finish: Callable[[Job[T], JudgeResult], T],
+def _run_batches(jobs: Iterator[Pending[T]], judge: Judge, finish: Callable[[Pending[T], JudgeResult], T],
                  sink: Callable[[T], None], window: int, size: int, cancel: threading.Event | None,
                  progress: Callable[[int], None] | None) -> int:
     import queue
@@ -216,7 +216,7 @@ def _run_batches(jobs: Iterator[Job[T]], judge: Judge, finish: Callable[[Job[T],
     producer = _Producer(jobs, put)
     producer.start()
     written = 0
-    batch: deque[Job[T]] = deque()
+    batch: deque[Pending[T]] = deque()
 
     def flush() -> None:
         nonlocal written

@@ -47,6 +47,11 @@ def summarize_items(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
         name: mean_with_ci([(i.get("retrieval") or {}).get(name) for i in items], total)
         for name in retrieval_names
     }
+    correctness_names = sorted({k for i in items for k in (i.get("correctness") or {})})
+    correctness = {  # answer correctness against reference answers (BLEU, ROUGE-L, LLM answer match)
+        name: mean_with_ci([(i.get("correctness") or {}).get(name) for i in items], total)
+        for name in correctness_names
+    }
     latencies = finite(i.get("latency_s") for i in items)
     costs = finite(i.get("cost_usd") for i in items)
     tokens = sum(int((i.get("tokens") or {}).get("total", 0) or 0) for i in items)
@@ -57,6 +62,7 @@ def summarize_items(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "status_counts": dict(sorted(statuses.items())),
         "metrics": metrics,
         "retrieval": retrieval,
+        "correctness": correctness,
         "tokens_total": tokens,
         "cost_usd_total": sum(costs) if costs else None,
         "latency_p50_s": _percentile(latencies, 50),
@@ -65,7 +71,7 @@ def summarize_items(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 #: the item fields :func:`summarize_run` reads (``RunStore.items(run_id, SUMMARY_FIELDS)``)
-SUMMARY_FIELDS = ("item_id", "status", "scores", "retrieval", "latency_s", "cost_usd", "tokens", "truth")
+SUMMARY_FIELDS = ("item_id", "status", "scores", "retrieval", "correctness", "latency_s", "cost_usd", "tokens", "truth")
 AGREEMENT_N_BOOT = 500
 
 

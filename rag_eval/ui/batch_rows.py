@@ -26,12 +26,12 @@ from rag_eval.runs import prepare
 from rag_eval.ui import cost, data, uploads
 
 JUDGE, RAG = "judge", "rag"  # what the rows are checked for: judging given responses, or running the RAG system
-LOADED = "batch.loaded"  # session state: (source key, Dataset) of the dataset on screen
+LOADED = "batch.loaded"  # session state: (source key, LoadedDataset) of the dataset on screen
 CHECK_ENTRIES = 8  # datasets x modes whose check results stay cached (problems only, not rows)
 
 
 @dataclass(frozen=True)
-class Dataset:
+class LoadedDataset:
     label: str  # what problems and runs name it by (the user's file name)
     rows: list[tuple[int, Any]]  # (row number, row or RowError)
     fingerprint: str  # digest of the content the rows were read from
@@ -41,13 +41,13 @@ def digest(content: bytes) -> str:
     return hashlib.blake2b(content, digest_size=16).hexdigest()
 
 
-def builtin(label: str, rows: Sequence[dict[str, Any]]) -> Dataset:
+def builtin(label: str, rows: Sequence[dict[str, Any]]) -> LoadedDataset:
     """A packaged dataset (demo questions, labelled sample): small, fingerprinted by its rows."""
     content = json.dumps(list(rows), sort_keys=True, default=str).encode("utf-8")
-    return Dataset(label, list(enumerate(rows, start=1)), digest(content))
+    return LoadedDataset(label, list(enumerate(rows, start=1)), digest(content))
 
 
-def _held(key: Hashable, read: Callable[[], Dataset]) -> Dataset:
+def _held(key: Hashable, read: Callable[[], LoadedDataset]) -> LoadedDataset:
     """The dataset read for ``key`` on an earlier rerun of this session, or ``read()``."""
     held = st.session_state.get(LOADED)
     if held is not None and held[0] == key:
@@ -68,7 +68,7 @@ def _named(pairs: Any, saved: dict[Path, str]) -> list[tuple[int, Any]]:
     return [(n, uploads.renamed([v], saved)[0] if isinstance(v, RowError) else v) for n, v in pairs]
 
 
-def saved_dataset(name: str) -> Dataset:
+def saved_dataset(name: str) -> LoadedDataset:
     """A dataset the Datasets page saved; read again only when its file changes."""
     path = data.datasets_dir() / f"{name}.jsonl"
     try:
@@ -77,26 +77,26 @@ def saved_dataset(name: str) -> Dataset:
     except OSError:
         key = ("saved", str(path), None, None)
 
-    def read() -> Dataset:
+    def read() -> LoadedDataset:
         saved = {path: f"{name}.jsonl"}  # problems name the file, not its path
         rows = _named(iter_raw(path), saved)
-        return Dataset(name, rows, digest(path.read_bytes()))
+        return LoadedDataset(name, rows, digest(path.read_bytes()))
 
     return _held(key, read)
 
 
-def uploaded(upload: Any, *subfolder: str) -> Dataset:
+def uploaded(upload: Any, *subfolder: str) -> LoadedDataset:
     """An uploaded file, saved under ``subfolder`` and read on the first rerun that sees
     this upload only. Raises ``ValueError`` naming the user's file when it cannot be read."""
     key = ("upload", upload.file_id, upload.name, upload.size)
 
-    def read() -> Dataset:
+    def read() -> LoadedDataset:
         saved = uploads.save([upload], *subfolder)  # messages name the user's file, not the server path
         try:
             rows = _named(iter_raw(*saved), saved)
         except (FileFormatError, ValueError) as err:
             raise ValueError(uploads.user_names(str(err), saved)) from None
-        return Dataset(upload.name, rows, digest(upload.getvalue()))
+        return LoadedDataset(upload.name, rows, digest(upload.getvalue()))
 
     return _held(key, read)
 
@@ -111,15 +111,15 @@ def _problems(fingerprint: str, mode: str, label: str, _rows: list[tuple[int, An
         if mode == JUDGE:
             error = prepare.prepare_row(value, number, label).error
         else:
-            from rag_eval.runs import runner  # the RAG pipeline loads when a RAG dataset is checked
+            from rag_eval.runs import sources  # the RAG pipeline loads when a RAG dataset is checked
 
-            error = runner.parse_row(value, number, label, position).error
+            error = sources.parse_row(value, number, label, position).error
         if error:
             problems.append((position, number, str(error)))
     return problems
 
 
-def check(dataset: Dataset, mode: str, limit: int | None = None) -> tuple[int, pd.DataFrame]:
+def check(dataset: LoadedDataset, mode: str, limit: int | None = None) -> tuple[int, pd.DataFrame]:
     """Of the first ``limit`` rows (all by default): how many are usable in ``mode``, and a
     table (row, problem naming the file, the row and the field) of the others."""
     limit = len(dataset.rows) if limit is None else min(limit, len(dataset.rows))
@@ -133,7 +133,7 @@ def _judged_rows(fingerprint: str, _rows: list[tuple[int, Any]]) -> int:
     return sum(1 for _, v in _rows if isinstance(v, dict) and prepare.has_response(v))
 
 
-def judged_rows(dataset: Dataset) -> int:
+def judged_rows(dataset: LoadedDataset) -> int:
     """How many rows hold a response to judge (the page offers judging first when most do)."""
     return _judged_rows(dataset.fingerprint, dataset.rows)
 
@@ -143,7 +143,7 @@ def _row_tokens(fingerprint: str, _rows: list[tuple[int, Any]]) -> list[int | No
     return [cost.text_tokens(cost.item_text(v)) if isinstance(v, dict) else None for _, v in _rows]
 
 
-def estimate_inputs(dataset: Dataset, limit: int, free: bool) -> list[int]:
+def estimate_inputs(dataset: LoadedDataset, limit: int, free: bool) -> list[int]:
     """The estimated prompt tokens of each of the first ``limit`` rows that is a row (not a
     read error); when the run is ``free`` the sizes are not needed and each counts 0."""
     if free:

@@ -133,7 +133,7 @@ def run_items(location: str, run_id: str) -> list[dict[str, Any]]:
 # store picks these out, so a 2,000-item run is not decoded documents and all.
 SCORE_FIELDS = ("item_id", "status", "scores")
 COMPARE_FIELDS = ("item_id", "question", "status", "error", "scores", "retrieval", "answer", "reference_answer",
-                  "reference_answers", "truth", "gold_doc_ids", "chunks")  # ranking: retrieval at a common k
+                  "reference_answers", "truth", "correctness", "gold_doc_ids", "chunks")  # ranking: retrieval at a common k
 TABLE_FIELDS = ("item_id", "question", "status", "error", "scores", "labels", "item.response_sentences", "tokens",
                 "cost_usd", "latency_s")
 AGREEMENT_FIELDS = ("item_id", "status", "scores", "truth")
@@ -201,22 +201,33 @@ def _computed_agreement(location: str, run_id: str, stamp: str, keep: bool) -> l
 def _judge(config_json: str, llm_json: str):
     import json
 
-    from rag_eval.judges.registry import make_judge
+    from rag_eval.judges.factory import build_judge
     from rag_eval.rag.config import JudgeConfig
-    from rag_eval.runs.ask import make_judge_from_config
 
     config = JudgeConfig.model_validate_json(config_json)
     if config.kind != "llm":
-        return make_judge_from_config(config)
+        return build_judge(config)
     from rag_eval.ui.settings import llm_config
 
-    return make_judge("llm", config=llm_config(json.loads(llm_json)), prompt_id=config.prompt_id)
+    return build_judge(config, llm=llm_config(json.loads(llm_json)))
 
 
-def judge_for(config: Any):
-    """The judge a ``JudgeConfig`` names, built once per configuration (the local judge
-    loads a model; an LLM judge gets the session's rate limit and cache settings)."""
+def judge_for(config: Any, ray: Any = None):
+    """The judge a ``JudgeConfig`` names (:func:`rag_eval.judges.factory.build_judge`),
+    built once per configuration (the local judge loads a model; an LLM judge gets the
+    session's rate limit and cache settings). With ``ray`` (a ``RaySpec``) a new Ray judge
+    each time (its caller closes it when the run ends)."""
     import json
+
+    if ray is not None:
+        from rag_eval.judges.factory import build_judge
+
+        llm = None
+        if config.kind == "llm":
+            from rag_eval.ui.settings import llm_config, llm_values_for
+
+            llm = llm_config(llm_values_for(config))
+        return build_judge(config, ray=ray, llm=llm)
 
     from rag_eval.ui.settings import llm_values_for
 

@@ -334,8 +334,12 @@ def test_replaying_ragbench_labels_reproduces_ragbench_scores(openai_server, rag
     "LLM" answers with RAGBench's own GPT-4 labels, the judged rows score exactly as
     scoring those labels directly does."""
     from rag_eval.metrics.trace import score_ragbench_row
-    from rag_eval.runs.judge_output import judged_row
+    from rag_eval.runs.records import build_record, to_file_row
+    from rag_eval.runs.sources import SourceItem
     from rag_eval.text.sentences import item_from_row
+
+    def judged_row(item, result, mode):
+        return to_file_row(build_record(SourceItem(0, item.id, item=item), result, mode))
 
     by_question = {r["question"]: r for r in ragbench_rows}
 

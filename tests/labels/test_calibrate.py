@@ -142,14 +142,14 @@ def test_judge_local_name_uses_and_records_the_calibration(rag_eval_home, tmp_pa
 
 
 def test_a_pipeline_configuration_names_the_calibration(rag_eval_home, tmp_path):
+    from rag_eval.judges.factory import build_judge
     from rag_eval.rag.config import RagConfig
-    from rag_eval.runs.ask import make_judge_from_config
 
     cal = _calibrate("dom-yaml")
     path = tmp_path / "system.yaml"
     path.write_text("name: calibrated\njudge:\n  kind: local\n  calibration: dom-yaml\n", encoding="utf-8")
     config = RagConfig.from_yaml(path)
-    judge = make_judge_from_config(config.judge)
+    judge = build_judge(config.judge)
     assert isinstance(judge, LocalJudge) and judge.calibration is not None
     assert judge.calibration["sha256"] == cal["sha256"] and judge.name.endswith("+dom-yaml")
     assert config.config_hash != RagConfig(name="calibrated").config_hash  # a calibrated judge is another system

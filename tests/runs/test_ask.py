@@ -33,10 +33,12 @@ def test_ask_without_a_usable_judge_still_answers(corpus_dir, monkeypatch):
     config = default_config()
     ingest_paths([corpus_dir], "docs", config)
 
-    def broken(_config):
-        raise ValueError("local judge model not found")
+    def broken(_config, **_changes):
+        from rag_eval.judges.factory import JudgeUsageError
 
-    monkeypatch.setattr("rag_eval.runs.ask.make_judge_from_config", broken)
+        raise JudgeUsageError("local judge model not found")
+
+    monkeypatch.setattr("rag_eval.judges.factory.build_judge", broken)
     result = ask("Do cats sleep?", "docs", config)
     assert result.answer and result.judge_result is None and result.scores is None
     assert result.judge_error == "judge unavailable: local judge model not found"

@@ -14,12 +14,15 @@ import tracemalloc
 
 import pytest
 
-import rag_eval.runs.judge_file as judge_file_module
+import rag_eval.runs.sources as sources_module
 from rag_eval.judges.llm import LLMJudge
 from rag_eval.llm.config import LLMConfig
-from rag_eval.runs.judge_file import judge_file, judge_jobs, summarize
-from rag_eval.runs.judge_output import judged_row
-from rag_eval.runs.judge_stream import Job, stream_judge
+from rag_eval.runs.engine import evaluate
+from rag_eval.runs.judge_stream import Pending, stream_judge
+from rag_eval.runs.records import build_record, to_file_row
+from rag_eval.runs.row_cache import RowCache
+from rag_eval.runs.sinks import FileSink
+from rag_eval.runs.sources import RowsSource
 from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus, Labels, Sentence
 from tests.judges.fake_answers import answer_text
 from tests.openai_server import Reply
@@ -36,6 +39,17 @@ def write_jsonl(path, rows):
 
 def read_jsonl(path):
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def judge_file(src, out, judge, mode, *, cancel=None, progress=None, use_row_cache=True):
+    """What ``rag-eval judge`` runs: the file's rows through the engine into ``out``; the summary rows."""
+    source = RowsSource(path=src, row_cache=RowCache.for_judge(judge) if use_row_cache else None)
+    return evaluate(source, judge, FileSink(out), config=mode, cancel=cancel,
+                    progress=(lambda done, total: progress(done)) if progress else None)
+
+
+def judged_row(job, result):
+    return to_file_row(build_record(job.context, result, "clean"))
 
 
 def rows(n):
@@ -69,7 +83,7 @@ def test_output_keeps_input_order_when_answers_finish_out_of_order(tmp_path, ope
 
     judge.judge_one = recording  # type: ignore[method-assign]
     src = write_jsonl(tmp_path / "in.jsonl", rows(n))
-    kept = judge_file(src, tmp_path / "out.jsonl", judge, "clean", use_row_cache=False)
+    kept = judge_file(src, tmp_path / "out.jsonl", judge, "clean", use_row_cache=False).rows
     expected = [f"r{i}" for i in range(n)]
     assert finished != expected  # they did finish out of order...
     assert [r["id"] for r in read_jsonl(tmp_path / "out.jsonl")] == expected  # ...and were written in order
@@ -102,13 +116,12 @@ def test_first_row_is_written_before_the_last_row_is_prepared():
     def jobs():
         for i in range(n):
             events.append(("prepared", i))
-            yield Job(item=_item(i))
+            yield Pending(item=_item(i), context=sources_module.SourceItem(i, f"r{i}", item=_item(i)))
 
     def sink(row):
         events.append(("written", int(row["id"][1:])))
 
-    stream_judge(jobs(), FastJudge(), lambda job, result: judged_row(job.item, result, "clean"), sink,
-                 concurrency=4, window=8)
+    stream_judge(jobs(), FastJudge(), judged_row, sink, concurrency=4, window=8)
     first_written = events.index(("written", 0))
     last_prepared = events.index(("prepared", n - 1))
     assert first_written < last_prepared
@@ -118,13 +131,13 @@ def test_first_row_is_written_before_the_last_row_is_prepared():
 def test_llm_stream_writes_first_row_before_preparing_the_last(tmp_path, openai_server, monkeypatch):
     openai_server.set_handler(lambda body: answer_text(body))
     events: list[str] = []
-    prepare = judge_file_module.prepare_row
+    prepare = sources_module.prepare_row
 
     def recording_prepare_row(row, number, name):
         events.append(f"prepared:{number}")
         return prepare(row, number, name)
 
-    monkeypatch.setattr(judge_file_module, "prepare_row", recording_prepare_row)
+    monkeypatch.setattr(sources_module, "prepare_row", recording_prepare_row)
     judge = llm_judge(openai_server, tmp_path, monkeypatch, concurrency=2)
     src = write_jsonl(tmp_path / "in.jsonl", rows(40))
     judge_file(src, tmp_path / "out.jsonl", judge, "clean", progress=lambda done: events.append(f"written:{done}"))
@@ -144,8 +157,8 @@ def _peak_growth(path, out) -> int:
                 written += 1
                 fh.write(json.dumps(row) + "\n")
 
-            stream_judge(judge_jobs(path, FastJudge(), "clean"), FastJudge(),
-                         lambda job, result: judged_row(job.item, result, "clean"), sink, concurrency=16)
+            jobs = (Pending(item=s.item, context=s) for s in RowsSource(path=path).items())
+            stream_judge(jobs, FastJudge(), judged_row, sink, concurrency=16)
         return tracemalloc.get_traced_memory()[1] - base
     finally:
         tracemalloc.stop()
@@ -190,26 +203,26 @@ def test_cancel_keeps_the_rest_as_cancelled(tmp_path, openai_server, monkeypatch
     cancelled = [r for r in out if r["status"] == "cancelled"]
     assert all(r["context_relevance"] is None for r in cancelled)
     assert openai_server.request_count < 60
-    summary = summarize(kept)
+    summary = kept
     assert summary.counts["cancelled"] == len(cancelled) and summary.coverage == pytest.approx(1 - len(cancelled) / 60)
 
 
 def test_identical_rerun_is_answered_without_preparing_rows(tmp_path, openai_server, monkeypatch):
     openai_server.set_handler(lambda body: answer_text(body))
     src = write_jsonl(tmp_path / "in.jsonl", rows(10) + [{"id": "bad", "question": "q?"}])
-    first = judge_file(src, tmp_path / "one.jsonl", llm_judge(openai_server, tmp_path, monkeypatch), "clean")
+    first = judge_file(src, tmp_path / "one.jsonl", llm_judge(openai_server, tmp_path, monkeypatch), "clean").rows
     sent = openai_server.request_count
     assert sent == 10
 
-    real_prepare = judge_file_module.prepare_row
+    real_prepare = sources_module.prepare_row
 
     def no_preparing(row, number, name):
         if row.get("id") != "bad":  # the invalid row is prepared again (its error is not cached)
             raise AssertionError(f"row {number} was prepared on a cached rerun")
         return real_prepare(row, number, name)
 
-    monkeypatch.setattr(judge_file_module, "prepare_row", no_preparing)
-    again = judge_file(src, tmp_path / "two.jsonl", llm_judge(openai_server, tmp_path, monkeypatch), "clean")
+    monkeypatch.setattr(sources_module, "prepare_row", no_preparing)
+    again = judge_file(src, tmp_path / "two.jsonl", llm_judge(openai_server, tmp_path, monkeypatch), "clean").rows
     assert openai_server.request_count == sent
     one, two = read_jsonl(tmp_path / "one.jsonl"), read_jsonl(tmp_path / "two.jsonl")
     assert [r["id"] for r in two] == [r["id"] for r in one]

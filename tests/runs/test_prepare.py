@@ -13,7 +13,6 @@ from rag_eval.cli import cli
 from rag_eval.datasets.io import iter_raw, write_dataset
 from rag_eval.judges.local import LocalJudge
 from rag_eval.rag.config import default_config
-from rag_eval.runs.judge_file import load_entries
 from rag_eval.runs.judge_only import judge_dataset
 from rag_eval.runs.prepare import has_response, prepare_file, prepare_row
 from rag_eval.runs.store import RunStore
@@ -119,4 +118,4 @@ def test_cli_judge_cli_run_and_batch_page_agree(tmp_path, ragbench_rows, suffix)
     assert [s for _, s, _ in from_judge] == ["ok", "ok", "ok", "ok", "invalid_input"]
     if suffix == "jsonl":  # line numbers, blank lines counted
         assert ids[1:] == ["row-3", "row-5", "row-7", "row-9"]
-    assert [e.item_id for e in load_entries(path)] == ids
+    assert [e.item_id for e in prepare_file(path)] == ids

@@ -18,7 +18,7 @@ from tests.conftest import DATA_DIR, PROJECT_ROOT
 
 ray = pytest.importorskip("ray", reason="ray is in requirements-dev.txt; install it to run the Ray tests")
 
-from rag_eval.runs.ray_judge import RayJudge, init_ray  # noqa: E402  (after the importorskip)
+from rag_eval.judges.ray import RayJudge, init_ray  # noqa: E402  (after the importorskip)
 
 SHARED_ROWS = 12
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from rag_eval.runs.ray_judge import RayCluster, configured_cluster
+from rag_eval.judges.ray import RayCluster, configured_cluster
 from rag_eval.runs.store import RunStore
 from tests.conftest import PROJECT_ROOT
 from tests.ui.settings_steps import choose_allowed_llm
@@ -164,7 +164,7 @@ def test_the_row_check_is_done_once_per_dataset_and_mode(demo_home, monkeypatch)
     file, is checked. Spies count the calls and call the real functions."""
     import streamlit as st
 
-    from rag_eval.runs import prepare, runner
+    from rag_eval.runs import prepare, sources
     from rag_eval.ui import uploads
 
     calls = {"prepare_row": 0, "parse_row": 0, "save": 0}
@@ -176,7 +176,7 @@ def test_the_row_check_is_done_once_per_dataset_and_mode(demo_home, monkeypatch)
         return spy
 
     monkeypatch.setattr(prepare, "prepare_row", counted("prepare_row", prepare.prepare_row))
-    monkeypatch.setattr(runner, "parse_row", counted("parse_row", runner.parse_row))
+    monkeypatch.setattr(sources, "parse_row", counted("parse_row", sources.parse_row))
     monkeypatch.setattr(uploads, "save", counted("save", uploads.save))
     st.cache_data.clear()
     good = {"question": "What is X?", "answer": "X is a cat.", "contexts": ["X is a cat. It purrs."]}
@@ -242,7 +242,7 @@ def test_the_kept_row_sizes_give_the_estimate_of_the_texts(ragbench_rows):
 
     pairs: list = list(enumerate(ragbench_rows[:20], start=1))
     pairs.insert(3, (99, RowError("rows", 99, None, "not an object")))  # a read error has no text
-    dataset = batch_rows.Dataset("rows", pairs, batch_rows.digest(json.dumps(pairs, default=str).encode()))
+    dataset = batch_rows.LoadedDataset("rows", pairs, batch_rows.digest(json.dumps(pairs, default=str).encode()))
     llm = default_config().with_changes(**{"judge.kind": "llm", "judge.model": "gpt-4o-mini"})
     for limit in (1, 5, 21):
         texts = [cost.item_text(v) for _, v in dataset.rows[:limit] if isinstance(v, dict)]

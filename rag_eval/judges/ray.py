@@ -1,14 +1,17 @@
-"""Batch judging spread over a Ray cluster (``--ray [ADDRESS]``; optional extra
-``rag-eval[ray]``). Nothing here imports Ray until a :class:`RayJudge` judges.
+"""The Ray wrapper of :func:`rag_eval.judges.factory.build_judge` (``--ray [ADDRESS]``;
+optional extra ``rag-eval[ray]``). Nothing here imports Ray until a judge is built with
+``ray=`` (which checks Ray is importable, a usage error otherwise) or a
+:class:`RayJudge` judges.
 
 What runs where:
 
 - the **local judge** (CPU-bound: sentence embedding, features, heads) runs in Ray
-  actors, each holding its own :class:`~rag_eval.judges.local.LocalJudge`, so the
-  model and its ONNX session load once per worker, not once per chunk;
+  actors, each building its own judge from the driver's
+  :class:`~rag_eval.judges.factory.JudgeSpec` (the calibration included, sent as its
+  loaded JSON), so the model and its ONNX session load once per worker, not once per chunk;
 - the **LLM judge** stays in the driver: its requests go through one client with one
   rate limiter per run (N workers must not each get the full rate), so
-  :func:`make_parallel_judge` returns the ordinary LLM judge for ``kind="llm"``.
+  :func:`ray_judge` returns the ordinary LLM judge for ``kind="llm"``.
 
 The driver cuts the items into chunks, keeps at most ``max_in_flight`` chunks
 submitted (bounded memory on both sides), and puts every chunk's results back at its
@@ -28,14 +31,14 @@ import os
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from rag_eval.judges.base import Judge, ProgressCallback
+from rag_eval.judges.base import BATCH_ROWS, Judge, JudgeSpec, JudgeUsageError, ProgressCallback, RaySpec
 from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus
 
-CHUNK_ROWS = 64  # rows per task: the local judge's own chunk, so a worker embeds what one process would
+CHUNK_ROWS = BATCH_ROWS  # rows per task: the local judge's own batch, so a worker embeds what one process would
 IN_FLIGHT_PER_WORKER = 2  # one chunk running, one queued: workers never wait, memory stays bounded
 MAX_ATTEMPTS = 2  # a chunk whose worker died is retried once
 PASSED_ENV = ("RAG_EVAL_HOME", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "RAG_EVAL_SHARED_DATA")
@@ -113,6 +116,15 @@ def init_ray(address: str | None = None, cpus: int = 2) -> None:
         raise RayUnavailable(f"cannot reach the Ray cluster at {address or 'local'}: {err}") from err
 
 
+def require_ray() -> None:
+    """Raise :class:`~rag_eval.judges.factory.JudgeUsageError` (one line) when Ray cannot
+    be imported: checked when the judge is built, before any row is read."""
+    try:
+        _import_ray()
+    except RayUnavailable as err:
+        raise JudgeUsageError(str(err)) from None
+
+
 def _import_ray() -> Any:
     try:
         import ray
@@ -125,11 +137,9 @@ class _Worker:
     """The actor body: one local judge per worker process, ONNX on one thread (the
     worker owns one CPU; Ray gives each worker its own)."""
 
-    def __init__(self, options: dict[str, Any], env: dict[str, str]):
+    def __init__(self, spec: JudgeSpec, env: dict[str, str], build: Callable[[JudgeSpec], Judge]):
         os.environ.update(env)
-        from rag_eval.judges.local import LocalJudge
-
-        self.judge = LocalJudge(**options)
+        self.judge = build(spec)
         self.pid = os.getpid()
 
     def judge_chunk(self, items: list[EvalItem]) -> list[JudgeResult]:
@@ -139,26 +149,44 @@ class _Worker:
         return self.pid
 
 
+def _local_judge(spec: JudgeSpec) -> Judge:
+    """The local judge of ``spec`` (what a :class:`RayJudge` made without ``build`` runs;
+    :func:`~rag_eval.judges.factory.build_judge` passes its own builder)."""
+    from rag_eval.judges.local import LocalJudge
+
+    return LocalJudge(model_path=spec.model_path, calibration=spec.calibration)
+
+
 def _failed(item: EvalItem, name: str, reason: str) -> JudgeResult:
     return JudgeResult(item_id=item.id, status=JudgeStatus.PROVIDER_ERROR, error=reason, judge=name,
                        extra={"judge_kind": "local", "ray": True})
 
 
 class RayJudge:
-    """A :class:`~rag_eval.judges.base.Judge` running the local judge on ``workers`` Ray
-    actors. ``address`` is a cluster address (``"auto"``, ``"ray://host:10001"``) or
-    ``None`` to start a local Ray instance with ``workers`` CPUs."""
+    """A :class:`~rag_eval.judges.base.Judge` running the local judge ``spec`` names on
+    ``workers`` Ray actors. ``address`` is a cluster address (``"auto"``,
+    ``"ray://host:10001"``) or ``None`` to start a local Ray instance with ``workers`` CPUs.
+    ``spec`` may also be the local judge's options as a dict (``model_path``,
+    ``calibration``). ``driver_judge`` is the same judge built in this process (it names
+    the judge and checked that the model and calibration load)."""
 
-    def __init__(self, options: dict[str, Any] | None = None, address: str | None = None, workers: int = 2,
-                 chunk_rows: int = CHUNK_ROWS, max_in_flight: int | None = None):
+    def __init__(self, spec: JudgeSpec | dict[str, Any] | None = None, address: str | None = None, workers: int = 2,
+                 chunk_rows: int = CHUNK_ROWS, max_in_flight: int | None = None,
+                 build: Callable[[JudgeSpec], Judge] | None = None):
         if workers < 1:
             raise ValueError(f"--ray-workers must be >= 1, got {workers}")
-        from rag_eval.judges.local import LocalModel
+        if not isinstance(spec, JudgeSpec):
+            spec = JudgeSpec(kind="local", **dict(spec or {}))
+        self.build = build or _local_judge
+        driver_judge = self.build(spec)
+        if isinstance(spec.calibration, str):  # the workers get the loaded calibration, not a file name
+            from rag_eval.judges.calibration import load_calibration
 
-        self.options = dict(options or {})
-        model = LocalModel.load(self.options.get("model_path"))
-        self.name = f"local:{model.version}"
-        self.model = model  # for the CLI's trust line, as LocalJudge.model
+            spec = replace(spec, calibration=load_calibration(spec.calibration))
+        self.spec = spec
+        self.name = driver_judge.name
+        self.model = getattr(driver_judge, "model", None)  # for the CLI's trust line, as LocalJudge.model
+        self.calibration = getattr(driver_judge, "calibration", None)
         self.address = address
         self.workers = workers
         self.chunk_rows = max(1, chunk_rows)
@@ -185,7 +213,12 @@ class RayJudge:
     def _new_actor(self, ray: Any) -> Any:
         actor_class = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(_Worker)
         env = dict(_env(), OMP_NUM_THREADS="1")
-        return actor_class.remote(self.options, env)
+        return actor_class.remote(self.spec, env, self.build)
+
+    def start(self) -> None:
+        """Connect to (or start) Ray and start the workers; raises RayUnavailable when the
+        cluster cannot be reached, so the engine fails before any row is judged."""
+        self._start()
 
     def worker_pids(self) -> list[int]:
         """Process ids of the workers (started if needed), e.g. to kill one in a test."""
@@ -273,12 +306,11 @@ class RayJudge:
         return out
 
 
-def make_parallel_judge(kind: str, options: dict[str, Any] | None = None, address: str | None = None,
-                        workers: int = 2) -> Judge:
-    """The judge for ``--ray``: a :class:`RayJudge` for the local judge; the ordinary
-    LLM judge for ``kind="llm"`` (its calls stay in the driver under one rate limiter)."""
-    from rag_eval.judges.registry import make_judge
-
-    if kind == "local":
-        return RayJudge(options, address=address, workers=workers)
-    return make_judge(kind, **(options or {}))
+def ray_judge(spec: JudgeSpec, ray: RaySpec, build: Callable[[JudgeSpec], Judge]) -> Judge:
+    """What :func:`~rag_eval.judges.factory.build_judge` returns for ``ray=``: a
+    :class:`RayJudge` for the local judge (``build(spec)`` checks in the driver that it
+    loads); the ordinary LLM judge for ``kind="llm"`` (its calls stay in the driver under
+    one rate limiter)."""
+    if spec.kind != "local":
+        return build(spec)
+    return RayJudge(spec, address=ray.address, workers=ray.workers, build=build)

@@ -1,0 +1,101 @@
+"""The one judge factory: ``build_judge(config, ray=None)``.
+
+Every entry point (``rag-eval judge``, ``run``, ``run --judge-only``, ``ask``, the Ask
+and Batch pages, the labels rerun, ``rag_eval.testing``) builds its judge here, so a
+configuration means the same judge everywhere:
+
+- ``config`` is a judge name (``"llm"``, ``"local"``, ``"local:NAME"`` = the local judge
+  with the stored calibration NAME), a :class:`JudgeSpec`, or anything with a
+  pipeline ``JudgeConfig``'s attributes (``kind``, ``calibration``, ``model``, ...).
+- ``ray`` (a :class:`RaySpec`) wraps the judge for a Ray cluster: the local judge runs in
+  Ray actors that each build *the same* judge from the same spec (calibration included);
+  the LLM judge stays in the driver under one rate limiter (see :mod:`rag_eval.judges.ray`).
+
+What cannot work is a :class:`JudgeUsageError`, raised here, before any row is read:
+``--ray`` without Ray installed, an unknown calibration, a calibration fitted on another
+model, a missing model file. Entry points turn it into one line and exit code 2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from rag_eval.judges.base import Judge, JudgeSpec, JudgeUsageError, RaySpec
+
+__all__ = ["KINDS", "JudgeSpec", "JudgeUsageError", "RaySpec", "answer_matcher_for", "build_judge", "judge_spec"]
+
+KINDS = ("llm", "local")
+
+
+def judge_spec(config: Any, **changes: Any) -> JudgeSpec:
+    """The :class:`JudgeSpec` of a name, a spec or a ``JudgeConfig``-like object."""
+    if isinstance(config, JudgeSpec):
+        spec = config
+    elif isinstance(config, str):
+        kind, _, calibration = config.partition(":")
+        if kind not in KINDS or (calibration and kind != "local") or (config.endswith(":") and not calibration):
+            raise JudgeUsageError(f"unknown judge {config!r}; choose llm, local or local:NAME (a stored calibration)")
+        spec = JudgeSpec(kind=kind, calibration=calibration or None)
+    else:
+        kind = str(getattr(config, "kind", "local"))
+        if kind not in KINDS:
+            raise JudgeUsageError(f"unknown judge {kind!r}; choose one of: {', '.join(KINDS)}")
+        spec = JudgeSpec(kind=kind, calibration=getattr(config, "calibration", None),
+                         model=getattr(config, "model", None), base_url=getattr(config, "base_url", None),
+                         api_key_env=getattr(config, "api_key_env", None), prompt_id=getattr(config, "prompt_id", None),
+                         concurrency=getattr(config, "concurrency", None))
+    changes = {k: v for k, v in changes.items() if v is not None}
+    return replace(spec, **changes) if changes else spec
+
+
+def _llm_judge(spec: JudgeSpec) -> Judge:
+    from rag_eval.judges.llm import LLMJudge
+    from rag_eval.judges.prompts import TRACE_PROMPT_ID
+    from rag_eval.llm.config import LLMConfig
+
+    config = spec.llm
+    if config is None:
+        settings = {k: v for k, v in {"model": spec.model, "base_url": spec.base_url, "api_key_env": spec.api_key_env,
+                                      "concurrency": spec.concurrency}.items() if v is not None}
+        try:
+            config = LLMConfig.from_settings(**settings)
+        except ValueError as err:
+            raise JudgeUsageError(f"cannot configure the LLM judge: {err}") from err
+    return LLMJudge(config, samples=spec.samples or 1, consistency_check=spec.consistency_check,
+                    prompt_id=spec.prompt_id or TRACE_PROMPT_ID)
+
+
+def _local_judge(spec: JudgeSpec) -> Judge:
+    from rag_eval.judges.local import LocalJudge
+
+    try:
+        return LocalJudge(model_path=spec.model_path, calibration=spec.calibration)
+    except (OSError, ValueError, KeyError) as err:  # no model, no calibration, a calibration of another model
+        raise JudgeUsageError(f"cannot load the local judge: {str(err).splitlines()[0] if str(err) else err!r}") from err
+
+
+def build_judge(config: Any = "local", ray: RaySpec | None = None, **changes: Any) -> Judge:
+    """The judge ``config`` names (see the module docstring), spread over Ray when
+    ``ray`` is given. ``changes`` override spec fields (``model_path``, ``samples``,
+    ``llm``...). Raises :class:`JudgeUsageError` before any work when it cannot be built."""
+    spec = judge_spec(config, **changes)
+    if ray is not None:
+        from rag_eval.judges.ray import ray_judge, require_ray
+
+        require_ray()
+        return ray_judge(spec, ray, _local_judge if spec.kind == "local" else _llm_judge)
+    return _llm_judge(spec) if spec.kind == "llm" else _local_judge(spec)
+
+
+def answer_matcher_for(judge: Any) -> Any:
+    """The LLM answer match (:class:`~rag_eval.judges.answer_match.AnswerMatchJudge`) on the
+    LLM judge's own endpoint, model and settings, or None when ``judge`` is not an LLM
+    judge (no LLM configured: answer correctness is BLEU and ROUGE-L only)."""
+    from rag_eval.judges.llm import LLMJudge
+
+    if not isinstance(judge, LLMJudge):
+        return None
+    from rag_eval.judges.answer_match import AnswerMatchJudge
+
+    return AnswerMatchJudge(judge.config)

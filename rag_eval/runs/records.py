@@ -1,0 +1,173 @@
+"""The one record builder: :func:`build_record` makes the :class:`~rag_eval.schema.ItemRecord`
+of one item from (the item as its source prepared it, the judge's result, the configuration),
+and its serialisations are written here and nowhere else:
+
+- :func:`to_store`: the run store's item record. The one name mapping of the workbench:
+  the record's ``id`` is stored as ``item_id`` (the store's column and every stored run
+  since the first use that name); the keyed sentences as ``item``.
+- :func:`to_file_row`: a ``rag-eval judge`` output row: ``id``, the labels under
+  RAGBench's field names, the scores flat (``context_relevance``... ``adherence_score``),
+  the report fields, ``status``/``error``, ``tokens``, ``latency_s``, ``cost_usd``.
+- :func:`summary_row`: the few fields the engine's summary and the gate keep per row.
+
+A new field is added to :class:`~rag_eval.schema.ItemRecord`, set here, and appears in
+every entry point's output. A failed item has every score None (never 0), so no mean
+can pick it up.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rag_eval.metrics.report_fields import REPORT_FIELDS, report_fields
+from rag_eval.metrics.trace import score_item
+from rag_eval.runs.sources import CANCELLED_ERROR, SourceItem
+from rag_eval.schema import ItemRecord, JudgeResult, JudgeStatus, ScoringMode
+
+LABEL_FIELDS = (
+    "all_relevant_sentence_keys",
+    "all_utilized_sentence_keys",
+    "sentence_support_information",
+    "unsupported_response_sentence_keys",
+    "overall_supported",
+    "relevance_explanation",
+    "overall_supported_explanation",
+)
+#: The per-row scores of a file row and of a stored item's ``scores``: the four TRACe
+#: metrics and the continuous adherence score.
+ROW_SCORES = ("context_relevance", "context_utilization", "completeness", "adherence", "adherence_score")
+#: Answer correctness against a row's reference answer (when it has one).
+CORRECTNESS = ("bleu", "rouge_l", "answer_match")
+# Worth carrying from result.extra into the record (the rest stays in the judge's cache).
+JUDGE_EXTRA_FIELDS = ("dropped_keys", "missing_response_keys", "agreement_rate", "samples", "samples_usable",
+                      "retries", "reasks", "cache_hits", "cost_usd_spent", "inconsistent", "label_repairs")
+
+
+def _tokens(*parts: dict[str, Any] | None) -> dict[str, int]:
+    names = {"prompt_tokens": "prompt", "completion_tokens": "completion", "total_tokens": "total"}
+    out: dict[str, int] = {}
+    for part in parts:
+        for key, value in (part or {}).items():
+            name = names.get(key, key)
+            out[name] = out.get(name, 0) + int(value or 0)
+    if "total" not in out and out:
+        out["total"] = out.get("prompt", 0) + out.get("completion", 0)
+    return out
+
+
+def answer_correctness(answer: str | None, reference: str | None) -> dict[str, float | None] | None:
+    """BLEU and ROUGE-L F1 (:mod:`rag_eval.metrics.text`) of the answer against the
+    reference answer; None when the row has no reference or no answer."""
+    if not reference or not reference.strip() or not isinstance(answer, str) or not answer.strip():
+        return None
+    from rag_eval.metrics.text import bleu, rouge
+
+    return {"bleu": bleu(answer, reference), "rouge_l": rouge(answer, reference)["rougeL"].fmeasure}
+
+
+def build_record(source: SourceItem, result: JudgeResult | None, mode: ScoringMode | str) -> ItemRecord:
+    """The record of one item. ``result`` is None for an item that ended before the judge
+    (its ``status`` says why; a judgeable item without a result was cancelled)."""
+    mode = ScoringMode(mode)
+    item = source.item
+    record = ItemRecord(
+        id=source.id, position=source.position, status=source.status or JudgeStatus.CANCELLED.value,
+        error=source.error, question=source.question, answer=source.answer,
+        reference_answer=source.reference_answer, gold_doc_ids=list(source.gold_doc_ids),
+        chunks=list(source.chunks), retrieved_doc_ids=list(source.retrieved_doc_ids), generator=source.generator,
+        retrieval=source.retrieval, truth=source.truth, metadata=dict(source.metadata), mode=mode.value,
+        timings=dict(source.timings), tokens=_tokens(source.tokens), cost_usd=source.cost_usd, source=source,
+    )
+    if item is not None:
+        record.sentences = {"documents_sentences": [[[s.key, s.text] for s in doc] for doc in item.documents],
+                            "response_sentences": [[s.key, s.text] for s in item.response_sentences]}
+        if result is None and source.status is None:
+            record.status, record.error = JudgeStatus.CANCELLED.value, CANCELLED_ERROR
+    if result is not None:
+        source.objects["judge_result"] = result
+        record.status, record.error = result.status.value, result.error
+        record.judge, record.prompt_id = result.judge, result.prompt_id
+        record.tokens = _tokens(source.tokens, result.tokens)
+        costs = [c for c in (source.cost_usd, result.cost_usd) if c is not None]
+        record.cost_usd = sum(costs) if costs else None
+        if result.latency_s is not None:
+            record.timings["judge_s"] = result.latency_s
+        record.judge_extra = {k: result.extra[k] for k in JUDGE_EXTRA_FIELDS if k in result.extra}
+        if result.status.usable and result.labels is not None and item is not None:
+            scores = score_item(item, result.labels, mode)
+            if result.extra.get("label_repairs"):
+                scores.diagnostics["label_repairs"] = result.extra["label_repairs"]
+            record.labels = result.labels.to_dict()
+            record.trace = scores.to_dict()
+            record.scores = dict(scores.metric_values(), adherence_score=scores.adherence_score)
+            record.report = report_fields(scores.metric_values(), result.labels, item.response_keys)
+            correctness = answer_correctness(record.answer, record.reference_answer)
+            if correctness is not None:
+                record.correctness = {**correctness, **({"answer_match": source.answer_match}
+                                                        if source.answer_match is not None else {})}
+        else:
+            record.raw = result.raw
+    if not record.report:
+        record.report = dict.fromkeys(REPORT_FIELDS)
+    # The item's own stage times (a batch's wall time would charge every item for its neighbours).
+    stages = [v for v in record.timings.values() if isinstance(v, (int, float))]
+    record.latency_s = sum(stages) if stages else None
+    return record
+
+
+# ---------------------------------------------------------------- serialisations
+def to_store(record: ItemRecord) -> dict[str, Any]:
+    """The run store's item record (``id`` stored as ``item_id``, sentences as ``item``)."""
+    return {
+        "item_id": record.id, "position": record.position, "question": record.question, "status": record.status,
+        "error": record.error, "reference_answer": record.reference_answer, "gold_doc_ids": record.gold_doc_ids,
+        "answer": record.answer, "generator": record.generator, "chunks": record.chunks,
+        "retrieved_doc_ids": record.retrieved_doc_ids, "labels": record.labels, "scores": record.scores,
+        "correctness": record.correctness, "trace": record.trace, "report": record.report,
+        "retrieval": record.retrieval, "judge": record.judge, "prompt_id": record.prompt_id, "tokens": record.tokens,
+        "cost_usd": record.cost_usd, "latency_s": record.latency_s, "timings": record.timings,
+        "truth": record.truth, "item": record.sentences, "metadata": record.metadata,
+        "judge_extra": record.judge_extra, "mode": record.mode,
+    }
+
+
+def to_file_row(record: ItemRecord) -> dict[str, Any]:
+    """A ``rag-eval judge`` output row (labels and scores flat, under their RAGBench and
+    ``rag-eval score`` names)."""
+    row: dict[str, Any] = {"id": record.id, "status": record.status, "error": record.error}
+    labels = record.labels or {}
+    row.update({f: labels.get(f) for f in LABEL_FIELDS})
+    trace = record.trace or {}  # as TraceScores has them (adherence a bool)
+    row.update({f: trace.get(f) for f in ROW_SCORES})
+    row.update({f: record.report.get(f) for f in REPORT_FIELDS})
+    row.update(mode=record.mode, judge=record.judge, prompt_id=record.prompt_id)
+    if labels.get("adherence_probability") is not None:
+        row["adherence_probability"] = labels["adherence_probability"]
+    diagnostics = (record.trace or {}).get("diagnostics") or {}
+    if diagnostics.get("undefined"):
+        row["scores_undefined"] = diagnostics["undefined"]
+    if diagnostics.get("completeness_vacuous"):
+        row["completeness_vacuous"] = True
+    if record.correctness:
+        row.update(record.correctness)
+    if record.status not in (JudgeStatus.OK.value, JudgeStatus.REPAIRED.value) and record.judge is not None:
+        row["raw"] = record.raw  # what the judge said, to see why it failed
+    row.update(tokens=dict(record.tokens), latency_s=record.latency_s, cost_usd=record.cost_usd)
+    row.update(record.judge_extra)
+    if record.metadata:
+        row["metadata"] = record.metadata
+    return row
+
+
+def summary_row(record: ItemRecord) -> dict[str, Any]:
+    """What the engine's summary and the gate keep of a record: id, status, error, every
+    metric value (TRACe, correctness, retrieval, report fields), tokens and cost."""
+    values: dict[str, Any] = {}
+    if record.usable:
+        values.update(record.scores or {})
+        values.update(record.correctness or {})
+        values.update(record.report)
+    values.update(record.retrieval or {})
+    return {"id": record.id, "status": record.status, "error": record.error, "values": values,
+            "tokens": dict(record.tokens), "cost_usd": record.cost_usd,
+            "cost_usd_spent": record.judge_extra.get("cost_usd_spent")}

@@ -1,0 +1,142 @@
+"""Sinks of :func:`rag_eval.runs.engine.evaluate`: where each finished record goes.
+
+A sink is opened with what the source says about the input (:class:`SourceInfo`) and
+returns the ids it already holds (a resumed run's finished items, which the engine
+skips) with their summary rows; it then receives every record in input order, and is
+closed with the run's final status.
+
+- :class:`StoreSink`: the run store: a new run, or a resumed one (same configuration,
+  same dataset; items that ended in a transient failure are judged again).
+- :class:`FileSink`: a ``rag-eval judge`` output file, ``.jsonl`` written line by line as
+  rows finish (flushed at least every ``FLUSH_EVERY_S``), other formats at close.
+- :class:`MemorySink`: the records themselves (``ask``, :mod:`rag_eval.testing`).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from rag_eval.runs.records import summary_row, to_file_row, to_store
+from rag_eval.runs.sources import SourceInfo
+from rag_eval.schema import ItemRecord, JudgeStatus
+
+FLUSH_EVERY_S = 0.5
+#: statuses a resumed run judges again (transient failures); other items are kept
+RETRY_STATUSES = frozenset({JudgeStatus.PROVIDER_ERROR.value, JudgeStatus.TIMEOUT.value, JudgeStatus.CANCELLED.value,
+                            "retrieval_error", "generation_error"})
+#: the stored fields a resumed run's summary rows are rebuilt from
+_KEPT_FIELDS = ("item_id", "position", "status", "error", "scores", "correctness", "report", "retrieval", "tokens",
+                "cost_usd", "judge_extra")
+
+
+class StoreSink:
+    """Records into a run of ``store``: a new one named ``name``, or ``resume`` (a run id,
+    prefix or name) continued. ``run_id`` is set once opened."""
+
+    def __init__(self, store: Any, config: Any, *, name: str | None = None, resume: str | None = None) -> None:
+        self.store, self.config, self.name, self.resume = store, config, name, resume
+        self.run_id: str | None = None
+
+    def open(self, info: SourceInfo) -> dict[str, dict[str, Any]]:
+        if self.resume:
+            run = self.store.get_run(self.resume)
+            if run["config_hash"] != self.config.config_hash:
+                raise ValueError(f"run {run['id']} used configuration {run['config_hash']}, not "
+                                 f"{self.config.config_hash}; resume it with its own configuration")
+            if run.get("dataset_fingerprint") and run["dataset_fingerprint"] != info.fingerprint:
+                raise ValueError(f"run {run['id']} evaluated another dataset (fingerprint {run['dataset_fingerprint']})")
+            self.store.claim_run(run["id"])  # atomic: of two processes resuming at once, one wins (RunBusy)
+            self.run_id = run["id"]
+            kept = [i for i in self.store.items(run["id"], _KEPT_FIELDS) if i.get("status") not in RETRY_STATUSES]
+            return {str(i["item_id"]): _summary_of_stored(i) for i in kept}
+        self.run_id = self.store.create_run(
+            self.config, collection=info.collection, dataset_fingerprint=info.fingerprint,
+            dataset_path=info.dataset_path, name=self.name, n_items=info.n_items,
+            meta={"kind": info.kind} if info.kind else None)
+        return {}
+
+    def write(self, record: ItemRecord) -> None:
+        self.store.add_item(self.run_id, to_store(record))
+
+    def close(self, status: str, error: str | None = None) -> None:
+        if self.run_id is not None:
+            self.store.finish_run(self.run_id, status, error=error)
+            # Every stored run carries its judge's expected error (docs/local-judge.md), whichever
+            # entry point ran it: the calibration's cross-validated error, the shipped model's
+            # leave-one-domain-out figures, or "unknown" for an LLM judge.
+            from rag_eval.judges.expected_error import for_run
+
+            self.store.add_to_summary(self.run_id, expected_judge_error=for_run(self.store.get_run(self.run_id)))
+
+
+def _summary_of_stored(item: dict[str, Any]) -> dict[str, Any]:
+    """A stored item's summary row (as :func:`rag_eval.runs.records.summary_row` gives)."""
+    usable = item.get("status") in (JudgeStatus.OK.value, JudgeStatus.REPAIRED.value)
+    values: dict[str, Any] = {}
+    if usable:
+        values.update(item.get("scores") or {})
+        values.update(item.get("correctness") or {})
+        values.update(item.get("report") or {})
+    values.update(item.get("retrieval") or {})
+    return {"id": str(item["item_id"]), "position": item.get("position"), "status": item.get("status"),
+            "error": item.get("error"), "values": values, "tokens": dict(item.get("tokens") or {}),
+            "cost_usd": item.get("cost_usd"), "cost_usd_spent": (item.get("judge_extra") or {}).get("cost_usd_spent")}
+
+
+class FileSink:
+    """Output rows (:func:`rag_eval.runs.records.to_file_row`) written to ``path`` as they come."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._held: list[dict[str, Any]] = []
+        self._fh: Any = None
+        self._flushed = 0.0
+
+    def open(self, info: SourceInfo | None = None) -> dict[str, dict[str, Any]]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.suffix.lower() == ".jsonl":
+            self._fh = self.path.open("w", encoding="utf-8")
+        return {}
+
+    def write(self, record: ItemRecord) -> None:
+        row = to_file_row(record)
+        if self._fh is None:
+            self._held.append(row)
+            return
+        self._fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+        now = time.monotonic()
+        if now - self._flushed >= FLUSH_EVERY_S:  # rows show up for a reader within a second
+            self._fh.flush()
+            self._flushed = now
+
+    def close(self, status: str, error: str | None = None) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+        else:
+            from rag_eval.io.rows import write_rows
+
+            write_rows(self._held, self.path)
+            self._held = []
+
+
+class MemorySink:
+    """Keeps the records (for callers that show one or a few items)."""
+
+    def __init__(self) -> None:
+        self.records: list[ItemRecord] = []
+
+    def open(self, info: SourceInfo | None = None) -> dict[str, dict[str, Any]]:
+        return {}
+
+    def write(self, record: ItemRecord) -> None:
+        self.records.append(record)
+
+    def close(self, status: str, error: str | None = None) -> None:
+        return None
+
+
+__all__ = ["FileSink", "MemorySink", "RETRY_STATUSES", "StoreSink", "summary_row"]

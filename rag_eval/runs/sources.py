@@ -1,0 +1,414 @@
+"""Sources of items for :func:`rag_eval.runs.engine.evaluate`.
+
+A source turns input rows into :class:`SourceItem` s, in input order, one at a time (the
+engine iterates it in the streaming executor's preparing thread, so preparation overlaps
+judging). Every input row gives exactly one item: judgeable (``item`` set), answered from
+the row cache (``result`` set), or ended before the judge with a ``status`` and an
+``error`` naming file, row and field.
+
+- :class:`RowsSource`: rows that already carry a response (what ``rag-eval judge``,
+  ``run --judge-only``, the Batch page's "judge the given responses", the labels rerun
+  and :mod:`rag_eval.testing` read), prepared by :func:`rag_eval.runs.prepare.prepare_row`.
+- :class:`RagSource`: questions sent through the RAG system (retrieve + generate from a
+  :class:`~rag_eval.rag.config.RagConfig`), what ``rag-eval run``, ``ask`` and the
+  Ask and Batch pages evaluate.
+
+Ids: a row's ``id`` (``row-N`` when blank); a repeated id's k-th occurrence is ``id#k``
+(:func:`rag_eval.runs.join.occurrence_keys`), on every path.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rag_eval.io.rows import RowError
+from rag_eval.runs.prepare import default_row_id, prepare_row, row_id, truth_of
+from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus, _as_list
+
+CANCELLED_ERROR = "run cancelled before this item"
+
+
+@dataclass(slots=True)
+class SourceItem:
+    """One input row on its way through the engine (the input unit; see docs/architecture.md)."""
+
+    position: int
+    id: str
+    question: str = ""
+    item: EvalItem | None = None  # what the judge sees; None: the item ended before the judge
+    status: str | None = None  # set when it ended before the judge (invalid_input, retrieval_error...)
+    error: str | None = None
+    result: JudgeResult | None = None  # a judgement from the row cache
+    cache_key: str | None = None
+    truth: dict[str, float | None] | None = None
+    reference_answer: str | None = None
+    gold_doc_ids: list[str] = field(default_factory=list)
+    answer: str | None = None
+    chunks: list[dict[str, Any]] = field(default_factory=list)
+    retrieved_doc_ids: list[str] = field(default_factory=list)
+    generator: dict[str, Any] | None = None
+    retrieval: dict[str, float] | None = None
+    tokens: dict[str, int] = field(default_factory=dict)  # spent before the judge (generation)
+    cost_usd: float | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    answer_match: float | None = None  # the LLM answer match against the reference (1.0 / 0.0)
+    objects: dict[str, Any] = field(default_factory=dict)  # not stored: retrieved chunks, the Generation (ask)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceInfo:
+    """What a run store records about the input: size, content hash, where it came from."""
+
+    n_items: int
+    fingerprint: str
+    dataset_path: str | None
+    collection: str | None = None
+    kind: str | None = None  # "judge-given-responses" for rows that carry responses
+
+
+class _Ids:
+    """Occurrence keys on the fly: the k-th (k >= 2) occurrence of an id is ``id#k``
+    (:func:`rag_eval.runs.join.occurrence_keys`, as a stream). Ids seen once are kept as
+    their 64-bit hashes only, so a file of millions of rows streams in flat memory; the
+    ids that do repeat are counted exactly."""
+
+    def __init__(self) -> None:
+        self.seen: set[int] = set()
+        self.repeated: Counter[str] = Counter()
+
+    def __call__(self, raw: str) -> str:
+        digest = hash(raw)
+        if digest not in self.seen:
+            self.seen.add(digest)
+            return raw
+        self.repeated[raw] += 1
+        return f"{raw}#{self.repeated[raw] + 1}"
+
+
+def _metadata(value: Any) -> dict[str, Any]:
+    meta = value.get("metadata") if isinstance(value, dict) else None
+    return dict(meta) if isinstance(meta, dict) else {}
+
+
+def match_answers(matcher: Any, found: Sequence[SourceItem]) -> None:
+    """Set ``answer_match`` (1.0 when the LLM says the answer matches the reference, 0.0
+    when not, None when it could not tell) on the items that have a reference and an answer."""
+    from rag_eval.judges.answer_match import MatchItem
+
+    todo = [s for s in found if s.item is not None and s.reference_answer and s.answer]
+    if matcher is None or not todo:
+        return
+    results = matcher.match([MatchItem(s.id, s.question, str(s.reference_answer), str(s.answer)) for s in todo])
+    for s, result in zip(todo, results):
+        if result.status.usable and result.is_matching is not None:
+            s.answer_match = 1.0 if result.is_matching else 0.0
+        s.tokens = {k: s.tokens.get(k, 0) + int(v or 0) for k, v in {**s.tokens, **result.tokens}.items()}
+        if result.cost_usd is not None:
+            s.cost_usd = (s.cost_usd or 0.0) + result.cost_usd
+
+
+def _strings(value: Any) -> list[str]:
+    return [str(v) for v in _as_list(value) if v not in (None, "")]
+
+
+def _references(value: dict[str, Any]) -> list[str]:
+    return _strings(value.get("reference_answers")) or _strings(value.get("reference_answer"))
+
+
+Pairs = Sequence[tuple[int, dict[str, Any] | RowError]]
+
+
+def normalise_rows(rows: Iterable[Any]) -> list[tuple[int, dict[str, Any] | RowError]]:
+    """``(row number, row or read error)`` pairs from pairs, rows or read errors."""
+    out: list[tuple[int, dict[str, Any] | RowError]] = []
+    for value in rows:
+        if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], int):
+            out.append((value[0], value[1]))
+        elif isinstance(value, RowError):
+            out.append((value.row or len(out) + 1, value))
+        elif isinstance(value, dict):
+            out.append((len(out) + 1, value))
+        else:
+            out.append((len(out) + 1, RowError("dataset", len(out) + 1, None,
+                                               f"expected an object, got {type(value).__name__}")))
+    return out
+
+
+class RowsSource:
+    """Rows that carry a response and its contexts: ``rows`` as ``(row number, row)``
+    pairs, or ``path`` read as a stream (:func:`rag_eval.datasets.io.iter_raw`). With a
+    ``row_cache`` (see :class:`rag_eval.runs.row_cache.RowCache`) a row judged before
+    with the same judge is neither prepared nor judged again."""
+
+    kind = "judge-given-responses"
+
+    def __init__(self, rows: Iterable[Any] | None = None, *, path: str | Path | None = None,
+                 label: str | None = None, row_cache: Any = None) -> None:
+        if (rows is None) == (path is None):
+            raise ValueError("give rows or path")
+        self.rows = None if rows is None else normalise_rows(rows)
+        self.path = None if path is None else str(path)
+        self.label = label or self.path or "dataset"
+        self.row_cache = row_cache
+        self.answer_matcher: Any = None  # set by the engine when an LLM is configured
+
+    def _pairs(self) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
+        if self.rows is not None:
+            return iter(self.rows)
+        from rag_eval.datasets.io import iter_raw
+
+        return iter(iter_raw(self.path))  # type: ignore[arg-type]
+
+    def describe(self) -> SourceInfo:
+        from rag_eval.runs.run_records import dataset_fingerprint
+
+        pairs = list(self._pairs())
+        return SourceInfo(len(pairs), dataset_fingerprint([v for _, v in pairs if isinstance(v, dict)]),
+                          self.label if self.label != "dataset" else None, kind=self.kind)
+
+    def items(self, skip: frozenset[str] = frozenset(), cancel: threading.Event | None = None
+              ) -> Iterator[SourceItem]:
+        ids = _Ids()
+        for position, (number, value) in enumerate(self._pairs()):
+            raw_id = default_row_id(number) if isinstance(value, RowError) else row_id(value, number)
+            key = ids(raw_id)
+            if key in skip:
+                continue
+            question = value.get("question") if isinstance(value, dict) else None
+            base = SourceItem(position, key, question.strip() if isinstance(question, str) else "",
+                              metadata=_metadata(value))
+            if cancel is not None and cancel.is_set():  # stop preparing: the rest is cancelled
+                base.status, base.error = JudgeStatus.CANCELLED.value, CANCELLED_ERROR
+                yield base
+                continue
+            if isinstance(value, dict):
+                refs = _references(value)
+                base.reference_answer = refs[0] if refs else None
+                if self.row_cache is not None and self._from_cache(base, value, raw_id):
+                    match_answers(self.answer_matcher, [base])
+                    yield base
+                    continue
+            prepared = prepare_row(value, number, self.label)
+            if prepared.item is None:
+                base.status, base.error = JudgeStatus.INVALID_INPUT.value, str(prepared.error)
+            else:
+                self._given(base, prepared.item)
+                base.truth = prepared.truth
+                match_answers(self.answer_matcher, [base])
+            yield base
+
+    @staticmethod
+    def _given(base: SourceItem, item: EvalItem) -> None:
+        item.id = base.id
+        base.item, base.answer = item, item.response
+        base.chunks = [{"id": f"{base.id}:{i}", "text": t, "doc_id": f"doc-{i}", "source": "given", "score": None,
+                        "chunk_index": i} for i, t in enumerate(item.document_texts)]
+
+    def _from_cache(self, base: SourceItem, value: dict[str, Any], raw_id: str) -> bool:
+        base.cache_key = self.row_cache.key(value, raw_id)
+        hit = self.row_cache.get(base.cache_key)
+        if hit is None:
+            return False
+        try:
+            base.truth = truth_of(value)
+        except ValueError:  # an unreadable truth column: the full preparation reports it
+            return False
+        self._given(base, hit[0])
+        base.result = hit[1]
+        return True
+
+
+# ---------------------------------------------------------------- the RAG system
+@dataclass(slots=True)
+class Question:
+    """One dataset row as the RAG source needs it (or the reason it cannot be used)."""
+
+    position: int
+    item_id: str
+    question: str = ""
+    reference_answer: str | None = None
+    gold_doc_ids: list[str] = field(default_factory=list)
+    gold_contexts: list[str] = field(default_factory=list)
+    error: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def parse_row(value: dict[str, Any] | RowError, row_number: int, source: str = "dataset",
+              position: int | None = None) -> Question:
+    """A :class:`Question` from a dataset row (``position`` defaults to ``row_number - 1``);
+    a row that cannot be used gets ``error`` naming the file, the row and the field. The
+    id rule is :func:`rag_eval.runs.prepare.row_id`'s."""
+    position = row_number - 1 if position is None else position
+    where = f"{source}: row {row_number}"
+    if isinstance(value, RowError):
+        return Question(position, default_row_id(value.row or row_number), error=str(value))
+    item_id = row_id(value, row_number)
+    question = value.get("question")
+    if not isinstance(question, str) or not question.strip():
+        return Question(position, item_id, error=f"{where}, field 'question': missing or empty",
+                        metadata=_metadata(value))
+    references = _references(value)
+    return Question(position=position, item_id=item_id, question=question.strip(),
+                    reference_answer=references[0] if references else None,
+                    gold_doc_ids=_strings(value.get("gold_doc_ids")),
+                    gold_contexts=_strings(value.get("gold_contexts")) or _strings(value.get("contexts")),
+                    metadata=_metadata(value))
+
+
+def retrieval_metrics(chunks: Sequence[Any], q: Question, k: int, embed=None) -> dict[str, float] | None:
+    """Per-item retrieval metrics against gold document ids (exact) or gold passages
+    (one-to-one cosine of embeddings); ``None`` when the row has neither."""
+    from rag_eval.metrics import retrieval as rm
+
+    if q.gold_doc_ids:
+        ranked = list(dict.fromkeys(c.doc_id for c in chunks))
+        gold = set(q.gold_doc_ids)
+        return {
+            f"recall@{k}": rm.recall_at_k(ranked, gold, k=k),
+            f"precision@{k}": rm.precision_at_k(ranked, gold, k=k),
+            f"ndcg@{k}": rm.ndcg_at_k(ranked, gold, k=k),
+            "mrr": rm.reciprocal_rank(ranked, gold),
+            f"hit_rate@{k}": rm.hit_rate_at_k(ranked, gold, k=k),
+        }
+    if q.gold_contexts and embed is not None:
+        if not chunks:
+            return {f"recall@{k}_cosine": 0.0, f"precision@{k}_cosine": 0.0}
+        retrieved = embed([c.text for c in chunks])
+        truth = embed(q.gold_contexts)
+        return {
+            f"recall@{k}_cosine": rm.recall_at_k_cosine(retrieved, truth, k=k),
+            f"precision@{k}_cosine": rm.precision_at_k_cosine(retrieved, truth, k=k),
+        }
+    return None
+
+
+def build_item(item_id: str, question: str, chunks: Sequence[Any], answer: str,
+               metadata: dict[str, Any] | None = None, response_sentences: Sequence[str] | None = None) -> EvalItem:
+    """The judge's view: the retrieved chunks as documents (split into the sentences
+    ingestion recorded for them), the answer as the response (``response_sentences``:
+    the sentences a generator chose, e.g. the extractive one's)."""
+    from rag_eval.text.sentences import item_from_texts
+
+    meta = {"doc_ids": [c.doc_id for c in chunks], "chunk_ids": [c.id for c in chunks],
+            "sources": [c.location for c in chunks]}
+    meta.update(metadata or {})
+    return item_from_texts(item_id, question, [c.text for c in chunks], answer, metadata=meta,
+                           units=[c.sentences or None for c in chunks], response_sentences=response_sentences)
+
+
+def _usage(tokens: dict[str, Any] | None) -> dict[str, int]:
+    names = {"prompt_tokens": "prompt", "completion_tokens": "completion", "total_tokens": "total"}
+    return {names.get(k, k): int(v or 0) for k, v in (tokens or {}).items()}
+
+
+class RagSource:
+    """Questions through the RAG system: retrieve from ``collection``, generate with the
+    configuration's generator (a batch at a time, so an LLM generator answers
+    concurrently), then the judge sees the retrieved chunks and the answer."""
+
+    kind = None
+    batch_size = 8
+
+    def __init__(self, rows: Iterable[Any], config: Any, collection: str, *, label: str | None = None,
+                 client: Any = None, llm_client: Any = None) -> None:
+        self.rows = normalise_rows(rows)
+        self.config, self.collection = config, collection
+        self.label = label or "dataset"
+        self.client, self.llm_client = client, llm_client
+        self.answer_matcher: Any = None  # set by the engine when an LLM is configured
+        self.questions = [parse_row(v, n, self.label, pos) for pos, (n, v) in enumerate(self.rows)]
+        ids = _Ids()
+        for q in self.questions:
+            q.item_id = ids(q.item_id)
+
+    def open(self) -> None:
+        """Check the collection before anything is stored (``ValueError`` when unusable)."""
+        from rag_eval.rag.store import open_qdrant, require_collection
+
+        self.client = self.client or open_qdrant()
+        require_collection(self.client, self.collection, self.config.embedder)
+
+    def describe(self) -> SourceInfo:
+        from rag_eval.runs.run_records import dataset_fingerprint
+
+        return SourceInfo(len(self.rows), dataset_fingerprint([v for _, v in self.rows if isinstance(v, dict)]),
+                          self.label if self.label != "dataset" else None, collection=self.collection)
+
+    def items(self, skip: frozenset[str] = frozenset(), cancel: threading.Event | None = None
+              ) -> Iterator[SourceItem]:
+        todo = [q for q in self.questions if q.item_id not in skip]
+        embed = None
+        if any(q.gold_contexts and not q.gold_doc_ids for q in todo):
+            from rag_eval.encoders.embedder import Embedder
+
+            embed = Embedder().encode
+        size = max(self.batch_size, 2 * int(getattr(self.config.judge, "concurrency", 4) or 4))
+        for start in range(0, len(todo), size):
+            batch = [self._base(q) for q in todo[start:start + size]]
+            if cancel is not None and cancel.is_set():
+                for s, _ in batch:
+                    if s.status is None:
+                        s.status, s.error = JudgeStatus.CANCELLED.value, CANCELLED_ERROR
+                yield from (s for s, _ in batch)
+                continue
+            for s, q in batch:
+                if s.status is None:
+                    self._retrieve(s, q)
+            self._generate(batch)
+            match_answers(self.answer_matcher, [s for s, _ in batch])
+            for s, q in batch:
+                if s.objects.get("chunks") is not None and (s.item is not None or s.objects["chunks"]):
+                    s.retrieval = retrieval_metrics(s.objects["chunks"], q, self.config.retrieval.k, embed)
+                yield s
+
+    @staticmethod
+    def _base(q: Question) -> tuple[SourceItem, Question]:
+        s = SourceItem(q.position, q.item_id, q.question, reference_answer=q.reference_answer,
+                       gold_doc_ids=list(q.gold_doc_ids), metadata=dict(q.metadata))
+        if q.error:
+            s.status, s.error = JudgeStatus.INVALID_INPUT.value, q.error
+        return s, q
+
+    def _retrieve(self, s: SourceItem, q: Question) -> None:
+        from rag_eval.rag.retrieve import retrieve
+
+        try:
+            t = time.perf_counter()
+            chunks = retrieve(q.question, self.collection, self.config, client=self.client)
+            s.timings["retrieve_s"] = time.perf_counter() - t
+        except Exception as err:  # noqa: BLE001 - one question's retrieval failure must not stop the run
+            s.status, s.error = "retrieval_error", f"{type(err).__name__}: {err}"
+            return
+        s.objects["chunks"] = chunks
+        s.chunks = [c.to_dict() for c in chunks]
+        s.retrieved_doc_ids = list(dict.fromkeys(c.doc_id for c in chunks))
+
+    def _generate(self, batch: list[tuple[SourceItem, Question]]) -> None:
+        from rag_eval.rag.generate import generate_many
+
+        ready = [(s, q) for s, q in batch if s.status is None]
+        if not ready:
+            return
+        t = time.perf_counter()
+        generations = generate_many([q.question for _, q in ready], [s.objects["chunks"] for s, _ in ready],
+                                    self.config.generator, client=self.llm_client)
+        share = (time.perf_counter() - t) / len(ready)
+        for (s, q), generation in zip(ready, generations):
+            s.objects["generation"] = generation
+            s.timings["generate_s"] = generation.latency_s if generation.latency_s is not None else share
+            s.answer = generation.text
+            s.generator = {k: v for k, v in generation.to_dict().items() if k != "text"}
+            s.tokens = _usage(generation.tokens)
+            s.cost_usd = generation.cost_usd
+            if generation.status != "ok":
+                s.status, s.error = "generation_error", generation.error
+                continue
+            s.item = build_item(s.id, q.question, s.objects["chunks"], generation.text,
+                                {"generator": generation.kind}, response_sentences=generation.sentences or None)
