@@ -12,7 +12,7 @@ import streamlit as st
 from rag_eval.rag.ingest import IngestReport, ingest_paths
 from rag_eval.rag.loaders import SUPPORTED_SUFFIXES
 from rag_eval.ui import components, data, settings, state, uploads
-from rag_eval.ui.markdown import escape_markdown
+from rag_eval.ui.markdown import escape_markdown, md
 
 PAGE = "corpus"
 K_FILES, K_TARGET, K_BROWSE = f"{PAGE}.files", f"{PAGE}.target", f"{PAGE}.browse"
@@ -37,7 +37,7 @@ def render_collections() -> None:
     components.draw_table(frame, key=f"{PAGE}.collections")
     for c in rows:
         if (c.get("extra") or {}).get("warning"):
-            st.warning(f"**{c['name']}**: {c['extra']['warning']}")
+            st.warning(md("**{}**: {}", c["name"], c["extra"]["warning"]))
 
 
 def render_upload() -> None:

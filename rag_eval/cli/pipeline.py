@@ -380,24 +380,42 @@ def runs_migrate(target, db) -> None:
 @click.command()
 @click.argument("run_refs", nargs=-1, required=True)
 @click.option("--metric", "metrics", multiple=True, help="Metrics to compare (default: TRACe and shared retrieval metrics).")
+@click.option("-k", "cutoff", type=click.IntRange(min=1), default=None,
+              help="Compare retrieval metrics at this cut-off (one every run reaches; default: the largest such, i.e. "
+                   "the smallest run's k).")
 @click.option("--top", type=click.IntRange(min=0), default=10, show_default=True, help="Per-question differences shown.")
 @click.option("--json", "as_json", is_flag=True, help="Print the full comparison as JSON.")
 @db_option
 @_user_errors
-def compare(run_refs, metrics, top, as_json, db) -> None:
+def compare(run_refs, metrics, cutoff, top, as_json, db) -> None:
     """Compare runs: per-metric means with 95% CIs and coverage, paired differences
-    against the first run, and the questions that changed most."""
-    from rag_eval.runs.compare import compare_runs
+    against the first run, and the questions that changed most. Retrieval metrics are
+    compared at one cut-off k every run reaches (hit@2 of a top-2 run is never set beside
+    hit@5 of a top-5 run), as on the Compare page."""
+    from rag_eval.runs.compare import compare_at_cutoff, compare_runs
 
     if len(run_refs) < 2:
         raise click.ClickException("compare needs at least two runs")
     store = _store(db)
     ids = [store.resolve_run_id(r) for r in run_refs]
-    result = compare_runs({i: store.items(i) for i in ids}, metrics or None)
+    items = {i: store.items(i) for i in ids}
+    if metrics:  # the user named the metrics: compared as named
+        result = compare_runs(items, metrics)
+    else:
+        result = compare_at_cutoff(items, cutoff)
+        if cutoff is not None and result.get("k") != cutoff:
+            raise click.UsageError(f"-k {cutoff}: not a cut-off every run reaches (choose one of "
+                                   f"{', '.join(map(str, result.get('cutoffs') or [])) or 'none: a run has no ranking'})")
     if as_json:
         click.echo(json.dumps(result, indent=1, default=str))
         return
-    click.echo(f"Baseline: {ids[0]}\n")
+    click.echo(f"Baseline: {ids[0]}")
+    if result.get("k") is not None:
+        click.echo(f"Retrieval metrics at k = {result['k']} (cut-offs every run reaches: "
+                   f"{', '.join(map(str, result['cutoffs']))})")
+    if result.get("left_out"):
+        click.echo(f"Not compared (not every run reaches them): {', '.join(result['left_out'])}")
+    click.echo("")
     click.echo(_table(["metric", "run", "mean", "95% CI", "n", "coverage"],
                       [(r["metric"], r["run"], r["mean"], f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]", r["n"],
                         r["coverage"]) for r in sorted(result["metrics"], key=lambda r: (r["metric"], ids.index(r["run"])))]))
