@@ -290,7 +290,9 @@ def compare_at_cutoff(items_by_run: Mapping[str, Sequence[dict[str, Any]]], k: i
     cutoffs = common_cutoffs(items_by_run)
     chosen = (k if k in cutoffs else cutoffs[-1]) if cutoffs else None
     if chosen is not None:
-        correctness = [m for m in available_metrics(items_by_run) if m == CORRECTNESS_METRIC]
+        # answer correctness every run has (answer_correctness, bleu, rouge_l, answer_match): no cut-off to match
+        stored = {k for items in items_by_run.values() for i in items for k in (i.get("correctness") or {})}
+        correctness = [m for m in available_metrics(items_by_run) if m in stored]
         metrics = [*SCORE_NAMES, *cutoff_metrics(chosen), *correctness]
         result = compare_runs(at_cutoff(items_by_run, chosen), metrics)
     else:

@@ -91,10 +91,10 @@ def test_runs_list_show_export_and_compare(runner, tmp_path, demo_collection, de
     assert f"Baseline: {a}" in compared.output and "Paired differences" in compared.output
     assert "| context_relevance | " + b in compared.output
     # a top-2 and a top-5 run: retrieval compared at k = 2 only, never hit@2 beside hit@5
-    assert "Retrieval metrics at k = 2" in compared.output and "| hit@2 | " + b in compared.output
-    assert "| hit@5 |" not in compared.output and "Not compared (not every run reaches them):" in compared.output
+    assert "Retrieval metrics at k = 2" in compared.output and "| hit_rate@2 | " + b in compared.output
+    assert "| hit_rate@5 |" not in compared.output and "Not compared (not every run reaches them):" in compared.output
     at_one = runner.invoke(cli, ["compare", "k2", "k5", "-k", "1", "--top", "0"])
-    assert at_one.exit_code == 0 and "| hit@1 | " + b in at_one.output and "| hit@2 |" not in at_one.output
+    assert at_one.exit_code == 0 and "| hit_rate@1 | " + b in at_one.output and "| hit_rate@2 |" not in at_one.output
     beyond = runner.invoke(cli, ["compare", "k2", "k5", "-k", "5"])
     assert beyond.exit_code == 2 and "not a cut-off every run reaches" in beyond.output
     one = runner.invoke(cli, ["compare", a])
