@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from rag_eval.judges import expected_error
 from rag_eval.metrics.agreement import agreement
 from rag_eval.metrics.report_fields import (
     RMSE_BANDS,
@@ -79,6 +80,10 @@ details.row>summary{cursor:pointer} details.row[open]>summary{margin-bottom:0.4e
 <table><tr><th>run</th>{% for m in metric_names %}<th>{{ m }}</th>{% endfor %}</tr>
 {% for r in runs %}<tr><td>{{ r.label }}</td>{% for m in metric_names %}<td class="num">{{ r.metrics[m] }}</td>{% endfor %}</tr>
 {% endfor %}</table>
+<p class="muted">Expected judge error (how far a row's score may be from a careful label, per row; docs/local-judge.md):</p>
+<ul>{% for r in runs %}<li>{{ r.label }}: {{ r.expected_error }}</li>{% endfor %}</ul>
+{% if expected_error_notes %}<p class="muted">Differences smaller than the judges' expected error:</p>
+<ul>{% for n in expected_error_notes %}<li>{{ n }}</li>{% endfor %}</ul>{% endif %}
 {{ charts.metrics }}
 </section>
 
@@ -335,6 +340,7 @@ def build_report(
             "tokens": summary["tokens_total"], "cost": _f(summary["cost_usd_total"], 4),
             "p50": _f(summary["latency_p50_s"]), "p95": _f(summary["latency_p95_s"]),
             "worst": _worst_rows(items, worst, labels[run["id"]]),
+            "expected_error": expected_error.run_caption(run),
         })
         agreement_rows += _agreement_rows(labels[run["id"]], items)
 
@@ -356,6 +362,7 @@ def build_report(
         generated=generated or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         version=version, runs=views, metric_names=list(SCORE_NAMES), bands=_band_rows(), agreement=agreement_rows,
         comparison=comparison, charts=charts, worst=worst, plotly_js=Markup(get_plotlyjs()),
+        expected_error_notes=expected_error.compare_notes(list(runs)),
     )
 
 

@@ -71,6 +71,8 @@ def test_report_has_every_section_and_escapes_user_text(stored_runs, tmp_path):
     worst = text[text.index('<section id="worst-rows">'):]
     worst = worst[:worst.index("</section>")]
     assert worst.count("<details") >= 10 and "<details open" not in worst  # collapsed: one line per row
+    # every run's means carry the judge's expected error (the local judge: its leave-one-domain-out figures)
+    assert text.count("expected judge error ±") >= 2 and "leave one domain out" in text
 
     # one run: nothing to compare, and the truth-less subset run still has its sections
     single = build_report([store.get_run(second)], {second: store.items(second)}, worst=1)
