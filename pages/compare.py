@@ -169,7 +169,7 @@ def main() -> None:
                              st.session_state.get(K_CUTOFF))
     render_metrics(result, labels)
     for line in [expected_error.run_caption(r) for r in chosen] + expected_error.compare_notes(chosen):
-        st.caption(line)  # issue 29: means beside the judges' expected error, and differences within it
+        st.caption(md("{}", line))  # issue 29: means beside the judges' expected error, and differences within it
     render_differences(result, labels)
 
 

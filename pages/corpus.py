@@ -37,7 +37,7 @@ def render_collections() -> None:
     components.draw_table(frame, key=f"{PAGE}.collections")
     for c in rows:
         if (c.get("extra") or {}).get("warning"):
-            st.warning(md("**{}**: {}", c["name"], c["extra"]["warning"]))
+            st.warning(md("**{}**: ", c["name"]) + c["extra"]["warning"])  # the warning is the code's own text
 
 
 def render_upload() -> None:

@@ -86,7 +86,7 @@ def render_trace_import() -> None:
                                  key=f"{PAGE}.trace_files")
         url = project = ""
         if not on_space():
-            url = st.text_input("or a Phoenix server", key=f"{PAGE}.phoenix_url", placeholder="http://127.0.0.1:6006")
+            url = st.text_input("or a Phoenix server", key=f"{PAGE}.phoenix_url", placeholder="its http(s) address, port 6006 by default")
             project = st.text_input("Phoenix project", key=f"{PAGE}.phoenix_project")
         name = st.text_input("Save as", key=f"{PAGE}.trace_name")
         if not st.button("Import traces", key=f"{PAGE}.import_traces", disabled=not (files or url.strip())):

@@ -27,6 +27,8 @@ from rag_eval.runs.store import RunStore
 from tests.conftest import DATA_DIR
 
 SAMPLE = DATA_DIR / "ragbench_sample.jsonl"
+# a calibration needs at least 20 labelled rows (labels.calibrate.MIN_ROWS): fitted on 24 msmarco rows
+CALIBRATION_ROWS = DATA_DIR / "ragbench_msmarco_24.jsonl"
 KEY_FIELDS = ("all_relevant_sentence_keys", "all_utilized_sentence_keys", "unsupported_response_sentence_keys",
               "overall_supported")
 SCORES = ("context_relevance", "context_utilization", "completeness", "adherence", "adherence_score")
@@ -69,7 +71,7 @@ def fit_calibration(name: str = "matrix") -> str:
 
     path = calibration_path(name)
     if name not in _CALIBRATION:
-        result = CliRunner().invoke(cli, ["judge", "--judge", "local", "--calibrate", str(SAMPLE), "--name", name])
+        result = CliRunner().invoke(cli, ["judge", "--judge", "local", "--calibrate", str(CALIBRATION_ROWS), "--name", name])
         assert result.exit_code == 0, result.output
         _CALIBRATION[name] = path.read_text(encoding="utf-8")
     elif not path.exists():
