@@ -573,7 +573,7 @@ def act(session: browser.BrowserSession, space: Space, figures: Figures, work: P
     def judges() -> None:
         open_page(session, space, "judges", HEADINGS["pages/judges.py"], text_js("Review queue"))
         click(session, space, "Build queue", "Judges")
-        settle(session, space, "Judges (queue)", text_js("row(s) queued"))
+        settle(session, space, "Judges (queue)", text_js("queued row(s) left to review"))
         click(session, space, "Start reviewing", "Judges")
         settle(session, space, "Judges (review)", f"({HEADING_JS % json.dumps(HEADINGS['pages/support_map.py'])}) && "
                "!!document.querySelector('[data-testid=stMain] input[aria-label=\"Reviewer\"]')")
