@@ -586,6 +586,8 @@ def act(session: browser.BrowserSession, space: Space, figures: Figures, work: P
     def datasets() -> None:
         open_page(session, space, "datasets", HEADINGS["pages/datasets.py"], text_js("Import"))
         upload(session, [DATASET_FILE], "Datasets")
+        # the page names the files the import will read once the upload's rerun is done: type after it
+        settle(session, space, "Datasets (files)", text_js("The import reads 1 file(s)"))
         session.type_into('[data-testid=stMain] input[aria-label="Save as"]', DATASET_NAME)
         session.evaluate("document.activeElement && document.activeElement.blur()")
         settle(session, space, "Datasets (name)")

@@ -21,6 +21,8 @@ class SimulatedCrash(BaseException):
 class Recording:
     """Wraps the real judge: records the items it is asked about, optionally dies on a call."""
 
+    chunk_size = 8  # the executor hands a batch judge this many items a call, so a crash lands mid-run
+
     def __init__(self, judge, crash_on_call=None):
         self.inner, self.name, self.crash_on_call = judge, judge.name, crash_on_call
         self.calls, self.seen = 0, []

@@ -65,7 +65,8 @@ class EvaluationSummary:
 
     @property
     def n_usable(self) -> int:
-        return sum(1 for r in self.rows if JudgeStatus(r["status"]).usable) if self.rows else 0
+        # statuses of the RAG source (retrieval_error, generation_error) are not judge statuses
+        return sum(1 for r in self.rows if _usable(r))
 
     @property
     def failed(self) -> int:

@@ -185,4 +185,4 @@ def test_datasets_page_imports_from_the_phoenix_server(phoenix_server, traced, r
     assert all(r["metadata"]["trace"]["url"].startswith(phoenix_server.url + "/redirects/traces/") for r in rows)
     at.text_input(key="datasets.phoenix_url").input("file:///etc/passwd").run()
     at.button(key="datasets.import_traces").click().run()
-    assert "http:// or https://" in at.error[0].value
+    assert "http:// or https://" in at.error[0].value.replace("\u2060", "")  # md() breaks autolinks with a word joiner
