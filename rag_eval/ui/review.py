@@ -66,7 +66,7 @@ def _draw_form(view: SupportView, base: Labels | None, note: str, keys: str) -> 
     draft = draft_from_labels(item, base, note)
 
     def label(k: str) -> str:  # short: a chip shows the key and the sentence's start, so several fit a line
-        return f"{k} · {_short(text.get(k, ''), 36)}"
+        return f"{k} · {_short(text.get(k, ''), 20)}"
 
     with st.form(key=f"{keys}.form", border=True):  # chips wrap: every chosen sentence shows
         relevant = st.multiselect("Relevant document sentences", doc_keys, default=draft.relevant,
