@@ -27,6 +27,8 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import os
 import pickle
 import sys
@@ -41,7 +43,7 @@ import numpy as np
 from rag_eval.config import data_dir, shared_data_dir
 from rag_eval.judges.calibration import apply_calibration
 from rag_eval.judges.features import RESP_FEATURES
-from rag_eval.judges.local import LocalModel
+from rag_eval.judges.local import ADHERENCE_FEATURES, HEADS, ROW_SUPPORT_FEATURES, SUPPORT_FEATURES, LocalModel
 from rag_eval.judges.training import (
     SUBSETS,
     ArrayEmbedder,
@@ -63,6 +65,10 @@ METRICS = ("auroc", "rmse_relevance", "rmse_utilization", "rmse_completeness")
 ROW_METRICS = ("relevance", "utilization", "completeness")  # per-row squared errors; column in row_predictions
 GOALS = {"rmse_relevance": 0.15, "rmse_utilization": 0.10}
 FEATURE_TAG = f"f{len(RESP_FEATURES)}"  # a cache built with other features is not reused
+#: Base models are cached per head layout too (local:2.3.0 added the row-support head and
+#: narrowed the support head's inputs), so a model of another layout is refitted, not loaded.
+HEADS_TAG = hashlib.sha256(json.dumps([HEADS, SUPPORT_FEATURES, ROW_SUPPORT_FEATURES,
+                                       ADHERENCE_FEATURES]).encode()).hexdigest()[:8]
 
 
 def _dataset(rows_per_subset: int | None, cache: Path, emb_cache: Path | None) -> Dataset:
@@ -83,7 +89,7 @@ def _dataset(rows_per_subset: int | None, cache: Path, emb_cache: Path | None) -
 
 def _base_model(ds: Dataset, held: str, rows_per_subset: int | None, cache: Path) -> LocalModel:
     """The local judge fitted on every subset but ``held`` (cached as model JSON)."""
-    path = cache / f"base_{rows_per_subset or 'all'}_{FEATURE_TAG}_without_{held}.json"
+    path = cache / f"base_{rows_per_subset or 'all'}_{FEATURE_TAG}_{HEADS_TAG}_without_{held}.json"
     if path.exists():
         return LocalModel.load(path)
     model = fit_model(ds, np.flatnonzero(ds.subset != held), version=f"loso-{held}")

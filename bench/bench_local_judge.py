@@ -53,6 +53,7 @@ from rag_eval.judges.training import (
     DEFAULT_SEED,
     SUBSETS,
     ArrayEmbedder,
+    auroc_lead,
     build_dataset,
     leave_one_subset_out,
     load_ragbench,
@@ -223,16 +224,23 @@ def _quality_tables(rows: list[dict], args: argparse.Namespace) -> int:
     print("\n## Hallucination AUROC: the judge against the lexical-novelty baseline (held-out subsets)\n")
     print("Baseline: the share of the response's content words (lower-cased, stop words dropped) that appear "
           "nowhere in its documents; it has no parameters. The judge: trained without the subset.\n")
-    print("| held-out subset | test rows | judge AUROC | lexical baseline AUROC | judge ahead |")
-    print("|---|---|---|---|---|")
+    print("| held-out subset | test rows | judge AUROC | lexical baseline AUROC | judge ahead | lead [95% paired "
+          "bootstrap] |")
+    print("|---|---|---|---|---|---|")
+
+    def lead(pooled: dict) -> str:
+        diff, low, high = auroc_lead(pooled["hallucinated"], pooled["judge"], pooled["lexical"])
+        return f"{diff:+.3f} [{low:+.3f}, {high:+.3f}]"
+
     for name, r in results.items():
         print(f"| {name} | {int(r['rows'])} | {_fmt(r['auroc'])} | {_fmt(r['auroc_lexical'])} | "
-              f"{'yes' if r['auroc'] > r['auroc_lexical'] else '**no**'} |")
+              f"{'yes' if r['auroc'] > r['auroc_lexical'] else '**no**'} | {lead(r['pooled'])} |")
     ahead = sum(r["auroc"] > r["auroc_lexical"] for r in results.values())
     print(f"| **mean of subsets** | | {_fmt(mean['auroc'])} | "
-          f"{_fmt(float(np.nanmean([r['auroc_lexical'] for r in results.values()])))} | {ahead} of {len(results)} |")
-    print(f"| **pooled** (every held-out row) | {sum(int(r['rows']) for r in results.values())} | "
-          f"{_fmt(pooled_auroc(results))} | {_fmt(pooled_auroc(results, 'lexical'))} | |")
+          f"{_fmt(float(np.nanmean([r['auroc_lexical'] for r in results.values()])))} | {ahead} of {len(results)} | |")
+    everything = {k: [v for r in results.values() for v in r["pooled"][k]] for k in ("hallucinated", "judge", "lexical")}
+    print(f"| **pooled** (every held-out row; 7 models) | {sum(int(r['rows']) for r in results.values())} | "
+          f"{_fmt(pooled_auroc(results))} | {_fmt(pooled_auroc(results, 'lexical'))} | | {lead(everything)} |")
     print("\n## Calibration on the held-out subset (expected calibration error, 10 bins; Brier score)\n")
     print("| held-out subset | ECE P(grounded) | Brier P(grounded) | ECE P(supported) per sentence | "
           "ECE P(relevant) per sentence |")

@@ -28,6 +28,7 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from rag_eval.config import shared_data_dir
+from rag_eval.judges.features import lexical_novelty
 from rag_eval.judges.local import LocalJudge
 from rag_eval.metrics.agreement import calibration_error, hallucination_auroc
 from rag_eval.text.sentences import item_from_texts
@@ -62,16 +63,17 @@ def main(argv: list[str] | None = None) -> int:
     folder = (args.data or shared_data_dir()) / "halueval"
     judge = LocalJudge()
     print(f"## {judge.name} on HaluEval QA (not seen in training)\n")
-    print("| file | responses | ok | hallucination AUROC | AUROC of answer length alone | ECE P(grounded) "
-          "| flagged: hallucinated / right | pairs where the hallucinated answer is not longer | "
+    print("| file | responses | ok | hallucination AUROC | lexical-novelty baseline AUROC | AUROC of answer length "
+          "alone | ECE P(grounded) | flagged: hallucinated / right | pairs where the hallucinated answer is not longer | "
           "judge ranks the right answer higher in those | rows/s |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name in FILES:
         pairs = load_pairs(folder, name, args.limit)
         t0 = time.perf_counter()
         results = judge.judge([item for item, _ in pairs])
         elapsed = time.perf_counter() - t0
-        truth, predicted, lengths, flagged = [], [], [], {True: [], False: []}
+        truth, predicted, lengths, novelty = [], [], [], []
+        flagged: dict[bool, list[bool]] = {True: [], False: []}
         not_longer, right_wins = 0, 0  # pairs where length cannot give the answer away
         for k in range(0, len(pairs) - 1, 2):
             (right_item, _), (bad_item, _) = pairs[k], pairs[k + 1]
@@ -86,12 +88,16 @@ def main(argv: list[str] | None = None) -> int:
             truth.append(0.0 if hallucinated else 1.0)
             predicted.append(result.labels.adherence_probability)
             lengths.append(1.0 / (1.0 + len(item.response)))  # longer answer -> lower "adherence"
+            novelty.append(1.0 - lexical_novelty([s.text for s in item.response_sentences],
+                                                 [s.text for doc in item.documents for s in doc]))
             flagged[hallucinated].append(not result.labels.overall_supported)
         auroc, _ = hallucination_auroc(truth, predicted)
         length_auroc, _ = hallucination_auroc(truth, lengths)
+        lexical_auroc, _ = hallucination_auroc(truth, novelty)
         ece = calibration_error(predicted, truth)
         rate = {k: sum(v) / max(len(v), 1) for k, v in flagged.items()}
-        print(f"| {name} | {len(pairs)} | {len(truth)} | {_fmt(auroc)} | {_fmt(length_auroc)} | {_fmt(ece)} | "
+        print(f"| {name} | {len(pairs)} | {len(truth)} | {_fmt(auroc)} | {_fmt(lexical_auroc)} | {_fmt(length_auroc)} | "
+              f"{_fmt(ece)} | "
               f"{rate[True]:.2f} / {rate[False]:.2f} | {not_longer} | "
               f"{(right_wins / not_longer if not_longer else float('nan')):.2f} | {len(pairs) / elapsed:.1f} |", flush=True)
     return 0

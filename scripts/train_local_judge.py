@@ -33,7 +33,7 @@ from rag_eval.judges.training import (
     load_ragbench,
 )
 
-VERSION = "2.2.0"
+VERSION = "2.3.0"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -97,31 +97,50 @@ class LogisticHead:
         )
 
 
-#: Row-level features of the adherence head, built from the sentence-level support model.
-ROW_FEATURES = (
-    "min_p_support", "mean_p_support", "log_prod_p_support", "n_unsupported_05",
-    "max_numbers_missing", "max_names_missing_frac", "min_recall_context", "resp_recall_context",
-    "min_max_cos", "log_n_response", "any_hedged", "min_recall_context_or_question", "max_log_novel_tokens",
-    "min_best_sentence_recall", "max_novel_content_frac", "max_dates_missing", "max_capitals_missing_frac",
-    "share_novel_evidence", "resp_novel_content_frac", "resp_share_novel_sentences",
+#: Inputs of the sentence-level support head (``local:2.3.0``): only the sentence's
+#: *evidence* (how much of it the documents contain, by embedding and by words, numbers,
+#: names and dates), not where it sits, how long it is or how many sentences the response
+#: has. Those context features describe a domain more than a sentence: with them the head
+#: learns the six training domains' base rates and ranks worse on the seventh (leave one
+#: domain out, sentence AUROC 0.683 with all of RESP_FEATURES, 0.69-0.70 with the evidence).
+SUPPORT_FEATURES = (
+    "max_cos", "recall_context", "recall_best", "recall_top3", "bigram_recall_context",
+    "best_sentence_recall", "novel_content_frac",
+    "numbers_missing_frac", "names_missing_frac", "dates_missing", "capitals_missing_frac", "novel_evidence",
 )
+SUPPORT_COLUMNS = tuple(RESP_FEATURES.index(name) for name in SUPPORT_FEATURES)
+
+#: Row-level features of the row-support head: P(grounded) from the sentences' P(supported) alone.
+ROW_SUPPORT_FEATURES = ("min_p_support", "mean_p_support", "log_prod_p_support")
+
+#: Inputs of the adherence head, the judge's P(grounded): the row-support head's logit and
+#: the lexical-novelty baseline of issue 29 (the share of the response's content words that
+#: no document contains). Training fixes the two standardised inputs' weights as equal and
+#: fits only the scale and intercept (Platt scaling), because a learned weight follows the
+#: training domains' base rates (see docs/local-judge.md).
+ADHERENCE_FEATURES = ("row_support_logit", "resp_novel_content_frac")
+_NOVELTY_COLUMN = RESP_FEATURES.index("resp_novel_content_frac")
 
 
-def row_level_features(resp: np.ndarray, p_support: np.ndarray) -> np.ndarray:
-    """One row of :data:`ROW_FEATURES` from a row's response-sentence features and P(supported)."""
-    col = {name: i for i, name in enumerate(RESP_FEATURES)}
+def support_inputs(resp: np.ndarray) -> np.ndarray:
+    """The columns of response-sentence features the support head reads."""
+    return resp[:, SUPPORT_COLUMNS]
+
+
+def row_support_features(p_support: np.ndarray) -> np.ndarray:
+    """One row of :data:`ROW_SUPPORT_FEATURES` from a row's P(supported) per sentence."""
     p = np.clip(p_support, 1e-6, 1 - 1e-6)
-    return np.array([
-        p.min(), p.mean(), np.log(p).sum(), float((p < 0.5).sum()),
-        resp[:, col["numbers_missing"]].max(), resp[:, col["names_missing_frac"]].max(),
-        resp[:, col["recall_context"]].min(), resp[0, col["resp_recall_context"]],
-        resp[:, col["max_cos"]].min(), resp[0, col["log_n_response"]], resp[:, col["hedged"]].max(),
-        resp[:, col["recall_context_or_question"]].min(), resp[:, col["log_novel_tokens"]].max(),
-        resp[:, col["best_sentence_recall"]].min(), resp[:, col["novel_content_frac"]].max(),
-        resp[:, col["dates_missing"]].max(), resp[:, col["capitals_missing_frac"]].max(),
-        resp[:, col["novel_evidence"]].mean(), resp[0, col["resp_novel_content_frac"]],
-        resp[0, col["resp_share_novel_sentences"]],
-    ], dtype=np.float64)
+    return np.array([p.min(), p.mean(), np.log(p).sum()], dtype=np.float64)
+
+
+def logit(p: float | np.ndarray) -> np.ndarray:
+    q = np.clip(np.asarray(p, dtype=np.float64), 1e-9, 1 - 1e-9)
+    return np.log(q / (1 - q))
+
+
+def adherence_features(resp: np.ndarray, row_support_p: float) -> np.ndarray:
+    """One row of :data:`ADHERENCE_FEATURES`."""
+    return np.array([float(logit(row_support_p)), float(resp[0, _NOVELTY_COLUMN])], dtype=np.float64)
 
 
 #: Row-level features of the completeness head (share of relevant sentences used).
@@ -160,17 +179,19 @@ def rate_features(doc: np.ndarray, resp: np.ndarray, p: np.ndarray) -> np.ndarra
     ], dtype=np.float64)
 
 
-HEADS = ("relevance", "utilization", "support", "adherence", "completeness", "relevance_rate", "utilization_rate")
+HEADS = ("relevance", "utilization", "support", "row_support", "adherence", "completeness", "relevance_rate",
+         "utilization_rate")
 
 
 @dataclass(frozen=True, slots=True)
 class LocalModel:
-    """The seven heads plus metadata, as stored in ``local_model/model.json``."""
+    """The eight heads plus metadata, as stored in ``local_model/model.json``."""
 
     version: str
     relevance: LogisticHead
     utilization: LogisticHead
     support: LogisticHead
+    row_support: LogisticHead
     adherence: LogisticHead
     completeness: LogisticHead
     relevance_rate: LogisticHead
@@ -192,11 +213,16 @@ class LocalModel:
             raise FileNotFoundError(f"local judge model not found: {path}")
         data = json.loads(path.read_text(encoding="utf-8"))
         heads = data["heads"]
+        missing = [name for name in HEADS if name not in heads]
+        if missing:
+            raise ValueError(f"local judge model {path} lacks head(s) {', '.join(missing)} (an older model "
+                             "format); retrain with scripts/train_local_judge.py")
         model = cls(
             version=str(data["version"]),
             relevance=LogisticHead.from_dict(heads["relevance"]),
             utilization=LogisticHead.from_dict(heads["utilization"]),
             support=LogisticHead.from_dict(heads["support"]),
+            row_support=LogisticHead.from_dict(heads["row_support"]),
             adherence=LogisticHead.from_dict(heads["adherence"]),
             completeness=LogisticHead.from_dict(heads["completeness"]),
             relevance_rate=LogisticHead.from_dict(heads["relevance_rate"]),
@@ -212,8 +238,9 @@ class LocalModel:
         for name, head, expected in (
             ("relevance", self.relevance, DOC_FEATURES),
             ("utilization", self.utilization, DOC_FEATURES),
-            ("support", self.support, RESP_FEATURES),
-            ("adherence", self.adherence, ROW_FEATURES),
+            ("support", self.support, SUPPORT_FEATURES),
+            ("row_support", self.row_support, ROW_SUPPORT_FEATURES),
+            ("adherence", self.adherence, ADHERENCE_FEATURES),
             ("completeness", self.completeness, COMPLETENESS_FEATURES),
             ("relevance_rate", self.relevance_rate, RATE_FEATURES),
             ("utilization_rate", self.utilization_rate, RATE_FEATURES),
@@ -222,6 +249,16 @@ class LocalModel:
                 raise ValueError(
                     f"model head '{name}' was trained on other features; retrain with scripts/train_local_judge.py"
                 )
+
+    def p_supported(self, resp: np.ndarray) -> np.ndarray:
+        """P(supported) of every response sentence (rows of ``resp``, RESP_FEATURES)."""
+        return self.support.predict(support_inputs(resp))
+
+    def p_grounded(self, resp: np.ndarray, p_support: np.ndarray) -> float:
+        """P(grounded) of a row: the row-support head on the sentences' P(supported),
+        blended with the row's lexical novelty by the adherence head."""
+        row_p = float(self.row_support.predict(row_support_features(p_support)[None, :])[0])
+        return float(self.adherence.predict(adherence_features(resp, row_p)[None, :])[0])
 
     def quality_note(self) -> str | None:
         """How far to trust this model, from the held-out figures stored at training
@@ -345,8 +382,8 @@ def labels_from_features(item: EvalItem, feats: RowFeatures, model: LocalModel) 
     resp_keys = item.response_keys
     p_rel = model.relevance.predict(feats.doc)
     p_util = model.utilization.predict(feats.doc)
-    p_sup = model.support.predict(feats.resp)
-    p_row = float(model.adherence.predict(row_level_features(feats.resp, p_sup)[None, :])[0])
+    p_sup = model.p_supported(feats.resp)
+    p_row = model.p_grounded(feats.resp, p_sup)
 
     rel_rate = float(model.relevance_rate.predict(rate_features(feats.doc, feats.resp, p_rel)[None, :])[0])
     util_rate = float(model.utilization_rate.predict(rate_features(feats.doc, feats.resp, p_util)[None, :])[0])

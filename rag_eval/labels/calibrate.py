@@ -58,7 +58,7 @@ from rag_eval.judges.local import (
     completeness_features,
     labels_from_features,
     rate_features,
-    row_level_features,
+    support_inputs,
 )
 from rag_eval.metrics.trace import score_item
 from rag_eval.schema import EvalItem, Labels
@@ -123,8 +123,8 @@ def _outputs(model: LocalModel, f: RowFeatures) -> dict[str, float]:
     """The base model's row-level outputs that a calibration moves."""
     p_rel = model.relevance.predict(f.doc)
     p_util = model.utilization.predict(f.doc)
-    p_sup = model.support.predict(f.resp)
-    p_row = float(model.adherence.predict(row_level_features(f.resp, p_sup)[None, :])[0])
+    p_sup = model.p_supported(f.resp)
+    p_row = model.p_grounded(f.resp, p_sup)
     return {
         "relevance": float(model.relevance_rate.predict(rate_features(f.doc, f.resp, p_rel)[None, :])[0]),
         "utilization": float(model.utilization_rate.predict(rate_features(f.doc, f.resp, p_util)[None, :])[0]),
@@ -166,7 +166,7 @@ def fit_support_delta(model: LocalModel, rows: Sequence[LabelledRow], alpha: flo
     from scipy.optimize import minimize
 
     head = model.support
-    x = np.concatenate([(r.feats.resp - head.mean) / head.scale for r in rows if r.supported is not None])
+    x = np.concatenate([(support_inputs(r.feats.resp) - head.mean) / head.scale for r in rows if r.supported is not None])
     y = np.concatenate([r.supported for r in rows if r.supported is not None]).astype(float)
     z0 = x @ head.coef + head.intercept
     xa = np.hstack([x, np.ones((len(x), 1))])

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from rag_eval.judges.base import Judge
-from rag_eval.judges.local import MODEL_DIR, LocalJudge, LocalModel
+from rag_eval.judges.features import RESP_FEATURES
+from rag_eval.judges.local import MODEL_DIR, SUPPORT_FEATURES, LocalJudge, LocalModel
 from rag_eval.metrics.trace import score_item
 from rag_eval.schema import EvalItem, JudgeStatus, Sentence
 from rag_eval.text.sentences import item_from_row, item_from_texts
@@ -177,12 +178,34 @@ def test_model_round_trip_and_feature_check(tmp_path):
         LocalModel.load(path)
     with pytest.raises(FileNotFoundError):
         LocalModel.load(tmp_path / "absent.json")
+    older = json.loads(path.read_text())
+    del older["heads"]["row_support"]  # a local:2.2.0-format model: no row-support head
+    path.write_text(json.dumps(older))
+    with pytest.raises(ValueError, match="lacks head.*row_support.*retrain"):
+        LocalModel.load(path)
 
 
 def test_head_rejects_wrong_width():
     head = LocalModel.load().support
     with pytest.raises(ValueError, match="features"):
         head.predict(np.zeros((1, 2)))
+
+
+def test_support_head_reads_evidence_and_adherence_blends_in_the_lexical_baseline():
+    model = LocalModel.load()
+    # the support head sees what the documents contain, not the sentence's place or length
+    assert model.support.features == SUPPORT_FEATURES
+    assert not {"position", "log_n_response", "log_tokens", "q_cos"} & set(model.support.features)
+    # P(grounded): the row-support logit and the lexical novelty at equal standardised weight
+    assert model.adherence.features == ("row_support_logit", "resp_novel_content_frac")
+    coef = model.adherence.coef
+    assert coef[0] > 0 and coef[1] == pytest.approx(-coef[0])
+    resp = np.zeros((2, len(RESP_FEATURES)))
+    p_sup = np.array([0.9, 0.8])
+    novel = resp.copy()
+    novel[:, RESP_FEATURES.index("resp_novel_content_frac")] = 0.6
+    assert model.p_grounded(novel, p_sup) < model.p_grounded(resp, p_sup)
+    assert model.p_grounded(resp, np.array([0.9, 0.2])) < model.p_grounded(resp, p_sup)
 
 
 def test_the_model_says_how_far_to_trust_it():

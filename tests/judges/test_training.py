@@ -56,7 +56,8 @@ def test_support_threshold_matches_the_training_base_rate(dataset):
         flagged.append(not labels.overall_supported)
     truth = 1 - dataset.truth["adherence"]
     # In-sample, with out-of-fold calibration: the flagged share lands near the true share.
-    # 14 rows, 5 folds of ~3: with the 28 response features of local:2.2.0 (21 before) the
+    # 14 rows, 5 folds of ~3: with the 28 response features of local:2.2.0 (21 before; the support
+    # head of local:2.3.0 reads 12 of them) the
     # out-of-fold probabilities are noisier; measured 0.21 flagged against 0.50 (was within 0.25).
     assert abs(np.mean(flagged) - truth.mean()) <= 0.3
     assert 0.0 < model.support_threshold < 1.0
