@@ -321,7 +321,7 @@ def fit_model(ds: Dataset, rows: np.ndarray | None = None, seed: int = DEFAULT_S
     grounded = ds.truth["adherence"][rows].astype(int)
     support_rows = _row_support_matrix(ds, rows, oof_sup)
     row_support = fit_head(support_rows, grounded, ROW_SUPPORT_FEATURES, c, seed, weight=w)
-    novelty = np.array([lexical_novelty(ds.feats[r]) for r in rows])
+    novelty = np.array([row_novelty(ds.feats[r]) for r in rows])
     adherence = fit_adherence_blend(row_support.predict(support_rows), novelty, grounded, w)
     completeness = fit_head(_completeness_matrix(ds, rows, oof_rel, oof_util), ds.truth["completeness"][rows],
                             COMPLETENESS_FEATURES, c, seed, link="identity", weight=w)
@@ -352,9 +352,9 @@ def calibrate_support_threshold(ds: Dataset, rows: np.ndarray, p_support: np.nda
     return float((row_min[order[k - 1]] + row_min[order[k]]) / 2)
 
 
-def lexical_novelty(feats: RowFeatures) -> float:
-    """The lexical-novelty baseline's hallucination score of a row: the share of its
-    response's content words (lower-cased, stop words dropped) absent from every document."""
+def row_novelty(feats: RowFeatures) -> float:
+    """The lexical-novelty baseline's hallucination score of a featurised row
+    (:func:`rag_eval.judges.features.lexical_novelty`, read from its feature column)."""
     return float(feats.resp[0, RESP_FEATURES.index("resp_novel_content_frac")])
 
 
@@ -417,7 +417,7 @@ def evaluate(model: LocalModel, ds: Dataset, rows: np.ndarray) -> dict[str, Any]
     out["auroc"] = float(roc_auc_score(hallucinated, score)) if 0 < hallucinated.sum() < len(rows) else float("nan")
     # The simplest baseline (issue 29): the share of the response's content words that
     # appear nowhere in its documents. It has no parameters, so held out it is itself.
-    lexical = np.array([lexical_novelty(ds.feats[r]) for r in rows])
+    lexical = np.array([row_novelty(ds.feats[r]) for r in rows])
     out["auroc_lexical"] = (float(roc_auc_score(hallucinated, lexical)) if 0 < hallucinated.sum() < len(rows)
                             else float("nan"))
     out["pooled"] = {"hallucinated": hallucinated.tolist(), "judge": score.tolist(), "lexical": lexical.tolist()}
@@ -475,5 +475,5 @@ def held_out_summary(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
 __all__ = [
     "SUBSETS", "DEFAULT_SEED", "MAX_CHARS", "ArrayEmbedder", "Dataset", "load_ragbench", "build_dataset",
     "fit_head", "fit_model", "fit_adherence_blend", "calibrate_support_threshold", "evaluate", "leave_one_subset_out", "held_out_summary",
-    "lexical_novelty", "pooled_auroc", "auroc_lead",
+    "row_novelty", "pooled_auroc", "auroc_lead",
 ]

@@ -75,3 +75,13 @@ def test_row_features_reject_empty_rows():
         F.row_features("q", [["x"]], [], v[0], v, np.zeros((0, 2)))
     with pytest.raises(ValueError, match="do not match"):
         F.row_features("q", [["x", "y"]], ["a"], v[0], v, v)
+
+
+def test_lexical_novelty_is_the_share_of_content_words_no_document_has():
+    from rag_eval.judges.features import lexical_novelty
+
+    docs = ["The Eiffel Tower is in Paris.", "It opened in 1889."]
+    assert lexical_novelty(["The Eiffel Tower opened in 1889."], docs) == 0.0
+    # content words: eiffel, tower, stands, berlin -> two of four are in no document
+    assert lexical_novelty(["The Eiffel Tower stands in Berlin."], docs) == pytest.approx(0.5, abs=0.01)
+    assert lexical_novelty(["It is."], docs) == 0.0  # no content word: nothing to contradict

@@ -232,7 +232,7 @@ def test_lexical_evidence_features_flag_what_no_document_sentence_contains():
     """Issue 29: content words, numbers, named-entity-like tokens and dates of a response
     sentence that no document sentence contains join the support head's features."""
     from rag_eval.judges import features as F
-    from rag_eval.judges.training import lexical_novelty
+    from rag_eval.judges.training import row_novelty
 
     assert F.dates("Founded in Sept. 1998, renamed in the 1990s; 3.1998 is no year") == {"1998", "1990", "sep"}
     assert F.capitalised_tokens("Paris is in France. The Eiffel tower") == {"paris", "france", "eiffel"}
@@ -251,4 +251,4 @@ def test_lexical_evidence_features_flag_what_no_document_sentence_contains():
     assert 0.4 < copied[col["resp_novel_content_frac"]] == invented[col["resp_novel_content_frac"]] < 0.8
     from rag_eval.judges.features import RowFeatures
 
-    assert isinstance(f, RowFeatures) and lexical_novelty(f) == pytest.approx(copied[col["resp_novel_content_frac"]])
+    assert isinstance(f, RowFeatures) and row_novelty(f) == pytest.approx(copied[col["resp_novel_content_frac"]])
