@@ -25,7 +25,9 @@ stays at the base judge. Because the relevance and utilization labels depend on 
 verdict (a supported sentence's best match is utilized) and relevance on utilization,
 the decisions are taken in that order, each on top of the previous ones, and a move is
 refused when it raises the cross-validated error of a metric it drags along
-(completeness, for one).
+(completeness, for one). Adapting the support head is also refused when it lowers the
+cross-validated hallucination AUROC, or when the rows are too few to measure one: the
+ranking a user triages by is a metric too.
 
 The stored calibration records per metric the cross-validated error before and after
 with 95% bootstrap intervals (over rows) and the decision. Fewer than :data:`MIN_ROWS`
@@ -60,11 +62,11 @@ from rag_eval.judges.local import (
     rate_features,
     support_inputs,
 )
+from rag_eval.metrics.agreement import MIN_CLASS_ROWS
 from rag_eval.metrics.trace import score_item
 from rag_eval.schema import EvalItem, Labels
 
 MIN_ROWS = 20  # fewer labelled rows cannot measure whether a calibration helps
-MIN_CLASS_ROWS = 5  # hallucinated and grounded rows each, for an AUROC
 FOLDS = 5
 SHRINKAGE_GRID = (0.0, 0.25, 0.5, 0.75, 1.0)
 MIN_Z = 1.0  # a move must beat the base judge by one standard error of the per-row differences
@@ -291,6 +293,17 @@ def _auroc(truth_adherent: np.ndarray, p_grounded: np.ndarray) -> dict[str, Any]
     return {"measured": True, "value": round(float(roc_auc_score(1 - truth_adherent, 1 - p_grounded)), 4)}
 
 
+def _ranks_worse(truth_adherent: np.ndarray, before: np.ndarray, after: np.ndarray) -> bool:
+    """Whether a move lowers the cross-validated hallucination AUROC. Adapting the support
+    head can lower its sentences' log loss (mostly by their base rate) and still rank rows
+    worse (local:2.3.0, expertqa at k = 50: 0.750 -> 0.736 in bench/bench_calibration.py);
+    a calibration must not trade the ranking a user triages by for a better log loss. When
+    the rows cannot measure an AUROC, the ranking cannot be shown to survive: the move is
+    refused too."""
+    a, b = _auroc(truth_adherent, before), _auroc(truth_adherent, after)
+    return not (a["measured"] and b["measured"]) or b["value"] < a["value"]
+
+
 def cross_validate(model: LocalModel, rows: Sequence[LabelledRow], seed: int = DEFAULT_SEED, folds: int = FOLDS,
                    grid: Sequence[float] = SHRINKAGE_GRID, min_z: float = MIN_Z,
                    bootstrap: int = BOOTSTRAP, min_rows: int = MIN_ROWS) -> dict[str, Any]:
@@ -328,37 +341,41 @@ def cross_validate(model: LocalModel, rows: Sequence[LabelledRow], seed: int = D
     chosen = {d: 0.0 for d, *_ in DECISIONS}
     base_pred = oof(chosen)
     current = _errors(base_pred, truth)
+    current_pred = base_pred
     notes: dict[str, str] = {}
     for decision, metric, guards, _key in DECISIONS:
         if decision == "support_head" and not has_sentences:
             notes[decision] = "kept the shipped head: some rows lack sentence labels"
             continue
-        best: tuple[float, float, dict[str, np.ndarray]] | None = None  # (gain, weight, errors)
+        best: tuple[float, float, dict[str, np.ndarray], np.ndarray] | None = None  # (gain, weight, errors, pred)
         for w in (HEAD_ALPHAS if decision == "support_head" else grid):
             if w == 0.0:
                 continue
-            errs = _errors(oof({**chosen, decision: w}), truth)
+            pred = oof({**chosen, decision: w})
+            errs = _errors(pred, truth)
             gain = float(np.mean(current[metric] - errs[metric]))
             if best is None or gain > best[0]:
-                best = (gain, w, errs)
+                best = (gain, w, errs, pred)
         if best is None:
             notes[decision] = "kept the base judge: no shrinkage to try"
             continue
-        gain, w, errs = best
+        gain, w, errs, pred = best
         diff = current[metric] - errs[metric]
         se = float(np.std(diff, ddof=1) / np.sqrt(n)) if n > 1 else float("inf")
         # a guard blocks the move when it raises that metric's cross-validated error at all
         # (with a one-standard-error tolerance, emanual's completeness got worse beyond
         # noise at k = 50 in bench/bench_calibration.py)
         worse = [g for g in guards if float(np.mean(errs[g] - current[g])) > 1e-12]
+        if decision == "support_head" and _ranks_worse(truth["adherence"], current_pred[:, 3], pred[:, 3]):
+            worse.append("hallucination AUROC (or the rows cannot measure one)")
         if gain > 0 and gain > min_z * se and not worse:
             chosen[decision] = w
-            current = errs
+            current, current_pred = errs, pred
             notes[decision] = (f"adapted to this domain's sentence labels (L2 strength {w:g}): lowers the "
                                "cross-validated error" if decision == "support_head"
                                else f"calibrated: shrinkage {w:g} lowers the cross-validated error")
         elif worse:
-            notes[decision] = f"kept the base judge: moving it raises the cross-validated error of {', '.join(worse)}"
+            notes[decision] = f"kept the base judge: moving it makes the cross-validated {', '.join(worse)} worse"
         elif gain > 0:
             notes[decision] = ("kept the base judge: the cross-validated gain is within one standard error "
                                "(not distinguishable from noise)")

@@ -22,8 +22,8 @@ Per batch (:func:`agreement`)
     - coverage: rows given, rows used, and per metric how many rows lacked a
       prediction or a truth. A missing value is counted, never averaged in as 0 or NaN.
 
-Undefined statistics (no pairs, one class only for AUROC, no positives for F1) are
-``None`` with a ``reason``; they are never NaN.
+Undefined statistics (no pairs, one class only or fewer than :data:`MIN_CLASS_ROWS` rows
+of a class for AUROC, no positives for F1) are ``None`` with a ``reason``; they are never NaN.
 """
 
 from __future__ import annotations
@@ -49,6 +49,9 @@ from rag_eval.metrics.report_fields import average_and_rmse, rmse_band
 from rag_eval.schema import METRIC_NAMES
 
 DEFAULT_F1_THRESHOLD = 0.5
+#: Hallucinated and grounded rows each, below which an AUROC is not shown: with 2
+#: hallucinated rows it can only be 0, 0.5, 1 or a few steps between, whatever the judge.
+MIN_CLASS_ROWS = 5
 
 CONTINUOUS_ADHERENCE = "adherence_score"
 
@@ -126,23 +129,28 @@ def _hallucination_arrays(truth_adherence: Sequence[Any], predicted_adherence: S
     return (t < 0.5).astype(int), 1.0 - p
 
 
-def hallucination_auroc(truth_adherence: Sequence[Any], predicted_adherence: Sequence[Any]) -> tuple[float | None, str | None]:
-    """(AUROC, None) or (None, reason). Labels: not adherent; score: 1 - predicted adherence."""
+def hallucination_auroc(truth_adherence: Sequence[Any], predicted_adherence: Sequence[Any],
+                        min_class_rows: int = MIN_CLASS_ROWS) -> tuple[float | None, str | None]:
+    """(AUROC, None) or (None, reason). Labels: not adherent; score: 1 - predicted adherence.
+    Fewer than ``min_class_rows`` rows of either class give (None, "too few rows ...")."""
     from sklearn.metrics import roc_auc_score
 
     labels, scores = _hallucination_arrays(truth_adherence, predicted_adherence)
-    reason = _auroc_undefined(labels)
+    reason = _auroc_undefined(labels, min_class_rows)
     if reason:
         return None, reason
     return float(roc_auc_score(labels, scores)), None
 
 
-def _auroc_undefined(labels: np.ndarray) -> str | None:
+def _auroc_undefined(labels: np.ndarray, min_class_rows: int) -> str | None:
     if labels.size == 0:
         return "no rows with both a predicted and a true adherence"
     positives = int(labels.sum())
     if positives in (0, labels.size):
         return f"only one class in the truth ({positives} not adherent, {labels.size - positives} adherent)"
+    if min(positives, labels.size - positives) < min_class_rows:
+        return (f"too few rows of one class ({positives} not adherent, {labels.size - positives} adherent); "
+                f"an AUROC needs at least {min_class_rows} of each to mean anything")
     return None
 
 
@@ -363,12 +371,12 @@ def _rmse_estimates(
 
 def _hallucination_estimates(
     truth_adherence: Sequence[float | None], predicted_adherence: Sequence[float | None], threshold: float,
-    n_boot: int, confidence: float, rng: np.random.Generator,
+    n_boot: int, confidence: float, rng: np.random.Generator, min_class_rows: int = MIN_CLASS_ROWS,
 ) -> tuple[Estimate, Estimate]:
     """Hallucination AUROC and F1 at ``threshold``, with their bootstrap intervals."""
     labels, scores = _hallucination_arrays(truth_adherence, predicted_adherence)
     n = int(labels.size)
-    auroc_value, auroc_reason = hallucination_auroc(truth_adherence, predicted_adherence)
+    auroc_value, auroc_reason = hallucination_auroc(truth_adherence, predicted_adherence, min_class_rows)
     if auroc_value is None:
         auroc = Estimate(None, n=n, reason=auroc_reason)
     else:
@@ -393,6 +401,7 @@ def agreement(
     confidence: float = DEFAULT_CONFIDENCE,
     rng: np.random.Generator | None = None,
     seed: int = DEFAULT_SEED,
+    min_class_rows: int = MIN_CLASS_ROWS,
 ) -> AgreementReport:
     """Agreement of aligned prediction/truth rows (``predictions[i]`` with ``truths[i]``).
 
@@ -400,6 +409,8 @@ def agreement(
     carry the continuous ``adherence_score``. None rows and None/NaN values are
     missing and counted in the coverage. ``rng`` (or ``seed``) drives the bootstrap;
     intervals follow :mod:`rag_eval.metrics.aggregate` (none for fewer than two rows).
+    The AUROC is withheld, with its reason, when either class has fewer than
+    ``min_class_rows`` rows (a small sample is said, not shown as a figure).
     """
     if len(predictions) != len(truths):
         raise ValueError(f"{len(predictions)} prediction rows but {len(truths)} truth rows")
@@ -412,7 +423,7 @@ def agreement(
     coverage = _coverage(pred, true, n)
     rmse_estimates, agg, consistency = _rmse_estimates(_squared_errors(pred, true), coverage, n_boot, confidence, rng)
     auroc, f1_estimate = _hallucination_estimates(true["adherence"], _predicted_adherence(predictions), threshold,
-                                                  n_boot, confidence, rng)
+                                                  n_boot, confidence, rng, min_class_rows)
     return AgreementReport(
         rmse=rmse_estimates,
         aggregated_rmse=agg,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -175,3 +176,17 @@ def test_an_adapted_support_head_is_applied_and_checked():
     assert adapted.relevance is model.relevance  # only the support head changes
     with pytest.raises(ValueError, match="coefficients"):
         apply_calibration(model, {**fitted, "support_coef_delta": coef_delta[:-1]})
+
+
+def test_a_support_head_move_that_ranks_rows_worse_or_cannot_be_checked_is_refused():
+    from rag_eval.labels.calibrate import _ranks_worse
+
+    truth = np.array([1] * 10 + [0] * 5, dtype=float)  # 1 = grounded
+    good = np.r_[np.linspace(0.6, 0.9, 10), np.linspace(0.1, 0.4, 5)]
+    worse = good.copy()
+    worse[10] = 0.95  # a hallucinated row now ranks above every grounded one
+    assert _ranks_worse(truth, good, worse)
+    assert not _ranks_worse(truth, worse, good)
+    assert not _ranks_worse(truth, good, good)
+    # 3 hallucinated rows cannot measure an AUROC: the ranking cannot be shown to survive
+    assert _ranks_worse(truth[:13], good[:13], good[:13])

@@ -66,9 +66,18 @@ def test_rmse_aggregate_and_consistency_by_hand():
 def test_auroc_matches_sklearn_and_uses_one_minus_adherence():
     truth = [True, False, True, False, True]
     predicted = [0.9, 0.2, 0.4, 0.5, 1.0]
-    value, reason = hallucination_auroc(truth, predicted)
+    value, reason = hallucination_auroc(truth, predicted, min_class_rows=1)
     assert reason is None
     assert value == pytest.approx(roc_auc_score([0, 1, 0, 1, 0], [0.1, 0.8, 0.6, 0.5, 0.0]))
+
+
+def test_auroc_on_too_few_rows_of_a_class_is_withheld_with_the_counts():
+    # 2 hallucinated rows: the AUROC can only take a few values whatever the judge
+    value, reason = hallucination_auroc([True, False, True, False, True], [0.9, 0.2, 0.4, 0.5, 1.0])
+    assert value is None and "too few rows" in reason and "2 not adherent, 3 adherent" in reason
+    truth = [True] * 5 + [False] * 5
+    value, reason = hallucination_auroc(truth, [0.9] * 5 + [0.1] * 5)
+    assert value == 1.0 and reason is None
 
 
 def test_auroc_with_one_class_is_none_with_a_reason():
@@ -104,7 +113,7 @@ TRUTH = [_row(0.2, 0.2, 1.0, True), _row(0.3, 0.3, 0.5, False), _row(0.4, 0.1, 0
 
 
 def test_report_by_hand_with_missing_rows_counted_not_averaged():
-    report = agreement(PRED, TRUTH, n_boot=0)
+    report = agreement(PRED, TRUTH, n_boot=0, min_class_rows=1)
     cov = report.coverage
     assert (cov.rows_given, cov.rows_used, cov.missing_prediction, cov.missing_truth) == (5, 3, 1, 1)
     assert cov.per_metric["context_utilization"].used == 2
@@ -118,6 +127,9 @@ def test_report_by_hand_with_missing_rows_counted_not_averaged():
     assert report.consistency.value == pytest.approx(1 - report.aggregated_rmse.value)
     assert report.hallucination_auroc.value == 1.0 and report.hallucination_auroc.n == 3
     assert report.rmse["adherence"].reason == "bootstrap disabled"
+    # the product's rule: 1 hallucinated row is too few to rank, said rather than shown
+    flagged = agreement(PRED, TRUTH, n_boot=0).hallucination_auroc
+    assert flagged.value is None and flagged.n == 3 and "too few rows" in flagged.reason
 
 
 def test_report_has_no_nan_anywhere():
