@@ -18,8 +18,11 @@ row-level heads and its decision threshold, and may adapt the support head:
   ``relevance_head``, each just before the rate intercept it feeds): the same fit
   (:func:`fit_head_delta`) on the rows' document-sentence labels (which sentences are
   utilized / relevant), so a calibration can fix per-row error of the rates, not only
-  their mean. Judged by :data:`HEAD_CRITERION`. The rate heads read these heads'
-  probabilities, so the rate intercepts are fitted on top of the adapted heads.
+  their mean. Judged by :data:`HEAD_CRITERION`: the RMSE of the rate the head feeds
+  (bench/bench_calibration.py: fewer held-out cases worse than judging by the sentences'
+  log loss, which improves easily on hundreds of sentences without the rate following).
+  The rate heads read these heads' probabilities, so the rate intercepts are fitted on
+  top of the adapted heads.
 
 How far each of these moves is decided per metric by cross-validation over *all*
 labelled rows (:data:`FOLDS` seeded folds): in each fold the shifts are fitted on the
@@ -34,7 +37,10 @@ refused when it raises the cross-validated error of a metric it drags along
 (completeness, for one).
 
 The stored calibration records per metric the cross-validated error before and after
-with 95% bootstrap intervals (over rows) and the decision. Fewer than :data:`MIN_ROWS`
+with 95% bootstrap intervals (over rows) and the decision, and per decision (in the
+order taken) the figure it was judged by before and after it, the candidate move's
+figure, the guarded metrics' figures and the decision in words. A sentence head whose
+labels some rows lack is kept with a note saying so. Fewer than :data:`MIN_ROWS`
 labelled rows is refused (:class:`TooFewRows`): no error of a calibration could be
 measured on them. Hallucination AUROC needs :data:`MIN_CLASS_ROWS` rows of each class,
 else it is stored as unmeasured with the reason, never as 0 or None.

@@ -308,3 +308,17 @@ def test_a_format_2_calibration_stored_before_the_document_heads_still_loads(rag
     assert judge.model.support.intercept == pytest.approx(model.support.intercept + 0.02)
     report = {r["figure"]: r for r in calibration_report(load_calibration("f2-old"))}
     assert report["rmse relevance"]["after"] == 0.15 and report["hallucination AUROC"]["after"] == 0.72
+
+
+def test_a_reviewed_run_gives_rows_with_document_sentence_labels(labelled_run):
+    """The Judges page's path (calibrate_run -> export_rows -> labelled_rows) carries the
+    reviewers' relevant and utilized sentences, aligned with each item's document keys."""
+    from rag_eval.labels.exchange import export_rows
+
+    store, run_id = labelled_run
+    rows, errors = labelled_rows(export_rows(store, run_id, "gt"), LocalJudge().embedder)
+    assert rows and not errors
+    for r in rows:
+        assert r.relevant is not None and r.utilized is not None
+        assert len(r.relevant) == len(r.utilized) == len(r.item.document_keys)
+    assert any(r.relevant.any() for r in rows)
