@@ -70,13 +70,13 @@ def test_calibration_is_reproducible_with_provenance_and_cross_validated_figures
         # every figure is a number with an interval around it and a decision in words
         assert m["before_interval"][0] <= m["before"] <= m["before_interval"][1]
         assert m["after_interval"][0] <= m["after"] <= m["after_interval"][1]
-        assert m["decision"].startswith(("calibrated", "kept the base judge", "not moved"))
+        assert m["decision"].startswith(("calibrated", "kept the base judge", "not moved", "moved together"))
     # A metric left at the base judge is stored with shrinkage 0, and its fitted value is the base one.
-    heads = ("support_head", "utilization_head", "relevance_head")
+    heads = ("support_head", "utilization_head", "relevance_head", "rates_together")
     assert {w for d, w in cv["shrinkage"].items() if d not in heads} <= {0.0, 0.25, 0.5, 0.75, 1.0}
     assert {cv["shrinkage"][d] for d in heads} <= {0.0, *HEAD_ALPHAS}  # 0 = the shipped sentence head
     for d in heads:  # each decision stored with its figure and in words
-        assert cv["decisions"][d]["decision"].startswith(("adapted", "kept"))
+        assert d not in cv["decisions"] or cv["decisions"][d]["decision"].startswith(("adapted", "kept", "moved"))
     if cv["shrinkage"]["support_head"]:
         assert len(a["fitted"]["support_coef_delta"]) == len(LocalModel.load().support.coef)
     if cv["shrinkage"]["verdict"] == 0.0:
@@ -322,3 +322,26 @@ def test_a_reviewed_run_gives_rows_with_document_sentence_labels(labelled_run):
         assert r.relevant is not None and r.utilized is not None
         assert len(r.relevant) == len(r.utilized) == len(r.item.document_keys)
     assert any(r.relevant.any() for r in rows)
+
+
+def test_the_joint_decision_moves_what_no_single_decision_could_and_is_recorded():
+    """Utilization alone lowers completeness and relevance alone raises it: the decision
+    ``rates_together`` tries the document heads and rate intercepts still at the base judge
+    together, under the same rule (gain beyond one standard error, no rate metric worse)."""
+    from rag_eval.labels.calibrate import JOINT, JOINT_DECISIONS
+
+    rows = _rows()
+    cv = cross_validate(LocalModel.load(), rows, seed=0)
+    free = [d for d in JOINT_DECISIONS if cv["decisions"][d]["weight"] == 0.0]
+    if len(free) > 1:
+        step = cv["decisions"][JOINT]
+        assert step["judged_by"] == "rmse rates" and set(step["guards"]) == {"relevance", "utilization", "completeness"}
+        assert "moves" not in step and "errors" not in step  # only figures are stored
+        if step["weight"]:
+            assert all(cv["shrinkage"][d] > 0 for d in free)
+            assert all(after <= before for before, after in step["guards"].values())
+        else:
+            assert step["decision"].startswith("kept the base judge")
+    without = cross_validate(LocalModel.load(), rows, seed=0, joint=False)
+    assert JOINT not in without["decisions"] and without["shrinkage"][JOINT] == 0.0
+    assert "rates" not in cv["metrics"]  # the joint figure is a criterion, not a reported metric
