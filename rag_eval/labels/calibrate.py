@@ -694,6 +694,18 @@ def calibration_report(calibration: dict[str, Any]) -> list[dict[str, Any]]:
     rows.append({"figure": "hallucination AUROC", "before": b.get("value"), "before 95% CI": "",
                  "after": a.get("value"), "after 95% CI": "",
                  "decision": ("measured (higher is better)" if b.get("measured") else f"unmeasured: {b.get('reason')}")})
+    # The sentence heads' and the joint decision's own step: the figure it was judged by,
+    # just before and after it (the rows above are the whole calibration's before / after).
+    for decision, step in (cv.get("decisions") or {}).items():
+        if decision not in SENTENCE_HEADS and decision != JOINT:
+            continue
+        if not step.get("measured"):
+            rows.append({"figure": f"step {decision}", "before": None, "before 95% CI": "", "after": None,
+                         "after 95% CI": "", "decision": step["decision"]})
+            continue
+        rows.append({"figure": f"step {decision}: {step['judged_by']}", "before": step["before"],
+                     "before 95% CI": _ci(step.get("before_interval")), "after": step["after"],
+                     "after 95% CI": _ci(step.get("after_interval")), "decision": step["decision"]})
     return rows
 
 

@@ -234,6 +234,8 @@ def test_document_sentence_labels_that_disagree_with_the_shipped_heads_adapt_the
     assert report["log_loss relevance_sentences"]["decision"] == (
         cal["cross_validation"]["decisions"]["relevance_head"]["decision"])
     assert report["log_loss relevance_sentences"]["after"] < report["log_loss relevance_sentences"]["before"]
+    step_row = report["step relevance_head: rmse relevance"]  # the decision's own figure, before / after it
+    assert step_row["after"] < step_row["before"] and step_row["decision"].startswith("adapted")
 
 
 def test_without_document_sentence_labels_the_relevance_and_utilization_heads_are_kept_with_a_note():
