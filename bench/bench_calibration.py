@@ -27,6 +27,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import os
@@ -53,6 +54,8 @@ from rag_eval.judges.training import (
     load_ragbench,
 )
 from rag_eval.labels.calibrate import (
+    HEAD_ALPHAS,
+    HEAD_CRITERION,
     MIN_ROWS,
     LabelledRow,
     cross_validate,
@@ -100,7 +103,8 @@ def _base_model(ds: Dataset, held: str, rows_per_subset: int | None, cache: Path
 def _rows(ds: Dataset, idx: np.ndarray) -> list[LabelledRow]:
     return [LabelledRow(ds.items[i], ds.feats[i], {m: float(ds.truth[m][i]) for m in
                                                    ("relevance", "utilization", "completeness", "adherence")},
-                        ds.y_supported[ds.resp_row == i])
+                        ds.y_supported[ds.resp_row == i], ds.y_relevant[ds.doc_row == i],
+                        ds.y_utilized[ds.doc_row == i])
             for i in idx]
 
 
@@ -147,6 +151,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--subsets", default=",".join(SUBSETS), help="held-out subsets to evaluate")
     parser.add_argument("--cache", type=Path, default=None, help="feature cache [default: <data dir>/cache/bench_calibration]")
     parser.add_argument("--emb-cache", type=Path, default=None, help="embedding cache (scripts/train_local_judge.py --cache)")
+    parser.add_argument("--head-criterion", choices=("sentences", "rmse"), default=HEAD_CRITERION,
+                        help="how the relevance / utilization sentence heads' adaptation is judged "
+                             "(sentence log loss, or the rate metric's RMSE)")
+    parser.add_argument("--head-alphas", default=",".join(f"{a:g}" for a in HEAD_ALPHAS),
+                        help="comma-separated L2 strengths tried for a sentence head's adaptation")
+    parser.add_argument("--no-document-heads", action="store_true",
+                        help="calibrate without the document-sentence labels (relevance / utilization heads "
+                             "not adapted), for a before / after comparison")
     args = parser.parse_args(argv)
     ks = [int(k) for k in args.ks.split(",")]
     cache = args.cache or data_dir() / "cache" / "bench_calibration"
@@ -171,9 +183,13 @@ def main(argv: list[str] | None = None) -> int:
             for k in ks:
                 fit, rest = _rows(ds, perm[:k]), _rows(ds, perm[k:])
                 # the product refuses under MIN_ROWS; "forced" shows what the rule would do there
-                cv = cross_validate(base, fit, seed=seed, min_rows=min(k, MIN_ROWS))
+                if args.no_document_heads:  # the calibration before the relevance / utilization heads adapted
+                    fit = [dataclasses.replace(r, relevant=None, utilized=None) for r in fit]
+                cv = cross_validate(base, fit, seed=seed, min_rows=min(k, MIN_ROWS),
+                                    head_criterion=args.head_criterion,
+                                    head_alphas=[float(a) for a in args.head_alphas.split(",")])
                 moved.setdefault(k, []).append(cv["shrinkage"])
-                shifts = full_shifts(base, fit, float(cv["shrinkage"]["support_head"]))
+                shifts = full_shifts(base, fit, cv["shrinkage"])
                 calibrated = apply_calibration(base, fitted_values(base, shifts, cv["shrinkage"], k))
                 before, after = _scored(base, rest), _scored(calibrated, rest)
                 case = _case(before, after, rng)

@@ -2,8 +2,9 @@
 
 A calibration moves the intercepts of the local judge's row-level heads (relevance
 rate, utilization rate, completeness, adherence), sets its support threshold and, when
-cross-validation says it helps, adapts the sentence-level support head's coefficients
-to the domain's sentence labels (``support_coef_delta``, ``support_intercept_delta``). It is stored
+cross-validation says it helps, adapts the sentence-level support, relevance and
+utilization heads' coefficients to the domain's sentence labels (``<head>_coef_delta``,
+``<head>_intercept_delta`` for the heads in :data:`ADAPTED_HEADS`). It is stored
 as JSON under ``$RAG_EVAL_HOME/calibrations/<name>.json`` with its provenance, and a
 judge using it is named ``local:<version>+<name>`` so every run records it.
 """
@@ -27,6 +28,9 @@ INTERCEPT_SHIFTS = {
     "completeness": "completeness_shift",
     "adherence": "adherence_logit_shift",
 }
+#: Sentence-level heads a calibration may adapt: ``<head>_coef_delta`` (in the head's
+#: standardised feature space) and ``<head>_intercept_delta`` are added to them.
+ADAPTED_HEADS = ("support", "relevance", "utilization")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -63,7 +67,8 @@ def list_calibrations() -> list[dict[str, Any]]:
 
 def apply_calibration(model: Any, fitted: dict[str, float]) -> Any:
     """``model`` (a :class:`~rag_eval.judges.local.LocalModel`) with the fitted intercept
-    shifts and support threshold; raises ``ValueError`` on a missing value."""
+    shifts, support threshold and adapted sentence heads; raises ``ValueError`` on a
+    missing value or an adapted head whose coefficients do not match the model's."""
     changes: dict[str, Any] = {}
     for head, key in INTERCEPT_SHIFTS.items():
         if key not in fitted:
@@ -73,13 +78,16 @@ def apply_calibration(model: Any, fitted: dict[str, float]) -> Any:
     if "support_threshold" not in fitted:
         raise ValueError("calibration lacks 'support_threshold'")
     changes["support_threshold"] = float(fitted["support_threshold"])
-    if fitted.get("support_coef_delta") is not None:  # the support head adapted to the domain's sentence labels
+    for head_name in ADAPTED_HEADS:  # sentence heads adapted to the domain's sentence labels
+        if fitted.get(f"{head_name}_coef_delta") is None:
+            continue
         import numpy as np
 
-        head = model.support
-        delta = np.asarray(fitted["support_coef_delta"], dtype=np.float64)
+        head = getattr(model, head_name)
+        delta = np.asarray(fitted[f"{head_name}_coef_delta"], dtype=np.float64)
         if delta.shape != head.coef.shape:
-            raise ValueError(f"calibration's support head change has {delta.size} coefficients, the model {head.coef.size}")
-        changes["support"] = dataclasses.replace(head, coef=head.coef + delta,
-                                                 intercept=head.intercept + float(fitted["support_intercept_delta"]))
+            raise ValueError(f"calibration's {head_name} head change has {delta.size} coefficients, "
+                             f"the model {head.coef.size}")
+        changes[head_name] = dataclasses.replace(
+            head, coef=head.coef + delta, intercept=head.intercept + float(fitted[f"{head_name}_intercept_delta"]))
     return dataclasses.replace(model, **changes)

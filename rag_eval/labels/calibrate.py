@@ -13,7 +13,16 @@ row-level heads and its decision threshold, and may adapt the support head:
 - the sentence-level support head (``support_head``, first): its coefficients refitted on
   the rows' sentence labels by an L2 fit that starts at and is shrunk toward the
   shipped coefficients (strength from :data:`HEAD_ALPHAS`), so a calibration can change
-  the *ranking* of responses, not only intercepts. Judged by the sentences' log loss.
+  the *ranking* of responses, not only intercepts. Judged by the sentences' log loss;
+- the sentence-level utilization and relevance heads (``utilization_head``,
+  ``relevance_head``, each just before the rate intercept it feeds): the same fit
+  (:func:`fit_head_delta`) on the rows' document-sentence labels (which sentences are
+  utilized / relevant), so a calibration can fix per-row error of the rates, not only
+  their mean. Judged by :data:`HEAD_CRITERION`: the RMSE of the rate the head feeds
+  (bench/bench_calibration.py: fewer held-out cases worse than judging by the sentences'
+  log loss, which improves easily on hundreds of sentences without the rate following).
+  The rate heads read these heads' probabilities, so the rate intercepts are fitted on
+  top of the adapted heads.
 
 How far each of these moves is decided per metric by cross-validation over *all*
 labelled rows (:data:`FOLDS` seeded folds): in each fold the shifts are fitted on the
@@ -30,7 +39,10 @@ cross-validated hallucination AUROC, or when the rows are too few to measure one
 ranking a user triages by is a metric too.
 
 The stored calibration records per metric the cross-validated error before and after
-with 95% bootstrap intervals (over rows) and the decision. Fewer than :data:`MIN_ROWS`
+with 95% bootstrap intervals (over rows) and the decision, and per decision (in the
+order taken) the figure it was judged by before and after it, the candidate move's
+figure, the guarded metrics' figures and the decision in words. A sentence head whose
+labels some rows lack is kept with a note saying so. Fewer than :data:`MIN_ROWS`
 labelled rows is refused (:class:`TooFewRows`): no error of a calibration could be
 measured on them. Hallucination AUROC needs :data:`MIN_CLASS_ROWS` rows of each class,
 else it is stored as unmeasured with the reason, never as 0 or None.
@@ -43,7 +55,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -75,14 +87,30 @@ DEFAULT_SEED = 0
 FORMAT = 2  # format 1 (before 2026-11-26): a 70/30 split, ``held_out`` figures, every shift shrunk by n/(n+10)
 RATE_METRICS = ("relevance", "utilization", "completeness")
 #: The decisions in the order they are taken: (decision, metric it is judged by,
-#: metrics that must not get worse, fitted key it moves).
-DECISIONS = (
+#: metrics that must not get worse, fitted key it moves). A sentence head is decided
+#: before the verdict and the rate intercept it feeds (the rate heads read its
+#: probabilities), and the intercept is then fitted on top of the adapted head.
+DECISIONS: tuple[tuple[str, str, tuple[str, ...], str], ...] = (
     ("support_head", "support_sentences", ("utilization", "relevance", "completeness"), "support_coef_delta"),
     ("verdict", "verdict", ("utilization", "relevance", "completeness"), "support_threshold"),
     ("adherence", "adherence", (), "adherence_logit_shift"),
+    ("utilization_head", "utilization_sentences", ("utilization", "relevance", "completeness"),
+     "utilization_coef_delta"),
     ("utilization", "utilization", ("relevance", "completeness"), "utilization_rate_shift"),
+    ("relevance_head", "relevance_sentences", ("relevance", "completeness"), "relevance_coef_delta"),
     ("relevance", "relevance", ("completeness",), "relevance_rate_shift"),
 )
+#: Sentence-level heads a calibration may adapt: decision -> (the model's head, the
+#: :class:`LabelledRow` field with its sentence labels, what those labels are).
+SENTENCE_HEADS = {
+    "support_head": ("support", "supported", "response-sentence labels (supported or not)"),
+    "utilization_head": ("utilization", "utilized", "document-sentence labels (utilized or not)"),
+    "relevance_head": ("relevance", "relevant", "document-sentence labels (relevant or not)"),
+}
+#: How a document-sentence head (relevance, utilization) is judged: "sentences" = the
+#: log loss of its probabilities per document sentence; "rmse" = the RMSE of the rate
+#: metric it feeds (the sentence log loss is then still recorded). See docs/local-judge.md.
+HEAD_CRITERION = "rmse"
 #: metric -> (name of its error figure, what it measures)
 ERROR_FIGURES = {
     "relevance": ("rmse", "RMSE of context relevance"),
@@ -91,10 +119,23 @@ ERROR_FIGURES = {
     "adherence": ("brier", "Brier score of P(grounded)"),
     "verdict": ("error_rate", "share of rows whose grounded / hallucinated verdict is wrong"),
     "support_sentences": ("log_loss", "mean log loss of P(supported) per response sentence"),
+    "utilization_sentences": ("log_loss", "mean log loss of P(utilized) per document sentence"),
+    "relevance_sentences": ("log_loss", "mean log loss of P(relevant) per document sentence"),
+    "rates": ("rmse", "RMSE of context relevance and utilization together"),  # judges JOINT; not reported alone
 }
-#: L2 strengths (standardised features, summed log loss) of the support head's domain
-#: adaptation, strongest first; the "shrinkage" of decision ``support_head`` is one of
-#: these (0 = not adapted).
+#: The joint decision, taken after the others: the document-sentence heads and rate
+#: intercepts that no single decision could move are tried together (heads at one L2
+#: strength, intercepts in full), judged by the relevance and utilization errors
+#: together, guarded by each rate metric. Utilization alone lowers completeness and
+#: relevance alone raises it, so on some domains (emanual) only the pair helps.
+JOINT = "rates_together"
+JOINT_DECISIONS = ("utilization_head", "utilization", "relevance_head", "relevance")
+JOINT_Z_FACTOR = 2.0  # the joint move's gain must exceed this many times MIN_Z standard errors
+#: Column of each metric's per-row error source in :func:`row_predictions`.
+SENTENCE_LOSS_COLUMN = {"support_sentences": 5, "utilization_sentences": 6, "relevance_sentences": 7}
+#: L2 strengths (standardised features, summed log loss) of a sentence head's domain
+#: adaptation, strongest first; the "shrinkage" of a decision in :data:`SENTENCE_HEADS`
+#: is one of these (0 = not adapted).
 HEAD_ALPHAS = (100.0, 30.0, 10.0)
 
 
@@ -110,6 +151,8 @@ class LabelledRow:
     feats: RowFeatures
     truth: dict[str, float]  # relevance, utilization, completeness, adherence (0/1)
     supported: np.ndarray | None = None  # per response sentence: 1 supported, 0 not (the sentence labels)
+    relevant: np.ndarray | None = None  # per document sentence (item.document_keys): 1 relevant; None = unknown
+    utilized: np.ndarray | None = None  # per document sentence: 1 utilized; None = unknown
 
 
 def truth_from_labels(item: EvalItem, labels: Labels) -> dict[str, float]:
@@ -162,14 +205,20 @@ def _threshold(row_min: np.ndarray, not_adherent_rate: float) -> float:
 
 def fit_support_delta(model: LocalModel, rows: Sequence[LabelledRow], alpha: float) -> tuple[list[float], float]:
     """Domain adaptation of the sentence-level support head on the rows' sentence
-    labels: the change of its coefficients and intercept (in its standardised feature
-    space) that minimises the summed log loss plus ``alpha / 2 * ||change||^2``, i.e.
-    an L2 fit warm-started at, and shrunk toward, the shipped coefficients."""
-    from scipy.optimize import minimize
-
+    labels (see :func:`fit_head_delta`)."""
     head = model.support
     x = np.concatenate([(support_inputs(r.feats.resp) - head.mean) / head.scale for r in rows if r.supported is not None])
     y = np.concatenate([r.supported for r in rows if r.supported is not None]).astype(float)
+    return fit_head_delta(head, x, y, alpha)
+
+
+def fit_head_delta(head: Any, x: np.ndarray, y: np.ndarray, alpha: float) -> tuple[list[float], float]:
+    """The change of a logistic sentence head's coefficients and intercept (``x`` already
+    in its standardised feature space, ``y`` the 0/1 sentence labels) that minimises the
+    summed log loss plus ``alpha / 2 * ||change||^2``: an L2 fit warm-started at, and
+    shrunk toward, the shipped head. Used for every head in :data:`SENTENCE_HEADS`."""
+    from scipy.optimize import minimize
+
     z0 = x @ head.coef + head.intercept
     xa = np.hstack([x, np.ones((len(x), 1))])
     sign = 2 * y - 1
@@ -184,18 +233,43 @@ def fit_support_delta(model: LocalModel, rows: Sequence[LabelledRow], alpha: flo
     return [round(float(v), 6) for v in d[:-1]], round(float(d[-1]), 6)
 
 
-def full_shifts(model: LocalModel, rows: Sequence[LabelledRow], support_alpha: float = 0.0) -> dict[str, Any]:
+def fit_sentence_head(model: LocalModel, rows: Sequence[LabelledRow], decision: str,
+                      alpha: float) -> tuple[list[float], float]:
+    """The adaptation of the sentence head of ``decision`` (a key of
+    :data:`SENTENCE_HEADS`) to the sentence labels of ``rows`` (rows without them are
+    left out), at L2 strength ``alpha``: see :func:`fit_head_delta`."""
+    if decision == "support_head":
+        return fit_support_delta(model, rows, alpha)
+    head_name, field, _ = SENTENCE_HEADS[decision]
+    head = getattr(model, head_name)
+    labelled = [r for r in rows if getattr(r, field) is not None]
+    if not labelled:
+        raise ValueError(f"no rows with {SENTENCE_HEADS[decision][2]} to adapt the {head_name} head")
+    x = np.concatenate([(r.feats.doc - head.mean) / head.scale for r in labelled])
+    y = np.concatenate([getattr(r, field) for r in labelled]).astype(float)
+    return fit_head_delta(head, x, y, alpha)
+
+
+def full_shifts(model: LocalModel, rows: Sequence[LabelledRow], head_alphas: Mapping[str, float] | None = None,
+                fit_head: Callable[[str, float], tuple[list[float], float]] | None = None) -> dict[str, Any]:
     """The unshrunk moves fitted on ``rows``: rate-intercept shifts (mean residual),
-    the adherence logit shift and the support threshold the rows' verdicts call for;
-    with ``support_alpha`` > 0 first the support head's adaptation (see
-    :func:`fit_support_delta`), and the other moves on top of the adapted head."""
+    the adherence logit shift and the support threshold the rows' verdicts call for.
+    ``head_alphas`` (decision -> L2 strength, as the shrinkage of the decisions in
+    :data:`SENTENCE_HEADS`; 0 or absent = not adapted): first those sentence heads are
+    adapted (:func:`fit_sentence_head`, or ``fit_head(decision, alpha)`` when given, a
+    cache), and the other moves are fitted on top of the adapted heads, so a rate
+    intercept corrects what is left after its sentence head moved."""
     if not rows:
         raise ValueError("no rows to fit a calibration on")
     extra: dict[str, Any] = {}
-    if support_alpha > 0:
-        coef_delta, intercept_delta = fit_support_delta(model, rows, support_alpha)
-        extra = {"support_coef_delta": coef_delta, "support_intercept_delta": intercept_delta,
-                 "support_alpha": support_alpha}
+    for decision, (head_name, _, _) in SENTENCE_HEADS.items():
+        alpha = float((head_alphas or {}).get(decision, 0.0))
+        if alpha > 0:
+            coef_delta, intercept_delta = (fit_head or (lambda d, a: fit_sentence_head(model, rows, d, a)))(
+                decision, alpha)
+            extra.update({f"{head_name}_coef_delta": coef_delta, f"{head_name}_intercept_delta": intercept_delta,
+                          f"{head_name}_alpha": alpha})
+    if extra:
         model = apply_calibration(model, {**_identity(model), **extra})
     out = [_outputs(model, r.feats) for r in rows]
     shifts: dict[str, Any] = dict(extra)
@@ -215,14 +289,17 @@ def _identity(model: LocalModel) -> dict[str, float]:
 def fitted_values(model: LocalModel, shifts: dict[str, Any], shrinkage: dict[str, float],
                   n_rows: int) -> dict[str, Any]:
     """The values :func:`~rag_eval.judges.calibration.apply_calibration` applies: each
-    move of ``shifts`` times its decision's shrinkage (0 = the base judge); the support
-    head's adaptation when ``shifts`` carries one (fitted at ``shrinkage["support_head"]``)."""
+    move of ``shifts`` times its decision's shrinkage (0 = the base judge); a sentence
+    head's adaptation when ``shifts`` carries one (fitted at that decision's shrinkage,
+    an L2 strength)."""
     w = {key: float(shrinkage.get(decision, 0.0)) for decision, _, _, key in DECISIONS}
     base_t = model.support_threshold
-    head = ({"support_coef_delta": shifts["support_coef_delta"],
-             "support_intercept_delta": shifts["support_intercept_delta"]}
-            if shrinkage.get("support_head") and "support_coef_delta" in shifts else {})
-    return {**head,
+    heads: dict[str, Any] = {}
+    for decision, (head_name, _, _) in SENTENCE_HEADS.items():
+        if shrinkage.get(decision) and f"{head_name}_coef_delta" in shifts:
+            heads[f"{head_name}_coef_delta"] = shifts[f"{head_name}_coef_delta"]
+            heads[f"{head_name}_intercept_delta"] = shifts[f"{head_name}_intercept_delta"]
+    return {**heads,
         "relevance_rate_shift": w["relevance_rate_shift"] * shifts["relevance_rate_shift"],
         "utilization_rate_shift": w["utilization_rate_shift"] * shifts["utilization_rate_shift"],
         "completeness_shift": 0.0,  # completeness is scored from the labels; its head only explains
@@ -235,37 +312,49 @@ def fitted_values(model: LocalModel, shifts: dict[str, Any], shrinkage: dict[str
 def fit_calibration(model: LocalModel, rows: Sequence[LabelledRow],
                     shrinkage: dict[str, float] | None = None) -> dict[str, Any]:
     """Fitted values from ``rows`` at the given per-decision shrinkage (default: every
-    intercept move in full, the support head not adapted). :func:`cross_validate`
+    intercept move in full, no sentence head adapted). :func:`cross_validate`
     chooses the shrinkage."""
-    full = {d: 1.0 for d, *_ in DECISIONS if d != "support_head"} if shrinkage is None else shrinkage
-    return fitted_values(model, full_shifts(model, rows, float(full.get("support_head", 0.0))), full, len(rows))
+    full = {d: 1.0 for d, *_ in DECISIONS if d not in SENTENCE_HEADS} if shrinkage is None else shrinkage
+    return fitted_values(model, full_shifts(model, rows, full), full, len(rows))
 
 
-def _row_scores(model: LocalModel, row: LabelledRow) -> tuple[float, float, float, float, float, float]:
-    """(relevance, utilization, completeness, P(grounded), verdict adherent, mean log
-    loss of the sentences' P(supported) or NaN without sentence labels) of one row,
-    scored like a user's run (judge labels -> ``score_item(..., "clean")``)."""
+def _log_loss(p: Sequence[float], y: np.ndarray) -> float:
+    """Mean log loss of probabilities ``p`` (clipped like the stored 4-decimal ones) against 0/1 ``y``."""
+    q = np.clip(np.asarray(p, dtype=np.float64), 1e-4, 1 - 1e-4)
+    return float(-np.mean(np.where(y == 1, np.log(q), np.log(1 - q))))
+
+
+def _row_scores(model: LocalModel, row: LabelledRow) -> tuple[float, ...]:
+    """(relevance, utilization, completeness, P(grounded), verdict adherent, and the
+    mean log loss of the sentences' P(supported), P(utilized), P(relevant) against the
+    row's sentence labels, NaN where it has none) of one row, scored like a user's run
+    (judge labels -> ``score_item(..., "clean")``)."""
     labels = labels_from_features(row.item, row.feats, model)
     s = score_item(row.item, labels, "clean")
     adherent = float(bool(s.adherence))
     p = float(s.adherence_score) if s.adherence_score is not None else adherent
-    loss = float("nan")
-    if row.supported is not None:
-        p_sup = np.clip([(labels.support_probabilities or {})[k] for k in row.item.response_keys], 1e-4, 1 - 1e-4)
-        loss = float(-np.mean(np.where(row.supported == 1, np.log(p_sup), np.log(1 - p_sup))))
+    nan = float("nan")
+    sup = (_log_loss([(labels.support_probabilities or {})[k] for k in row.item.response_keys], row.supported)
+           if row.supported is not None else nan)
+    doc = row.item.document_keys
+    util = (_log_loss([(labels.utilization_probabilities or {})[k] for k in doc], row.utilized)
+            if row.utilized is not None else nan)
+    rel = (_log_loss([(labels.relevance_probabilities or {})[k] for k in doc], row.relevant)
+           if row.relevant is not None else nan)
     return (float(s.context_relevance or 0.0), float(s.context_utilization or 0.0), float(s.completeness or 0.0),
-            p, adherent, loss)
+            p, adherent, sup, util, rel)
 
 
 def _errors(pred: np.ndarray, truth: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Per-row squared (or 0/1) errors of ``pred`` (rows x 5, as :func:`_row_scores`)."""
+    """Per-row squared (or 0/1, or log-loss) errors of ``pred`` (rows x 8, as :func:`_row_scores`)."""
     return {
         "relevance": (pred[:, 0] - truth["relevance"]) ** 2,
         "utilization": (pred[:, 1] - truth["utilization"]) ** 2,
         "completeness": (pred[:, 2] - truth["completeness"]) ** 2,
         "adherence": (pred[:, 3] - truth["adherence"]) ** 2,
         "verdict": (pred[:, 4] != truth["adherence"]).astype(float),
-        "support_sentences": pred[:, 5],
+        **{metric: pred[:, col] for metric, col in SENTENCE_LOSS_COLUMN.items()},
+        "rates": ((pred[:, 0] - truth["relevance"]) ** 2 + (pred[:, 1] - truth["utilization"]) ** 2) / 2,
     }
 
 
@@ -304,51 +393,132 @@ def _ranks_worse(truth_adherent: np.ndarray, before: np.ndarray, after: np.ndarr
     return not (a["measured"] and b["measured"]) or b["value"] < a["value"]
 
 
+def _joint_decision(chosen: dict[str, float], free: Sequence[str], current: dict[str, np.ndarray],
+                    truth: dict[str, np.ndarray], oof: Callable[[dict[str, float]], np.ndarray],
+                    head_alphas: Sequence[float], min_z: float, idx: np.ndarray) -> dict[str, Any]:
+    """The decision :data:`JOINT`: ``free`` (the decisions of :data:`JOINT_DECISIONS`
+    still at the base judge) moved together, each sentence head at one L2 strength of
+    ``head_alphas``, each rate intercept in full; adopted like any decision (gain on the
+    joint figure beyond ``min_z`` standard errors, no rate metric's error raised at all).
+    Returns the step record plus ``moves`` and ``errors`` for the caller."""
+    best: tuple[float, float, dict[str, float], dict[str, np.ndarray]] | None = None
+    for w in head_alphas:
+        moves = {d: (w if d in SENTENCE_HEADS else 1.0) for d in free}
+        errs = _errors(oof({**chosen, **moves}), truth)
+        gain = float(np.mean(current["rates"] - errs["rates"]))
+        if best is None or gain > best[0]:
+            best = (gain, w, moves, errs)
+    assert best is not None
+    gain, w, moves, errs = best
+    n = len(errs["rates"])
+    se = float(np.std(current["rates"] - errs["rates"], ddof=1) / np.sqrt(n)) if n > 1 else float("inf")
+    worse = [g for g in RATE_METRICS if float(np.mean(errs[g] - current[g])) > 1e-12]
+    # Up to four moves at once, the best of several strengths, fit a small sample easily:
+    # on delucionqa (25 rows whose utilization error was twice the domain's) a joint move
+    # with a gain of 1.1 standard errors made the held-out utilization worse beyond noise.
+    # So the joint move needs JOINT_Z_FACTOR times the usual bar, and must help more
+    # rows than it hurts (a gain carried by a few rows is not taken).
+    diff = current["rates"] - errs["rates"]
+    most = int((diff > 1e-12).sum()) > int((diff < -1e-12).sum())
+    adopted = gain > 0 and gain > JOINT_Z_FACTOR * min_z * se and not worse and most
+    if adopted:
+        note = (f"moved {', '.join(free)} together (L2 strength {w:g}, intercepts in full): lowers the "
+                "cross-validated relevance and utilization error without raising completeness")
+    elif worse:
+        note = f"kept the base judge: moving them together raises the cross-validated error of {', '.join(worse)}"
+    elif gain > JOINT_Z_FACTOR * min_z * se:
+        note = ("kept the base judge: moving them together lowers the cross-validated error of fewer rows "
+                "than it raises (a gain carried by a few rows)")
+    elif gain > 0:
+        note = (f"kept the base judge: the cross-validated gain is within {JOINT_Z_FACTOR * min_z:g} standard "
+                "errors (the bar for a joint move)")
+    else:
+        note = "kept the base judge: moving them together does not lower the cross-validated error"
+    moved = errs if adopted else current
+    return {"measured": True, "judged_by": "rmse rates", "tried": w, "weight": w if adopted else 0.0,
+            "gain_z": round(gain / se, 2) if se > 0 else None,  # cross-validated gain in standard errors
+            "before": round(_figure("rates", current["rates"]), 4),
+            "before_interval": _interval("rates", current["rates"], idx),
+            "candidate": round(_figure("rates", errs["rates"]), 4),
+            "after": round(_figure("rates", moved["rates"]), 4),
+            "after_interval": _interval("rates", moved["rates"], idx),
+            "guards": {g: [round(_figure(g, current[g]), 4), round(_figure(g, errs[g]), 4)] for g in RATE_METRICS},
+            "decision": note, "moves": moves, "errors": errs}
+
+
 def cross_validate(model: LocalModel, rows: Sequence[LabelledRow], seed: int = DEFAULT_SEED, folds: int = FOLDS,
                    grid: Sequence[float] = SHRINKAGE_GRID, min_z: float = MIN_Z,
-                   bootstrap: int = BOOTSTRAP, min_rows: int = MIN_ROWS) -> dict[str, Any]:
+                   bootstrap: int = BOOTSTRAP, min_rows: int = MIN_ROWS,
+                   head_criterion: str = HEAD_CRITERION,
+                   head_alphas: Sequence[float] = HEAD_ALPHAS, joint: bool = True) -> dict[str, Any]:
     """Choose each decision's shrinkage by cross-validated error over ``rows`` and
     measure the result (see the module docstring). Returns ``shrinkage`` (decision ->
     weight), ``metrics`` (per metric: figure, before / after with intervals, the
-    difference's interval, decision), ``auroc`` before / after and the fold layout.
-    ``min_rows`` below :data:`MIN_ROWS` is for benches that show what the rule would do."""
+    difference's interval, decision), ``decisions`` (per decision, in the order taken:
+    the figure it was judged by before and after it, with intervals, and the decision
+    in words), ``auroc`` before / after and the fold layout. ``head_criterion``: see
+    :data:`HEAD_CRITERION`; ``head_alphas``: the L2 strengths tried for a sentence head
+    (:data:`HEAD_ALPHAS`); ``joint``: take the decision :data:`JOINT` at the end.
+    ``min_rows`` below :data:`MIN_ROWS` is for benches that
+    show what the rule would do."""
+    if head_criterion not in ("sentences", "rmse"):
+        raise ValueError(f"head_criterion {head_criterion!r}: use 'sentences' or 'rmse'")
     n = len(rows)
     if n < max(min_rows, 2):
         raise TooFewRows(f"calibration refused: {n} labelled row(s); at least {MIN_ROWS} are needed to measure "
                          f"whether a calibration helps (label {MIN_ROWS - n} more)")
     k = min(folds, n)
     fold = np.random.default_rng(seed).permutation(n) % k
-    shift_cache: dict[float, list[dict[str, Any]]] = {}  # support-head alpha -> per fold
+    fold_rows = [[rows[i] for i in np.flatnonzero(fold != j).tolist()] for j in range(k)]
+    head_cache: dict[tuple[int, str, float], tuple[list[float], float]] = {}  # (fold, decision, alpha) -> delta
+    shift_cache: dict[tuple[float, ...], list[dict[str, Any]]] = {}  # the heads' alphas -> per fold
 
-    def fold_shifts(alpha: float) -> list[dict[str, Any]]:
-        if alpha not in shift_cache:
-            shift_cache[alpha] = [full_shifts(model, [rows[i] for i in np.flatnonzero(fold != j).tolist()], alpha)
-                                  for j in range(k)]
-        return shift_cache[alpha]
+    def fold_head(j: int) -> Callable[[str, float], tuple[list[float], float]]:
+        def fit(decision: str, alpha: float) -> tuple[list[float], float]:
+            if (j, decision, alpha) not in head_cache:
+                head_cache[(j, decision, alpha)] = fit_sentence_head(model, fold_rows[j], decision, alpha)
+            return head_cache[(j, decision, alpha)]
+        return fit
+
+    def fold_shifts(shrinkage: dict[str, float]) -> list[dict[str, Any]]:
+        alphas = {d: float(shrinkage.get(d, 0.0)) for d in SENTENCE_HEADS}
+        key = tuple(alphas.values())
+        if key not in shift_cache:
+            shift_cache[key] = [full_shifts(model, fold_rows[j], alphas, fold_head(j)) for j in range(k)]
+        return shift_cache[key]
 
     truth = {m: np.array([r.truth[m] for r in rows]) for m in (*RATE_METRICS, "adherence")}
-    has_sentences = all(r.supported is not None and len(r.supported) for r in rows)
+    has_labels = {decision: all(getattr(r, field) is not None and len(getattr(r, field)) for r in rows)
+                  for decision, (_, field, _) in SENTENCE_HEADS.items()}
+    sentence_metric = {metric: decision for decision, metric, _, _ in DECISIONS if decision in SENTENCE_HEADS}
 
     def oof(shrinkage: dict[str, float]) -> np.ndarray:
-        pred = np.zeros((n, 6))
-        shifts = fold_shifts(float(shrinkage.get("support_head", 0.0)))
+        pred = np.zeros((n, 8))
+        shifts = fold_shifts(shrinkage)
         for j in range(k):
             calibrated = apply_calibration(model, fitted_values(model, shifts[j], shrinkage, n))
             for i in np.flatnonzero(fold == j).tolist():
                 pred[i] = _row_scores(calibrated, rows[i])
         return pred
 
+    idx = np.random.default_rng(seed + 1).integers(0, n, size=(bootstrap, n))
     chosen = {d: 0.0 for d, *_ in DECISIONS}
     base_pred = oof(chosen)
     current = _errors(base_pred, truth)
     current_pred = base_pred
     notes: dict[str, str] = {}
+    steps: dict[str, dict[str, Any]] = {}
     for decision, metric, guards, _key in DECISIONS:
-        if decision == "support_head" and not has_sentences:
-            notes[decision] = "kept the shipped head: some rows lack sentence labels"
+        if decision in SENTENCE_HEADS and not has_labels[decision]:
+            notes[decision] = f"kept the shipped head: some rows lack {SENTENCE_HEADS[decision][2]}"
+            steps[decision] = {"weight": 0.0, "decision": notes[decision], "measured": False}
             continue
+        if decision in ("utilization_head", "relevance_head") and head_criterion == "rmse":
+            # judged by the rate metric the head feeds; its sentence log loss is still recorded
+            metric = decision.removesuffix("_head")
+            guards = tuple(g for g in guards if g != metric)
         best: tuple[float, float, dict[str, np.ndarray], np.ndarray] | None = None  # (gain, weight, errors, pred)
-        for w in (HEAD_ALPHAS if decision == "support_head" else grid):
+        for w in (head_alphas if decision in SENTENCE_HEADS else grid):
             if w == 0.0:
                 continue
             pred = oof({**chosen, decision: w})
@@ -358,6 +528,7 @@ def cross_validate(model: LocalModel, rows: Sequence[LabelledRow], seed: int = D
                 best = (gain, w, errs, pred)
         if best is None:
             notes[decision] = "kept the base judge: no shrinkage to try"
+            steps[decision] = {"weight": 0.0, "decision": notes[decision], "measured": False}
             continue
         gain, w, errs, pred = best
         diff = current[metric] - errs[metric]
@@ -368,11 +539,11 @@ def cross_validate(model: LocalModel, rows: Sequence[LabelledRow], seed: int = D
         worse = [g for g in guards if float(np.mean(errs[g] - current[g])) > 1e-12]
         if decision == "support_head" and _ranks_worse(truth["adherence"], current_pred[:, 3], pred[:, 3]):
             worse.append("hallucination AUROC (or the rows cannot measure one)")
-        if gain > 0 and gain > min_z * se and not worse:
-            chosen[decision] = w
-            current, current_pred = errs, pred
-            notes[decision] = (f"adapted to this domain's sentence labels (L2 strength {w:g}): lowers the "
-                               "cross-validated error" if decision == "support_head"
+        adopted = gain > 0 and gain > min_z * se and not worse
+        if adopted:
+            head_words = SENTENCE_HEADS.get(decision, ("", "", "sentence labels"))[2]
+            notes[decision] = (f"adapted to this domain's {head_words}, L2 strength {w:g}: lowers the "
+                               "cross-validated " + ERROR_FIGURES[metric][1] if decision in SENTENCE_HEADS
                                else f"calibrated: shrinkage {w:g} lowers the cross-validated error")
         elif worse:
             notes[decision] = f"kept the base judge: moving it makes the cross-validated {', '.join(worse)} worse"
@@ -381,6 +552,34 @@ def cross_validate(model: LocalModel, rows: Sequence[LabelledRow], seed: int = D
                                "(not distinguishable from noise)")
         else:
             notes[decision] = "kept the base judge: moving it does not lower the cross-validated error"
+        moved = errs if adopted else current
+        steps[decision] = {
+            "measured": True, "judged_by": f"{ERROR_FIGURES[metric][0]} {metric}", "tried": w,
+            "gain_z": round(gain / se, 2) if se > 0 else None,  # cross-validated gain in standard errors
+            "weight": w if adopted else 0.0,
+            "before": round(_figure(metric, current[metric]), 4),
+            "before_interval": _interval(metric, current[metric], idx),
+            "candidate": round(_figure(metric, errs[metric]), 4),
+            "after": round(_figure(metric, moved[metric]), 4),
+            "after_interval": _interval(metric, moved[metric], idx),
+            "guards": {g: [round(_figure(g, current[g]), 4), round(_figure(g, errs[g]), 4)] for g in guards},
+            "decision": notes[decision],
+        }
+        if adopted:
+            chosen[decision] = w
+            current, current_pred = errs, pred
+    free = [d for d in JOINT_DECISIONS if chosen[d] == 0.0]
+    if joint and has_labels["utilization_head"] and has_labels["relevance_head"] and len(free) > 1:
+        steps[JOINT] = _joint_decision(chosen, free, current, truth, oof, head_alphas, min_z, idx)
+        if steps[JOINT]["weight"]:
+            chosen = {**chosen, **steps[JOINT].pop("moves")}
+            current = steps[JOINT].pop("errors")
+            for d in free:
+                notes[d] = (f"moved together with {', '.join(x for x in free if x != d)} (decision {JOINT}): "
+                            "the pair lowers the cross-validated relevance and utilization error, neither alone did")
+        else:
+            steps[JOINT].pop("moves"), steps[JOINT].pop("errors")
+    chosen[JOINT] = steps.get(JOINT, {}).get("weight", 0.0)
     after_pred = oof(chosen)
     before, after = _errors(base_pred, truth), _errors(after_pred, truth)
     # The adherence shift is one monotone move of every row's P(grounded), so it cannot
@@ -388,11 +587,11 @@ def cross_validate(model: LocalModel, rows: Sequence[LabelledRow], seed: int = D
     # shifts it would (an artefact of the folds), so the AUROC is taken without it.
     rank_pred = oof({**chosen, "adherence": 0.0}) if chosen["adherence"] else after_pred
     # (with an adapted support head the ranking itself changes: that is what it is for)
-    idx = np.random.default_rng(seed + 1).integers(0, n, size=(bootstrap, n))
     metrics: dict[str, Any] = {}
     for metric, (figure, meaning) in ERROR_FIGURES.items():
-        if metric == "support_sentences" and not has_sentences:
+        if metric == "rates" or (metric in sentence_metric and not has_labels[sentence_metric[metric]]):
             continue
+        decision = sentence_metric.get(metric, metric)
         diff_means = (after[metric] - before[metric])[idx].mean(axis=1)
         metrics[metric] = {
             "figure": figure,
@@ -404,13 +603,15 @@ def cross_validate(model: LocalModel, rows: Sequence[LabelledRow], seed: int = D
             # interval of the change in the mean per-row (squared) error; below 0 = better
             "change_interval": [round(float(np.percentile(diff_means, 2.5)), 5),
                                 round(float(np.percentile(diff_means, 97.5)), 5)],
-            "shrinkage": chosen.get("support_head" if metric == "support_sentences" else metric, 0.0),
-            "decision": notes.get("support_head" if metric == "support_sentences" else metric,
+            "shrinkage": chosen.get(decision, 0.0),
+            "decision": notes.get(decision,
                                   "not moved: completeness follows from the relevance and utilization labels"),
         }
     return {
         "rows": n, "folds": k, "seed": seed, "grid": list(grid), "min_z": min_z, "bootstrap": bootstrap,
+        "head_alphas": list(head_alphas), "head_criterion": head_criterion,
         "shrinkage": chosen,
+        "decisions": steps,
         "metrics": metrics,
         "auroc": {"before": _auroc(truth["adherence"], base_pred[:, 3]),
                   "after": _auroc(truth["adherence"], rank_pred[:, 3])},
@@ -455,7 +656,7 @@ def calibrate(model: LocalModel, rows: Sequence[LabelledRow], name: str, *, seed
     Raises :class:`TooFewRows` under :data:`MIN_ROWS` rows."""
     check_name(name)
     cv = cross_validate(model, rows, seed=seed, folds=folds)
-    shifts = full_shifts(model, rows, float(cv["shrinkage"].get("support_head", 0.0)))
+    shifts = full_shifts(model, rows, cv["shrinkage"])
     base_file = Path(model_path) if model_path is not None else MODEL_DIR / MODEL_FILE
     return {
         "format": FORMAT,
@@ -510,6 +711,18 @@ def calibration_report(calibration: dict[str, Any]) -> list[dict[str, Any]]:
     rows.append({"figure": "hallucination AUROC", "before": b.get("value"), "before 95% CI": "",
                  "after": a.get("value"), "after 95% CI": "",
                  "decision": ("measured (higher is better)" if b.get("measured") else f"unmeasured: {b.get('reason')}")})
+    # The sentence heads' and the joint decision's own step: the figure it was judged by,
+    # just before and after it (the rows above are the whole calibration's before / after).
+    for decision, step in (cv.get("decisions") or {}).items():
+        if decision not in SENTENCE_HEADS and decision != JOINT:
+            continue
+        if not step.get("measured"):
+            rows.append({"figure": f"step {decision}", "before": None, "before 95% CI": "", "after": None,
+                         "after 95% CI": "", "decision": step["decision"]})
+            continue
+        rows.append({"figure": f"step {decision}: {step['judged_by']}", "before": step["before"],
+                     "before 95% CI": _ci(step.get("before_interval")), "after": step["after"],
+                     "after 95% CI": _ci(step.get("after_interval")), "decision": step["decision"]})
     return rows
 
 
@@ -543,13 +756,25 @@ def _supported(item: EvalItem, labels: Labels) -> np.ndarray:
     return np.array([normalize_key(k) not in unsupported for k in item.response_keys], dtype=int)
 
 
+def _document_labels(item: EvalItem, row: dict[str, Any], keys: Sequence[str], field: str) -> np.ndarray | None:
+    """Per document sentence of ``item`` (``item.document_keys``): 1 when ``keys`` (the
+    parsed label list ``field`` of ``row``) names it; None when the row does not carry
+    ``field`` at all (unknown, not "none of them")."""
+    from rag_eval.text.keys import normalize_key
+
+    if row.get(field) is None:
+        return None
+    named = {normalize_key(k) for k in keys}
+    return np.array([normalize_key(k) in named for k in item.document_keys], dtype=int)
+
+
 def labelled_rows(rows: Sequence[dict[str, Any]], embedder: Any) -> tuple[list[LabelledRow], list[str]]:
     """RAGBench-format labelled rows (an export, or RAGBench itself) featurised for the
     local judge; rows without labels or sentences are left out with the reason."""
     from rag_eval.judges.local import featurize_items
     from rag_eval.text.sentences import item_from_row
 
-    good: list[tuple[EvalItem, dict[str, float], np.ndarray]] = []
+    good: list[tuple[EvalItem, dict[str, float], np.ndarray, np.ndarray | None, np.ndarray | None]] = []
     errors: list[str] = []
     for n, row in enumerate(rows, 1):
         try:
@@ -557,16 +782,18 @@ def labelled_rows(rows: Sequence[dict[str, Any]], embedder: Any) -> tuple[list[L
                 raise ValueError("no sentence labels (all_relevant_sentence_keys, ...)")
             item = item_from_row(row, default_id=f"row-{n}")
             labels = Labels.from_dict(row)
-            good.append((item, truth_from_labels(item, labels), _supported(item, labels)))
+            good.append((item, truth_from_labels(item, labels), _supported(item, labels),
+                         _document_labels(item, row, labels.all_relevant_sentence_keys, "all_relevant_sentence_keys"),
+                         _document_labels(item, row, labels.all_utilized_sentence_keys, "all_utilized_sentence_keys")))
         except (ValueError, KeyError, TypeError) as err:
             errors.append(f"row {n}: {err}")
     out: list[LabelledRow] = []
     feats = featurize_items([g[0] for g in good], embedder) if good else []
-    for (item, truth, supported), f in zip(good, feats):
+    for (item, truth, supported, relevant, utilized), f in zip(good, feats):
         if isinstance(f, str):
             errors.append(f"row {item.id}: {f}")
         else:
-            out.append(LabelledRow(item, f, truth, supported))
+            out.append(LabelledRow(item, f, truth, supported, relevant, utilized))
     return out, errors
 
 

@@ -5,6 +5,7 @@ left at the base judge unless moving it helps, refused under 20 rows, and used b
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 
@@ -15,7 +16,14 @@ from click.testing import CliRunner
 from rag_eval.cli import cli
 from rag_eval.judges.calibration import load_calibration
 from rag_eval.judges.local import LocalJudge, LocalModel
-from rag_eval.labels.calibrate import HEAD_ALPHAS, TooFewRows, calibration_report, cross_validate, labelled_rows
+from rag_eval.labels.calibrate import (
+    HEAD_ALPHAS,
+    TooFewRows,
+    calibrate,
+    calibration_report,
+    cross_validate,
+    labelled_rows,
+)
 from tests.conftest import DATA_DIR
 
 SAMPLE = DATA_DIR / "ragbench_msmarco_24.jsonl"  # one domain, 24 rows: enough to cross-validate
@@ -62,10 +70,13 @@ def test_calibration_is_reproducible_with_provenance_and_cross_validated_figures
         # every figure is a number with an interval around it and a decision in words
         assert m["before_interval"][0] <= m["before"] <= m["before_interval"][1]
         assert m["after_interval"][0] <= m["after"] <= m["after_interval"][1]
-        assert m["decision"].startswith(("calibrated", "kept the base judge", "not moved"))
+        assert m["decision"].startswith(("calibrated", "kept the base judge", "not moved", "moved together"))
     # A metric left at the base judge is stored with shrinkage 0, and its fitted value is the base one.
-    assert {w for d, w in cv["shrinkage"].items() if d != "support_head"} <= {0.0, 0.25, 0.5, 0.75, 1.0}
-    assert cv["shrinkage"]["support_head"] in (0.0, *HEAD_ALPHAS)  # 0 = the shipped support head
+    heads = ("support_head", "utilization_head", "relevance_head", "rates_together")
+    assert {w for d, w in cv["shrinkage"].items() if d not in heads} <= {0.0, 0.25, 0.5, 0.75, 1.0}
+    assert {cv["shrinkage"][d] for d in heads} <= {0.0, *HEAD_ALPHAS}  # 0 = the shipped sentence head
+    for d in heads:  # each decision stored with its figure and in words
+        assert d not in cv["decisions"] or cv["decisions"][d]["decision"].startswith(("adapted", "kept", "moved"))
     if cv["shrinkage"]["support_head"]:
         assert len(a["fitted"]["support_coef_delta"]) == len(LocalModel.load().support.coef)
     if cv["shrinkage"]["verdict"] == 0.0:
@@ -190,3 +201,163 @@ def test_a_support_head_move_that_ranks_rows_worse_or_cannot_be_checked_is_refus
     assert not _ranks_worse(truth, good, good)
     # 3 hallucinated rows cannot measure an AUROC: the ranking cannot be shown to survive
     assert _ranks_worse(truth[:13], good[:13], good[:13])
+
+
+def _relabelled_rows(field: str) -> list:
+    """The sample's rows with the document-sentence labels ``field`` replaced by a rule the
+    shipped heads disagree with: the half of each row's document sentences *least* similar
+    to the question is called relevant (and utilized sentences stay relevant, as the labels
+    require), so its TRACe truth follows the new labels."""
+    from rag_eval.judges.features import DOC_FEATURES
+
+    raw = [json.loads(x) for x in SAMPLE.read_text().splitlines() if x.strip()]
+    col = DOC_FEATURES.index("q_cos")
+    out = []
+    for row, labelled in zip(raw, _rows()):
+        q = labelled.feats.doc[:, col]
+        far = {k for k, v in zip(labelled.item.document_keys, q) if v < np.median(q)}
+        out.append(dict(row, **{field: sorted(far | set(row.get("all_utilized_sentence_keys") or []))}))
+    rows, errors = labelled_rows(out, LocalJudge().embedder)
+    assert not errors
+    return rows
+
+
+def test_document_sentence_labels_that_disagree_with_the_shipped_heads_adapt_the_relevance_head():
+    """Issue 29, item 2: the relevance sentence head is refitted on the rows' document-sentence
+    labels when that lowers the cross-validated error (by either criterion), the rate
+    intercept is then decided on top of it, and the decision is stored with its figure
+    before / after."""
+    rows = _relabelled_rows("all_relevant_sentence_keys")
+    assert all(r.relevant is not None and len(r.relevant) == len(r.item.document_keys) for r in rows)
+    for criterion, judged_by in (("rmse", "rmse relevance"), ("sentences", "log_loss relevance_sentences")):
+        cv = cross_validate(LocalModel.load(), rows, seed=0, head_criterion=criterion)
+        assert cv["shrinkage"]["relevance_head"] in HEAD_ALPHAS
+        step = cv["decisions"]["relevance_head"]
+        assert step["judged_by"] == judged_by
+        assert step["after"] < step["before"] and step["after_interval"][1] < step["before_interval"][0]
+        assert step["decision"].startswith("adapted to this domain's document-sentence labels (relevant or not)")
+        # The row-level figures follow: the relevance rate the adapted head feeds is much closer.
+        m = cv["metrics"]["relevance"]
+        assert m["after"] < m["before"] - 0.1
+        assert cv["metrics"]["relevance_sentences"]["after"] < cv["metrics"]["relevance_sentences"]["before"]
+    # The stored calibration carries the adapted head, and a judge using it predicts with it.
+    cal = calibrate(LocalModel.load(), rows, "relabelled", seed=0)
+    assert len(cal["fitted"]["relevance_coef_delta"]) == len(LocalModel.load().relevance.coef)
+    report = {r["figure"]: r for r in calibration_report(cal)}
+    assert cal["cross_validation"]["head_criterion"] == "rmse"  # the default, measured in bench_calibration
+    assert report["log_loss relevance_sentences"]["decision"] == (
+        cal["cross_validation"]["decisions"]["relevance_head"]["decision"])
+    assert report["log_loss relevance_sentences"]["after"] < report["log_loss relevance_sentences"]["before"]
+    step_row = report["step relevance_head: rmse relevance"]  # the decision's own figure, before / after it
+    assert step_row["after"] < step_row["before"] and step_row["decision"].startswith("adapted")
+
+
+def test_without_document_sentence_labels_the_relevance_and_utilization_heads_are_kept_with_a_note():
+    raw = [json.loads(x) for x in SAMPLE.read_text().splitlines() if x.strip()]
+    without = [{k: v for k, v in row.items() if k != "all_utilized_sentence_keys"} for row in raw]
+    rows, errors = labelled_rows(without, LocalJudge().embedder)
+    assert not errors and all(r.utilized is None and r.relevant is not None for r in rows)
+    rows = [dataclasses.replace(r, relevant=None) for r in rows]
+    cv = cross_validate(LocalModel.load(), rows, seed=0)
+    for decision, what in (("relevance_head", "relevant"), ("utilization_head", "utilized")):
+        assert cv["shrinkage"][decision] == 0.0
+        assert cv["decisions"][decision]["decision"] == (
+            f"kept the shipped head: some rows lack document-sentence labels ({what} or not)")
+        assert f"{decision.removesuffix('_head')}_sentences" not in cv["metrics"]  # no figure, not a 0
+    assert "support_sentences" in cv["metrics"]  # the response-sentence labels are still used
+
+
+def test_adapted_relevance_and_utilization_heads_round_trip_through_the_stored_calibration(rag_eval_home):
+    """apply_calibration adds each adapted head's change (checked against the model's
+    shape); stored as JSON and loaded by ``local:NAME`` it gives the same model."""
+    from rag_eval.judges.calibration import apply_calibration
+    from rag_eval.labels.calibrate import fit_sentence_head, save_calibration
+
+    model = LocalModel.load()
+    rows = _rows()
+    rel = fit_sentence_head(model, rows, "relevance_head", 10.0)
+    util = fit_sentence_head(model, rows, "utilization_head", 10.0)
+    assert len(rel[0]) == len(model.relevance.coef) and any(rel[0]) and any(util[0])
+    fitted = {"relevance_rate_shift": 0.0, "utilization_rate_shift": 0.0, "completeness_shift": 0.0,
+              "adherence_logit_shift": 0.0, "support_threshold": model.support_threshold,
+              "relevance_coef_delta": rel[0], "relevance_intercept_delta": rel[1],
+              "utilization_coef_delta": util[0], "utilization_intercept_delta": util[1]}
+    adapted = apply_calibration(model, fitted)
+    assert list(adapted.relevance.coef) == pytest.approx(list(model.relevance.coef + rel[0]))
+    assert adapted.utilization.intercept == pytest.approx(model.utilization.intercept + util[1])
+    assert adapted.support is model.support  # only the adapted heads change
+    with pytest.raises(ValueError, match="utilization head change has"):
+        apply_calibration(model, {**fitted, "utilization_coef_delta": util[0][:-1]})
+    save_calibration({"format": 2, "name": "heads", "base_version": model.version, "fitted": fitted,
+                      "cross_validation": {"rows": 24, "folds": 5, "seed": 0, "shrinkage": {}, "metrics": {}}})
+    loaded = LocalJudge(calibration="heads").model
+    doc = rows[0].feats.doc
+    assert loaded.relevance.predict(doc) == pytest.approx(adapted.relevance.predict(doc))
+    assert loaded.utilization.predict(doc) == pytest.approx(adapted.utilization.predict(doc))
+
+
+def test_a_format_2_calibration_stored_before_the_document_heads_still_loads(rag_eval_home):
+    """A format-2 calibration written before the relevance / utilization heads could be
+    adapted (no ``decisions``, no ``*_sentences`` document figures) loads and is shown."""
+    model = LocalModel.load()
+    old = {"format": 2, "name": "f2-old", "base_version": VERSION, "seed": 0, "row_ids": ["a"] * 24,
+           "fitted": {"relevance_rate_shift": -0.05, "utilization_rate_shift": 0.0, "completeness_shift": 0.0,
+                      "adherence_logit_shift": 0.0, "support_threshold": model.support_threshold,
+                      "support_coef_delta": [0.01] * len(model.support.coef), "support_intercept_delta": 0.02,
+                      "n_rows": 24.0},
+           "base_values": {"support_threshold": model.support_threshold},
+           "cross_validation": {
+               "rows": 24, "folds": 5, "seed": 0,
+               "shrinkage": {"support_head": 30.0, "verdict": 0.0, "adherence": 0.0, "utilization": 0.0,
+                             "relevance": 1.0},
+               "metrics": {"relevance": {"figure": "rmse", "meaning": "RMSE of context relevance", "before": 0.2,
+                                         "before_interval": [0.15, 0.25], "after": 0.15,
+                                         "after_interval": [0.11, 0.19], "change_interval": [-0.02, -0.005],
+                                         "shrinkage": 1.0,
+                                         "decision": "calibrated: shrinkage 1 lowers the cross-validated error"}},
+               "auroc": {"before": {"measured": True, "value": 0.7}, "after": {"measured": True, "value": 0.72}}}}
+    folder = rag_eval_home / "calibrations"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "f2-old.json").write_text(json.dumps(old), encoding="utf-8")
+    judge = LocalJudge(calibration="f2-old")
+    assert judge.model.relevance is not None and list(judge.model.relevance.coef) == list(model.relevance.coef)
+    assert judge.model.support.intercept == pytest.approx(model.support.intercept + 0.02)
+    report = {r["figure"]: r for r in calibration_report(load_calibration("f2-old"))}
+    assert report["rmse relevance"]["after"] == 0.15 and report["hallucination AUROC"]["after"] == 0.72
+
+
+def test_a_reviewed_run_gives_rows_with_document_sentence_labels(labelled_run):
+    """The Judges page's path (calibrate_run -> export_rows -> labelled_rows) carries the
+    reviewers' relevant and utilized sentences, aligned with each item's document keys."""
+    from rag_eval.labels.exchange import export_rows
+
+    store, run_id = labelled_run
+    rows, errors = labelled_rows(export_rows(store, run_id, "gt"), LocalJudge().embedder)
+    assert rows and not errors
+    for r in rows:
+        assert r.relevant is not None and r.utilized is not None
+        assert len(r.relevant) == len(r.utilized) == len(r.item.document_keys)
+    assert any(r.relevant.any() for r in rows)
+
+
+def test_the_joint_decision_moves_what_no_single_decision_could_and_is_recorded():
+    """Utilization alone lowers completeness and relevance alone raises it: the decision
+    ``rates_together`` tries the document heads and rate intercepts still at the base judge
+    together, under the same rule (gain beyond one standard error, no rate metric worse)."""
+    from rag_eval.labels.calibrate import JOINT, JOINT_DECISIONS
+
+    rows = _rows()
+    cv = cross_validate(LocalModel.load(), rows, seed=0)
+    free = [d for d in JOINT_DECISIONS if cv["decisions"][d]["weight"] == 0.0]
+    if len(free) > 1:
+        step = cv["decisions"][JOINT]
+        assert step["judged_by"] == "rmse rates" and set(step["guards"]) == {"relevance", "utilization", "completeness"}
+        assert "moves" not in step and "errors" not in step  # only figures are stored
+        if step["weight"]:
+            assert all(cv["shrinkage"][d] > 0 for d in free)
+            assert all(after <= before for before, after in step["guards"].values())
+        else:
+            assert step["decision"].startswith("kept the base judge")
+    without = cross_validate(LocalModel.load(), rows, seed=0, joint=False)
+    assert JOINT not in without["decisions"] and without["shrinkage"][JOINT] == 0.0
+    assert "rates" not in cv["metrics"]  # the joint figure is a criterion, not a reported metric
