@@ -2,12 +2,14 @@
 
 Library code behind ``scripts/train_local_judge.py`` and ``bench/bench_local_judge.py``:
 read RAGBench rows, turn them into feature matrices with the judge's own
-featurisation (so training and judging cannot drift apart), fit the four logistic
-heads with a fixed seed, and score a model leave-one-subset-out.
+featurisation (so training and judging cannot drift apart), fit the eight heads
+with a fixed seed, and score a model leave-one-subset-out.
 
-The adherence head is stacked on the sentence-level support model. To keep it honest
+The row-support head is stacked on the sentence-level support model. To keep it honest
 it is fitted on *out-of-fold* sentence probabilities (5 folds grouped by row), so it
-learns how far to trust the support model on rows that model has not seen.
+learns how far to trust the support model on rows that model has not seen; the
+adherence head then blends its logit with the lexical-novelty baseline at a fixed,
+equal weight (:func:`fit_adherence_blend`).
 """
 
 from __future__ import annotations
@@ -282,9 +284,9 @@ def subset_weights(ds: Dataset, rows: np.ndarray) -> np.ndarray:
 
 def fit_model(ds: Dataset, rows: np.ndarray | None = None, seed: int = DEFAULT_SEED, version: str = "0.0.0",
               c: float = DEFAULT_C, metadata: dict[str, Any] | None = None, folds: int = 5) -> LocalModel:
-    """Fit the five heads on the rows ``rows`` (indices into ``ds``; all by default).
+    """Fit the eight heads on the rows ``rows`` (indices into ``ds``; all by default).
 
-    The row-level heads (adherence, completeness) are stacked on the sentence-level
+    The row-level heads (row support, adherence, completeness, the two rates) are stacked on the sentence-level
     heads, so they are fitted on *out-of-fold* sentence probabilities: ``folds``
     folds of rows, assigned by a seeded permutation.
     """
