@@ -11,6 +11,7 @@ the ids.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -28,6 +29,23 @@ def occurrence_keys(ids: Sequence[str]) -> list[str]:
     for i in ids:
         seen[i] += 1
         out.append(i if seen[i] == 1 else f"{i}#{seen[i]}")
+    return out
+
+
+_OCCURRENCE = re.compile(r"^(.*)#([2-9]|[1-9]\d+)$")
+
+
+def base_ids(ids: Sequence[str]) -> list[str]:
+    """``ids`` with an occurrence key ``id#k`` (k >= 2) read back as ``id`` when ``id``
+    itself is among ``ids``: a judge's or a run's output writes the k-th occurrence of a
+    repeated id that way, and must still pair with the input file it came from, which
+    repeats the bare id (RAGBench's emanual, or the shared sample's '52'). An id that
+    merely contains '#' (``doc#3`` with no ``doc`` beside it) is left as it is."""
+    present = set(ids)
+    out = []
+    for i in ids:
+        m = _OCCURRENCE.match(i)
+        out.append(m.group(1) if m and m.group(1) in present else i)
     return out
 
 
@@ -57,7 +75,10 @@ def join_by_id(left: Sequence[tuple[str, Any]], right: Sequence[tuple[str, Any]]
                left_name: str = "left", right_name: str = "right") -> Joined:
     """Pair ``(id, value)`` rows of two sides on id, in order of first appearance. Raises
     :class:`RepeatedIdMismatch` naming every id both sides hold a different number of
-    times (more than once on at least one side)."""
+    times (more than once on at least one side). Rows already keyed ``id#k`` (an output
+    of rag-eval) count as the k-th occurrence of ``id`` (:func:`base_ids`)."""
+    left = list(zip(base_ids([i for i, _ in left]), (v for _, v in left)))
+    right = list(zip(base_ids([i for i, _ in right]), (v for _, v in right)))
     left_counts = Counter(i for i, _ in left)
     right_counts = Counter(i for i, _ in right)
     mismatched = [i for i in dict.fromkeys([*left_counts, *right_counts])

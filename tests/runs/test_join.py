@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from rag_eval.cli import cli
-from rag_eval.runs.join import RepeatedIdMismatch, join_by_id, occurrence_keys
+from rag_eval.runs.join import RepeatedIdMismatch, base_ids, join_by_id, occurrence_keys
 from rag_eval.runs.score_file import agreement_between_files
 
 
@@ -26,6 +26,27 @@ def test_different_counts_are_refused_naming_the_ids():
     with pytest.raises(RepeatedIdMismatch, match=r"'a' \(2 in p, 1 in t\)") as info:
         join_by_id([("a", 1), ("a", 2), ("b", 3)], [("a", 1), ("b", 3), ("b", 4)], "p", "t")
     assert "'b' (1 in p, 2 in t)" in str(info.value)
+
+
+def test_an_output_keyed_id_hash_k_pairs_with_the_input_that_repeats_the_bare_id():
+    # rag-eval judge / run write the 2nd occurrence of '52' as '52#2'; the RAGBench file repeats '52'
+    joined = join_by_id([("52", "p1"), ("7", "p"), ("52#2", "p2")], [("52", "t1"), ("52", "t2"), ("7", "t")])
+    assert list(zip(joined.keys, joined.left, joined.right)) == [("52", "p1", "t1"), ("7", "p", "t"),
+                                                                 ("52#2", "p2", "t2")]
+    assert joined.repeated == {"52": 2} and not joined.only_left and not joined.only_right
+    # an id that merely contains '#' is an id of its own
+    assert base_ids(["doc#3", "x", "x#2", "y#1"]) == ["doc#3", "x", "x", "y#1"]
+
+
+def test_judge_output_pairs_with_its_input_in_the_agreement_command(tmp_path, ragbench_rows):
+    rows = [dict(r, id="52") for r in ragbench_rows[:2]] + [dict(r, id="7") for r in ragbench_rows[2:3]]
+    src = _write(tmp_path / "rows.jsonl", rows)
+    out = CliRunner().invoke(cli, ["judge", str(src), "--judge", "local", "--out", str(tmp_path / "out.jsonl")])
+    assert out.exit_code == 0, out.output
+    written = [json.loads(x)["id"] for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert written == ["52", "52#2", "7"]
+    result = agreement_between_files(tmp_path / "out.jsonl", src, n_boot=20)
+    assert not result.errors and result.report.coverage.rows_used == 3 and result.repeated == {"52": 2}
 
 
 def _write(path, rows):
