@@ -53,12 +53,12 @@ from rag_eval.judges.training import (
     DEFAULT_SEED,
     SUBSETS,
     ArrayEmbedder,
-    auroc_lead,
     build_dataset,
     leave_one_subset_out,
     load_ragbench,
     pooled_auroc,
 )
+from rag_eval.metrics.agreement import auroc_difference
 from rag_eval.text.sentences import item_from_row
 
 REFERENCES = [  # RAGBench paper, test splits, mean over subsets
@@ -229,8 +229,10 @@ def _quality_tables(rows: list[dict], args: argparse.Namespace) -> int:
     print("|---|---|---|---|---|---|")
 
     def lead(pooled: dict) -> str:
-        diff, low, high = auroc_lead(pooled["hallucinated"], pooled["judge"], pooled["lexical"])
-        return f"{diff:+.3f} [{low:+.3f}, {high:+.3f}]"
+        lead = auroc_difference(pooled["hallucinated"], pooled["judge"], pooled["lexical"], n_boot=2000)
+        if lead.value is None or lead.ci_low is None or lead.ci_high is None:
+            return f"{_fmt(lead.value)} ({lead.reason})"
+        return f"{lead.value:+.3f} [{lead.ci_low:+.3f}, {lead.ci_high:+.3f}]"
 
     for name, r in results.items():
         print(f"| {name} | {int(r['rows'])} | {_fmt(r['auroc'])} | {_fmt(r['auroc_lexical'])} | "

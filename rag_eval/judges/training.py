@@ -286,9 +286,9 @@ def fit_model(ds: Dataset, rows: np.ndarray | None = None, seed: int = DEFAULT_S
               c: float = DEFAULT_C, metadata: dict[str, Any] | None = None, folds: int = 5) -> LocalModel:
     """Fit the eight heads on the rows ``rows`` (indices into ``ds``; all by default).
 
-    The row-level heads (row support, adherence, completeness, the two rates) are stacked on the sentence-level
-    heads, so they are fitted on *out-of-fold* sentence probabilities: ``folds``
-    folds of rows, assigned by a seeded permutation.
+    The row-level heads (row support, adherence, completeness, the two rates) are
+    stacked on the sentence-level heads, so they are fitted on *out-of-fold* sentence
+    probabilities: ``folds`` folds of rows, assigned by a seeded permutation.
     """
     rows = np.arange(len(ds.items)) if rows is None else np.asarray(rows)
     doc_m = np.isin(ds.doc_row, rows)
@@ -367,25 +367,6 @@ def pooled_auroc(results: dict[str, dict[str, Any]], key: str = "judge") -> floa
     y = [v for r in results.values() for v in r["pooled"]["hallucinated"]]
     s = [v for r in results.values() for v in r["pooled"][key]]
     return float(roc_auc_score(y, s))
-
-
-def auroc_lead(hallucinated: Sequence[float], judge: Sequence[float], baseline: Sequence[float],
-               samples: int = 2000, seed: int = 0) -> tuple[float, float, float]:
-    """The judge's AUROC minus the baseline's on the same rows, with a 95% paired
-    bootstrap interval (rows resampled together, so both scores see the same draw):
-    a lead whose interval includes 0 is not a lead a statistician would sign."""
-    from sklearn.metrics import roc_auc_score
-
-    y, a, b = np.asarray(hallucinated), np.asarray(judge), np.asarray(baseline)
-    lead = float(roc_auc_score(y, a) - roc_auc_score(y, b))
-    rng = np.random.default_rng(seed)
-    draws = []
-    for _ in range(samples):
-        i = rng.integers(0, len(y), len(y))
-        if 0 < y[i].sum() < len(i):
-            draws.append(roc_auc_score(y[i], a[i]) - roc_auc_score(y[i], b[i]))
-    low, high = np.percentile(draws, [2.5, 97.5])
-    return lead, float(low), float(high)
 
 
 def evaluate(model: LocalModel, ds: Dataset, rows: np.ndarray) -> dict[str, Any]:
@@ -476,6 +457,6 @@ def held_out_summary(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 __all__ = [
     "SUBSETS", "DEFAULT_SEED", "MAX_CHARS", "ArrayEmbedder", "Dataset", "load_ragbench", "build_dataset",
-    "fit_head", "fit_model", "fit_adherence_blend", "calibrate_support_threshold", "evaluate", "leave_one_subset_out", "held_out_summary",
-    "row_novelty", "pooled_auroc", "auroc_lead",
+    "fit_head", "fit_model", "fit_adherence_blend", "calibrate_support_threshold", "evaluate",
+    "leave_one_subset_out", "held_out_summary", "row_novelty", "pooled_auroc",
 ]

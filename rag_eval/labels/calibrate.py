@@ -44,7 +44,7 @@ order taken) the figure it was judged by before and after it, the candidate move
 figure, the guarded metrics' figures and the decision in words. A sentence head whose
 labels some rows lack is kept with a note saying so. Fewer than :data:`MIN_ROWS`
 labelled rows is refused (:class:`TooFewRows`): no error of a calibration could be
-measured on them. Hallucination AUROC needs :data:`MIN_CLASS_ROWS` rows of each class,
+measured on them. Hallucination AUROC needs ``metrics.agreement.MIN_CLASS_ROWS`` rows of each class,
 else it is stored as unmeasured with the reason, never as 0 or None.
 
 Completeness has no head at scoring time (it follows from the relevant and utilized
@@ -71,10 +71,11 @@ from rag_eval.judges.local import (
     LocalModel,
     completeness_features,
     labels_from_features,
+    logit,
     rate_features,
     support_inputs,
 )
-from rag_eval.metrics.agreement import MIN_CLASS_ROWS
+from rag_eval.metrics.agreement import hallucination_auroc
 from rag_eval.metrics.trace import score_item
 from rag_eval.schema import EvalItem, Labels
 
@@ -174,7 +175,7 @@ def _outputs(model: LocalModel, f: RowFeatures) -> dict[str, float]:
         "relevance": float(model.relevance_rate.predict(rate_features(f.doc, f.resp, p_rel)[None, :])[0]),
         "utilization": float(model.utilization_rate.predict(rate_features(f.doc, f.resp, p_util)[None, :])[0]),
         "completeness": float(model.completeness.predict(completeness_features(f.resp, p_rel, p_util)[None, :])[0]),
-        "adherence_logit": float(np.log(max(p_row, 1e-9) / max(1 - p_row, 1e-9))),
+        "adherence_logit": float(logit(p_row)),
         "min_p_support": float(p_sup.min()),
     }
 
@@ -203,15 +204,6 @@ def _threshold(row_min: np.ndarray, not_adherent_rate: float) -> float:
     return float((order[k - 1] + order[k]) / 2)
 
 
-def fit_support_delta(model: LocalModel, rows: Sequence[LabelledRow], alpha: float) -> tuple[list[float], float]:
-    """Domain adaptation of the sentence-level support head on the rows' sentence
-    labels (see :func:`fit_head_delta`)."""
-    head = model.support
-    x = np.concatenate([(support_inputs(r.feats.resp) - head.mean) / head.scale for r in rows if r.supported is not None])
-    y = np.concatenate([r.supported for r in rows if r.supported is not None]).astype(float)
-    return fit_head_delta(head, x, y, alpha)
-
-
 def fit_head_delta(head: Any, x: np.ndarray, y: np.ndarray, alpha: float) -> tuple[list[float], float]:
     """The change of a logistic sentence head's coefficients and intercept (``x`` already
     in its standardised feature space, ``y`` the 0/1 sentence labels) that minimises the
@@ -238,14 +230,14 @@ def fit_sentence_head(model: LocalModel, rows: Sequence[LabelledRow], decision: 
     """The adaptation of the sentence head of ``decision`` (a key of
     :data:`SENTENCE_HEADS`) to the sentence labels of ``rows`` (rows without them are
     left out), at L2 strength ``alpha``: see :func:`fit_head_delta`."""
-    if decision == "support_head":
-        return fit_support_delta(model, rows, alpha)
     head_name, field, _ = SENTENCE_HEADS[decision]
     head = getattr(model, head_name)
     labelled = [r for r in rows if getattr(r, field) is not None]
     if not labelled:
         raise ValueError(f"no rows with {SENTENCE_HEADS[decision][2]} to adapt the {head_name} head")
-    x = np.concatenate([(r.feats.doc - head.mean) / head.scale for r in labelled])
+    # the support head reads its columns of the response-sentence features; the others every document feature
+    inputs = [support_inputs(r.feats.resp) if decision == "support_head" else r.feats.doc for r in labelled]
+    x = np.concatenate([(v - head.mean) / head.scale for v in inputs])
     y = np.concatenate([getattr(r, field) for r in labelled]).astype(float)
     return fit_head_delta(head, x, y, alpha)
 
@@ -371,15 +363,12 @@ def _interval(metric: str, per_row: np.ndarray, idx: np.ndarray) -> list[float]:
 
 
 def _auroc(truth_adherent: np.ndarray, p_grounded: np.ndarray) -> dict[str, Any]:
-    from sklearn.metrics import roc_auc_score
-
-    bad = int((truth_adherent == 0).sum())
-    good = len(truth_adherent) - bad
-    if min(bad, good) < MIN_CLASS_ROWS:
-        return {"measured": False,
-                "reason": f"{bad} hallucinated and {good} grounded row(s); an AUROC needs at least "
-                          f"{MIN_CLASS_ROWS} of each"}
-    return {"measured": True, "value": round(float(roc_auc_score(1 - truth_adherent, 1 - p_grounded)), 4)}
+    """Hallucination AUROC by the agreement reports' own rule (:data:`MIN_CLASS_ROWS`
+    rows of each class), stored as measured / unmeasured with the reason."""
+    value, reason = hallucination_auroc(truth_adherent.tolist(), p_grounded.tolist())
+    if value is None:
+        return {"measured": False, "reason": reason}
+    return {"measured": True, "value": round(value, 4)}
 
 
 def _ranks_worse(truth_adherent: np.ndarray, before: np.ndarray, after: np.ndarray) -> bool:

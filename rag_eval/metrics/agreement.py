@@ -149,8 +149,8 @@ def _auroc_undefined(labels: np.ndarray, min_class_rows: int) -> str | None:
     if positives in (0, labels.size):
         return f"only one class in the truth ({positives} not adherent, {labels.size - positives} adherent)"
     if min(positives, labels.size - positives) < min_class_rows:
-        return (f"too few rows of one class ({positives} not adherent, {labels.size - positives} adherent); "
-                f"an AUROC needs at least {min_class_rows} of each to mean anything")
+        return (f"{positives} hallucinated and {labels.size - positives} grounded row(s): too few rows of one "
+                f"class; an AUROC needs at least {min_class_rows} of each to mean anything")
     return None
 
 
@@ -209,6 +209,27 @@ def _resampled_auroc(labels: np.ndarray, scores: np.ndarray, idx: np.ndarray) ->
     with np.errstate(invalid="ignore", divide="ignore"):
         auc = ((ranks * y).sum(axis=1) - pos * (pos + 1) / 2.0) / (pos * neg)
     return np.where((pos > 0) & (neg > 0), auc, np.nan)
+
+
+def auroc_difference(hallucinated: Sequence[float], score_a: Sequence[float], score_b: Sequence[float], *,
+                     n_boot: int = DEFAULT_N_BOOT, confidence: float = DEFAULT_CONFIDENCE,
+                     seed: int = DEFAULT_SEED) -> Estimate:
+    """AUROC of ``score_a`` minus AUROC of ``score_b`` on the same rows (label 1 =
+    hallucinated, higher score = more likely hallucinated), with a *paired* percentile
+    bootstrap interval: both scores see the same resampled rows, so the interval is of
+    the lead itself, not of two independent figures. A lead whose interval includes 0
+    is not a lead to sign off on."""
+    labels = np.asarray(hallucinated, dtype=int)
+    a, b = np.asarray(score_a, dtype=float), np.asarray(score_b, dtype=float)
+    n = int(labels.size)
+    reason = _auroc_undefined(labels, MIN_CLASS_ROWS)
+    if reason:
+        return Estimate(None, n=n, reason=reason)
+    every = np.arange(n)[None, :]
+    value = float((_resampled_auroc(labels, a, every) - _resampled_auroc(labels, b, every))[0])
+    low, high, why = bootstrap_ci(lambda ix: _resampled_auroc(labels, a, ix) - _resampled_auroc(labels, b, ix), n,
+                                  n_boot=n_boot, confidence=confidence, rng=np.random.default_rng(seed))
+    return Estimate(value, low, high, n, why)
 
 
 def _resampled_f1(labels: np.ndarray, flagged: np.ndarray, idx: np.ndarray) -> np.ndarray:

@@ -78,7 +78,7 @@ def test_judge_vs_human_small_case():
     assert res.trace.rmse["context_utilization"].value == pytest.approx(math.sqrt(0.0625 / 3))
     # hallucinated: r2 only -- too few to rank (an AUROC needs 5 rows of each class): withheld, with the counts
     auroc = res.trace.hallucination_auroc
-    assert auroc.value is None and "too few rows" in auroc.reason and "1 not adherent" in auroc.reason
+    assert auroc.value is None and "too few rows" in auroc.reason and "1 hallucinated" in auroc.reason
     # relevant: tp 2 (0a, 0a), fp 1 (0c), fn 1 (0b)
     assert (res.sentences["relevant"].tp, res.sentences["relevant"].fp, res.sentences["relevant"].fn) == (2, 1, 1)
     # utilized: tp 1, fn 1 -> precision 1, recall 0.5

@@ -171,13 +171,13 @@ def test_an_adapted_support_head_is_applied_and_checked():
     """A calibration may carry the support head's change (coefficients and intercept in
     its standardised space), which changes P(supported) and so can change the ranking."""
     from rag_eval.judges.calibration import apply_calibration
-    from rag_eval.labels.calibrate import fit_support_delta
+    from rag_eval.labels.calibrate import fit_sentence_head
 
     model = LocalModel.load()
     rows = _rows()
-    coef_delta, intercept_delta = fit_support_delta(model, rows, alpha=10.0)
+    coef_delta, intercept_delta = fit_sentence_head(model, rows, "support_head", alpha=10.0)
     assert len(coef_delta) == len(model.support.coef) and any(coef_delta)
-    strong, _ = fit_support_delta(model, rows, alpha=1e6)  # shrunk all the way to the shipped head
+    strong, _ = fit_sentence_head(model, rows, "support_head", alpha=1e6)  # shrunk all the way to the shipped head
     assert max(abs(v) for v in strong) < 1e-3
     fitted = {"relevance_rate_shift": 0.0, "utilization_rate_shift": 0.0, "completeness_shift": 0.0,
               "adherence_logit_shift": 0.0, "support_threshold": model.support_threshold,

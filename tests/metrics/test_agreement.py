@@ -74,7 +74,7 @@ def test_auroc_matches_sklearn_and_uses_one_minus_adherence():
 def test_auroc_on_too_few_rows_of_a_class_is_withheld_with_the_counts():
     # 2 hallucinated rows: the AUROC can only take a few values whatever the judge
     value, reason = hallucination_auroc([True, False, True, False, True], [0.9, 0.2, 0.4, 0.5, 1.0])
-    assert value is None and "too few rows" in reason and "2 not adherent, 3 adherent" in reason
+    assert value is None and "too few rows" in reason and "2 hallucinated and 3 grounded" in reason
     truth = [True] * 5 + [False] * 5
     value, reason = hallucination_auroc(truth, [0.9] * 5 + [0.1] * 5)
     assert value == 1.0 and reason is None
@@ -200,3 +200,18 @@ def test_calibration_error_is_zero_when_frequencies_match_probabilities():
     assert calibration_error([0.1, 0.8], [0, 1]) == pytest.approx(0.15)
     assert calibration_error([1.0], [1]) == pytest.approx(0.0)
     assert calibration_error([], []) is None
+
+
+def test_auroc_difference_is_the_paired_lead_with_its_interval():
+    from rag_eval.metrics.agreement import auroc_difference
+
+    rng = np.random.default_rng(3)
+    y = np.array([1] * 30 + [0] * 70)
+    good = y + rng.normal(0, 0.8, 100)  # ranks hallucinated rows higher
+    poor = y + rng.normal(0, 3.0, 100)
+    lead = auroc_difference(y, good, poor, n_boot=500, seed=1)
+    assert lead.value == pytest.approx(roc_auc_score(y, good) - roc_auc_score(y, poor))
+    assert lead.ci_low <= lead.value <= lead.ci_high and lead.n == 100
+    assert auroc_difference(y, good, good, n_boot=200).value == 0.0
+    few = auroc_difference([1, 1, 0, 0, 0, 0], [0.9, 0.8, 0.1, 0.2, 0.3, 0.4], [0.5] * 6)
+    assert few.value is None and "too few rows" in few.reason
