@@ -78,21 +78,28 @@ def render_import() -> None:
 
 def render_trace_import() -> None:
     """A traced RAG application's traces as rows (docs/traces.md): trace files, or a Phoenix
-    server (not on a public Space, where the server would fetch any address a visitor gives)."""
-    from rag_eval.config import on_space
-
+    server. Where the dashboard is locked (``llm.policy``: a Space, RAG_EVAL_DEPLOYMENT=public,
+    a server secret) no address a visitor types is reached: the owner's configured Phoenix
+    server (RAG_EVAL_PHOENIX_URL) is the only one, and without it traces come from files."""
+    policy = settings.policy()
     with st.expander("Import traces: OTLP JSON, Phoenix span parquet, TruLens spans or a Phoenix server"):
         files = st.file_uploader("Trace files", accept_multiple_files=True, type=["jsonl", "json", "parquet"],
                                  key=f"{PAGE}.trace_files")
         url = project = ""
-        if not on_space():
-            url = st.text_input("or a Phoenix server", key=f"{PAGE}.phoenix_url", placeholder="its http(s) address, port 6006 by default")
+        use_server = False
+        if policy.visitor_addresses:
+            url = st.text_input("or a Phoenix server", key=f"{PAGE}.phoenix_url",
+                                placeholder="its http(s) address, port 6006 by default")
+            use_server = bool(url.strip())
+        elif policy.phoenix_url:
+            use_server = st.checkbox("or the owner's Phoenix server", key=f"{PAGE}.phoenix_owner")
+        if use_server:
             project = st.text_input("Phoenix project", key=f"{PAGE}.phoenix_project")
         name = st.text_input("Save as", key=f"{PAGE}.trace_name")
-        if not st.button("Import traces", key=f"{PAGE}.import_traces", disabled=not (files or url.strip())):
+        if not st.button("Import traces", key=f"{PAGE}.import_traces", disabled=not (files or use_server)):
             return
         _valid_name(name)
-        result = _import_traces(files, url.strip(), project.strip() or "default")
+        result = _import_traces(files, url.strip() if use_server else None, project.strip() or "default")
         if not result.rows:
             st.error("No trace found: nothing was saved.")
             return
@@ -106,8 +113,12 @@ def render_trace_import() -> None:
             components.draw_table(pd.DataFrame({"problem": summary.problems}), key=f"{PAGE}.trace_problems")
 
 
-def _import_traces(files, url: str, project: str):
+def _import_traces(files, url: str | None, project: str):
+    """Rows from uploaded trace files, else from a Phoenix server (``url`` not None): the one
+    the deployment policy allows (``DeployPolicy.phoenix_target``), with the owner's
+    ``PHOENIX_API_KEY`` only where the policy sends it."""
     from rag_eval.config import setting
+    from rag_eval.llm.policy import PolicyError
     from rag_eval.traces.importer import import_files, import_phoenix
     from rag_eval.traces.phoenix import PhoenixClient, PhoenixError
 
@@ -119,10 +130,14 @@ def _import_traces(files, url: str, project: str):
             raise ValueError(uploads.user_names(str(err), saved)) from None
         result.summary.problems = [uploads.user_names(p, saved) for p in result.summary.problems]
         return result
-    if not url.startswith(("http://", "https://")):
+    try:
+        target, send_key = settings.policy().phoenix_target(url or "")
+    except PolicyError as err:
+        raise ValueError(str(err)) from None
+    if not target.startswith(("http://", "https://")):
         raise ValueError("A Phoenix server is an http:// or https:// address.")
     try:
-        with PhoenixClient(url, setting("PHOENIX_API_KEY")) as client:
+        with PhoenixClient(target, setting("PHOENIX_API_KEY") if send_key else None) as client:
             return import_phoenix(client, project)
     except PhoenixError as err:
         raise ValueError(str(err)) from None

@@ -23,7 +23,16 @@ Settings (environment first, then ``secrets.toml``):
                                    allowed endpoints)
 ``RAG_EVAL_LLM_CONCURRENCY`` /     ceilings on the server key's concurrency and rate
 ``RAG_EVAL_LLM_RPM``               (visitors may lower them, never raise them)
+``RAG_EVAL_PHOENIX_URL``           the Phoenix server the dashboard imports traces from
+                                   (locked: the only one; ``PHOENIX_API_KEY`` goes nowhere else)
 =================================  ==================================================
+
+The policy is the one answer to "is this dashboard locked, and why" (:attr:`DeployPolicy.reason`):
+every page, widget, download and command asks it before it reaches an address a visitor typed
+(:meth:`DeployPolicy.phoenix_target`), shows or writes a server path
+(:attr:`DeployPolicy.show_paths`) or accepts a setting from the address bar
+(:func:`url_settings`). Locked, no visitor input becomes a network address: the owner's
+configured hosts are the only egress.
 
 Pure: :func:`load_policy` reads settings through a lookup function, :func:`check` and
 :func:`enforce` work on plain dicts, so the Settings page only wires them.
@@ -53,6 +62,7 @@ class PolicyError(ValueError):
 @dataclass(frozen=True, slots=True)
 class DeployPolicy:
     locked: bool = False
+    reason: str = ""  # why locked, in words ("" when not)
     base_urls: tuple[str, ...] = (PROVIDER_DEFAULT,)  # first is the default
     models: tuple[str, ...] = (ANY,)  # first is the default
     api_key_env: str = DEFAULT_API_KEY_ENV
@@ -60,6 +70,7 @@ class DeployPolicy:
     visitor_base_urls: tuple[str, ...] = ()
     max_concurrency: int | None = None
     max_rpm: float | None = None
+    phoenix_url: str = ""  # the owner's Phoenix server ("" when none is configured)
 
     @property
     def show_paths(self) -> bool:
@@ -69,6 +80,26 @@ class DeployPolicy:
     @property
     def any_model(self) -> bool:
         return ANY in self.models
+
+    @property
+    def visitor_addresses(self) -> bool:
+        """Whether an address a visitor types may be reached (a Phoenix server, an endpoint
+        outside the allowed list): only when the dashboard is not locked."""
+        return not self.locked
+
+    def phoenix_target(self, typed_url: str) -> tuple[str, bool]:
+        """``(url, send_key)``: the Phoenix server an import may reach and whether the owner's
+        ``PHOENIX_API_KEY`` may go with it. Locked: the owner's configured server only (what
+        was typed is never used); unlocked: the typed address, with the key only when it is
+        the configured server or none is configured (the user is the owner then)."""
+        typed = _norm(typed_url)
+        if self.locked:
+            if not self.phoenix_url:
+                raise PolicyError("this deployment imports traces from files only: the owner configured no Phoenix server")
+            return self.phoenix_url, True
+        if not typed:
+            raise PolicyError("give a Phoenix server's address")
+        return typed, (not self.phoenix_url or typed == self.phoenix_url)
 
 
 def _norm(url: Any) -> str:
@@ -93,6 +124,9 @@ def load_policy(lookup: Callable[[str], str | None] = setting, server_secret: bo
     if server_secret is None:
         server_secret = bool(configured_secrets(sessions=False))
     locked = mode == "public" or (mode != "local" and (server_secret or bool(lookup("SPACE_ID"))))
+    reason = ("RAG_EVAL_DEPLOYMENT=public" if mode == "public" else "a Hugging Face Space (SPACE_ID)"
+              if lookup("SPACE_ID") else "a server secret is configured") if locked else ""
+    phoenix_url = _norm(lookup("RAG_EVAL_PHOENIX_URL"))
     configured_url = _norm(lookup("RAG_EVAL_LLM_BASE_URL") or lookup("OPENAI_BASE_URL"))
     urls = tuple(_norm(u) for u in _split(lookup("RAG_EVAL_ALLOWED_BASE_URLS")))
     base_urls = tuple(dict.fromkeys((configured_url, *urls)))  # the configured endpoint is the default
@@ -107,9 +141,11 @@ def load_policy(lookup: Callable[[str], str | None] = setting, server_secret: bo
             raise ValueError(f"setting {name}: cannot read {raw!r} as a number") from err
 
     if not locked:
-        return DeployPolicy(locked=False)
+        return DeployPolicy(locked=False, phoenix_url=phoenix_url)
     return DeployPolicy(
         locked=True,
+        reason=reason,
+        phoenix_url=phoenix_url,
         base_urls=base_urls,
         models=models,
         api_key_env=lookup("RAG_EVAL_LLM_API_KEY_ENV") or DEFAULT_API_KEY_ENV,
@@ -165,3 +201,23 @@ def enforce(policy: DeployPolicy, values: Mapping[str, Any]) -> dict[str, Any]:
         rpm = out.get("rate_limit_rpm")
         out["rate_limit_rpm"] = min(float(rpm), policy.max_rpm) if rpm else policy.max_rpm
     return out
+
+
+#: A key variable a link may name: one that reads as a key or token (``OPENAI_API_KEY``,
+#: ``GROQ_TOKEN``), never an arbitrary server variable (``HOME``, ``DATABASE_URL``).
+_KEY_VARIABLE = re.compile(r"[A-Z_][A-Z0-9_]*(KEY|TOKEN)")
+
+
+def url_settings(policy: DeployPolicy, base: Mapping[str, Any], proposed: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of settings read from a link (``proposed``, over ``base``: what the
+    environment configures) that this deployment accepts. A value :func:`enforce` would
+    replace, that :func:`check` refuses, or a key variable that does not read as a key is
+    dropped, so a forged link changes nothing (the judge included) and leaves nothing."""
+    accepted = {name: value for name, value in proposed.items()
+                if name != "api_key_env" or (_KEY_VARIABLE.fullmatch(str(value)) and not is_session_key(value))}
+    if not policy.locked:
+        return accepted
+    merged = {**base, **accepted}
+    enforced = enforce(policy, merged)
+    kept = {name: value for name, value in accepted.items() if enforced.get(name) == value}
+    return kept if not check(policy, {**base, **kept}) else {}

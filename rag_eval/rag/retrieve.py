@@ -42,6 +42,14 @@ class RetrievedChunk:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def to_record(self) -> dict[str, Any]:
+        """The chunk as a run stores and exports it: its ``source`` is the file name the user
+        gave or uploaded, never the server path the collection was built from (a download
+        of a public dashboard must not show where the server keeps its files)."""
+        out = asdict(self)
+        out["source"] = self.source_name or Path(self.source).name
+        return out
+
     @property
     def location(self) -> str:
         """Where the chunk comes from, as a reader would cite it: file, section, page."""

@@ -49,7 +49,7 @@ class AskResult:
         return {
             **self.report_fields(),
             "question": self.question,
-            "chunks": [c.to_dict() for c in self.chunks],
+            "chunks": [c.to_record() for c in self.chunks],
             "generation": self.generation.to_dict(),
             "judge_result": self.judge_result.to_dict() if self.judge_result else None,
             "scores": self.scores.to_dict() if self.scores else None,

@@ -42,12 +42,23 @@ def flatten_item(item: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
     row.update({name: value for name, value in sorted((item.get("retrieval") or {}).items())})
     row["retrieved_doc_ids"] = json.dumps(item.get("retrieved_doc_ids") or [], ensure_ascii=False)
     row["gold_doc_ids"] = json.dumps(item.get("gold_doc_ids") or [], ensure_ascii=False)
-    row["chunks"] = json.dumps(item.get("chunks") or [], ensure_ascii=False)
+    row["chunks"] = json.dumps(public_chunks(item.get("chunks") or []), ensure_ascii=False)
     row["labels"] = json.dumps(item.get("labels"), ensure_ascii=False) if item.get("labels") else None
     row["tokens_total"] = (item.get("tokens") or {}).get("total")
     row["cost_usd"] = item.get("cost_usd")
     row["latency_s"] = item.get("latency_s")
     return row
+
+
+def public_chunks(chunks: Sequence[Any]) -> list[Any]:
+    """Stored chunks as an export shows them: a ``source`` that is a server path becomes its
+    file name (runs stored before records kept names only still hold the path)."""
+    out = []
+    for chunk in chunks:
+        if isinstance(chunk, dict) and isinstance(chunk.get("source"), str) and ("/" in chunk["source"] or "\\" in chunk["source"]):
+            chunk = {**chunk, "source": chunk.get("source_name") or Path(chunk["source"]).name}
+        out.append(chunk)
+    return out
 
 
 def export_rows(run: dict[str, Any], items: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -387,7 +387,7 @@ class RagSource:
             s.status, s.error = "retrieval_error", f"{type(err).__name__}: {err}"
             return
         s.objects["chunks"] = chunks
-        s.chunks = [c.to_dict() for c in chunks]
+        s.chunks = [c.to_record() for c in chunks]
         s.retrieved_doc_ids = list(dict.fromkeys(c.doc_id for c in chunks))
 
     def _generate(self, batch: list[tuple[SourceItem, Question]]) -> None:

@@ -45,12 +45,13 @@ def safe_base_url(url: str) -> bool:
         and not parts.query and not parts.fragment
 
 
-def settings_to_params(values: Mapping[str, Any]) -> dict[str, str]:
-    """Query parameters for the settings that differ from the defaults (never a secret)."""
+def settings_to_params(values: Mapping[str, Any], baseline: Mapping[str, Any] = DEFAULTS) -> dict[str, str]:
+    """Query parameters for the settings that differ from ``baseline`` (what the environment
+    configures; the defaults when not given): never a secret, never the owner's settings."""
     out: dict[str, str] = {}
     for name, param in PARAMS.items():
-        value = values.get(name, DEFAULTS[name])
-        if value == DEFAULTS[name] or value is None:
+        value = values.get(name, baseline.get(name, DEFAULTS[name]))
+        if value == baseline.get(name, DEFAULTS[name]) or value is None:
             continue
         if name == "base_url" and value and not safe_base_url(str(value)):
             continue
@@ -92,16 +93,21 @@ def settings_from_params(params: Mapping[str, Any]) -> dict[str, Any]:
 
 def sync_settings() -> None:
     """Called by ``dashboard.py`` on every run: a new session (a reload) takes its settings
-    from the URL; then the URL is brought in line with the session's settings."""
+    from the URL, as far as the deployment policy accepts them (``llm.policy.url_settings``:
+    a forged link changes nothing, the judge included); then the URL is brought in line
+    with the session's settings, so what was not accepted leaves the address bar."""
     import streamlit as st
 
+    from rag_eval.llm.policy import url_settings
     from rag_eval.ui.constants import STATE_SETTINGS
+    from rag_eval.ui.settings import environment_settings, policy
 
+    base = environment_settings()
     if st.session_state.get(STATE_SETTINGS) is None:
-        loaded = settings_from_params(st.query_params.to_dict())
+        loaded = url_settings(policy(), base, settings_from_params(st.query_params.to_dict()))
         if loaded:
-            st.session_state[STATE_SETTINGS] = {**DEFAULTS, **loaded}
-    wanted = settings_to_params(st.session_state.get(STATE_SETTINGS) or {})
+            st.session_state[STATE_SETTINGS] = {**base, **loaded}
+    wanted = settings_to_params(st.session_state.get(STATE_SETTINGS) or {}, base)
     for param in PARAMS.values():
         if param in wanted:
             if st.query_params.get(param) != wanted[param]:
