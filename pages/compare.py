@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from rag_eval.judges import expected_error
-from rag_eval.runs.compare import config_diff, format_diff
+from rag_eval.runs.compare import config_diff, format_diff, judge_error_notes
 from rag_eval.schema import METRIC_NAMES
 from rag_eval.ui import charts, components, data, frames, run_charts, run_views, state
 from rag_eval.ui.help import glossary, metric_help, metric_label
@@ -168,8 +168,9 @@ def main() -> None:
     result = data.comparison(data.where(), tuple(chosen_ids), tuple(data.run_stamp(r) for r in chosen),
                              st.session_state.get(K_CUTOFF))
     render_metrics(result, labels)
-    for line in [expected_error.run_caption(r) for r in chosen] + expected_error.compare_notes(chosen):
-        st.caption(md("{}", line))  # issue 29: means beside the judges' expected error, and differences within it
+    notes = judge_error_notes(chosen, result["paired"])
+    for line in [expected_error.run_caption(r) for r in chosen] + notes:
+        st.caption(md("{}", line))  # every mean beside its judge's expected error; differences within the judges' band
     render_differences(result, labels)
 
 

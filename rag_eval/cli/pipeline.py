@@ -166,10 +166,11 @@ def _ask_gate(result: Any, judged: bool) -> None:
 def _dataset_rows(dataset: str) -> tuple[list, str]:
     from rag_eval.io.rows import read_rows
 
-    if dataset == DEMO:
+    if dataset == DEMO:  # the packaged questions, named as the user named them (never a server path)
         from rag_eval.demo import QUESTIONS_PATH
 
-        dataset = str(QUESTIONS_PATH)
+        rows, errors = read_rows(str(QUESTIONS_PATH))
+        return [*rows, *[(e.row, e) for e in errors]], DEMO
     rows, errors = read_rows(dataset)
     return [*rows, *[(e.row, e) for e in errors]], dataset
 
@@ -392,7 +393,7 @@ def compare(run_refs, metrics, cutoff, top, as_json, db) -> None:
     against the first run, and the questions that changed most. Retrieval metrics are
     compared at one cut-off k every run reaches (hit@2 of a top-2 run is never set beside
     hit@5 of a top-5 run), as on the Compare page."""
-    from rag_eval.runs.compare import compare_at_cutoff, compare_runs
+    from rag_eval.runs.compare import compare_at_cutoff, compare_runs, judge_error_notes
 
     if len(run_refs) < 2:
         raise click.ClickException("compare needs at least two runs")
@@ -406,6 +407,8 @@ def compare(run_refs, metrics, cutoff, top, as_json, db) -> None:
         if cutoff is not None and result.get("k") != cutoff:
             raise click.UsageError(f"-k {cutoff}: not a cut-off every run reaches (choose one of "
                                    f"{', '.join(map(str, result.get('cutoffs') or [])) or 'none: a run has no ranking'})")
+    runs = [store.get_run(i) for i in ids]
+    result["judge_error_notes"] = judge_error_notes(runs, result["paired"])
     if as_json:
         click.echo(json.dumps(result, indent=1, default=str))
         return
@@ -423,6 +426,8 @@ def compare(run_refs, metrics, cutoff, top, as_json, db) -> None:
     click.echo(_table(["metric", "run", "mean difference", "95% CI", "pairs"],
                       [(p["metric"], p["run"], p["mean_difference"], f"[{_fmt(p['ci_low'])}, {_fmt(p['ci_high'])}]",
                         p["n_pairs"]) for p in result["paired"]]))
+    for note in result["judge_error_notes"]:
+        click.echo(f"note: {note}")
     if top:
         click.echo(f"\nLargest per-question differences (top {top}):\n")
         click.echo(_table(["item", "metric", "run", "baseline", "other", "difference", "question"],

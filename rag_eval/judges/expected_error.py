@@ -21,6 +21,7 @@ the pages and the report all show the same thing.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 #: Run-summary metric name -> the name the judge's own figures use.
@@ -177,25 +178,60 @@ def summary_lines(expected: dict[str, Any], means: dict[str, float | None] | Non
     return lines
 
 
-def difference_note(metric: str, mean_a: float | None, mean_b: float | None,
+#: The two-sided 95% normal quantile.
+Z95 = 1.959963984540054
+
+
+def same_judge(expected_a: dict[str, Any], expected_b: dict[str, Any]) -> bool:
+    """Whether two runs were scored by one judge (same name, calibration included), so a
+    bias the judge has in common cancels in their paired difference."""
+    name_a, name_b = expected_a.get("judge"), expected_b.get("judge")
+    return bool(name_a) and name_a == name_b and expected_a.get("source") == expected_b.get("source")
+
+
+def difference_band(metric: str, n_pairs: int, n_changed: int, expected_a: dict[str, Any],
+                    expected_b: dict[str, Any]) -> float | None:
+    """Half-width of the 95% band that the judges' own errors put on a *paired difference of
+    means* over ``n_pairs`` questions, ``n_changed`` of which scored differently; None when a
+    judge's error is unknown.
+
+    A judge's per-row error is a bias plus a random part. Scored by one judge, the bias is
+    shared by both runs and cancels in the paired difference; the random parts of the
+    changed pairs do not, and they average out as 1/n: band = z * sqrt(m * (e_a² + e_b²)) / n,
+    with m changed pairs and the per-row errors e as the bound of each random part (a per-row
+    RMSE is at least the residuals' spread, so the band errs on the wide side). A pair whose
+    score did not change carries no judge disagreement, and identical runs get a band of 0.
+    Scored by two judges, their biases need not cancel: the per-row errors bound them,
+    sqrt(e_a² + e_b²), added to the random part."""
+    err_a, err_b = metric_error(expected_a, metric), metric_error(expected_b, metric)
+    if err_a is None or err_b is None or n_pairs <= 0:
+        return None
+    random_part = Z95 * math.sqrt(max(0, n_changed) * (err_a ** 2 + err_b ** 2)) / n_pairs
+    if same_judge(expected_a, expected_b):
+        return random_part
+    return random_part + math.sqrt(err_a ** 2 + err_b ** 2)
+
+
+def difference_note(metric: str, difference: float | None, n_pairs: int, n_changed: int,
                     expected_a: dict[str, Any], expected_b: dict[str, Any]) -> str | None:
-    """A warning when two runs' means of ``metric`` differ by less than the larger of
-    their judges' expected per-row errors: the difference may be the judges', not the
-    systems'. None when the difference is larger or an error is unknown."""
-    if mean_a is None or mean_b is None:
+    """A sentence when a paired difference of means (``run - baseline``) lies inside the band
+    of :func:`difference_band`, so it may be the judges' rather than the systems'. None when
+    it lies outside, when nothing changed, or when a judge's error is unknown."""
+    if difference is None or n_changed <= 0:
         return None
-    errors = [e for e in (metric_error(expected_a, metric), metric_error(expected_b, metric)) if e is not None]
-    if not errors:
+    band = difference_band(metric, n_pairs, n_changed, expected_a, expected_b)
+    if band is None or band <= 0 or abs(difference) > band:
         return None
-    diff, bound = abs(mean_a - mean_b), max(errors)
-    if diff >= bound:
-        return None
-    return (f"{metric}: the difference {diff:.2f} is smaller than the judges' expected error (± {bound:.2f} per row): "
-            "it may come from the judge rather than the systems; confirm on reviewed rows")
+    how = ("one judge: its shared bias cancels, the random part of the changed pairs does not"
+           if same_judge(expected_a, expected_b) else "two judges: their biases need not cancel")
+    return (f"{metric.replace('_', ' ')}: the difference {difference:+.3f} lies within the judge error of a paired "
+            f"difference (± {band:.3f}, 95%; {n_changed} of {n_pairs} questions changed; {how}): it may come "
+            "from the judge rather than the systems; confirm on reviewed rows")
 
 
 def run_caption(run: dict[str, Any]) -> str:
-    """One line for a page: the run's means beside its judge's expected error, and the basis."""
+    """One line for a page: the run's name, its means beside its judge's expected error, and
+    the basis."""
     expected = for_run(run)
     metrics = (run.get("summary") or {}).get("metrics") or {}
     parts = []
@@ -206,21 +242,6 @@ def run_caption(run: dict[str, Any]) -> str:
             continue
         parts.append(f"{metric.replace('_', ' ')} {mean:.2f}" + (f", expected judge error ± {err:.2f}" if err is not None
                                                                  else ", expected judge error unknown"))
+    name = run.get("name") or run.get("id") or "run"
     basis = expected.get("basis", "unknown")
-    return ("; ".join(parts) + f" (per row; {basis})") if parts else f"Expected judge error: {basis}"
-
-
-def compare_notes(runs: list[dict[str, Any]]) -> list[str]:
-    """For Compare: every difference between a run's mean and the first run's (the
-    baseline) that is smaller than the judges' expected error, as a sentence."""
-    if len(runs) < 2:
-        return []
-    expected = [for_run(r) for r in runs]
-    means = [{m: ((r.get("summary") or {}).get("metrics") or {}).get(m, {}).get("mean") for m in METRICS} for r in runs]
-    notes = []
-    for run, exp, mean in zip(runs[1:], expected[1:], means[1:]):
-        for metric in METRICS:
-            note = difference_note(metric, means[0][metric], mean[metric], expected[0], exp)
-            if note:
-                notes.append(f"{run.get('name', run.get('id'))} vs {runs[0].get('name', runs[0].get('id'))}, {note}")
-    return notes
+    return (f"{name}: " + "; ".join(parts) + f" (per row; {basis})") if parts else f"{name}: expected judge error: {basis}"

@@ -39,7 +39,7 @@ from rag_eval.metrics.report_fields import (
     rmse_band,
 )
 from rag_eval.report.defaults import DEFAULT_WORST
-from rag_eval.runs.compare import compare_at_cutoff, metric_table
+from rag_eval.runs.compare import compare_at_cutoff, judge_error_notes, metric_table
 from rag_eval.runs.item_fields import item_report_fields, run_diagnosis
 from rag_eval.runs.stats import SCORE_NAMES, summarize_items
 from rag_eval.schema import METRIC_NAMES
@@ -82,7 +82,7 @@ details.row>summary{cursor:pointer} details.row[open]>summary{margin-bottom:0.4e
 {% endfor %}</table>
 <p class="muted">Expected judge error (how far a row's score may be from a careful label, per row; docs/local-judge.md):</p>
 <ul>{% for r in runs %}<li>{{ r.label }}: {{ r.expected_error }}</li>{% endfor %}</ul>
-{% if expected_error_notes %}<p class="muted">Differences smaller than the judges' expected error:</p>
+{% if expected_error_notes %}<p class="muted">Differences the judges' own error could explain (95% band of a paired difference):</p>
 <ul>{% for n in expected_error_notes %}<li>{{ n }}</li>{% endfor %}</ul>{% endif %}
 {{ charts.metrics }}
 </section>
@@ -344,9 +344,10 @@ def build_report(
         })
         agreement_rows += _agreement_rows(labels[run["id"]], items)
 
-    comparison = None
+    comparison, notes = None, []
     if len(runs) >= 2:
         result = compare_at_cutoff({r["id"]: list(items_by_run[r["id"]]) for r in runs})  # retrieval at one k
+        notes = judge_error_notes(runs, result["paired"])
         comparison = {
             "baseline": labels[runs[0]["id"]],
             "paired": [{"metric": p["metric"], "run": labels.get(p["run"], p["run"]), "diff": _f(p["mean_difference"]),
@@ -362,7 +363,7 @@ def build_report(
         generated=generated or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         version=version, runs=views, metric_names=list(SCORE_NAMES), bands=_band_rows(), agreement=agreement_rows,
         comparison=comparison, charts=charts, worst=worst, plotly_js=Markup(get_plotlyjs()),
-        expected_error_notes=expected_error.compare_notes(list(runs)),
+        expected_error_notes=notes,
     )
 
 

@@ -93,6 +93,7 @@ def paired_table(items_by_run: Mapping[str, Sequence[dict[str, Any]]], metrics: 
             values = [d["difference"] for d in diffs if d["metric"] == metric]
             low, high, _ = mean_interval(values)
             rows.append({"run": run_id, "baseline": runs[0], "metric": metric, "n_pairs": len(values),
+                         "n_changed": sum(1 for v in values if v != 0),  # pairs a judge's error can move apart
                          "mean_difference": sum(values) / len(values) if values else None,
                          "ci_low": low, "ci_high": high})
     return rows
@@ -184,6 +185,8 @@ def compare_runs(items_by_run: Mapping[str, Sequence[dict[str, Any]]], metrics: 
     differences = []
     for run_id in runs[1:]:
         differences.extend(question_differences(base, items_by_run[run_id], metrics, run_id))
+    # "differ most" lists questions that differ: an unchanged score is no difference to open
+    differences = [d for d in differences if d["difference"] != 0]
     differences.sort(key=lambda r: (-abs(r["difference"]), str(r["item_id"]), r["metric"], r["run"]))
     return {
         "runs": runs,
@@ -245,6 +248,32 @@ def config_summary(config: Mapping[str, Any]) -> str:
         kind = judge.get("kind", "?")
         parts.append(f"judge {kind}{':' + str(judge['model']) if kind == 'llm' and judge.get('model') else ''}")
     return " · ".join(parts) or "—"
+
+
+# ---------------------------------------------------------------------- the judges' error
+def judge_error_notes(runs: Sequence[Mapping[str, Any]], paired: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The paired differences (rows of :func:`paired_table`) that the judges' own error could
+    explain, as sentences naming both runs: the one rule that the Compare page, ``rag-eval
+    compare`` and the HTML report apply (``judges.expected_error.difference_note`` says how
+    the band is computed). Runs with identical configurations get no note: whatever differs
+    between them is the judge's or the sample's, never the systems'."""
+    from rag_eval.judges import expected_error
+
+    by_id = {str(r["id"]): r for r in runs}
+    expected = {run_id: expected_error.for_run(dict(r)) for run_id, r in by_id.items()}
+    notes = []
+    for row in paired:
+        run, baseline = by_id.get(str(row["run"])), by_id.get(str(row["baseline"]))
+        if run is None or baseline is None:
+            continue
+        if not config_diff(baseline.get("config") or {}, run.get("config") or {}):
+            continue
+        note = expected_error.difference_note(
+            str(row["metric"]), row.get("mean_difference"), int(row.get("n_pairs") or 0),
+            int(row.get("n_changed", row.get("n_pairs")) or 0), expected[str(baseline["id"])], expected[str(run["id"])])
+        if note:
+            notes.append(f"{run.get('name') or run['id']} vs {baseline.get('name') or baseline['id']} (baseline), {note}")
+    return notes
 
 
 # ---------------------------------------------------------------------- answer correctness
