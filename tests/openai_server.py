@@ -46,6 +46,10 @@ class Reply:
     refusal: str | None = None
     body: Any = None  # raw response body (dict -> JSON, str -> as is); overrides the rest
     usage: dict[str, int] | None = None
+    # The first token's alternatives {token: logprob}: sent (as OpenAI does) only when the request
+    # asks for logprobs; a request for them to a server "without" them: reject_logprobs.
+    first_token_logprobs: dict[str, float] | None = None
+    reject_logprobs: bool = False
 
     @classmethod
     def error(cls, status: int, message: str = "error", retry_after: float | None = None, **headers: str) -> Reply:
@@ -189,18 +193,22 @@ def _completion_body(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
         "completion_tokens": _tokens(content or reply.refusal or ""),
     }
     usage.setdefault("total_tokens", usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0))
+    choice: dict[str, Any] = {
+        "index": 0,
+        "message": {"role": "assistant", "content": content, "refusal": reply.refusal},
+        "finish_reason": reply.finish_reason,
+    }
+    if body.get("logprobs") and reply.first_token_logprobs:
+        alternatives = sorted(reply.first_token_logprobs.items(), key=lambda kv: -kv[1])
+        top = int(body.get("top_logprobs") or 0)
+        choice["logprobs"] = {"content": [{"token": alternatives[0][0], "logprob": alternatives[0][1],
+                                           "top_logprobs": [{"token": t, "logprob": lp} for t, lp in alternatives[:top]]}]}
     return {
         "id": f"chatcmpl-test-{time.monotonic_ns()}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": body.get("model", "test-model"),
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": content, "refusal": reply.refusal},
-                "finish_reason": reply.finish_reason,
-            }
-        ],
+        "choices": [choice],
         "usage": usage,
     }
 
@@ -281,6 +289,9 @@ def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                 return
             if reply.body is not None:
                 self._send(reply.status, reply.body, reply.headers)
+                return
+            if reply.reject_logprobs and body.get("logprobs"):  # a server without log-probabilities
+                self._send(400, {"error": {"message": "logprobs is not supported by this model"}})
                 return
             if reply.status != 200:
                 self._send(reply.status, {"error": {"message": reply.content or "error"}}, reply.headers)

@@ -69,6 +69,9 @@ class Completion:
     refusal: str | None = None
     model: str = ""
     json_mode: bool = False  # whether JSON mode was actually used
+    # The first answer token's alternatives, ``{token: log-probability}``, when they were asked
+    # for (``top_logprobs``) and the endpoint returned them (G-Eval's weighted score reads them).
+    first_token_logprobs: dict[str, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:  # flat fields: no need for asdict's deep copy
         return {f: getattr(self, f) for f in self.__slots__} | {"usage": dict(self.usage)}
@@ -119,6 +122,20 @@ def _usage_dict(usage: Any) -> dict[str, int]:
     if "total_tokens" not in out and out:
         out["total_tokens"] = out.get("prompt_tokens", 0) + out.get("completion_tokens", 0)
     return out
+
+
+def _first_token_logprobs(logprobs: Any) -> dict[str, float] | None:
+    """``{token: logprob}`` of the first answer token's alternatives (the chosen one
+    included), from a chat completion's ``choices[0].logprobs``; None when absent."""
+    content = logprobs.get("content") if isinstance(logprobs, dict) else None
+    if not content or not isinstance(content[0], dict):
+        return None
+    first = content[0]
+    out = {str(t.get("token")): float(t.get("logprob")) for t in first.get("top_logprobs") or []
+           if isinstance(t, dict) and isinstance(t.get("logprob"), int | float)}
+    if isinstance(first.get("logprob"), int | float):
+        out.setdefault(str(first.get("token")), float(first["logprob"]))
+    return out or None
 
 
 def _decode_chat(text: str) -> dict[str, Any]:
@@ -203,12 +220,16 @@ class LLMClient:
         params = self._params(temperature, max_tokens, json_mode)
         return cache_key(self._cache_payload(messages, params, cache_namespace))
 
-    def _params(self, temperature: float | None, max_tokens: int | None, json_mode: bool) -> dict[str, Any]:
-        return {
+    def _params(self, temperature: float | None, max_tokens: int | None, json_mode: bool,
+                top_logprobs: int = 0) -> dict[str, Any]:
+        params: dict[str, Any] = {
             "temperature": self.config.temperature if temperature is None else temperature,
             "max_tokens": self.config.max_tokens if max_tokens is None else max_tokens,
             "json_mode": bool(json_mode),
         }
+        if top_logprobs:  # only then: every other call keeps the cache key it always had
+            params["top_logprobs"] = int(top_logprobs)
+        return params
 
     def _error_text(self, err: BaseException, sess: _Session | None) -> str:
         secrets = sess.secrets if sess else configured_secrets(self.config.api_key_env)
@@ -223,10 +244,13 @@ class LLMClient:
         json_mode: bool = False,
         cache_namespace: str = "",
         use_cache: bool = True,
+        top_logprobs: int = 0,
     ) -> Completion:
         """One chat completion. Raises an :class:`~rag_eval.llm.errors.LLMError`
-        subclass when the provider cannot answer after the retries."""
-        params = self._params(temperature, max_tokens, json_mode)
+        subclass when the provider cannot answer after the retries. ``top_logprobs``: ask
+        for that many alternatives of each answer token (an endpoint that refuses them is
+        asked again without; :attr:`Completion.first_token_logprobs` is then None)."""
+        params = self._params(temperature, max_tokens, json_mode, top_logprobs)
         key = cache_key(self._cache_payload(messages, params, cache_namespace))
         use_cache = use_cache and self.cache is not None
         if use_cache:
@@ -257,7 +281,8 @@ class LLMClient:
             try:
                 self.stats.requests += 1
                 body = self._shape.body(
-                    cfg.model, list(messages), params["temperature"], params["max_tokens"], params["json_mode"]
+                    cfg.model, list(messages), params["temperature"], params["max_tokens"], params["json_mode"],
+                    params.get("top_logprobs", 0),
                 )
                 # The package's generic POST: same transport, auth, timeout and error
                 # types as chat.completions.create, without its per-call re-validation
@@ -331,6 +356,7 @@ class LLMClient:
             refusal=message.get("refusal"),
             model=str(response.get("model") or self.config.model),
             json_mode=json_mode,
+            first_token_logprobs=_first_token_logprobs(choice.get("logprobs")),
         )
 
     # -- many calls ----------------------------------------------------------------------

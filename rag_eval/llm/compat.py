@@ -18,6 +18,7 @@ _MARKERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("max_tokens", ("max_tokens", "max_completion_tokens")),
     ("temperature", ("temperature",)),
     ("response_format", ("response_format", "json_object", "json mode", "json_mode")),
+    ("logprobs", ("logprobs", "top_logprobs", "log probabilities")),
 )
 
 
@@ -37,13 +38,18 @@ class RequestShape:
     token_field: str = "max_tokens"
     send_temperature: bool = True
     json_mode: bool = True
+    logprobs: bool = True  # token log-probabilities (asked for only by callers that use them)
 
-    def body(self, model: str, messages: list[Any], temperature: float, max_tokens: int, json_mode: bool) -> dict[str, Any]:
+    def body(self, model: str, messages: list[Any], temperature: float, max_tokens: int, json_mode: bool,
+             top_logprobs: int = 0) -> dict[str, Any]:
         body: dict[str, Any] = {"model": model, "messages": messages, self.token_field: max_tokens}
         if self.send_temperature:
             body["temperature"] = temperature
         if json_mode and self.json_mode:
             body["response_format"] = {"type": "json_object"}
+        if top_logprobs and self.logprobs:
+            body["logprobs"] = True
+            body["top_logprobs"] = top_logprobs
         return body
 
     def adapt(self, message: str, body: dict[str, Any]) -> str | None:
@@ -57,6 +63,9 @@ class RequestShape:
         if param == "temperature" and self.send_temperature:
             self.send_temperature = False
             return "temperature dropped"
+        if param == "logprobs" and self.logprobs:
+            self.logprobs = False
+            return "log-probabilities off"
         if param == "response_format" or (param is None and "response_format" in sent):
             self.json_mode = False
             return "JSON mode off"

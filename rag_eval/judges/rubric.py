@@ -1,0 +1,242 @@
+"""Rubric metrics: criteria a user writes in YAML, scored by any OpenAI-compatible LLM (G-Eval).
+
+A team measures what it cares about ("is the answer polite", "does it cite the manual")
+without code: a YAML file names the metric, states the criteria, optionally the evaluation
+steps, the inputs the judge reads and a score range::
+
+    name: politeness
+    label: Politeness
+    criteria: The response is courteous and never blames the user.
+    steps:
+      - Read the response.
+      - Note any rude, curt or blaming phrase.
+    inputs: [question, response]
+    score_range: [1, 5]
+
+The score comes through the LLM judge's client (:class:`rag_eval.llm.client.LLMClient`):
+retries, the cache, cost, statuses and the secrets rules are the judge's. The judge answers
+with the score alone on its first line and a one-sentence reason on the second. Where the
+endpoint returns token log-probabilities, the score is G-Eval's probability-weighted mean
+over the score tokens (Liu et al. 2023, "G-Eval: NLG Evaluation using GPT-4 with Better
+Human Alignment", section 2.3): it separates answers the parsed integer would tie, and it is
+what the paper measured to agree best with people. Otherwise the parsed integer is the
+score. ``samples`` > 1 averages that many samplings (each its own cached call) and reports
+their spread. An item whose answer holds no score in range, or whose calls all fail, has no
+value and a reason (never a silent 0).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from rag_eval.llm import errors
+from rag_eval.llm.client import Completion, LLMClient
+from rag_eval.llm.config import LLMConfig
+
+RUBRIC_INPUTS = ("question", "response", "documents", "reference")
+#: Alternatives asked for per answer token (OpenAI's maximum is 20; 10 covers a 1-10 scale).
+TOP_LOGPROBS = 10
+#: Below this share of probability on score tokens the weighted mean is not trusted.
+MIN_SCORE_MASS = 0.5
+_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
+_INTEGER = re.compile(r"-?\d+")
+
+
+class RubricError(ValueError):
+    """A rubric file that cannot be used (the message names the file and the field)."""
+
+
+class Rubric(BaseModel):
+    """One rubric metric, as its YAML file declares it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    criteria: str = Field(min_length=1)
+    label: str = ""
+    steps: tuple[str, ...] = ()
+    inputs: tuple[Literal["question", "response", "documents", "reference"], ...] = ("question", "response")
+    score_range: tuple[int, int] = (1, 5)
+    higher_is_better: bool = True
+    help: str = ""
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not _NAME.fullmatch(value):
+            raise ValueError("a metric name is lower-case letters, digits and '_', starting with a letter")
+        return value
+
+    @model_validator(mode="after")
+    def _range(self) -> Rubric:
+        low, high = self.score_range
+        if not low < high or high - low > 20:
+            raise ValueError("score_range is [low, high] with low < high and at most 21 scores")
+        if "response" not in self.inputs and "documents" not in self.inputs:
+            raise ValueError("inputs must include the response or the documents: there is nothing to judge")
+        return self
+
+    @property
+    def readable_label(self) -> str:
+        return self.label or self.name.replace("_", " ").capitalize()
+
+
+def load_rubric(path: str | Path) -> Rubric:
+    """The rubric of a YAML file; :class:`RubricError` names the file and the field."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as err:
+        raise RubricError(f"{path.name}: cannot read the rubric: {err}") from None
+    if not isinstance(data, dict):
+        raise RubricError(f"{path.name}: a rubric is a YAML mapping (name, criteria, ...)")
+    try:
+        return Rubric.model_validate(data)
+    except ValidationError as err:
+        problems = "; ".join(f"field '{'.'.join(map(str, e['loc'])) or 'rubric'}': {e['msg']}" for e in err.errors())
+        raise RubricError(f"{path.name}: {problems}") from None
+
+
+def rubric_messages(rubric: Rubric, item: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The chat that asks for one item's score: the criteria and steps, then the inputs the
+    rubric reads, then the answer format (score alone on the first line: the token whose
+    log-probabilities G-Eval weighs)."""
+    low, high = rubric.score_range
+    steps = "".join(f"\n{i}. {s}" for i, s in enumerate(rubric.steps, 1))
+    system = (f"You are a careful evaluator. You score one metric, {rubric.readable_label}, on a scale from "
+              f"{low} (worst) to {high} (best).\n\nCriteria: {rubric.criteria.strip()}"
+              + (f"\n\nEvaluation steps:{steps}" if steps else ""))
+    parts = []
+    for name in rubric.inputs:
+        value = item.get(name)
+        if name == "documents":
+            docs = [str(d) for d in (value or [])]
+            parts.append("Documents:\n" + ("\n\n".join(f"[{i}] {d}" for i, d in enumerate(docs, 1)) or "(none)"))
+        else:
+            parts.append(f"{name.capitalize()}:\n{value if value not in (None, '') else '(none)'}")
+    user = ("\n\n".join(parts) + f"\n\nAnswer with the score alone (an integer from {low} to {high}) on the first "
+            "line, then one sentence giving the reason on the second line.")
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def parse_score(text: str, score_range: tuple[int, int]) -> tuple[int | None, str]:
+    """``(score, reason)`` from an answer: the first integer of its first non-empty line when
+    it lies in range (else None), and the rest as the reason."""
+    lines = [ln.strip() for ln in (text or "").strip().splitlines() if ln.strip()]
+    if not lines:
+        return None, ""
+    match = _INTEGER.search(lines[0])
+    value = int(match.group()) if match else None
+    if value is not None and not score_range[0] <= value <= score_range[1]:
+        value = None
+    reason = " ".join(lines[1:]) if len(lines) > 1 else lines[0]
+    return value, reason
+
+
+def weighted_score(logprobs: Mapping[str, float] | None, score_range: tuple[int, int]) -> float | None:
+    """G-Eval's score: sum of p(s) * s over the score tokens s of the first answer token,
+    renormalised over them; None when the endpoint gave no log-probabilities or the score
+    tokens hold less than :data:`MIN_SCORE_MASS` of the probability."""
+    if not logprobs:
+        return None
+    mass: dict[int, float] = {}
+    for token, logprob in logprobs.items():
+        text = token.strip()
+        if _INTEGER.fullmatch(text) and score_range[0] <= int(text) <= score_range[1]:
+            mass[int(text)] = mass.get(int(text), 0.0) + math.exp(logprob)
+    total = sum(mass.values())
+    if total < MIN_SCORE_MASS:
+        return None
+    return sum(score * p for score, p in mass.items()) / total
+
+
+@dataclass(slots=True)
+class RubricScore:
+    """One item's rubric result: ``value`` (None with ``error`` when none could be had)."""
+
+    value: float | None
+    reason: str = ""
+    method: str = ""  # "logprobs" (G-Eval's weighted mean) or "parsed"
+    samples: list[float] = field(default_factory=list)
+    spread: float | None = None  # population standard deviation over the samples (samples > 1)
+    error: str | None = None
+    cost_usd: float | None = None
+    tokens: int = 0
+
+
+def _combine(rubric: Rubric, completions: Sequence[Completion | BaseException]) -> RubricScore:
+    values, reasons, methods, failures = [], [], [], []
+    cost, tokens = 0.0, 0
+    priced = False
+    for answer in completions:
+        if isinstance(answer, BaseException):
+            failures.append(str(answer) or type(answer).__name__)
+            continue
+        if answer.cost_usd is not None:
+            cost, priced = cost + answer.cost_usd, True
+        tokens += int(answer.usage.get("total_tokens", 0))
+        if answer.refusal:
+            failures.append(f"the judge refused: {answer.refusal}")
+            continue
+        parsed, reason = parse_score(answer.text, rubric.score_range)
+        weighted = weighted_score(answer.first_token_logprobs, rubric.score_range)
+        if weighted is None and parsed is None:
+            low, high = rubric.score_range
+            failures.append(f"no score from {low} to {high} in the judge's answer")
+            continue
+        values.append(weighted if weighted is not None else float(parsed))  # type: ignore[arg-type]
+        methods.append("logprobs" if weighted is not None else "parsed")
+        reasons.append(reason)
+    if not values:
+        return RubricScore(None, error="; ".join(dict.fromkeys(failures)) or "no answer", cost_usd=cost if priced else None,
+                           tokens=tokens)
+    return RubricScore(
+        value=statistics.fmean(values), reason=reasons[0], method="+".join(dict.fromkeys(methods)), samples=values,
+        spread=statistics.pstdev(values) if len(values) > 1 else None, cost_usd=cost if priced else None, tokens=tokens)
+
+
+class RubricScorer:
+    """Scores items on one rubric through the LLM judge's client (one request per item and
+    sample, concurrently within the client's limits)."""
+
+    def __init__(self, rubric: Rubric, llm: LLMConfig, samples: int = 1, client: LLMClient | None = None) -> None:
+        if samples < 1:
+            raise ValueError("samples must be at least 1")
+        self.rubric = rubric
+        self.samples = samples
+        self.client = client or LLMClient(llm)
+
+    def _namespace(self, sample: int) -> str:
+        # the rubric's own text is part of every cache key: an edited rubric is asked again
+        digest = self.rubric.model_dump_json()
+        return f"rubric:{digest}:sample{sample}"
+
+    def score_many(self, items: Sequence[Mapping[str, Any]], progress: Callable[[int, int], None] | None = None
+                   ) -> list[RubricScore]:
+        """One :class:`RubricScore` per item, in order; a failed call is that item's error."""
+        temperature = None if self.samples == 1 else max(self.client.config.temperature, 0.7)
+        jobs = [(i, k) for i in range(len(items)) for k in range(self.samples)]
+
+        async def one(job: tuple[int, int]) -> Completion:
+            i, k = job
+            return await self.client.complete(rubric_messages(self.rubric, items[i]), temperature=temperature,
+                                              cache_namespace=self._namespace(k), top_logprobs=TOP_LOGPROBS)
+
+        answers = self.client.map(one, jobs, progress)
+        by_item: list[list[Completion | BaseException]] = [[] for _ in items]
+        for (i, _), answer in zip(jobs, answers, strict=True):
+            by_item[i].append(answer if isinstance(answer, Completion | errors.LLMError | BaseException)
+                              else errors.LLMError(str(answer)))
+        return [_combine(self.rubric, answers_of_item) for answers_of_item in by_item]
+
+    def score(self, item: Mapping[str, Any]) -> RubricScore:
+        return self.score_many([item])[0]
