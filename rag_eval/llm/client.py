@@ -131,7 +131,7 @@ def _first_token_logprobs(logprobs: Any) -> dict[str, float] | None:
     if not content or not isinstance(content[0], dict):
         return None
     first = content[0]
-    out = {str(t.get("token")): float(t.get("logprob")) for t in first.get("top_logprobs") or []
+    out = {str(t["token"]): float(t["logprob"]) for t in first.get("top_logprobs") or []
            if isinstance(t, dict) and isinstance(t.get("logprob"), int | float)}
     if isinstance(first.get("logprob"), int | float):
         out.setdefault(str(first.get("token")), float(first["logprob"]))
