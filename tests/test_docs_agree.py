@@ -20,7 +20,7 @@ PACKAGE = ROOT / "rag_eval"
 DOCS = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
 ROOMS = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()} | {
     p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
-TOP_DIRS = {"rag_eval", "tests", "bench", "scripts", "pages", "docs"}
+TOP_DIRS = {"rag_eval", "tests", "harness", "bench", "scripts", "pages", "docs"}
 
 #: a path with a folder: ``a/b.py``, ``a/b/`` (``<placeholders>`` and globs are not paths)
 PATH = re.compile(r"(?<![\w./<-])((?:[A-Za-z_][\w-]*/)+(?:[\w-]+\.(?:py|md|toml|yaml|yml|json|jsonl|sql|txt))?)(?![\w<*])")
