@@ -85,7 +85,8 @@ def _rows_of(data: Any) -> tuple[str, list[Any]]:
     from rag_eval.io.rows import plain_row
 
     if hasattr(data, "to_dict") and hasattr(data, "columns") and hasattr(data, "iloc"):  # a pandas DataFrame
-        return "DataFrame", [plain_row(r) for r in data.to_dict(orient="records")]
+        cells = data.astype(object).where(data.notna(), None)  # pd.NA, NaT and NaN are absent, as in a file
+        return "DataFrame", [plain_row(r) for r in cells.to_dict(orient="records")]
     if hasattr(data, "column_names") and hasattr(data, "features"):  # a Hugging Face datasets.Dataset
         return "Dataset", [plain_row(r) for r in data]
     if isinstance(data, Mapping):
