@@ -5,7 +5,7 @@ For each held-out subset of the shared RAGBench validation splits:
 1. a base local judge is fitted on the *other* subsets only (``fit_model``, as
    ``bench_local_judge.py`` does), so the held-out subset is a domain it never saw;
 2. for each seed and each k, k rows of the held-out subset are drawn (seeded) and the
-   base judge is calibrated on them exactly as ``rag-eval judge --calibrate`` does
+   base judge is calibrated on them exactly as ``rag-eval calibrate`` does
    (``rag_eval.labels.calibrate.cross_validate``: per-metric shrinkage chosen by 5-fold
    cross-validation over the k rows, a metric left at the base judge unless moving it
    helps). Under 20 rows the product refuses to calibrate, so at k < 20 the user keeps
@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     subsets = sorted({s for s, _ in cases})
     print(f"## Calibration of the local judge, leave one subset out ({len(subsets)} subsets x {args.seeds} seeds)\n")
     print("Means over held-out subsets and seeds; figures on the held-out subset's rows not used for fitting. "
-          f"Under {MIN_ROWS} rows `rag-eval judge --calibrate` refuses (the user keeps the uncalibrated judge); "
+          f"Under {MIN_ROWS} rows `rag-eval calibrate` refuses (the user keeps the uncalibrated judge); "
           "the 'calibrated' row there shows what the rule would do if forced.\n")
     print("| k labelled rows | judge | hallucination AUROC | relevance RMSE | utilization RMSE | completeness RMSE |")
     print("|---:|---|---:|---:|---:|---:|")

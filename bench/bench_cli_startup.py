@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.cli.test_startup import command_paths  # noqa: E402
+from harness.cli_paths import command_paths  # noqa: E402
 
 LIMIT_S = 0.5
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -130,10 +130,10 @@ def scripted(request_json):
 
 
 def bench_synth(n: int, latency: float) -> None:
+    from harness.openai_server import start_server
     from rag_eval.demo import DEMO_COLLECTION, ensure_demo_collection
     from rag_eval.llm.config import LLMConfig
     from rag_eval.synth import SynthOptions, make_answer_judge, synthesize_from_collection
-    from tests.openai_server import start_server
 
     ensure_demo_collection()
     server = start_server(latency_s=latency)

@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.rag.test_extract import CHROME, DOCS, READER_SENTENCES  # noqa: E402
+from harness.extract_pages import CHROME, DOCS, READER_SENTENCES  # noqa: E402
 
 MANUAL = Path("/usr/share/doc/postgresql-doc-15/html")
 PYTHON_DOCS = Path("/usr/share/doc/python3.11/html")

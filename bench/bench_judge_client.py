@@ -28,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from bench.bench_judge_replay import label_answer  # noqa: E402
+from harness.openai_server import start_server  # noqa: E402
 from rag_eval.config import shared_data_dir  # noqa: E402
 from rag_eval.io.rows import RowError, iter_rows  # noqa: E402
 from rag_eval.judges.llm import LLMJudge  # noqa: E402
@@ -35,7 +36,6 @@ from rag_eval.llm.config import LLMConfig  # noqa: E402
 from rag_eval.runs.engine import evaluate  # noqa: E402
 from rag_eval.runs.sinks import MemorySink  # noqa: E402
 from rag_eval.runs.sources import RowsSource  # noqa: E402
-from tests.openai_server import start_server  # noqa: E402
 
 SPLIT_FILE = str(ROOT / "rag_eval" / "text" / "sentences.py")
 

@@ -2,7 +2,7 @@
 
 The shared RAGBench validation splits (every subset, one file) are judged by the CLI,
 run as a separate process so start-up is included, against the local
-OpenAI-compatible server (tests/openai_server.py) answering every request after a
+OpenAI-compatible server (harness/openai_server.py) answering every request after a
 fixed latency. The ideal is ``ceil(rows / concurrency) * latency``: the time the
 requests alone take with ``concurrency`` in flight. Then the identical command runs
 again: every answer is in the cache, so nothing is sent.
@@ -29,10 +29,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run as a script too: the local test server lives in tests/
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from harness.fake_answers import answer_text  # noqa: E402
+from harness.openai_server import start_server  # noqa: E402
 from rag_eval.config import shared_data_dir  # noqa: E402
 from rag_eval.io.rows import iter_rows  # noqa: E402
-from tests.judges.fake_answers import answer_text  # noqa: E402
-from tests.openai_server import start_server  # noqa: E402
 
 KEEP = ("id", "question", "documents", "response", "documents_sentences", "response_sentences")
 

@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run as a script too: the local test server lives in tests/
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from harness.openai_server import start_server
 from rag_eval.config import shared_data_dir
 from rag_eval.io.rows import RowError, iter_rows
 from rag_eval.judges.llm import LLMJudge
@@ -36,7 +37,6 @@ from rag_eval.metrics.trace import score_ragbench_row
 from rag_eval.runs.records import build_record, to_file_row
 from rag_eval.runs.sources import SourceItem
 from rag_eval.text.sentences import item_from_row
-from tests.openai_server import start_server
 
 METRICS = ("context_relevance", "context_utilization", "completeness", "adherence")
 

@@ -33,11 +33,11 @@ from rag_eval.text.sentences import item_from_row
 
 
 class ServerProcess:
-    """tests/openai_server.py in its own process, answering judge prompts."""
+    """harness/openai_server.py in its own process, answering judge prompts."""
 
     def __init__(self, latency_s: float) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, str(ROOT / "tests" / "openai_server.py"), "--latency", str(latency_s),
+            [sys.executable, str(ROOT / "harness" / "openai_server.py"), "--latency", str(latency_s),
              "--responder", "judge"],
             stdout=subprocess.PIPE, text=True,
         )

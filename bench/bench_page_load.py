@@ -10,7 +10,7 @@
 
 ``--at-size``: the Runs, Compare (two 2,000-item runs over one dataset) and Batch (a
 2,000-item run's results, ``/batch?run=ID``) pages on a generated store of 50 runs of
-2,000 RAGBench-like items (``tests.support.sample_store``; built once into
+2,000 RAGBench-like items (``harness.sample_store``; built once into
 ``--store-dir``, default a temporary folder, never the project). Each page gets fresh
 servers and five kinds of visit: the first visit after the server is healthy (a new
 browser profile), warm visits (a new session in the same browser), a new visitor on the
@@ -41,8 +41,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script too: the browser harness is in tests/
 
+from harness import browser
 from rag_eval.ui.constants import ALL_PAGES, APP_TITLE, OVERVIEW_READY_TEXT
-from tests.support import browser
 
 
 def one_server(repeat_warm: int) -> dict[str, list[float]]:
@@ -127,8 +127,8 @@ def process_cpu_s(pid: int) -> float | None:
 
 def generated_store(home: Path, n_runs: int, n_items: int) -> list[dict]:
     """The runs of the store at ``home/runs.sqlite``, generated first when missing."""
+    from harness.sample_store import fill_store
     from rag_eval.runs.store import RunStore
-    from tests.support.sample_store import fill_store
 
     home.mkdir(parents=True, exist_ok=True)
     db = home / "runs.sqlite"

@@ -1,7 +1,7 @@
 """Trace import throughput vs the local judge: importing must never be the slow part.
 
 A real Phoenix server (``phoenix serve`` from ``.venv-phoenix``, ``make phoenix-deps``) is
-started in a temporary folder; the traced test application (tests/traces/traced_app.py) sends
+started in a temporary folder; the traced test application (harness/traced_app.py) sends
 N small RAG traces (chain + retriever spans, the shape the OpenInference instrumentations write)
 over OTLP/HTTP and writes the same spans to an OTLP JSON file. Then:
 
@@ -55,8 +55,8 @@ def main() -> None:
 
     import pytest
 
-    from tests.openai_server import start_server
-    from tests.traces import conftest as fixtures
+    from harness import phoenix as fixtures
+    from harness.openai_server import start_server
 
     with tempfile.TemporaryDirectory(prefix="bench-traces-") as tmp:
         try:

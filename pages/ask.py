@@ -6,11 +6,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from rag_eval.display.views import view_from_result
 from rag_eval.runs.ask import AskResult, ask
 from rag_eval.ui import components, data, panels, settings, state
 from rag_eval.ui.help import format_timings
 from rag_eval.ui.markdown import escape_markdown
-from rag_eval.ui.views import view_from_result
 
 PAGE = "ask"
 K_COLLECTION = f"{PAGE}.collection"

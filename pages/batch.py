@@ -8,12 +8,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from rag_eval.display.views import view_from_record
 from rag_eval.judges.ray import RayUnavailable, configured_cluster
 from rag_eval.runs.export import export_rows
 from rag_eval.ui import batch_rows, components, cost, data, frames, jobs, panels, run_views, settings, state
 from rag_eval.ui.markdown import escape_markdown, md
 from rag_eval.ui.persist import link_once
-from rag_eval.ui.views import view_from_record
 
 PAGE = "batch"
 K_SOURCE, K_UPLOAD, K_MODE = f"{PAGE}.source", f"{PAGE}.upload", f"{PAGE}.mode"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from rag_eval.display.views import view_from_record
 from rag_eval.judges import expected_error
 from rag_eval.runs.compare import config_diff, format_diff, judge_error_notes
 from rag_eval.schema import METRIC_NAMES
@@ -17,7 +18,6 @@ from rag_eval.ui import charts, components, data, frames, run_charts, run_views,
 from rag_eval.ui.help import glossary, metric_help, metric_label
 from rag_eval.ui.markdown import md
 from rag_eval.ui.persist import link_list, link_once
-from rag_eval.ui.views import view_from_record
 
 PAGE = "compare"
 K_RUNS, K_CHART, K_PICK = f"{PAGE}.runs", f"{PAGE}.chart", f"{PAGE}.pick"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from rag_eval.display.views import view_from_record
 from rag_eval.judges.registry import make_judge
 from rag_eval.labels.calibrate import MIN_ROWS, TooFewRows, calibrate_run, calibration_summary
 from rag_eval.labels.queue import STRATEGIES, build_queue
@@ -20,7 +21,6 @@ from rag_eval.labels.store import agreement_for_run, review_progress
 from rag_eval.ui import components, data, review, state
 from rag_eval.ui.constants import STATE_REVIEW_QUEUE
 from rag_eval.ui.markdown import md, paths_shown
-from rag_eval.ui.views import view_from_record
 
 PAGE = "judges"
 K_RUN = f"{PAGE}.run"

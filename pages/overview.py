@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from rag_eval.display.views import view_from_ragbench_row
 from rag_eval.ui import components, data, state
 from rag_eval.ui.constants import (
     APP_TITLE,
@@ -16,7 +17,6 @@ from rag_eval.ui.constants import (
     PAGE_SUPPORT_MAP,
 )
 from rag_eval.ui.markdown import escape_markdown, md
-from rag_eval.ui.views import view_from_ragbench_row
 
 PAGE = "overview"
 

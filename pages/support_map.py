@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import streamlit as st
 
+from rag_eval.display.support_map import document_sentence_class
+from rag_eval.display.views import SupportView, view_from_ragbench_row, view_from_record
 from rag_eval.ui import components, data, panels, review, state
 from rag_eval.ui.constants import STATE_COMPARE_PAIR, STATE_FOCUS, STATE_SUPPORT_SOURCE
 from rag_eval.ui.markdown import md
 from rag_eval.ui.persist import link_list
-from rag_eval.ui.support_map import document_sentence_class
-from rag_eval.ui.views import SupportView, view_from_ragbench_row, view_from_record
 
 PAGE = "support_map"
 K_SAMPLE = f"{PAGE}.sample"

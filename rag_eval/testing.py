@@ -57,7 +57,7 @@ class TraceCheck:
         return not self.failures
 
     def support_map(self) -> str:
-        from rag_eval.cli.report import support_map_text
+        from rag_eval.display.support_map import support_map_text
 
         return support_map_text(self.item, self.result.labels)
 

@@ -43,9 +43,9 @@ def make_runs(home: Path) -> dict:
     import os
 
     os.environ["RAG_EVAL_HOME"] = str(home)
+    from harness.examples import make_example_runs
     from rag_eval.rag.store import close_clients
     from rag_eval.runs.store import RunStore
-    from tests.support.examples import make_example_runs
 
     store = RunStore()
     runs = make_example_runs(store, n_demo=6, n_sample=10)
@@ -55,7 +55,7 @@ def make_runs(home: Path) -> dict:
 
 
 def capture(home: Path, out: Path, runs: dict) -> list[tuple[str, int]]:
-    from tests.support import browser
+    from harness import browser
 
     k2, k5 = runs["rag"]
     item = runs["items"][0]

@@ -14,7 +14,7 @@ as files it does not own. This script reproduces that:
    fresh, empty ``HOME`` and ``SPACE_ID`` set, no API key, no ``RAG_EVAL_HOME``;
 4. ``streamlit run app.py --server.port 7860 --server.headless true`` (another free port if
    7860 is taken, said so);
-5. every page loaded in headless Chromium (DevTools protocol, ``tests.support.browser``):
+5. every page loaded in headless Chromium (DevTools protocol, ``harness.browser``):
    heading rendered, script idle, no exception or error element, no "Traceback";
    then a question asked on the Ask page until its TRACe scores show.
 
@@ -51,8 +51,8 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from harness import browser  # noqa: E402  (stdlib only at import; websockets when a tab opens)
 from rag_eval.ui.constants import ALL_PAGES, APP_TITLE, OVERVIEW_READY_TEXT  # noqa: E402
-from tests.support import browser  # noqa: E402  (stdlib only at import; websockets when a tab opens)
 
 SPACE_PORT = 7860
 SPACE_USER = "rag-eval-space"

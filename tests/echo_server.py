@@ -1,7 +1,7 @@
 """A hostile OpenAI-compatible endpoint: it quotes the request's Authorization header
 back in every place a reply can carry text.
 
-Built on the real local server (tests/openai_server.py). ``echo_handler(server)``
+Built on the real local server (harness/openai_server.py). ``echo_handler(server)``
 returns a responder that cycles through :data:`MODES`, so a batch of requests meets
 all of them: the header quoted in a normal 200 answer (a valid judge answer whose
 explanations quote it), in a refusal, in tool-call arguments, in a streamed (SSE) body,
@@ -16,8 +16,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from tests.judges.fake_answers import answer, prompt_keys
-from tests.openai_server import OpenAIServer, Reply
+from harness.fake_answers import answer, prompt_keys
+from harness.openai_server import OpenAIServer, Reply
 
 # Fake, not shaped like any real provider key (PREAMBLE: never a real-looking key).
 ECHO_KEY = "test-key-not-real-7c41e9d0"

@@ -26,9 +26,9 @@ def lint_imports() -> subprocess.CompletedProcess:
 
 
 def test_import_linter_contracts_are_kept():
-    """The layers of ../shared/DESIGN.md (top to bottom: entry points, dashboard and report,
-    labels, runs, judges | rag | traces, datasets | metrics | llm | encoders, io | text,
-    schema | config) and the forbidden imports of .importlinter."""
+    """The layers of .importlinter (top to bottom: entry points cli | api | testing, the
+    dashboard, the report, their shared look (display), labels, runs, judges | rag | traces,
+    datasets | metrics | llm | encoders, io | text, schema | config) and its forbidden imports."""
     out = lint_imports()
     assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-2000:]
     assert "0 broken" in out.stdout
@@ -132,3 +132,15 @@ def test_the_graph_is_read():
     """Guard against a walker that finds nothing: known edges are present."""
     assert "rag_eval.runs.engine" in GRAPH["rag_eval.runs.runner"]
     assert "rag_eval.encoders.onnx" in GRAPH["rag_eval.encoders.embedder"]
+
+
+def test_benchmarks_and_scripts_import_no_test_module():
+    """bench/ and scripts/ share helpers with the tests through harness/, never by importing
+    tests/ (a test module is free to change; what others rely on lives in harness/)."""
+    offenders = []
+    for path in [*(ROOT / "bench").glob("*.py"), *(ROOT / "scripts").glob("*.py"), *(ROOT / "harness").glob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            offenders += [f"{path.relative_to(ROOT)}:{node.lineno} {n}" for n in names if n.split(".")[0] == "tests"]
+    assert offenders == []

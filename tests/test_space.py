@@ -153,7 +153,7 @@ def test_pyproject_declares_the_dependencies_itself() -> None:
     names = {Requirement(r).name.lower() for r in project["project"]["dependencies"]}
     assert {"lxml-html-clean", "lxml", "httpx", "starlette", "anyio", "scipy", "transformers", "tokenizers",
             "markupsafe"} <= {n.replace("_", "-") for n in names}
-    # the DevTools client moved to tests/support: websockets is a test dependency, not the package's
+    # the DevTools client lives in harness/: websockets is a test dependency, not the package's
     assert "websockets" not in names
     assert "ray" not in names, "Ray stays an extra"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from harness.fake_answers import answer_text
 from rag_eval.llm.config import LLMConfig
 from rag_eval.testing import assert_trace, check_trace
-from tests.judges.fake_answers import answer_text
 
 QUESTION = "How long do refunds take?"
 DOCS = ["Refunds are issued within 14 days of the return arriving. Shipping is free over 50 euros.",

@@ -130,12 +130,10 @@ def _judge_kind(ctx: click.Context, param: click.Parameter, value: str) -> str:
 @click.option("--judge", "kind", default="llm", show_default=True, callback=_judge_kind,
               help="llm, local, or local:NAME (the local judge with the calibration NAME).")
 @click.option("--calibrate", "calibrate", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="With --judge local: fit the local judge to this labelled file (RAGBench rows, .jsonl/.parquet) "
-                   "and store it as --name; no FILE needed.")
-@click.option("--name", "cal_name", default=None, help="Name of the calibration (--calibrate).")
-@click.option("--cal-seed", type=int, default=0, show_default=True,
-              help="Seed of the cross-validation folds (--calibrate; needs at least 20 labelled rows).")
-@click.option("--force", is_flag=True, help="Overwrite a calibration of the same name (--calibrate).")
+              hidden=True, help="Deprecated: use `rag-eval calibrate LABELLED --name NAME`.")
+@click.option("--name", "cal_name", default=None, hidden=True, help="Deprecated (--calibrate).")
+@click.option("--cal-seed", type=int, default=0, hidden=True, help="Deprecated (--calibrate).")
+@click.option("--force", is_flag=True, hidden=True, help="Deprecated (--calibrate).")
 @click.option("--mode", type=click.Choice([m.value for m in ScoringMode]), default=DEFAULT_MODE.value, show_default=True,
               help="TRACe formulas used for the scores.")
 @click.option("--model", default=None, help="Model name (default: RAG_EVAL_LLM_MODEL, else gpt-4o-mini).")
@@ -176,15 +174,17 @@ def judge_command(file: Path | None, out: Path | None, kind: str, mode: str, sam
     finish); Ctrl-C stops sending and writes the rest as `cancelled`. Exit code 1 when any row failed, or when a --fail-under
     threshold or --min-coverage is not met (the gate).
 
-    With --judge local --calibrate LABELLED --name NAME, fits the local judge to
-    labelled rows instead (see docs/local-judge.md) and stores it for --judge local:NAME.
+    To fit the local judge to labelled rows first: `rag-eval calibrate LABELLED --name NAME`,
+    then --judge local:NAME.
     """
     from rag_eval.io.rows import FileFormatError
     from rag_eval.runs.prepare import prepare_file
 
-    if calibrate is not None:
+    if calibrate is not None:  # the former spelling of `rag-eval calibrate`, kept for scripts
         if kind != "local":
             raise click.UsageError("--calibrate works with --judge local")
+        click.echo("`rag-eval judge --calibrate` is deprecated; use `rag-eval calibrate LABELLED --name NAME "
+                   "[--seed N] [--force]`", err=True)
         from rag_eval.cli.labels import calibrate_command
 
         calibrate_command(calibrate, cal_name, cal_seed, force, model_path)

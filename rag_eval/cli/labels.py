@@ -1,5 +1,6 @@
-"""``rag-eval labels``: human label sets (export, import, queue, reviewed rows, rejudge)
-and the ``--by-judge`` figures of ``rag-eval agreement``.
+"""``rag-eval labels``: human label sets (export, import, queue, reviewed rows, rejudge),
+the ``--by-judge`` figures of ``rag-eval agreement``, and ``rag-eval calibrate`` (fit the
+local judge to labelled rows).
 
 Wiring only: options -> :mod:`rag_eval.labels` -> echo.
 """
@@ -184,12 +185,29 @@ def rejudge_command(run: str, judge_name: str, reviewed_only: bool, db: str | No
     click.echo(f"Run {new_id}: run {run_id} judged by {judge.name}")
 
 
+@click.command("calibrate")
+@click.argument("labelled", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--name", required=True, help="Name of the calibration: the judge is then --judge local:NAME.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the cross-validation folds (needs at least 20 labelled rows).")
+@click.option("--force", is_flag=True, help="Overwrite a calibration of the same name.")
+@click.option("--model-path", type=click.Path(path_type=Path), default=None,
+              help="The local judge model to calibrate [default: the shipped one].")
+def calibrate_cli(labelled: Path, name: str, seed: int, force: bool, model_path: Path | None) -> None:
+    """Fit the local judge to LABELLED rows (RAGBench rows with human labels, .jsonl or
+    .parquet) and store it as NAME, for `--judge local:NAME` (see docs/local-judge.md).
+
+    Prints the cross-validated figures before and after; under 20 labelled rows the fit
+    is refused and nothing is stored."""
+    calibrate_command(labelled, name, seed, force, model_path)
+
+
 def calibrate_command(path: Path, name: str | None, seed: int, force: bool, model_path: Path | None) -> None:
-    """``rag-eval judge --judge local --calibrate FILE --name NAME``: fit, store, print figures."""
+    """``rag-eval calibrate FILE --name NAME``: fit, store, print figures."""
     from rag_eval.labels.calibrate import calibrate_file
 
     if not name:
-        raise click.UsageError("--calibrate needs --name NAME (where the calibration is stored)")
+        raise click.UsageError("calibrating needs --name NAME (where the calibration is stored)")
     try:
         cal, where, errors = calibrate_file(path, name, seed=seed, overwrite=force, model_path=model_path)
     except (ValueError, OSError) as err:  # TooFewRows is a ValueError: said plainly, nothing stored
@@ -223,3 +241,4 @@ def calibration_lines(cal: dict[str, Any], where: Path) -> list[str]:
 
 def register(group: click.Group) -> None:
     group.add_command(labels_group)
+    group.add_command(calibrate_cli)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import textwrap
 
-from rag_eval.schema import METRIC_NAMES, EvalItem, Labels
-from rag_eval.text.keys import normalize_key
+from rag_eval.display.support_map import support_map_text
+from rag_eval.schema import METRIC_NAMES
 
 WIDTH = 100
 
@@ -34,30 +34,6 @@ def format_chunks(chunks) -> str:
         lines.append(f"{rank}. [{c.score:.3f}] {where} #{c.chunk_index}")
         lines.append(_verbatim(c.text))
     return "\n".join(lines) if lines else "(no chunks retrieved)"
-
-
-def support_map_text(item: EvalItem, labels: Labels | None) -> str:
-    """Each response sentence with its support status and supporting keys, then each
-    document sentence marked R (relevant), U (utilized), RU (both) or '-'."""
-    if labels is None:
-        return "(no labels: the judgement failed)"
-    unsupported = {normalize_key(k) for k in labels.unsupported_response_sentence_keys}
-    support = {normalize_key(s.response_sentence_key): s for s in labels.sentence_support_information}
-    relevant = {normalize_key(k) for k in labels.all_relevant_sentence_keys}
-    utilized = {normalize_key(k) for k in labels.all_utilized_sentence_keys}
-    lines = ["Response sentences:"]
-    for s in item.response_sentences:
-        info = support.get(s.key)
-        mark = "✗ unsupported" if s.key in unsupported else "✓ supported"
-        keys = f" by {', '.join(info.supporting_sentence_keys)}" if info and info.supporting_sentence_keys else ""
-        lines.append(f"  [{s.key}] {mark}{keys}: {_short(s.text, WIDTH - 30)}")
-    lines.append("Document sentences (R relevant, U utilized):")
-    for d, doc in enumerate(item.documents):
-        lines.append(f"  document {d}:")
-        for s in doc:
-            tag = ("R" if s.key in relevant else "") + ("U" if s.key in utilized else "")
-            lines.append(f"    {tag or '-':>2} [{s.key}] {_short(s.text, WIDTH - 14)}")
-    return "\n".join(lines)
 
 
 def format_scores(scores) -> str:

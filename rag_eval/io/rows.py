@@ -13,7 +13,7 @@ import itertools
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,6 +66,15 @@ def _plain(value: Any) -> Any:
     if isinstance(value, float) and math.isnan(value):
         return None
     return value
+
+
+def plain_row(row: Any) -> Any:
+    """A row given in memory (a DataFrame's record, a ``datasets`` row) as the file
+    readers give one: plain Python values, absent and null the same (None and NaN
+    dropped). Anything but a mapping is returned as is (the caller reports it)."""
+    if not isinstance(row, Mapping):
+        return row
+    return {str(k): v for k, value in row.items() if (v := _plain(value)) is not None}
 
 
 def _decode(path: Path) -> str:

@@ -475,7 +475,7 @@ class LocalJudge:
                 # Its intercept shifts were fitted against another model's heads.
                 raise ValueError(
                     f"calibration '{cal.get('name')}' was fitted on local:{base}, not on local:{self.model.version}; "
-                    "fit it again with `rag-eval judge --judge local --calibrate LABELLED --name NAME --force`")
+                    "fit it again with `rag-eval calibrate LABELLED --name NAME --force`")
             self.model = apply_calibration(self.model, cal["fitted"])
             self.calibration = {"name": cal.get("name"), "sha256": cal.get("sha256"),
                                 "base_version": cal.get("base_version")}

@@ -790,7 +790,7 @@ def calibrate_rows(rows: Sequence[dict[str, Any]], name: str, *, seed: int = DEF
                    folds: int = FOLDS, source: dict[str, Any] | None = None,
                    model_path: Path | None = None, embedder: Any = None,
                    overwrite: bool = False) -> tuple[dict[str, Any], Path, list[str]]:
-    """Featurise, calibrate and store: the whole ``--calibrate`` / button path.
+    """Featurise, calibrate and store: the whole ``rag-eval calibrate`` / button path.
     Returns (calibration, where it was stored, per-row errors)."""
     from rag_eval.judges.local import LocalJudge
 
@@ -801,7 +801,7 @@ def calibrate_rows(rows: Sequence[dict[str, Any]], name: str, *, seed: int = DEF
 
 
 def calibrate_file(path: Path, name: str, **options: Any) -> tuple[dict[str, Any], Path, list[str]]:
-    """``rag-eval judge --judge local --calibrate FILE --name NAME``."""
+    """``rag-eval calibrate FILE --name NAME``."""
     from rag_eval.labels.exchange import read_label_rows
 
     path = Path(path)

@@ -88,8 +88,8 @@ class GeneratorConfig(_Frozen):
 class JudgeConfig(_Frozen):
     """Which judge labels the answers: ``local`` (offline learned judge) or ``llm``.
 
-    ``calibration`` names a stored calibration of the local judge (``rag-eval judge
-    --calibrate ... --name NAME``), so a configuration can say ``local:NAME``."""
+    ``calibration`` names a stored calibration of the local judge (``rag-eval calibrate FILE
+    --name NAME``), so a configuration can say ``local:NAME``."""
 
     kind: Literal["local", "llm"] = "local"
     model: str | None = None

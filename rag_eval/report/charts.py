@@ -1,6 +1,6 @@
 """Plotly figures for the offline HTML report (``report.html``), which inlines
 plotly.js so the file opens anywhere without a network. The dashboard itself draws with
-Vega-Lite (``ui.charts``); both take colours, bands and axis limits from ``ui.constants``.
+Vega-Lite (``ui.charts``); both take colours, bands and axis limits from ``display.style``.
 
 Intervals are drawn from the library's own bounds (``ci_low``/``ci_high``).
 """
@@ -12,8 +12,8 @@ import math
 import pandas as pd
 import plotly.graph_objects as go
 
+from rag_eval.display.style import BAND_COLOURS, METRIC_LABELS, PALETTE, SPREAD_AXIS_MAX, SPREAD_BAND_LABELS
 from rag_eval.metrics.report_fields import RMSE_BANDS
-from rag_eval.ui.constants import BAND_COLOURS, METRIC_LABELS, PALETTE, SPREAD_AXIS_MAX, SPREAD_BAND_LABELS
 
 
 def _layout(fig: go.Figure, title: str, y_title: str = "", y_range: tuple[float, float] | None = (0, 1)) -> go.Figure:

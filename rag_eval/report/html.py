@@ -18,7 +18,7 @@ a CI artifact. Sections (each an HTML ``section`` with a stable id):
 ``comparison``    with several runs: means side by side and paired differences
 
 Every piece of user text (questions, documents, answers, run names, errors) is escaped
-by Jinja2's autoescaping or by :func:`rag_eval.ui.support_map.support_map_html`: HTML in a
+by Jinja2's autoescaping or by :func:`rag_eval.display.support_map.support_map_html`: HTML in a
 document renders as text. Numbers come from the library (``runs.stats``,
 ``runs.compare``, ``metrics.agreement``, ``metrics.diagnosis``); nothing is estimated here.
 """
@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from rag_eval.display.style import SPREAD_BAND_LABELS, SPREAD_BAND_MEANING
 from rag_eval.judges import expected_error
 from rag_eval.metrics.agreement import agreement
 from rag_eval.metrics.report_fields import (
@@ -43,7 +44,6 @@ from rag_eval.runs.compare import compare_at_cutoff, judge_error_notes, metric_t
 from rag_eval.runs.item_fields import item_report_fields, run_diagnosis
 from rag_eval.runs.stats import SCORE_NAMES, summarize_items
 from rag_eval.schema import METRIC_NAMES
-from rag_eval.ui.constants import SPREAD_BAND_LABELS, SPREAD_BAND_MEANING
 
 SECTIONS = ("summary", "metrics", "distributions", "rmse-bands", "agreement", "diagnosis", "cost-latency",
             "worst-rows", "comparison")
@@ -189,9 +189,11 @@ def _charts(runs: Sequence[dict[str, Any]], items_by_run: Mapping[str, Sequence[
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
+    from rag_eval.display.style import METRIC_LABELS, PALETTE
+    from rag_eval.display.tables import spread_frame
     from rag_eval.report import charts as report_charts
-    from rag_eval.ui import frames
-    from rag_eval.ui.constants import METRIC_LABELS, PALETTE
+
+
 
     out: dict[str, str] = {}
     table = pd.DataFrame(metric_table(items_by_run, list(METRIC_NAMES)))
@@ -210,7 +212,7 @@ def _charts(runs: Sequence[dict[str, Any]], items_by_run: Mapping[str, Sequence[
                        title="Per-row scores (adherence: continuous adherence score)")
     out["distributions"] = _figure_html(dist)
 
-    spreads = [(run["id"], frames.spread_frame(items_by_run[run["id"]])) for run in runs]
+    spreads = [(run["id"], spread_frame(items_by_run[run["id"]])) for run in runs]
     spreads = [(run_id, s) for run_id, s in spreads if not s.empty]
     if spreads:
         fig = report_charts.spread_figure(spreads[0][1])
@@ -238,8 +240,8 @@ def _charts(runs: Sequence[dict[str, Any]], items_by_run: Mapping[str, Sequence[
 def _worst_rows(items: Sequence[dict[str, Any]], worst: int, label: str) -> list[dict[str, Any]]:
     from markupsafe import Markup
 
-    from rag_eval.ui.support_map import support_map_html
-    from rag_eval.ui.views import view_from_record
+    from rag_eval.display.support_map import support_map_html
+    from rag_eval.display.views import view_from_record
 
     scored = [(item_report_fields(i), i) for i in items if i.get("scores")]
     scored = [(f, i) for f, i in scored if f["average"] is not None]

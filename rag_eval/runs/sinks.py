@@ -51,7 +51,7 @@ class StoreSink:
             self.store.claim_run(run["id"])  # atomic: of two processes resuming at once, one wins (RunBusy)
             self.run_id = run["id"]
             kept = [i for i in self.store.items(run["id"], _KEPT_FIELDS) if i.get("status") not in RETRY_STATUSES]
-            return {str(i["item_id"]): _summary_of_stored(i) for i in kept}
+            return {str(i["item_id"]): stored_summary_row(i) for i in kept}
         self.run_id = self.store.create_run(
             self.config, collection=info.collection, dataset_fingerprint=info.fingerprint,
             dataset_path=info.dataset_path, name=self.name, n_items=info.n_items,
@@ -72,7 +72,7 @@ class StoreSink:
             self.store.add_to_summary(self.run_id, expected_judge_error=for_run(self.store.get_run(self.run_id)))
 
 
-def _summary_of_stored(item: dict[str, Any]) -> dict[str, Any]:
+def stored_summary_row(item: dict[str, Any]) -> dict[str, Any]:
     """A stored item's summary row (as :func:`rag_eval.runs.records.summary_row` gives)."""
     usable = item.get("status") in (JudgeStatus.OK.value, JudgeStatus.REPAIRED.value)
     values: dict[str, Any] = {}
@@ -139,4 +139,4 @@ class MemorySink:
         return None
 
 
-__all__ = ["FileSink", "MemorySink", "RETRY_STATUSES", "StoreSink", "summary_row"]
+__all__ = ["FileSink", "MemorySink", "RETRY_STATUSES", "StoreSink", "stored_summary_row", "summary_row"]

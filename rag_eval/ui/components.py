@@ -2,7 +2,7 @@
 
 Numbers come from the library (scores, agreement statistics, run records); these
 functions lay them out. The support map HTML itself is the pure
-:func:`rag_eval.ui.support_map.support_map_html`, re-exported here.
+:func:`rag_eval.display.support_map.support_map_html`, re-exported here.
 """
 
 from __future__ import annotations
@@ -12,16 +12,16 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
-from rag_eval.schema import METRIC_NAMES, TraceScores
-from rag_eval.ui.constants import METRIC_LABELS, RESP_UNKNOWN, STATUS_OK_VALUES
-from rag_eval.ui.help import metric_help
-from rag_eval.ui.markdown import md
-from rag_eval.ui.support_map import (  # noqa: F401 - re-exported for pages and tests
+from rag_eval.display.support_map import (  # noqa: F401 - re-exported for pages and tests
     legend_html,
     response_sentence_class,
     support_map_html,
 )
-from rag_eval.ui.views import SupportView
+from rag_eval.display.views import SupportView
+from rag_eval.schema import METRIC_NAMES, TraceScores
+from rag_eval.ui.constants import METRIC_LABELS, RESP_UNKNOWN, STATUS_OK_VALUES
+from rag_eval.ui.help import metric_help
+from rag_eval.ui.markdown import md
 
 if TYPE_CHECKING:  # pandas and Altair load when a page first draws a table or chart
     import pandas as pd

@@ -16,9 +16,9 @@ import streamlit as st
 
 from rag_eval.config import data_dir, data_dir_note, setting
 from rag_eval.demo import DEMO_COLLECTION, load_demo  # noqa: F401  (DEMO_COLLECTION: read by the pages)
+from rag_eval.display.views import load_labelled_sample
+from rag_eval.display.views import showcase_index as views_showcase_index
 from rag_eval.ui.constants import ITEMS_CACHE_ENTRIES, ITEMS_TTL, RUNS_TTL
-from rag_eval.ui.views import load_labelled_sample
-from rag_eval.ui.views import showcase_index as views_showcase_index
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from rag_eval.metrics.agreement import metric_spread
+from rag_eval.display.tables import spread_frame  # noqa: F401  (the pages read it as frames.spread_frame)
 from rag_eval.metrics.report_fields import REPORT_FIELDS
 from rag_eval.runs.item_fields import item_report_fields
 from rag_eval.runs.stats import agreement_rows
@@ -89,19 +89,6 @@ def agreement_rows_frame(rows_by_run: Mapping[str, Sequence[Mapping[str, Any]]])
     """The stored agreement rows of several runs (``summary["agreement"]``) as one table."""
     rows = [{"run": run_id, **row} for run_id, run_rows in rows_by_run.items() for row in run_rows]
     return pd.DataFrame(rows, columns=AGREEMENT_COLUMNS)
-
-
-def spread_frame(items: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
-    """Per scored item: the library's single-evaluation spread (mean of the four
-    metrics, RMSE spread around it, its named band)."""
-    rows = []
-    for item in items:
-        if not item.get("scores"):
-            continue
-        spread = metric_spread(item["scores"])
-        rows.append({"item_id": item.get("item_id"), "mean": spread.mean, "spread_rmse": spread.rmse,
-                     "band": spread.reading, "n_metrics": spread.n_metrics})
-    return pd.DataFrame(rows, columns=["item_id", "mean", "spread_rmse", "band", "n_metrics"])
 
 
 def differing_questions(differences: Sequence[Mapping[str, Any]], limit: int = 20) -> pd.DataFrame:

@@ -7,7 +7,7 @@ The one way to put such a string on a page is :func:`md`: a template written in 
 (:func:`hide_paths`). An id like ``![t](http://host/x.png)`` then cannot make a
 viewer's browser fetch anything, nor become a link, an HTML element, a colour directive or
 a formula. Tables (``st.dataframe``), select-box options and ``st.text`` show plain text and
-need no escaping; ``st.html`` bodies are built with :func:`html.escape` (``ui.support_map``).
+need no escaping; ``st.html`` bodies are built with :func:`html.escape` (``display.support_map``).
 ``tests/security/test_hostile_names.py`` walks every page with hostile names."""
 
 from __future__ import annotations

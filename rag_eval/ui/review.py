@@ -14,6 +14,7 @@ from typing import Any
 
 import streamlit as st
 
+from rag_eval.display.views import SupportView, scores_from_record, view_from_record
 from rag_eval.labels.review import (
     SUPPORT_CHOICES,
     ReviewDraft,
@@ -31,7 +32,6 @@ from rag_eval.schema import Labels
 from rag_eval.ui import components, state
 from rag_eval.ui.constants import STATE_REVIEW_QUEUE, STATE_REVIEWER
 from rag_eval.ui.markdown import md
-from rag_eval.ui.views import SupportView, scores_from_record, view_from_record
 
 PREFIX = "review"
 K_REVIEWER = f"{PREFIX}.reviewer"

@@ -2,7 +2,7 @@
 
 Pages never import each other; when one page sends the user to another (a batch row
 opened in the support map, two runs' rows side by side) it leaves a
-:class:`rag_eval.ui.views.SupportView` in session state under a key from ``ui.constants``.
+:class:`rag_eval.display.views.SupportView` in session state under a key from ``ui.constants``.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def error_message(exc: BaseException) -> str:
 
 
 def open_support_map(view: Any) -> None:
-    """Send one judged row (a :class:`~rag_eval.ui.views.SupportView`) to the support map page."""
+    """Send one judged row (a :class:`~rag_eval.display.views.SupportView`) to the support map page."""
     from rag_eval.ui.constants import PAGE_SUPPORT_MAP, STATE_FOCUS, STATE_SUPPORT_SOURCE
 
     st.session_state[STATE_SUPPORT_SOURCE] = view

@@ -144,8 +144,8 @@ def test_usage_errors_exit_2_in_one_line_before_any_work(case, rows_file, tmp_pa
 def test_with_an_llm_the_answer_match_lands_in_the_rows_and_the_gate(tmp_path, openai_server):
     """Rows with a reference answer judged by the LLM judge: BLEU, ROUGE-L and the LLM
     answer match (asked of the same endpoint) in every row, and the gate takes them."""
+    from harness.fake_answers import answer_text
     from rag_eval.judges.prompts import ANSWER_MATCH_SYSTEM_PROMPT
-    from tests.judges.fake_answers import answer_text
 
     def reply(body):
         if body["messages"][0]["content"] == ANSWER_MATCH_SYSTEM_PROMPT:

@@ -7,9 +7,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from harness.fake_answers import answer_text, prompt_keys
+from harness.openai_server import Reply
 from rag_eval.cli import cli
-from tests.judges.fake_answers import answer_text, prompt_keys
-from tests.openai_server import Reply
 
 SECRET = "fake.cli-SECRET-abcdef0123456789"
 

@@ -13,9 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import click
-
-from rag_eval.cli import cli
+from harness.cli_paths import command_paths
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("sklearn", "qdrant_client", "torch", "onnxruntime", "streamlit", "pandas", "sentence_transformers",
@@ -34,18 +32,6 @@ if args:
 heavy = json.loads(sys.argv[2])
 print(json.dumps(sorted(name for name in heavy if name in sys.modules)))
 """
-
-
-def command_paths(group: click.Group = cli, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
-    """Every command and subcommand of the CLI, as argument paths."""
-    paths: list[tuple[str, ...]] = []
-    ctx = click.Context(group)
-    for name in group.list_commands(ctx):
-        command = group.get_command(ctx, name)
-        paths.append((*prefix, name))
-        if isinstance(command, click.Group):
-            paths += command_paths(command, (*prefix, name))
-    return paths
 
 
 def heavy_after(args: list[str]) -> list[str]:

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
+from harness.openai_server import Reply
 from rag_eval.judges.answer_match import AnswerMatchJudge, MatchItem, parse_match
 from rag_eval.llm.config import LLMConfig
 from rag_eval.schema import JudgeStatus
-from tests.openai_server import Reply
 
 ITEM = MatchItem("m1", "Capital of France?", "Paris", "It is Paris.")
 

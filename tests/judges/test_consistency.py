@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.fake_answers import prompt_keys
 from rag_eval.judges.consistency import inconsistencies, make_consistent
 from rag_eval.judges.llm import LLMJudge
 from rag_eval.judges.local import LocalJudge
@@ -17,7 +18,6 @@ from rag_eval.rag.ingest import document_units
 from rag_eval.rag.loaders import load_file
 from rag_eval.schema import JudgeStatus, Labels, SentenceSupport
 from rag_eval.text.sentences import item_from_row, item_from_texts
-from tests.judges.fake_answers import prompt_keys
 
 DOCS = Path(__file__).parent.parent / "data" / "docs"
 

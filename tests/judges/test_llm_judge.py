@@ -8,14 +8,14 @@ from collections import Counter
 
 import pytest
 
+from harness.fake_answers import answer, answer_text
+from harness.openai_server import Reply
 from rag_eval.judges.base import Judge
 from rag_eval.judges.llm import MAX_TRUNCATION_RETRIES, LLMJudge
 from rag_eval.judges.prompts import FENCE_CLOSE, TRACE_PROMPT_ID
 from rag_eval.llm.config import LLMConfig
 from rag_eval.schema import JudgeStatus
 from rag_eval.text.sentences import item_from_texts
-from tests.judges.fake_answers import answer, answer_text
-from tests.openai_server import Reply
 
 # Timeouts: the client's limit leaves a normal reply seconds of margin on a loaded 2-core
 # machine, and a "slow" reply waits far beyond it (the server ends the wait when it stops).

@@ -32,8 +32,7 @@ VERSION = LocalModel.load().version  # of the committed local judge
 
 
 def _calibrate(name: str, seed: int = 3) -> dict:
-    result = CliRunner().invoke(cli, ["judge", "--judge", "local", "--calibrate", str(SAMPLE), "--name", name,
-                                      "--cal-seed", str(seed)])
+    result = CliRunner().invoke(cli, ["calibrate", str(SAMPLE), "--name", name, "--seed", str(seed)])
     assert result.exit_code == 0, result.output
     assert "Cross-validated over the labelled rows" in result.output
     return load_calibration(name)
@@ -48,10 +47,14 @@ def _rows() -> list:
 
 
 def test_under_twenty_rows_the_fit_is_refused_and_nothing_is_stored(rag_eval_home):
-    result = CliRunner().invoke(cli, ["judge", "--judge", "local", "--calibrate", str(SMALL), "--name", "tiny"])
+    result = CliRunner().invoke(cli, ["calibrate", str(SMALL), "--name", "tiny"])
     assert result.exit_code != 0
     assert "calibration refused: 14 labelled row(s); at least 20" in result.output
     assert not (rag_eval_home / "calibrations" / "tiny.json").exists()
+    # the former spelling, `rag-eval judge --calibrate`, still works and says what replaced it
+    old = CliRunner().invoke(cli, ["judge", "--judge", "local", "--calibrate", str(SMALL), "--name", "tiny"])
+    assert old.exit_code == result.exit_code and "deprecated; use `rag-eval calibrate" in old.output
+    assert "calibration refused: 14 labelled row(s)" in old.output
     with pytest.raises(TooFewRows):
         cross_validate(LocalModel.load(), _rows()[:19])
 
@@ -87,7 +90,7 @@ def test_calibration_is_reproducible_with_provenance_and_cross_validated_figures
     again = cross_validate(LocalModel.load(), _rows(), seed=3)
     assert again["metrics"] == cv["metrics"]
 
-    other = CliRunner().invoke(cli, ["judge", "--judge", "local", "--calibrate", str(SAMPLE), "--name", "dom-a"])
+    other = CliRunner().invoke(cli, ["calibrate", str(SAMPLE), "--name", "dom-a"])
     assert other.exit_code == 2 and "exists" in other.output  # an input error
 
 

@@ -7,10 +7,10 @@ import threading
 
 import pytest
 
+from harness.openai_server import Reply
 from rag_eval.llm import errors
 from rag_eval.llm.client import Completion, LLMClient
 from rag_eval.llm.config import LLMConfig
-from tests.openai_server import Reply
 
 MSG = [{"role": "user", "content": "Say OK."}]
 SECRET = "fake.test-SECRET-0123456789abcdef"

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import re
 import statistics
-from pathlib import Path
 
 import pytest
 
+from harness.extract_pages import CHROME, DOCS, READER_SENTENCES
 from rag_eval.rag.chunking import chunk_text
 from rag_eval.rag.config import ChunkingConfig
 from rag_eval.rag.extract.html import extract_html
@@ -17,60 +17,6 @@ from rag_eval.rag.extract.markdown import extract_markdown
 from rag_eval.rag.extract.pdf import OutlineEntry, extract_pdf_pages
 from rag_eval.rag.ingest import chunk_payload, document_units, section_starts
 from rag_eval.rag.loaders import load_file
-
-DOCS = Path(__file__).parent.parent / "data" / "docs"
-
-# Sentences as a reader sees them on each page (copied from the rendered page).
-READER_SENTENCES = {
-    "venv.html": [
-        ("The solution for this problem is to create a virtual environment, a self-contained directory tree that "
-         "contains a Python installation for a particular version of Python, plus a number of additional packages."),
-        "python3 -m venv tutorial-env",
-        "tutorial-env\\Scripts\\activate.bat",
-        ("This will create the tutorial-env directory if it doesn’t exist, and also create directories inside it "
-         "containing a copy of the Python interpreter and various supporting files."),
-    ],
-    "controlflow.html": [
-        ("Loop statements may have an else clause; it is executed when the loop terminates through exhaustion of the "
-         "iterable (with for) or when the condition becomes false (with while), but not when the loop is terminated "
-         "by a break statement."),
-        "The break statement, like in C, breaks out of the innermost enclosing for or while loop.",
-    ],
-    "tutorial-transactions.html": [
-        "Transactions are a fundamental concept of all database systems.",
-        ("In PostgreSQL, a transaction is set up by surrounding the SQL commands of the transaction with BEGIN and "
-         "COMMIT commands."),
-    ],
-    "shared-mime-info-spec.pdf": [
-        "Frequently, it is necessary to work out the correct MIME type for a file.",
-        ("This is generally done by examining the file’s name or contents, and looking up the correct MIME type in a "
-         "database."),
-        "• A standard way of getting the MIME type for a file.",
-    ],
-    "libtasn1.pdf": [
-        ("This manual is for GNU Libtasn1 (version 4.19.0, 18 August 2022), which is a library for Abstract Syntax "
-         "Notation One (ASN.1) and Distinguished Encoding Rules (DER) manipulation."),
-        "With this instruction another element is appended in the sequence.",
-        "CHOICE: If NAME indicates a choice type, VALUE will specify the alternative selected.",
-    ],
-    "bzip2-manual.pdf": [
-        "bzip2 compresses files using the Burrows-Wheeler block-sorting text compression algorithm, and Huffman coding.",
-        ("In this case, bzip2 will decline to write compressed output to a terminal, as this would be entirely "
-         "incomprehensible and therefore pointless."),
-        ("In general, try and use the largest block size memory constraints allow, since that maximises the "
-         "compression achieved."),
-    ],
-    "auth-delay.html": [
-        "auth_delay.milliseconds (integer): The number of milliseconds to wait before reporting an authentication failure.",
-    ],
-    "local-project-installs.md": [
-        "Editable installs allow you to install your project without copying any files.",
-        "$ pip install -e path/to/SomeProject",
-        "An editable install",
-    ],
-}
-CHROME = ["Previous topic", "Next topic", "This Page", "Show Source", "Report a Bug", "Navigation", "Quick search",
-          "Table of Contents", "modules |", "next |", "previous |", "Prev Up", "Home Next", "Theme"]
 
 
 def _units(name: str) -> tuple[str, list[str]]:

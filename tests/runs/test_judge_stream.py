@@ -1,6 +1,6 @@
 """The streaming judge pipeline: order, streaming, flat memory, cancel, cheap cache hits.
 
-LLM cases use the real local OpenAI-compatible server (tests/openai_server.py); the
+LLM cases use the real local OpenAI-compatible server (harness/openai_server.py); the
 memory case uses a fast in-process judge so 100,000 rows take seconds. No timing is
 asserted: order, event sequence, memory and statuses are.
 """
@@ -15,6 +15,8 @@ import tracemalloc
 import pytest
 
 import rag_eval.runs.sources as sources_module
+from harness.fake_answers import answer_text
+from harness.openai_server import Reply
 from rag_eval.judges.llm import LLMJudge
 from rag_eval.llm.config import LLMConfig
 from rag_eval.runs.engine import evaluate
@@ -24,8 +26,6 @@ from rag_eval.runs.row_cache import RowCache
 from rag_eval.runs.sinks import FileSink
 from rag_eval.runs.sources import RowsSource
 from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus, Labels, Sentence
-from tests.judges.fake_answers import answer_text
-from tests.openai_server import Reply
 
 KEY = "test-key-not-real-123"
 

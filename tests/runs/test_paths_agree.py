@@ -71,7 +71,7 @@ def fit_calibration(name: str = "matrix") -> str:
 
     path = calibration_path(name)
     if name not in _CALIBRATION:
-        result = CliRunner().invoke(cli, ["judge", "--judge", "local", "--calibrate", str(CALIBRATION_ROWS), "--name", name])
+        result = CliRunner().invoke(cli, ["calibrate", str(CALIBRATION_ROWS), "--name", name])
         assert result.exit_code == 0, result.output
         _CALIBRATION[name] = path.read_text(encoding="utf-8")
     elif not path.exists():
@@ -143,7 +143,7 @@ def via_run_judge_only(ctx: Ctx) -> list[dict]:
     return [_from_stored(i) for i in store.items(store.get_run("matrix")["id"])]
 
 
-def via_python_api(ctx: Ctx) -> list[dict]:
+def via_assert_trace(ctx: Ctx) -> list[dict]:
     """``rag_eval.testing.check_trace`` row by row (its item id is its own; the position says which row)."""
     from rag_eval.judges.factory import build_judge
     from rag_eval.llm.config import LLMConfig
@@ -159,6 +159,17 @@ def via_python_api(ctx: Ctx) -> list[dict]:
         labels = check.result.labels.to_dict() if check.result.labels else None
         out.append(_row(item_id, check.result.status.value, labels, check.values, check.result.judge))
     return out
+
+
+def via_evaluate(ctx: Ctx) -> list[dict]:
+    """``rag_eval.evaluate`` (the package root's Python API) on the rows as a DataFrame."""
+    import pandas as pd
+
+    import rag_eval
+
+    options = {"model": "test-model", "base_url": ctx.server.base_url} if ctx.judge == "llm" else {}
+    result = rag_eval.evaluate(pd.DataFrame(ctx.rows), judge=ctx.judge_name, judge_options=options, progress=False)
+    return [_from_file_row(r) for r in result.rows]
 
 
 def via_batch_page(ctx: Ctx) -> list[dict]:
@@ -195,7 +206,8 @@ def via_batch_page(ctx: Ctx) -> list[dict]:
 GIVEN: dict[str, tuple[Callable[[Ctx], list[dict]], tuple[str, ...], bool]] = {
     "judge": (via_judge_command, ("local", "calibrated", "llm"), True),
     "run --judge-only": (via_run_judge_only, ("local", "calibrated", "llm"), True),
-    "python api": (via_python_api, ("local", "calibrated", "llm"), False),
+    "rag_eval.evaluate": (via_evaluate, ("local", "calibrated", "llm"), False),
+    "rag_eval.testing": (via_assert_trace, ("local", "calibrated", "llm"), False),
     "batch page": (via_batch_page, ("local", "llm"), False),
 }
 RAY_CELLS = {("judge", "calibrated"), ("run --judge-only", "calibrated")}  # the paths that dropped the calibration
@@ -208,7 +220,7 @@ CELLS += [pytest.param(entry, judge, True, id=f"{entry}-{judge}-ray", marks=pyte
 
 @pytest.fixture
 def llm_env(openai_server, monkeypatch):
-    from tests.judges.fake_answers import answer_text
+    from harness.fake_answers import answer_text
 
     monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-real-123")
     monkeypatch.setenv("RAG_EVAL_ALLOWED_BASE_URLS", openai_server.base_url)

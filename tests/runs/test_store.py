@@ -9,6 +9,7 @@ import sqlite3
 
 import pytest
 
+from harness.run_columns import set_run_columns
 from rag_eval.rag.config import default_config
 from rag_eval.runs.store import (
     SCHEMA_VERSION,
@@ -19,7 +20,6 @@ from rag_eval.runs.store import (
     display_location,
 )
 from rag_eval.runs.store_copy import CopyError, copy_store
-from tests.support.run_columns import set_run_columns
 
 FAKE_KEY = "test-key-not-real-123"
 

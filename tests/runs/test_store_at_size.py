@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import inspect
 
+from harness.sample_store import fill_store
 from rag_eval.runs.stats import SUMMARY_FIELDS, agreement_rows
 from rag_eval.runs.store import SCHEMA_VERSION, RunStore
-from tests.support.sample_store import fill_store
 
 
 @pytest.fixture

@@ -8,10 +8,10 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from harness.openai_server import Reply
 from rag_eval.cli import cli
 from rag_eval.rag.config import default_config
 from tests.cli.test_judge_cli import GOOD, write_jsonl
-from tests.openai_server import Reply
 
 
 @pytest.fixture

@@ -31,13 +31,13 @@ def _store_hostile_runs() -> dict[str, str]:
     local judge. Tags, notes, a review and a saved dataset with hostile names too."""
     from rag_eval.config import data_dir
     from rag_eval.demo import DEMO_COLLECTION, load_demo, load_labelled_sample
+    from rag_eval.display.views import item_from_record
     from rag_eval.judges.registry import make_judge
     from rag_eval.labels.store import save_review
     from rag_eval.rag.config import default_config
     from rag_eval.runs.judge_only import judge_dataset
     from rag_eval.runs.runner import run_dataset
     from rag_eval.runs.store import RunStore
-    from rag_eval.ui.views import item_from_record
 
     judge = make_judge("local")
     store = RunStore()
@@ -96,9 +96,9 @@ def _check(at: AppTest, where: str, seen: list[str]) -> None:
 
 
 def test_every_page_renders_hostile_names_as_text(hostile_home):
+    from rag_eval.display.views import view_from_record
     from rag_eval.runs.store import RunStore
     from rag_eval.ui import jobs
-    from rag_eval.ui.views import view_from_record
 
     _, runs = hostile_home
     seen: list[str] = []

@@ -15,8 +15,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from rag_eval.ui.constants import ALL_PAGES
-from tests.judges.fake_answers import answer_text
-from tests.support.listener import Listener
+from harness.fake_answers import answer_text
+from harness.listener import Listener
 
 APP = str(Path(__file__).resolve().parents[2] / "dashboard.py")
 OWNER_KEY = "test-key-not-real-owner-3e3e"

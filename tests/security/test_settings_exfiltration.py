@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.judges.fake_answers import answer_text
-from tests.openai_server import start_server
+from harness.fake_answers import answer_text
+from harness.openai_server import start_server
 
 APP = str(Path(__file__).resolve().parents[2] / "dashboard.py")
 SERVER_KEY = "test-key-not-real-server-5a5a"

@@ -11,9 +11,9 @@ import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from harness.run_columns import set_run_columns
 from rag_eval.runs.liveness import RunLock, is_alive
 from rag_eval.runs.store import RunStore
-from tests.support.run_columns import set_run_columns
 
 ROOT = Path(__file__).resolve().parents[2]
 HOLDER = """

@@ -151,7 +151,7 @@ def test_synth_end_to_end(collection, openai_server, tmp_path):
 
 
 def test_provider_errors_and_truncation_become_statuses(collection, openai_server):
-    from tests.openai_server import Reply
+    from harness.openai_server import Reply
 
     openai_server.enqueue(Reply.error(500, "server on fire"), Reply.truncated('{"question": "Wh'))
     llm = LLMConfig(model="test-model", base_url=openai_server.base_url, max_retries=0, concurrency=1, use_cache=False)

@@ -97,7 +97,7 @@ def test_incremental_import_takes_only_new_traces(imported, phoenix_server, tmp_
     done = rag_eval(*args, "--out", str(again))
     assert done.returncode == 0, done.stderr
     assert _rows(again) == []
-    from tests.openai_server import start_server
+    from harness.openai_server import start_server
 
     server = start_server()
     try:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from rag_eval.display.views import view_from_record
 from rag_eval.traces.phoenix import trace_url
-from rag_eval.ui.views import view_from_record
 
 RECORD = {"item_id": "t1", "question": "Q?", "answer": "A.", "status": "ok",
           "item": {"documents_sentences": [[["0a", "A."]]], "response_sentences": [["a", "A."]]}}
@@ -31,10 +31,10 @@ def test_html_and_markdown_from_a_span_are_escaped_in_the_support_map():
     the support map shows it escaped (no tag of the span's reaches the page)."""
     from datetime import UTC, datetime
 
+    from rag_eval.display.support_map import support_map_html
     from rag_eval.runs.prepare import prepare_row
     from rag_eval.traces.mapping import map_trace
     from rag_eval.traces.spans import Span
-    from rag_eval.ui.support_map import support_map_html
 
     markup = "<script>alert(1)</script> <img src=x onerror=alert(2)> **bold** [x](javascript:alert(3))."
     t0 = datetime(2026, 1, 1, tzinfo=UTC)

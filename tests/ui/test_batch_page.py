@@ -61,7 +61,7 @@ def _judged(run_id: str) -> list[dict]:
 def test_an_identical_rerun_from_the_page_sends_no_request(dashboard_backend, openai_server, monkeypatch):
     """The page judges through the streaming pipeline with the row cache, as `rag-eval
     judge` does: the second identical run is answered without a judge request."""
-    from tests.judges.fake_answers import answer_text
+    from harness.fake_answers import answer_text
 
     monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-real-123")
     monkeypatch.setenv("RAG_EVAL_ALLOWED_BASE_URLS", openai_server.base_url)
@@ -258,8 +258,8 @@ def test_a_runs_results_table_is_built_once_per_run(demo_home, monkeypatch):
     The spy counts the calls and calls the real function."""
     import streamlit as st
 
+    from harness.sample_store import fill_store
     from rag_eval.ui import frames
-    from tests.support.sample_store import fill_store
 
     store = RunStore()
     fill_store(store, 1, 20)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from harness import browser
 from rag_eval.ui.constants import APP_TITLE, LEGEND, OVERVIEW_READY_TEXT, RESP_UNKNOWN
-from tests.support import browser
 
 pytestmark = pytest.mark.browser
 

@@ -6,16 +6,16 @@ import html
 
 import pytest
 
-from rag_eval.schema import Labels, SentenceSupport
-from rag_eval.text.sentences import item_from_texts
-from rag_eval.ui import components
-from rag_eval.ui.constants import COLOURS, LEGEND
-from rag_eval.ui.support_map import (
+from rag_eval.display.support_map import (
     document_sentence_class,
     response_sentence_class,
     supporting_document_keys,
 )
-from rag_eval.ui.views import load_labelled_sample, view_from_ragbench_row
+from rag_eval.display.views import load_labelled_sample, view_from_ragbench_row
+from rag_eval.schema import Labels, SentenceSupport
+from rag_eval.text.sentences import item_from_texts
+from rag_eval.ui import components
+from rag_eval.ui.constants import COLOURS, LEGEND
 
 SCRIPT = "<script>alert('x')</script>"
 IMG = '<img src=x onerror="alert(1)">'
@@ -114,7 +114,7 @@ def test_fmt(value, text):
 
 
 def test_showcase_row_uses_every_colour_class():
-    from rag_eval.ui.views import showcase_index
+    from rag_eval.display.views import showcase_index
 
     rows = load_labelled_sample()
     view = view_from_ragbench_row(rows[showcase_index(rows)])

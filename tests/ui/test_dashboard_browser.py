@@ -21,7 +21,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.support import browser
+from harness import browser
 
 pytestmark = pytest.mark.browser
 
@@ -33,10 +33,10 @@ WAIT_S = 240.0
 def site(tmp_path_factory, _demo_qdrant, _session_models_dir) -> Iterator[dict]:
     if browser.find_chromium() is None:
         pytest.skip("no chromium binary on PATH: install Debian's 'chromium' (make browser-deps) or set CHROMIUM")
+    from harness.examples import make_example_runs
     from rag_eval.judges.registry import make_judge
     from rag_eval.rag.store import close_clients
     from rag_eval.runs.store import RunStore
-    from tests.support.examples import make_example_runs
 
     home = tmp_path_factory.mktemp("browser-home")
     shutil.copytree(_demo_qdrant, home / "qdrant")

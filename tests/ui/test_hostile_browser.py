@@ -24,9 +24,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from harness import browser
 from tests.security import test_hostile_names as hostile
 from tests.security.hostile_pages import hostile_names
-from tests.support import browser
 
 pytestmark = pytest.mark.browser
 WAIT_S = 240.0

@@ -181,7 +181,7 @@ def test_settings_show_key_presence_never_the_key(monkeypatch):
 
 def test_llm_judge_is_one_setting_away(openai_server, monkeypatch, demo_home):
     """Settings -> OpenAI-compatible provider (the local test server) -> Ask uses the LLM judge."""
-    from tests.judges.fake_answers import answer_text
+    from harness.fake_answers import answer_text
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-ask-999")
     # A server secret puts the dashboard in deployment mode: the owner allows the endpoint and model.

@@ -12,10 +12,10 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from harness.run_columns import set_run_columns
+from harness.sample_store import fill_store
 from rag_eval.runs.store import RunStore
 from rag_eval.ui import data
-from tests.support.run_columns import set_run_columns
-from tests.support.sample_store import fill_store
 
 APP = str(Path(__file__).resolve().parents[2] / "dashboard.py")
 N_RUNS, N_ITEMS = 4, 300

@@ -19,9 +19,9 @@ from starlette.responses import HTMLResponse, JSONResponse
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
+from harness import browser
 from rag_eval.ui.constants import APP_TITLE
 from rag_eval.ui.preload import PageHints, base_path_script, element_modules, element_styles, preload_tags, streamlit_static_dir
-from tests.support import browser
 
 PAGE = "<html><head><title>t</title></head><body>" + "x" * 2000 + "</body></html>"
 

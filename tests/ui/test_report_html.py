@@ -10,6 +10,7 @@ import subprocess
 import pytest
 from click.testing import CliRunner
 
+from harness import browser
 from rag_eval.cli import cli
 from rag_eval.metrics.report_fields import REPORT_FIELDS
 from rag_eval.rag.config import default_config
@@ -19,7 +20,6 @@ from rag_eval.runs.item_fields import run_gate_inputs
 from rag_eval.runs.judge_only import judge_dataset
 from rag_eval.runs.store import RunStore
 from rag_eval.ui.frames import items_frame
-from tests.support import browser
 
 HOSTILE = "<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned = 2\">"
 OUTPUT = browser.PROJECT_ROOT / "test-output"

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from harness.run_columns import set_run_columns
 from rag_eval.runs.store import RunStore, default_db_location
 from tests.security.test_stale_runs import HOLDER, ROOT
-from tests.support.run_columns import set_run_columns
 
 APP = str(Path(__file__).resolve().parents[2] / "dashboard.py")
 

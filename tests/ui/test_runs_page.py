@@ -7,9 +7,9 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from harness.run_columns import set_run_columns
 from rag_eval.rag.config import default_config
 from rag_eval.runs.store import RunStore
-from tests.support.run_columns import set_run_columns
 
 APP = str(Path(__file__).resolve().parents[2] / "dashboard.py")
 

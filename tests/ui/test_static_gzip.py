@@ -19,9 +19,9 @@ from starlette.responses import FileResponse, Response
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
+from harness import browser
 from rag_eval.ui.preload import streamlit_static_dir
 from rag_eval.ui.static_gzip import CompressedStatic
-from tests.support import browser
 
 SCRIPT = ("export function f(){return 'the same line again and again';}\n" * 400).encode()
 

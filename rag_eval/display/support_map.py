@@ -11,10 +11,9 @@ text goes through :func:`html.escape`.
 from __future__ import annotations
 
 import html
+import textwrap
 
-from rag_eval.schema import EvalItem, Labels, SentenceSupport
-from rag_eval.text.keys import normalize_key, parse_document_key
-from rag_eval.ui.constants import (
+from rag_eval.display.style import (
     COLOURS,
     DOC_BOTH,
     DOC_NEITHER,
@@ -27,6 +26,8 @@ from rag_eval.ui.constants import (
     RESP_UNKNOWN,
     RESP_UNSUPPORTED,
 )
+from rag_eval.schema import EvalItem, Labels, SentenceSupport
+from rag_eval.text.keys import normalize_key, parse_document_key
 
 
 def _keys(values: list[str]) -> set[str]:
@@ -178,3 +179,35 @@ def support_map_html(item: EvalItem, labels: Labels | None, selected: str | None
         f"<p><strong>Documents</strong></p>{documents_html(item, labels, selected)}"
         f"{legend_html()}</div>"
     )
+
+
+# ---------------------------------------------------------------- as text (terminal, test failures)
+TEXT_WIDTH = 100
+
+
+def _short(text: str, width: int) -> str:
+    return textwrap.shorten(" ".join(text.split()), width=width, placeholder=" …")
+
+
+def support_map_text(item: EvalItem, labels: Labels | None) -> str:
+    """Each response sentence with its support status and supporting keys, then each
+    document sentence marked R (relevant), U (utilized), RU (both) or '-'."""
+    if labels is None:
+        return "(no labels: the judgement failed)"
+    unsupported = {normalize_key(k) for k in labels.unsupported_response_sentence_keys}
+    support = {normalize_key(s.response_sentence_key): s for s in labels.sentence_support_information}
+    relevant = {normalize_key(k) for k in labels.all_relevant_sentence_keys}
+    utilized = {normalize_key(k) for k in labels.all_utilized_sentence_keys}
+    lines = ["Response sentences:"]
+    for s in item.response_sentences:
+        info = support.get(s.key)
+        mark = "✗ unsupported" if s.key in unsupported else "✓ supported"
+        keys = f" by {', '.join(info.supporting_sentence_keys)}" if info and info.supporting_sentence_keys else ""
+        lines.append(f"  [{s.key}] {mark}{keys}: {_short(s.text, TEXT_WIDTH - 30)}")
+    lines.append("Document sentences (R relevant, U utilized):")
+    for d, doc in enumerate(item.documents):
+        lines.append(f"  document {d}:")
+        for s in doc:
+            tag = ("R" if s.key in relevant else "") + ("U" if s.key in utilized else "")
+            lines.append(f"    {tag or '-':>2} [{s.key}] {_short(s.text, TEXT_WIDTH - 14)}")
+    return "\n".join(lines)

@@ -19,13 +19,13 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from harness.run_columns import set_run_columns
 from rag_eval.demo import load_labelled_sample
 from rag_eval.metrics.trace import score_item
 from rag_eval.rag.config import default_config
 from rag_eval.runs.prepare import PreparedRow, prepare_row
 from rag_eval.runs.store import RunStore
 from rag_eval.schema import JudgeStatus, Labels
-from tests.support.run_columns import set_run_columns
 
 DATASETS = (("ragbench-covidqa.jsonl", "sha256:1f0c"), ("ragbench-hotpotqa.jsonl", "sha256:2e9d"),
             ("ragbench-techqa.jsonl", "sha256:3a7b"))

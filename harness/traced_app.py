@@ -3,7 +3,7 @@
 It is instrumented as a user's application would be: the OpenTelemetry SDK, OpenInference's
 semantic conventions for the chain, retriever and reranker spans it opens itself, and
 ``openinference-instrumentation-openai`` around real calls to the local OpenAI-compatible test
-server (tests/openai_server.py). Spans go over OTLP/HTTP to Phoenix and, through a small
+server (harness/openai_server.py). Spans go over OTLP/HTTP to Phoenix and, through a small
 exporter, to an OTLP JSON file (one ExportTraceServiceRequest per line, ids in hex, as an
 OpenTelemetry Collector's file exporter writes them).
 

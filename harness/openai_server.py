@@ -365,7 +365,7 @@ def _main() -> None:
     server = OpenAIServer(latency_s=args.latency, port=args.port)
     if args.responder == "judge":
         sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-        from tests.judges.fake_answers import answer_text
+        from harness.fake_answers import answer_text
 
         server.set_handler(answer_text)
     print(server.base_url, flush=True)

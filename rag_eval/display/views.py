@@ -114,7 +114,7 @@ def showcase_index(rows: list[dict[str, Any]]) -> int:
     """The sample row a first visit shows: the one whose support map uses the most
     colour classes (documents and response), then the shortest, so every colour of the
     legend is on screen without scrolling through a long row."""
-    from rag_eval.ui.support_map import document_sentence_class, response_sentence_class
+    from rag_eval.display.support_map import document_sentence_class, response_sentence_class
 
     def rank(i: int) -> tuple[int, int]:
         view = view_from_ragbench_row(rows[i])

@@ -1,0 +1,489 @@
+"""The Python API: what ``import rag_eval`` offers a notebook or a script.
+
+::
+
+    import rag_eval
+
+    result = rag_eval.evaluate(df)                 # a DataFrame, a list of dicts, a file, a datasets.Dataset
+    result.to_pandas()                              # one row per item: id, status, TRACe, reasons
+    result.summary                                  # means with 95% intervals, coverage, statuses, judge error
+    result.gate(fail_under={"adherence": 0.9})      # the CLI's --fail-under, as a GateResult
+    result.save("nightly")                          # into the run store: the dashboard shows it
+
+A thin caller of the one engine, so the results equal ``rag-eval judge`` on the same rows
+field for field (``tests/runs/test_paths_agree.py``): the rows go through
+:class:`~rag_eval.runs.sources.RowsSource` (the CLI's row schema and its per-row messages
+naming source, row and field: a bad row is an item with status ``invalid_input``, the
+good ones still go through), the judge is :func:`rag_eval.judges.factory.build_judge`'s,
+the loop is :func:`rag_eval.runs.engine.evaluate`, each record is
+:func:`rag_eval.runs.records.build_record`'s, the gate is :mod:`rag_eval.metrics.gate`'s
+and a saved evaluation goes through :class:`~rag_eval.runs.sinks.StoreSink`, as every
+stored run does. Nothing here computes a metric.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from rag_eval.metrics.gate import GateResult, MetricStat
+    from rag_eval.rag.config import RagConfig
+    from rag_eval.runs.ask import AskResult
+    from rag_eval.runs.engine import EvaluationSummary
+    from rag_eval.runs.store import RunStore
+    from rag_eval.schema import ItemRecord
+
+__all__ = ["Comparison", "Evaluation", "Summary", "ask", "compare", "evaluate", "load_run"]
+
+#: what every :meth:`Evaluation.to_pandas` has: the four TRACe metrics and the continuous adherence score
+TRACE_COLUMNS = ("context_relevance", "context_utilization", "completeness", "adherence", "adherence_score")
+#: the judge's reasons (and why an item failed), last in :meth:`Evaluation.to_pandas`
+REASON_COLUMNS = ("error", "relevance_explanation", "overall_supported_explanation")
+DEFAULT_NAME = "python-api"
+
+
+def known_metrics() -> tuple[str, ...]:
+    """The metric names ``metrics=`` takes: TRACe, answer correctness (rows with a
+    reference), the report fields and the LLM judge's adherence probability."""
+    from rag_eval.metrics.report_fields import REPORT_FIELDS
+    from rag_eval.runs.records import CORRECTNESS, ROW_SCORES
+
+    return (*ROW_SCORES, *CORRECTNESS, *REPORT_FIELDS, "adherence_probability")
+
+
+def _metric_names(metrics: Iterable[str] | str | None) -> tuple[str, ...]:
+    if metrics is None:
+        return ()
+    names = (metrics,) if isinstance(metrics, str) else tuple(metrics)
+    known = known_metrics()
+    unknown = [m for m in names if m not in known]
+    if unknown:
+        raise ValueError(f"unknown metric(s) {', '.join(map(repr, unknown))}; known: {', '.join(known)}")
+    return names
+
+
+# ---------------------------------------------------------------- the input
+def _rows_source(data: Any, row_cache: Any) -> Any:
+    """A :class:`~rag_eval.runs.sources.RowsSource` of ``data``: a path is read as the CLI
+    reads it (streamed, any format it takes); a DataFrame, a ``datasets.Dataset`` or an
+    iterable of dicts row by row (row numbers count from 1 in the order given)."""
+    from rag_eval.runs.sources import RowsSource
+
+    if isinstance(data, (str, Path)):
+        return RowsSource(path=data, row_cache=row_cache)
+    label, rows = _rows_of(data)
+    return RowsSource(rows, label=label, row_cache=row_cache)
+
+
+def _rows_of(data: Any) -> tuple[str, list[Any]]:
+    from rag_eval.io.rows import plain_row
+
+    if hasattr(data, "to_dict") and hasattr(data, "columns") and hasattr(data, "iloc"):  # a pandas DataFrame
+        cells = data.astype(object).where(data.notna(), None)  # pd.NA, NaT and NaN are absent, as in a file
+        return "DataFrame", [plain_row(r) for r in cells.to_dict(orient="records")]
+    if hasattr(data, "column_names") and hasattr(data, "features"):  # a Hugging Face datasets.Dataset
+        return "Dataset", [plain_row(r) for r in data]
+    if isinstance(data, Mapping):
+        raise TypeError("data: give rows (a DataFrame, a list of dicts, a datasets.Dataset) or a file path, "
+                        "not one dict")
+    if not isinstance(data, Iterable):
+        raise TypeError(f"data: expected a file path, a DataFrame, a list of dicts or a datasets.Dataset, "
+                        f"got {type(data).__name__}")
+    return "rows", [plain_row(r) if isinstance(r, Mapping) else r for r in data]
+
+
+# ---------------------------------------------------------------- the judge and the configuration
+def _judge(judge: Any, options: Mapping[str, Any]) -> Any:
+    """A judge name goes through the one factory (``options``: :class:`JudgeSpec` fields
+    such as ``model``, ``base_url``, ``samples``, ``llm``); a judge object is used as given."""
+    if not isinstance(judge, str):
+        if options:
+            raise ValueError("judge_options apply to a judge name, not to a judge object")
+        return judge
+    from rag_eval.judges.factory import build_judge
+
+    return build_judge(judge, **dict(options))
+
+
+def _config(judge: Any, mode: Any, name: str | None) -> RagConfig:
+    """The configuration a saved run records: the judge it used and the scoring mode (no
+    retrieval or generation: the rows carry their responses)."""
+    from rag_eval.rag.config import JudgeConfig, RagConfig
+
+    judge_name = str(getattr(judge, "name", "local"))
+    kind = "llm" if judge_name.startswith("llm") else "local"
+    calibration = getattr(judge, "calibration", None)
+    llm = getattr(judge, "config", None)
+    settings: dict[str, Any] = {"kind": kind}
+    if kind == "local" and calibration:
+        settings["calibration"] = str(calibration["name"]) if isinstance(calibration, Mapping) else str(calibration)
+    if kind == "llm" and llm is not None:
+        settings.update(model=getattr(llm, "model", None), base_url=getattr(llm, "base_url", None))
+    return RagConfig(name=name or DEFAULT_NAME, judge=JudgeConfig(**settings), scoring_mode=mode)
+
+
+# ---------------------------------------------------------------- progress
+def _progress(progress: bool | Callable[[int, int], None], label: str) -> tuple[Callable[[int, int], None] | None,
+                                                                              Callable[[], None]]:
+    """``(update(done, total), close())``: tqdm's notebook-aware bar (``tqdm.auto``), a
+    caller's own function, or nothing."""
+    if callable(progress):
+        return progress, lambda: None
+    if not progress:
+        return None, lambda: None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # tqdm is a dependency; a trimmed environment still gets a line per tenth
+        return _plain_progress(label)
+    bar = tqdm(total=None, unit="row", desc=label, file=sys.stderr)
+
+    def update(done: int, total: int) -> None:
+        if total and bar.total != total:
+            bar.total = total
+        bar.n = done
+        bar.refresh()
+
+    return update, bar.close
+
+
+def _plain_progress(label: str) -> tuple[Callable[[int, int], None], Callable[[], None]]:
+    shown = {"tenth": -1}
+
+    def update(done: int, total: int) -> None:
+        tenth = done * 10 // total if total else 0
+        if tenth > shown["tenth"]:
+            shown["tenth"] = tenth
+            print(f"{label}: {done}/{total or '?'} rows", file=sys.stderr, flush=True)
+
+    return update, lambda: None
+
+
+# ---------------------------------------------------------------- results
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """An evaluation at a glance: counts per status, coverage (usable items / all items;
+    failed items never enter a mean), each metric's mean with its 95% bootstrap interval
+    over the usable items (the numbers the gate reads), tokens and cost, and the judge's
+    expected error (how far its labels are from a human's, as measured; ``source``
+    ``unknown`` when nothing measured it)."""
+
+    n_items: int
+    n_usable: int
+    coverage: float | None
+    counts: dict[str, int]
+    metrics: dict[str, MetricStat]
+    expected_judge_error: dict[str, Any]
+    tokens: dict[str, int] = field(default_factory=dict)
+    cost_usd: float | None = None
+    errors: list[str] = field(default_factory=list)
+    cancelled: bool = False
+
+    @property
+    def means(self) -> dict[str, float | None]:
+        return {name: stat.mean for name, stat in self.metrics.items()}
+
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per metric: mean, 95% interval, rows it is defined on."""
+        import pandas as pd
+
+        return pd.DataFrame([{"metric": name, "mean": s.mean, "ci_low": s.ci_low, "ci_high": s.ci_high, "n": s.n}
+                             for name, s in self.metrics.items()])
+
+    def __str__(self) -> str:
+        def fmt(value: float | None) -> str:
+            return "n/a" if value is None else f"{value:.4f}"
+
+        lines = [f"{self.n_usable}/{self.n_items} items usable (coverage {fmt(self.coverage)}); "
+                 + ", ".join(f"{k}: {v}" for k, v in self.counts.items())]
+        lines += [f"  {name}: {fmt(s.mean)} [{fmt(s.ci_low)}, {fmt(s.ci_high)}] (n={s.n})"
+                  for name, s in self.metrics.items()]
+        lines.append(f"judge error: {self.expected_judge_error.get('basis', 'unknown')}")
+        return "\n".join(lines)
+
+
+class Evaluation:
+    """What :func:`evaluate` (or :func:`load_run`) gives: one result per input row, in
+    input order, each with an explicit status. ``records`` are the engine's records
+    (None for a loaded run); ``rows`` the flat rows ``rag-eval judge`` writes, field for
+    field (a loaded run's are rebuilt from the store); ``run_id`` is set once saved."""
+
+    def __init__(self, rows: list[dict[str, Any]], engine_summary: EvaluationSummary, expected_error: dict[str, Any],
+                 *, metrics: Sequence[str] = (), records: list[ItemRecord] | None = None, source: Any = None,
+                 config: RagConfig | None = None, run_id: str | None = None, store: RunStore | None = None) -> None:
+        self.rows = rows
+        self.records = records
+        self.metrics = tuple(metrics)
+        self.run_id = run_id
+        self._engine_summary = engine_summary
+        self._expected_error = expected_error
+        self._source, self._config, self._store = source, config, store
+        self._summary: Summary | None = None
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __repr__(self) -> str:
+        s = self._engine_summary
+        saved = f", run {self.run_id}" if self.run_id else ""
+        return f"<Evaluation: {s.n_usable}/{s.n_items} items usable{saved}>"
+
+    # -------------------------------------------------------------- tables
+    def _columns(self) -> list[str]:
+        extra = [m for m in self.metrics if m not in TRACE_COLUMNS]
+        if not self.metrics:  # answer correctness shows when a row had a reference
+            from rag_eval.runs.records import CORRECTNESS
+
+            extra = [c for c in CORRECTNESS if any(r.get(c) is not None for r in self.rows)]
+        retrieval = sorted({k for r in self.rows for k in (r.get("retrieval") or {})})
+        return ["id", "status", *TRACE_COLUMNS, *extra, *retrieval, "judge", *REASON_COLUMNS]
+
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per item, in input order: ``id``, ``status``, the four TRACe scores and
+        ``adherence_score``, every other metric asked for (``metrics=``; by default answer
+        correctness when rows had a reference), the judge, and the reasons (``error``, the
+        judge's explanations). A failed item keeps its row, its scores empty (never 0)."""
+        import pandas as pd
+
+        columns = self._columns()
+        return pd.DataFrame([{c: r.get(c, (r.get("retrieval") or {}).get(c)) for c in columns} for r in self.rows],
+                            columns=columns)
+
+    # -------------------------------------------------------------- summary and gate
+    @property
+    def summary(self) -> Summary:
+        if self._summary is None:
+            from rag_eval.runs.engine import gate_inputs
+
+            s = self._engine_summary
+            stats, _ = gate_inputs(s)
+            self._summary = Summary(n_items=s.n_items, n_usable=s.n_usable, coverage=s.coverage, counts=dict(s.counts),
+                                    metrics=stats, expected_judge_error=self._expected_error, tokens=dict(s.tokens),
+                                    cost_usd=s.cost_usd, errors=list(s.errors), cancelled=s.cancelled)
+        return self._summary
+
+    def gate(self, fail_under: str | Sequence[str] | Mapping[str, float] | None = None, *, basis: str = "mean",
+             min_coverage: float | None = None, junit: str | Path | None = None,
+             junit_rows: bool = False) -> GateResult:
+        """The CLI's gate (``--fail-under``, ``--fail-under-ci``, ``--min-coverage``,
+        ``--junit``): each threshold against the metric's mean (``basis="lower"``: the
+        lower bound of its 95% interval); failed items fail it unless ``min_coverage`` is
+        given. ``fail_under``: ``"adherence=0.9,context_relevance=0.4"``, a list of such,
+        or ``{"adherence": 0.9}``. Returns the :class:`~rag_eval.metrics.gate.GateResult`
+        (``.passed``, ``.failures``, ``.table()``); raises nothing for a failed gate."""
+        from rag_eval.metrics.gate import evaluate_gate, junit_suite, parse_thresholds
+        from rag_eval.runs.engine import gate_inputs
+
+        if isinstance(fail_under, Mapping):
+            fail_under = [f"{metric}={value}" for metric, value in fail_under.items()]
+        thresholds = parse_thresholds(fail_under or None)
+        s = self._engine_summary
+        stats, cases = gate_inputs(s)
+        result = evaluate_gate(stats, thresholds, rows_given=s.n_items, rows_usable=s.n_usable, basis=basis,
+                               min_coverage=min_coverage)
+        if junit is not None:
+            Path(junit).parent.mkdir(parents=True, exist_ok=True)
+            junit_suite(result, cases if junit_rows else (), thresholds).write(str(junit))
+        return result
+
+    # -------------------------------------------------------------- the run store
+    def save(self, name: str | None = None, *, store: RunStore | str | Path | None = None) -> str:
+        """Store the evaluation as a run (the dashboard's Runs and Compare pages show it)
+        and return its id. ``store``: a :class:`~rag_eval.runs.store.RunStore`, or its
+        location (a folder, a SQLite file or a database URL); default the workbench's own."""
+        if self.run_id is not None:
+            return self.run_id
+        if self.records is None or self._source is None or self._config is None:
+            raise ValueError("nothing to save: this evaluation holds no records")
+        from rag_eval.runs.sinks import StoreSink
+
+        run_store = _store(store)
+        config = self._config if name is None else self._config.model_copy(update={"name": name})
+        sink = StoreSink(run_store, config, name=name or config.name)
+        sink.open(self._source.describe())
+        try:
+            for record in self.records:
+                sink.write(record)
+        except BaseException as err:
+            sink.close("failed", error=f"{type(err).__name__}: {err}")
+            raise
+        sink.close("cancelled" if self._engine_summary.cancelled else "finished")
+        self.run_id, self._store = sink.run_id, run_store
+        return str(self.run_id)
+
+    def _stored_items(self) -> list[dict[str, Any]]:
+        if self.run_id is not None and self._store is not None:
+            return list(self._store.items(self.run_id))
+        from rag_eval.runs.records import to_store
+
+        return [to_store(r) for r in self.records or ()]
+
+
+def _store(store: RunStore | str | Path | None) -> RunStore:
+    from rag_eval.runs.store import RunStore
+
+    return store if isinstance(store, RunStore) else RunStore(store)
+
+
+def evaluate(
+    data: Any,
+    judge: Any = "local",
+    metrics: Iterable[str] | str | None = None,
+    *,
+    concurrency: int | None = None,
+    store: RunStore | str | Path | None = None,
+    name: str | None = None,
+    progress: bool | Callable[[int, int], None] = True,
+    mode: str | None = None,
+    judge_options: Mapping[str, Any] | None = None,
+) -> Evaluation:
+    """Judge every row of ``data`` and score it, as ``rag-eval judge`` does.
+
+    ``data``: a file path (``.jsonl``, ``.json``, ``.csv``, ``.parquet``), a pandas
+    DataFrame, a list of dicts or a Hugging Face ``datasets.Dataset``; columns as the
+    CLI's rows: ``id``, ``question``, ``documents`` (a list of texts), ``response``,
+    optional ``reference_answer``/``reference``. ``judge``: ``"local"`` (offline),
+    ``"llm"`` (the OpenAI-compatible endpoint of the environment; ``judge_options`` such
+    as ``model``, ``base_url``, ``samples``), ``"local:NAME"`` (a stored calibration), or
+    a judge object. ``metrics``: further columns of :meth:`Evaluation.to_pandas` (see
+    :func:`known_metrics`). ``concurrency``: items judged at once (default: the judge's).
+    ``store`` or ``name``: also save the run (see :meth:`Evaluation.save`). ``progress``:
+    a progress bar (tqdm's notebook bar in Jupyter), False, or ``fn(done, total)``.
+    ``mode``: the TRACe formulas (default the CLI's).
+
+    Raises before any row is judged when the file cannot be read or the judge cannot be
+    built (:class:`~rag_eval.judges.base.JudgeUsageError`); a bad row never raises."""
+    from rag_eval.judges.expected_error import expected_judge_error
+    from rag_eval.metrics.trace import DEFAULT_MODE
+    from rag_eval.runs.engine import evaluate as run_engine
+    from rag_eval.runs.records import to_file_row
+    from rag_eval.runs.row_cache import RowCache
+    from rag_eval.runs.sinks import MemorySink
+    from rag_eval.schema import ScoringMode
+
+    wanted = _metric_names(metrics)
+    scoring = ScoringMode(mode) if mode is not None else DEFAULT_MODE
+    the_judge = _judge(judge, judge_options or {})
+    source = _rows_source(data, RowCache.for_judge(the_judge))
+    config = _config(the_judge, scoring, name)
+    sink = MemorySink()
+    update, close = _progress(progress, str(getattr(the_judge, "name", "judge")))
+    try:
+        summary = run_engine(source, the_judge, sink, config=config, progress=update, concurrency=concurrency)
+    finally:
+        close()
+        if isinstance(judge, str) and hasattr(the_judge, "close"):
+            the_judge.close()  # a judge built here (Ray workers, clients) is ours to close
+    result = Evaluation([to_file_row(r) | ({"retrieval": r.retrieval} if r.retrieval else {}) for r in sink.records],
+                        summary, expected_judge_error(the_judge), metrics=wanted, records=sink.records, source=source,
+                        config=config)
+    if store is not None or name is not None:
+        result.save(name, store=store)
+    return result
+
+
+# ---------------------------------------------------------------- stored runs
+def _row_of_stored(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A stored item as the flat row :meth:`Evaluation.to_pandas` reads (labels, TRACe as
+    the record's ``trace`` holds them, report fields, correctness, retrieval)."""
+    row: dict[str, Any] = {"id": str(item["item_id"]), "status": item.get("status"), "error": item.get("error")}
+    row.update(item.get("labels") or {})
+    trace = item.get("trace") or {}
+    row.update({k: trace.get(k) for k in TRACE_COLUMNS})
+    row.update(item.get("report") or {})
+    row.update(item.get("correctness") or {})
+    row.update(mode=item.get("mode"), judge=item.get("judge"), retrieval=item.get("retrieval") or {})
+    return row
+
+
+def load_run(name: str, *, store: RunStore | str | Path | None = None) -> Evaluation:
+    """A stored run (its id, a unique id prefix or a unique name) as an
+    :class:`Evaluation`: ``to_pandas()``, ``summary`` and ``gate()`` as for a fresh one.
+    :class:`~rag_eval.runs.store.RunNotFound` when no run (or more than one) matches."""
+    from rag_eval.judges.expected_error import for_run
+    from rag_eval.runs.engine import summarize_evaluation
+    from rag_eval.runs.sinks import stored_summary_row
+
+    run_store = _store(store)
+    run = run_store.get_run(name)
+    items = run_store.items(run["id"])
+    summary = summarize_evaluation([stored_summary_row(i) for i in items], run_id=run["id"],
+                                   cancelled=run.get("status") == "cancelled")
+    return Evaluation([_row_of_stored(i) for i in items], summary, for_run(run), run_id=run["id"], store=run_store)
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """Two or more runs side by side, as the Compare page and ``rag-eval compare`` show
+    them: each metric's mean with its 95% interval and coverage per run (``metrics``),
+    paired differences against the first run over items scored in both (``paired``), the
+    items that changed most (``differences``); retrieval metrics at one cut-off ``k``
+    every run reaches (``cutoffs``: the choosable ones; ``left_out``: not comparable)."""
+
+    runs: list[str]
+    metrics: list[dict[str, Any]]
+    paired: list[dict[str, Any]]
+    differences: list[dict[str, Any]]
+    k: int | None
+    cutoffs: list[int]
+    left_out: list[str]
+
+    def to_pandas(self) -> pd.DataFrame:
+        """The paired differences (run − baseline), one row per metric and run."""
+        import pandas as pd
+
+        return pd.DataFrame(self.paired)
+
+
+def compare(a: Evaluation | str, b: Evaluation | str, *more: Evaluation | str, k: int | None = None,
+            store: RunStore | str | Path | None = None) -> Comparison:
+    """Compare runs (stored run names or ids, or :class:`Evaluation` s, saved or not)
+    against the first, at the common cut-off the Compare page uses
+    (:func:`rag_eval.runs.compare.compare_at_cutoff`; ``k``: another cut-off every run reaches)."""
+    from rag_eval.runs.compare import compare_at_cutoff
+
+    run_store: RunStore | None = None
+    items_by_run: dict[str, list[dict[str, Any]]] = {}
+    for n, run in enumerate((a, b, *more)):
+        if isinstance(run, Evaluation):
+            key = run.run_id or f"evaluation-{n + 1}"
+            items = run._stored_items()
+        else:
+            run_store = run_store or _store(store)
+            key = run_store.resolve_run_id(run)
+            items = list(run_store.items(key))
+        if key in items_by_run:
+            raise ValueError(f"run {key} given twice")
+        items_by_run[key] = items
+    result = compare_at_cutoff(items_by_run, k)
+    return Comparison(runs=list(items_by_run), metrics=result["metrics"], paired=result["paired"],
+                      differences=result["differences"], k=result.get("k"), cutoffs=list(result.get("cutoffs") or []),
+                      left_out=list(result.get("left_out") or []))
+
+
+# ---------------------------------------------------------------- one question
+def ask(question: str, config: RagConfig | str | Path | None = None, *, collection: str = "demo",
+        judge: bool = True) -> AskResult:
+    """Answer ``question`` with the RAG system of ``config`` (a
+    :class:`~rag_eval.rag.config.RagConfig`, a YAML file, or None for the offline default)
+    from ``collection`` (``"demo"``: the packaged demo corpus, built on first use), then
+    judge and score the answer, as ``rag-eval ask`` does."""
+    from rag_eval.rag.config import RagConfig, default_config
+    from rag_eval.runs.ask import ask as ask_question
+
+    if config is None:
+        rag_config = default_config()
+    elif isinstance(config, RagConfig):
+        rag_config = config
+    else:
+        rag_config = RagConfig.from_yaml(Path(config))
+    if collection == "demo":
+        from rag_eval.demo import ensure_demo_collection
+
+        ensure_demo_collection(rag_config)
+    return ask_question(question, collection, rag_config, evaluate=judge)
