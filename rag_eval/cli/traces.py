@@ -101,8 +101,8 @@ def traces() -> None:
               help="Documents read from one retriever/reranker span.")
 @click.option("--max-document-chars", type=click.IntRange(min=1), default=20_000, show_default=True,
               help="Characters kept of one document.")
-@click.option("--page-size", type=click.IntRange(1, 10_000), default=1000, show_default=True,
-              help="Spans per Phoenix page.")
+@click.option("--page-size", type=click.IntRange(1, 1000), default=1000, show_default=True,
+              help="Spans per Phoenix page (Phoenix answers at most 1,000).")
 def import_cmd(files: tuple[str, ...], phoenix_url: str | None, project: str, out: str, since: str | None,
                until: str | None, state_path: str | None, lookback: str, import_all: bool, api_key_env: str,
                question_key: str | None, response_key: str | None, max_documents: int,
