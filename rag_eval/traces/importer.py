@@ -250,13 +250,13 @@ def import_phoenix(client: Any, project: str, config: MappingConfig | None = Non
         trace = mapped.row["metadata"]["trace"]
         started = parse_time(trace.get("start_time"))
         if started is not None:
-            starts.append(started)
             if (until is not None and started >= until) or (since is not None and started < since):
-                continue  # outside the window asked for
+                continue  # outside the window asked for (and not what the watermark may pass)
             if known is None and fetch_from is not None and _before_window(started, fetch_from, window_from,
                                                                            state, rootless and whole is None):
                 summary.before_window += 1
                 continue
+            starts.append(started)
         if known is not None:
             trace["update_of"] = {"status": known.status, "spans": known.spans}
             summary.updated += 1
