@@ -190,9 +190,10 @@ def main() -> None:
     f, p = best(file_runs), best(phoenix_runs)
     load = os.getloadavg()
     pages = phoenix_result.pages
-    print(f"\n{p.traces} traces ({sum(pages)} spans in {len(pages)} pages of {args.page_size}); the app sent them "
-          f"in {sent_s:.1f} s, Phoenix had ingested them after {ingest_s:.1f} s; best of {args.repeat}; "
-          f"load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (2 cores)\n")
+    sent = ("stored by an earlier run (--workdir)" if sent_s != sent_s else
+            f"the app sent them in {sent_s:.1f} s, Phoenix had ingested them after {ingest_s:.1f} s")
+    print(f"\n{p.traces} traces ({sum(pages)} spans in {len(pages)} pages of {args.page_size}), {sent}; best of "
+          f"{args.repeat}; load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (2 cores)\n")
     print("| import | traces | wall s | client CPU s | server CPU s | traces/s (wall) | traces/s (client CPU) "
           "| traces/s (server CPU) | traces/s (client + server CPU) |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
