@@ -94,10 +94,17 @@ class TracedRun:
     project: str
 
 
-def run_traced_app(phoenix: PhoenixServer, openai_base_url: str, out: Path, project: str, paging: int) -> TracedRun:
+def traced_app_command(phoenix: PhoenixServer, openai_base_url: str, out: Path, project: str, paging: int,
+                       *extra: str) -> list[str]:
+    return [str(PHOENIX_PYTHON), str(TRACED_APP), "--endpoint", phoenix.url + "/v1/traces", "--openai-base-url",
+            openai_base_url, "--project", project, "--out-otlp", str(out), "--paging", str(paging), *extra]
+
+
+def run_traced_app(phoenix: PhoenixServer, openai_base_url: str, out: Path, project: str, paging: int,
+                   *extra: str) -> TracedRun:
+    """The traced application (``extra``: its --only-paging / --shift-seconds options), to its end."""
     done = subprocess.run(
-        [str(PHOENIX_PYTHON), str(TRACED_APP), "--endpoint", phoenix.url + "/v1/traces", "--openai-base-url",
-         openai_base_url, "--project", project, "--out-otlp", str(out), "--paging", str(paging)],
+        traced_app_command(phoenix, openai_base_url, out, project, paging, *extra),
         capture_output=True, text=True, timeout=600, env={**os.environ, "OTEL_SDK_DISABLED": "false"},
     )
     if done.returncode:

@@ -8,7 +8,7 @@ exporter, to an OTLP JSON file (one ExportTraceServiceRequest per line, ids in h
 OpenTelemetry Collector's file exporter writes them).
 
 Usage: python traced_app.py --endpoint URL --openai-base-url URL --project NAME --out-otlp FILE
-       [--paging N]
+       [--paging N] [--only-paging] [--shift-seconds S] [--hold FILE]
        python traced_app.py --export-parquet FILE --phoenix URL --project NAME
 
 Prints one JSON line: {"kinds": {trace_id: kind, ...}} so the test knows which trace is which.
@@ -18,8 +18,11 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import json
+import os
 import threading
+import time
 from collections.abc import Sequence
 
 # A small corpus: Debian-style facts, with markup that must stay text.
@@ -118,53 +121,80 @@ def run_app(args: argparse.Namespace) -> dict[str, str]:
             _documents(span, "reranker.output_documents", docs[:2])
         return docs[:2]
 
-    # chains with retriever, reranker and LLM spans
-    for n, question in enumerate(QUESTIONS):
-        with tracer.start_as_current_span("rag-query") as root:
+    if not args.only_paging:  # the application's own kinds of trace
+        # chains with retriever, reranker and LLM spans
+        for n, question in enumerate(QUESTIONS):
+            with tracer.start_as_current_span("rag-query") as root:
+                root.set_attribute(kind_key, OpenInferenceSpanKindValues.CHAIN.value)
+                root.set_attribute(SpanAttributes.INPUT_VALUE, question)
+                root.set_attribute(SpanAttributes.SESSION_ID, f"session-{n % 2}")
+                root.set_attribute(SpanAttributes.USER_ID, "user-7")
+                root.set_attribute(SpanAttributes.METADATA, json.dumps({"release": "v1"}))
+                reply = answer(question, retrieve(question))
+                root.set_attribute(SpanAttributes.OUTPUT_VALUE, reply)
+                kinds[format(root.get_span_context().trace_id, "032x")] = "chain"
+        # a trace without a retriever
+        with tracer.start_as_current_span("chat-only") as root:
             root.set_attribute(kind_key, OpenInferenceSpanKindValues.CHAIN.value)
-            root.set_attribute(SpanAttributes.INPUT_VALUE, question)
-            root.set_attribute(SpanAttributes.SESSION_ID, f"session-{n % 2}")
-            root.set_attribute(SpanAttributes.USER_ID, "user-7")
-            root.set_attribute(SpanAttributes.METADATA, json.dumps({"release": "v1"}))
-            reply = answer(question, retrieve(question))
-            root.set_attribute(SpanAttributes.OUTPUT_VALUE, reply)
-            kinds[format(root.get_span_context().trace_id, "032x")] = "chain"
-    # a trace without a retriever
-    with tracer.start_as_current_span("chat-only") as root:
-        root.set_attribute(kind_key, OpenInferenceSpanKindValues.CHAIN.value)
-        root.set_attribute(SpanAttributes.INPUT_VALUE, "Tell me a joke.")
-        root.set_attribute(SpanAttributes.OUTPUT_VALUE, answer("Tell me a joke.", []))
-        kinds[format(root.get_span_context().trace_id, "032x")] = "no_retriever"
-    # JSON input (the question under "query")
-    with tracer.start_as_current_span("rag-json") as root:
-        root.set_attribute(kind_key, OpenInferenceSpanKindValues.CHAIN.value)
-        root.set_attribute(SpanAttributes.INPUT_VALUE, json.dumps({"query": QUESTIONS[0], "top_k": 2}))
-        root.set_attribute(SpanAttributes.INPUT_MIME_TYPE, "application/json")
-        root.set_attribute(SpanAttributes.OUTPUT_VALUE, answer(QUESTIONS[0], retrieve(QUESTIONS[0])))
-        kinds[format(root.get_span_context().trace_id, "032x")] = "json_input"
-    # a root without input/output: the LLM span's messages decide
-    with tracer.start_as_current_span("rag-bare") as root:
-        root.set_attribute(kind_key, OpenInferenceSpanKindValues.CHAIN.value)
-        answer(QUESTIONS[1], retrieve(QUESTIONS[1]))
-        kinds[format(root.get_span_context().trace_id, "032x")] = "llm_fallback"
-    # malformed JSON value
-    with tracer.start_as_current_span("rag-bad-json") as root:
-        root.set_attribute(kind_key, OpenInferenceSpanKindValues.CHAIN.value)
-        root.set_attribute(SpanAttributes.INPUT_VALUE, '{"query": "unterminated')
-        root.set_attribute(SpanAttributes.INPUT_MIME_TYPE, "application/json")
-        root.set_attribute(SpanAttributes.OUTPUT_VALUE, "whatever")
-        retrieve(QUESTIONS[0])
-        kinds[format(root.get_span_context().trace_id, "032x")] = "bad_json"
-    # many small traces for paging (no model call: spans as an instrumentation writes them)
+            root.set_attribute(SpanAttributes.INPUT_VALUE, "Tell me a joke.")
+            root.set_attribute(SpanAttributes.OUTPUT_VALUE, answer("Tell me a joke.", []))
+            kinds[format(root.get_span_context().trace_id, "032x")] = "no_retriever"
+        # JSON input (the question under "query")
+        with tracer.start_as_current_span("rag-json") as root:
+            root.set_attribute(kind_key, OpenInferenceSpanKindValues.CHAIN.value)
+            root.set_attribute(SpanAttributes.INPUT_VALUE, json.dumps({"query": QUESTIONS[0], "top_k": 2}))
+            root.set_attribute(SpanAttributes.INPUT_MIME_TYPE, "application/json")
+            root.set_attribute(SpanAttributes.OUTPUT_VALUE, answer(QUESTIONS[0], retrieve(QUESTIONS[0])))
+            kinds[format(root.get_span_context().trace_id, "032x")] = "json_input"
+        # a root without input/output: the LLM span's messages decide
+        with tracer.start_as_current_span("rag-bare") as root:
+            root.set_attribute(kind_key, OpenInferenceSpanKindValues.CHAIN.value)
+            answer(QUESTIONS[1], retrieve(QUESTIONS[1]))
+            kinds[format(root.get_span_context().trace_id, "032x")] = "llm_fallback"
+        # malformed JSON value
+        with tracer.start_as_current_span("rag-bad-json") as root:
+            root.set_attribute(kind_key, OpenInferenceSpanKindValues.CHAIN.value)
+            root.set_attribute(SpanAttributes.INPUT_VALUE, '{"query": "unterminated')
+            root.set_attribute(SpanAttributes.INPUT_MIME_TYPE, "application/json")
+            root.set_attribute(SpanAttributes.OUTPUT_VALUE, "whatever")
+            retrieve(QUESTIONS[0])
+            kinds[format(root.get_span_context().trace_id, "032x")] = "bad_json"
+    # many small traces for paging (no model call: spans as an instrumentation writes them); with
+    # --shift-seconds their spans start and end that much earlier (a retry, a long trace, a skewed clock)
+    shift_ns = int(args.shift_seconds * 1e9)
+
+    @contextlib.contextmanager
+    def shifted(name: str):
+        with tracer.start_as_current_span(name, start_time=time.time_ns() + shift_ns, end_on_exit=False) as span:
+            yield span
+        span.end(end_time=time.time_ns() + shift_ns)
+
     for i in range(args.paging):
-        with tracer.start_as_current_span("page-query") as root:
+        with shifted("page-query") as root:
             root.set_attribute(kind_key, OpenInferenceSpanKindValues.CHAIN.value)
             root.set_attribute(SpanAttributes.INPUT_VALUE, f"What is fact {i}?")
-            with tracer.start_as_current_span("retrieve") as span:
+            with shifted("retrieve") as span:
                 span.set_attribute(kind_key, OpenInferenceSpanKindValues.RETRIEVER.value)
                 _documents(span, "retrieval.documents", [(f"fact-{i}", f"Fact {i} is that {i} is a number.", 0.9)])
             root.set_attribute(SpanAttributes.OUTPUT_VALUE, f"Fact {i} is that {i} is a number.")
             kinds[format(root.get_span_context().trace_id, "032x")] = "paging"
+    # --hold FILE: one trace whose retriever span is exported at once while its root stays open
+    # until FILE exists (a long trace caught half-way by an import)
+    if args.hold:
+        with tracer.start_as_current_span("held-query") as root:
+            root.set_attribute(kind_key, OpenInferenceSpanKindValues.CHAIN.value)
+            root.set_attribute(SpanAttributes.INPUT_VALUE, "What is held?")
+            trace_id = format(root.get_span_context().trace_id, "032x")
+            with tracer.start_as_current_span("retrieve") as span:
+                span.set_attribute(kind_key, OpenInferenceSpanKindValues.RETRIEVER.value)
+                _documents(span, "retrieval.documents", [("held", "Held is a fact.", 0.9)])
+            provider.force_flush()
+            print(json.dumps({"held": trace_id}), flush=True)
+            deadline = time.monotonic() + 600
+            while not os.path.exists(args.hold) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            root.set_attribute(SpanAttributes.OUTPUT_VALUE, "Held is a fact.")
+            kinds[trace_id] = "held"
     provider.force_flush()
     provider.shutdown()
     return kinds
@@ -185,6 +215,9 @@ def main() -> None:
     parser.add_argument("--project", default="default")
     parser.add_argument("--out-otlp")
     parser.add_argument("--paging", type=int, default=0)
+    parser.add_argument("--only-paging", action="store_true", help="send the paging traces only")
+    parser.add_argument("--shift-seconds", type=float, default=0.0, help="paging spans start this much later")
+    parser.add_argument("--hold", help="end one more trace's root only once this file exists")
     parser.add_argument("--export-parquet")
     parser.add_argument("--phoenix")
     args = parser.parse_args()

@@ -8,7 +8,7 @@ status, so an incomplete trace is seen, never silently dropped.
 from __future__ import annotations
 
 import os
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +31,23 @@ def _when(value: str | None, name: str) -> datetime | None:
     return moment
 
 
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400}
+
+
+def _duration(value: str, name: str) -> timedelta:
+    """``90s``, ``30m``, ``6h``, ``2d`` or plain seconds."""
+    text = value.strip().lower()
+    unit = _UNITS.get(text[-1:], None)
+    number = text[:-1] if unit else text
+    try:
+        seconds = float(number) * (unit or 1)
+    except ValueError:
+        raise click.BadParameter(f"not a duration: {value!r} (e.g. 30m, 6h, 2d)", param_hint=name) from None
+    if seconds <= 0:
+        raise click.BadParameter(f"must be positive: {value!r}", param_hint=name)
+    return timedelta(seconds=seconds)
+
+
 def _api_key(env_name: str) -> str | None:
     return os.environ.get(env_name) or None
 
@@ -39,7 +56,13 @@ def _echo_summary(summary: ImportSummary, out: Path) -> None:
     click.echo(f"{summary.traces} trace(s) -> {out}: {summary.ok} ok"
                + "".join(f", {n} {status}" for status, n in sorted(summary.counts.items()) if status != "ok"))
     if summary.skipped_seen:
-        click.echo(f"{summary.skipped_seen} trace(s) imported before were skipped")
+        click.echo(f"{summary.skipped_seen} trace(s) imported before were skipped (unchanged)")
+    if summary.updated:
+        click.echo(f"{summary.updated} trace(s) imported before came again with more spans (e.g. their root "
+                   "arrived): written again, metadata.trace.update_of names the earlier status")
+    if summary.before_window:
+        click.echo(f"{summary.before_window} trace(s) started before the window read and are not remembered: "
+                   "left out (import them with --since, or widen --lookback)")
     if summary.cut_rows:
         click.echo(f"{summary.cut_rows} row(s) were cut to the configured bounds (see metadata.trace.cuts)")
     for status, example in sorted(summary.examples.items()):
@@ -65,6 +88,9 @@ def traces() -> None:
 @click.option("--until", help="Only traces whose root span starts before this ISO time.")
 @click.option("--state", "state_path", type=click.Path(dir_okay=False),
               help="Incremental import state [default: <data dir>/traces/<server>-<project>.json].")
+@click.option("--lookback", default="1h", show_default=True,
+              help="How late a trace may reach Phoenix and still be imported by the next incremental run "
+                   "(e.g. 30m, 6h, 2d): each run re-reads this window before the latest start seen.")
 @click.option("--all", "import_all", is_flag=True, help="Ignore the stored state: import every trace again.")
 @click.option("--api-key-env", default="PHOENIX_API_KEY", show_default=True, help=_API_KEY_HELP)
 @click.option("--question-key", help="Key path of the question in a JSON input.value (e.g. query or messages.-1.content).")
@@ -75,10 +101,10 @@ def traces() -> None:
               help="Documents read from one retriever/reranker span.")
 @click.option("--max-document-chars", type=click.IntRange(min=1), default=20_000, show_default=True,
               help="Characters kept of one document.")
-@click.option("--page-size", type=click.IntRange(1, 10_000), default=1000, show_default=True,
-              help="Spans per Phoenix page.")
+@click.option("--page-size", type=click.IntRange(1, 1000), default=1000, show_default=True,
+              help="Spans per Phoenix page (Phoenix answers at most 1,000).")
 def import_cmd(files: tuple[str, ...], phoenix_url: str | None, project: str, out: str, since: str | None,
-               until: str | None, state_path: str | None, import_all: bool, api_key_env: str,
+               until: str | None, state_path: str | None, lookback: str, import_all: bool, api_key_env: str,
                question_key: str | None, response_key: str | None, max_documents: int,
                max_documents_per_span: int, max_document_chars: int, page_size: int) -> None:
     """Import traces from FILES (OTLP JSON lines, Phoenix span parquet, TruLens OTel spans)
@@ -105,7 +131,8 @@ def import_cmd(files: tuple[str, ...], phoenix_url: str | None, project: str, ou
         try:
             with PhoenixClient(phoenix_url, _api_key(api_key_env)) as client:
                 result = import_phoenix(client, project, config, state=state, since=_when(since, "--since"),
-                                        until=_when(until, "--until"), page_size=page_size)
+                                        until=_when(until, "--until"), lookback=_duration(lookback, "--lookback"),
+                                        page_size=page_size)
         except PhoenixError as err:
             raise click.ClickException(str(err)) from err
         write_rows(result.rows, out_path)

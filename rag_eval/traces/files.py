@@ -165,7 +165,10 @@ def phoenix_span(record: dict[str, Any]) -> Span | None:
     attributes: dict[str, Any] = {}
     nested = record.get("attributes")
     if isinstance(nested, dict):
-        flatten(nested, "", attributes)
+        if any(isinstance(v, (dict, list, tuple)) for v in nested.values()):
+            flatten(nested, "", attributes)
+        else:  # already flat (Phoenix's REST API flattens them): no walk
+            attributes.update(nested)
     for key, value in record.items():
         if key.startswith("attributes.") and value is not None:
             if isinstance(value, float) and value != value:  # NaN: the column is empty in this row

@@ -5,9 +5,12 @@ What ``rag-eval traces import`` (and scripts) call. The rows are ordinary judge-
 with :func:`rag_eval.io.rows.write_rows`, so ``rag-eval judge`` and ``rag-eval run --judge-only``
 take the file as it is. Every trace becomes a row; :class:`ImportSummary` counts them by status.
 
-Incremental imports from a Phoenix server keep an :class:`ImportState` (a small JSON file): the
-ids of the traces already imported and the latest span start seen. A trace is remembered only
-once its root span is there, so one still running at import time comes again next time.
+Incremental imports from a Phoenix server keep an :class:`ImportState` (a small JSON file): each
+trace written within a recent window (its start, span count and status) and the latest start seen.
+Every import re-reads a lookback window before that watermark and decides by trace id, not by start
+time, so a trace that reaches Phoenix late (a batch exporter's retry, a long trace, a skewed clock)
+is imported by the next run, one written while incomplete is written again once it has more spans,
+and nothing unchanged is written twice.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +36,10 @@ class ImportSummary:
 
     traces: int = 0
     counts: Counter[str] = field(default_factory=Counter)
-    skipped_seen: int = 0  # traces imported before (incremental imports)
+    skipped_seen: int = 0  # traces imported before, unchanged (incremental imports)
+    updated: int = 0  # traces imported before that gained spans since: written again (metadata.trace.update_of)
+    before_window: int = 0  # rootless tails of traces whose root started before the window read
+    looked_up: int = 0  # traces read without their root and fetched whole by their id
     cut_rows: int = 0  # rows with at least one bound applied
     problems: list[str] = field(default_factory=list)  # unreadable lines / rows, first ones
     examples: dict[str, str] = field(default_factory=dict)  # status -> one "trace: reason"
@@ -52,6 +58,7 @@ class ImportSummary:
 
     def to_dict(self) -> dict[str, Any]:
         return {"traces": self.traces, "counts": dict(self.counts), "ok": self.ok, "skipped_seen": self.skipped_seen,
+                "updated": self.updated, "before_window": self.before_window, "looked_up": self.looked_up,
                 "cut_rows": self.cut_rows, "problems": list(self.problems), "examples": dict(self.examples)}
 
 
@@ -65,26 +72,61 @@ def map_spans(spans: Iterable[Span], config: MappingConfig | None = None, *, sou
 
 # -- incremental state --------------------------------------------------------------------------
 @dataclass(slots=True)
+class SeenTrace:
+    """One trace an earlier import wrote: when it started, how many spans it had, its status."""
+
+    start: float | None  # epoch seconds of its root (or first) span; None from a version-1 state file
+    spans: int | None  # None: unknown (a version-1 state file): never imported again
+    status: str
+
+
+@dataclass(slots=True)
 class ImportState:
-    """What earlier imports from one Phoenix project took."""
+    """What earlier imports from one Phoenix project wrote, bounded by a time window.
+
+    ``watermark`` is the latest trace start seen (never later than the import's own clock, so one
+    trace from a clock running ahead cannot move the window past everyone else's). Each import
+    re-reads spans from ``watermark - lookback`` on and compares every trace it finds with
+    ``traces``: a trace not there is new (however late it arrived, as long as it started inside the
+    window), a trace with more spans than remembered changed (e.g. its root came after an import
+    took it incomplete) and is written again, anything else was imported before. Traces that
+    started before ``horizon`` (``watermark - 2 x lookback``) are forgotten, so the file holds the
+    traces of two windows at most, never the project's whole history.
+    """
 
     url: str
     project: str
-    imported: set[str] = field(default_factory=set)
-    latest_start: datetime | None = None
+    traces: dict[str, SeenTrace] = field(default_factory=dict)
+    watermark: datetime | None = None
+    horizon: datetime | None = None  # traces starting before it are no longer remembered
 
-    def remember(self, rows: Iterable[dict[str, Any]], complete: set[str]) -> None:
-        for row in rows:
-            trace = row["metadata"]["trace"]
-            if row["id"] in complete:
-                self.imported.add(row["id"])
-            start = parse_time(trace.get("start_time"))
-            if start is not None and (self.latest_start is None or start > self.latest_start):
-                self.latest_start = start
+    @property
+    def imported(self) -> set[str]:
+        return set(self.traces)
+
+    def remember(self, trace_id: str, start: datetime | None, spans: int, status: str) -> None:
+        self.traces[trace_id] = SeenTrace(None if start is None else round(start.timestamp(), 6), spans, status)
+
+    def advance(self, starts: Iterable[datetime], now: datetime, lookback: timedelta) -> None:
+        """Move the watermark to the latest of ``starts`` (capped at ``now``) and forget what
+        started before the new horizon."""
+        latest = max(starts, default=None)
+        if latest is not None:
+            latest = min(latest, now)
+            if self.watermark is None or latest > self.watermark:
+                self.watermark = latest
+        if self.watermark is None:
+            return
+        horizon = self.watermark - 2 * lookback
+        if self.horizon is None or horizon > self.horizon:
+            self.horizon = horizon
+        cut = self.horizon.timestamp()
+        self.traces = {k: v for k, v in self.traces.items() if v.start is None or v.start >= cut}
 
     def to_dict(self) -> dict[str, Any]:
-        return {"url": self.url, "project": self.project, "latest_start": iso(self.latest_start),
-                "imported": sorted(self.imported)}
+        return {"version": 2, "url": self.url, "project": self.project, "watermark": iso(self.watermark),
+                "horizon": iso(self.horizon),
+                "traces": {k: [v.start, v.spans, v.status] for k, v in self.traces.items()}}
 
     @classmethod
     def load(cls, path: Path, url: str, project: str) -> ImportState:
@@ -94,14 +136,21 @@ class ImportState:
         if data.get("project") != project or data.get("url") != url:
             raise ValueError(f"{path} holds the state of {data.get('url')} project {data.get('project')!r}, "
                              f"not {url} project {project!r}; give another --state file")
-        return cls(url, project, set(data.get("imported") or []), parse_time(data.get("latest_start")))
+        if data.get("version") == 2:
+            traces = {str(k): SeenTrace(v[0], v[1], str(v[2])) for k, v in (data.get("traces") or {}).items()}
+            return cls(url, project, traces, parse_time(data.get("watermark")), parse_time(data.get("horizon")))
+        # version 1 (ids and the latest start): its ids stay "imported" until they leave the window
+        latest = parse_time(data.get("latest_start"))
+        start = None if latest is None else latest.timestamp()
+        return cls(url, project, {str(i): SeenTrace(start, None, "ok") for i in data.get("imported") or []},
+                   latest, latest)
 
     def save(self, path: Path) -> None:
         """Written whole to a temporary file, then renamed over the old one."""
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(self.to_dict(), fh)
+            json.dump(self.to_dict(), fh, separators=(",", ":"))
         os.replace(tmp, path)
 
 
@@ -152,36 +201,91 @@ LOOKBACK = timedelta(hours=1)
 
 def import_phoenix(client: Any, project: str, config: MappingConfig | None = None, *,
                    state: ImportState | None = None, since: datetime | None = None, until: datetime | None = None,
-                   lookback: timedelta = LOOKBACK, page_size: int = 1000) -> ImportResult:
+                   lookback: timedelta = LOOKBACK, page_size: int = 1000, now: datetime | None = None) -> ImportResult:
     """Rows of the traces of a Phoenix project whose root span starts in [since, until).
 
-    Spans are read from ``since - lookback`` on, so a trace that began just before ``since``
-    is either whole (and left to the earlier window) or recognised; a trace without a root
-    whose spans all start in the window is a real orphan and comes as a row with that status.
-    With a ``state``, ``since`` defaults to the latest root start of the earlier imports and the
-    traces imported before are skipped; the state is updated (the caller saves it)."""
+    Spans are read from ``since - lookback`` to ``until + lookback``, so a trace that began just
+    before ``since`` (or ends after ``until``) is seen whole and judged by its root's start. A trace
+    read without its root is looked up by its id (all its spans, whenever they started): its root
+    may lie before the window, or it is a real orphan and comes as a row with that status.
+
+    With a ``state`` (incremental), ``since`` defaults to the state's watermark and each trace found
+    is compared with what the state remembers (:class:`ImportState`): new traces are written, also
+    those that arrived late with start times before the watermark; a trace that gained spans since
+    it was written (e.g. imported without its root) is written again with ``metadata.trace.update_of``
+    naming its earlier status; the rest is skipped. The state is updated (the caller saves it)."""
     from rag_eval.traces.phoenix import trace_url
 
-    if since is None and state is not None:
-        since = state.latest_start
-    seen = state.imported if state is not None else set()
+    now = now or datetime.now(UTC)
+    window_from = since if since is not None else (state.watermark if state is not None else None)
+    fetch_from = window_from - lookback if window_from is not None else None
+    fetch_until = until + lookback if until is not None else None
     pages: list[int] = []
-    fetch_from = since - lookback if since is not None else None
-    spans = client.iter_spans(project, start=fetch_from, end=until, limit=page_size, pages=pages)
+    spans = client.iter_spans(project, start=fetch_from, end=fetch_until, limit=page_size, pages=pages)
+    lookup = getattr(client, "trace_spans", None) if fetch_from is not None else None
     summary = ImportSummary()
-    out: list[MappedTrace] = []
-    for mapped in map_spans(spans, config, source="phoenix", project=project):
+    out: list[tuple[MappedTrace, int]] = []
+    starts: list[datetime] = []
+    for trace_id, trace_spans in group_by_trace(spans):
+        count = _distinct(trace_spans)
+        known = state.traces.get(trace_id) if state is not None else None
+        if known is not None and (known.spans is None or count <= known.spans):
+            summary.skipped_seen += 1
+            if known.start is not None:
+                starts.append(datetime.fromtimestamp(known.start, UTC))
+            continue
+        rootless = not any(not s.parent_id for s in trace_spans)
+        whole = None
+        if rootless and lookup is not None:
+            whole = lookup(project, trace_id)
+            if whole is None:
+                lookup = None  # the server ignores the trace_id filter (an older Phoenix): judge by start times
+            elif whole:
+                trace_spans, count = whole, _distinct(whole)
+                summary.looked_up += 1
+                if known is not None and known.spans is not None and count <= known.spans:
+                    summary.skipped_seen += 1
+                    continue
+        mapped = map_trace(trace_spans, config, source="phoenix", project=project)
         trace = mapped.row["metadata"]["trace"]
         started = parse_time(trace.get("start_time"))
-        if since is not None and (started is not None and started < since):
-            continue  # its root is before the window: an earlier import's trace
-        if mapped.row["id"] in seen:
-            summary.skipped_seen += 1
-            continue
+        if started is not None:
+            if (until is not None and started >= until) or (since is not None and started < since):
+                continue  # outside the window asked for (and not what the watermark may pass)
+            if known is None and fetch_from is not None and _before_window(started, fetch_from, window_from,
+                                                                           state, rootless and whole is None):
+                summary.before_window += 1
+                continue
+            starts.append(started)
+        if known is not None:
+            trace["update_of"] = {"status": known.status, "spans": known.spans}
+            summary.updated += 1
         if getattr(client, "url", None):
             trace["url"] = trace_url(client.url, mapped.row["id"])
         summary.add(mapped)
-        out.append(mapped)
+        out.append((mapped, count))
     if state is not None:
-        state.remember([m.row for m in out], {m.row["id"] for m in out if m.complete})
-    return ImportResult([m.row for m in out], summary, pages)
+        for mapped, count in out:
+            trace = mapped.row["metadata"]["trace"]
+            state.remember(mapped.row["id"], parse_time(trace.get("start_time")), count, mapped.status.value)
+        state.advance(starts, now, lookback)
+    return ImportResult([m.row for m, _ in out], summary, pages)
+
+
+def _distinct(spans: list[Span]) -> int:
+    return len({s.span_id for s in spans})
+
+
+def _before_window(started: datetime, fetch_from: datetime, window_from: datetime | None,
+                   state: ImportState | None, guessed: bool) -> bool:
+    """Whether a trace the state does not remember belongs before the window: its root started
+    before the spans read (the tail of an older trace) at a time the state no longer covers. A
+    trace the state would remember had it been written (it started after the horizon) is new,
+    however late it came. ``guessed``: the root was neither read nor found by id (a Phoenix
+    without the ``trace_id`` filter), so only the earliest span read is known: before the
+    watermark, the trace is taken for an older one's tail (a late orphan there is not imported)."""
+    if guessed:
+        return window_from is not None and started < window_from
+    if started >= fetch_from:
+        return False
+    return state is None or state.horizon is None or started < state.horizon

@@ -2,6 +2,8 @@
 
 - :meth:`PhoenixClient.iter_spans` pages through ``GET /v1/projects/{project}/spans``
   (``cursor`` / ``next_cursor``, ``start_time`` / ``end_time``);
+- :meth:`PhoenixClient.trace_spans` reads one trace whole (``trace_id``), for a trace whose
+  root lies before the time window an incremental import read;
 - :meth:`PhoenixClient.upsert_span_annotations` posts ``POST /v1/span_annotations``: Phoenix keeps
   one annotation per (span, name, identifier) and updates it when posted again, so writing the
   same scores twice updates them instead of adding copies;
@@ -99,6 +101,25 @@ class PhoenixClient:
             if not page.next_cursor or not page.raw_count:
                 return
             cursor = page.next_cursor
+
+    def trace_spans(self, project: str, trace_id: str) -> list[Span] | None:
+        """Every span of one trace, whenever it started (the ``trace_id`` filter); None when the
+        server answers with other traces' spans too (a Phoenix without that filter ignores it)."""
+        spans: list[Span] = []
+        cursor: str | None = None
+        while True:
+            params: dict[str, Any] = {"trace_id": trace_id, "limit": PAGE_SIZE}
+            if cursor:
+                params["cursor"] = cursor
+            body = self._request("GET", f"/v1/projects/{quote(project, safe='')}/spans", params=params) or {}
+            page = [s for s in (phoenix_span(r) for r in body.get("data") or [] if isinstance(r, dict))
+                    if s is not None]
+            if any(s.trace_id != trace_id for s in page):
+                return None
+            spans.extend(page)
+            cursor = body.get("next_cursor") or None
+            if not cursor or not page:
+                return spans
 
     # -- annotations ----------------------------------------------------------------------------
     def upsert_span_annotations(self, annotations: Sequence[dict[str, Any]]) -> int:

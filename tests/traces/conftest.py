@@ -27,6 +27,7 @@ from harness.phoenix import (  # noqa: F401  (the trace tests import them from h
     export_parquet,
     run_traced_app,
     running_phoenix,
+    traced_app_command,
     wait_for_traces,
 )
 
