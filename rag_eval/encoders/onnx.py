@@ -1,7 +1,8 @@
 """The packaged all-MiniLM-L6-v2 under ONNX Runtime, optionally cut and quantised.
 
-Two users: the pipeline's default embedder runs the full float32 model (the same
-vectors as sentence-transformers, without importing torch on every start), and the
+Two users: the pipeline's default embedder runs the full float32 model, its graph
+fused (the same vectors as sentence-transformers, without importing torch on every
+start; each text alone, :func:`encode_each`), and the
 local judge runs the first 3 layers quantised to int8 (see
 :mod:`rag_eval.judges.encoder` for why). An :class:`EncoderSpec` names the variant.
 
