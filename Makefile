@@ -87,6 +87,7 @@ test: lock-check setup pg-deps phoenix-deps browser-deps
 	$(call timed,pip check (development environment),$(BIN)/pip check)
 	$(call timed,space check (requirements.txt alone; every page's main action in Chromium),$(BIN)/python scripts/space_check.py)
 	$(call timed,wheel check (pip install of the built wheel; the CLI's features),$(BIN)/python scripts/wheel_check.py)
+	$(call timed,guard (CPU time of the hot paths against bench/baselines.json),HF_HUB_OFFLINE=1 $(BIN)/python -m bench.guard)
 	$(call timed,pytest,HF_HUB_OFFLINE=1 $(BIN)/python -m pytest)
 
 bench: setup phoenix-deps

@@ -11,18 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from rag_eval.metrics.gate import (
-    MetricStat,
-    RowCase,
-    Threshold,
-    evaluate_gate,
-    junit_suite,
-    parse_thresholds,
-)
+if TYPE_CHECKING:  # the gate needs numpy: imported when a command runs, not for --help
+    from rag_eval.metrics.gate import MetricStat, RowCase, Threshold
 
 GATE_KEYS = ("fail_under", "fail_under_ci", "min_coverage", "junit", "junit_rows")
 
@@ -64,6 +58,8 @@ class GateRequest:
 def request_from(options: dict[str, Any]) -> GateRequest:
     """Take the gate options out of a command's keyword arguments (validated early, so a
     typo fails before any row is judged)."""
+    from rag_eval.metrics.gate import parse_thresholds
+
     values = {k: options.pop(k, None) for k in GATE_KEYS}
     try:
         thresholds = parse_thresholds(values["fail_under"] or None)
@@ -76,6 +72,8 @@ def request_from(options: dict[str, Any]) -> GateRequest:
 def run_gate(request: GateRequest, stats: Mapping[str, MetricStat], rows_given: int, rows_usable: int,
              rows: Sequence[RowCase] = (), err: bool = False) -> bool:
     """Evaluate, print the table, write the JUnit file; True when the gate passed."""
+    from rag_eval.metrics.gate import evaluate_gate, junit_suite
+
     result = evaluate_gate(stats, request.thresholds, rows_given=rows_given, rows_usable=rows_usable,
                            basis=request.basis, min_coverage=request.min_coverage)
     click.echo("\n" + "\n".join(result.table()), err=err)

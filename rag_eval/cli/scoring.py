@@ -18,11 +18,8 @@ from rag_eval.cli.gate_options import gate_options, request_from, run_gate
 
 # Light modules only (option defaults); the rest is imported inside each command so that
 # `rag-eval --help` never loads the heavy libraries.
-from rag_eval.metrics.aggregate import DEFAULT_N_BOOT, DEFAULT_SEED
-from rag_eval.metrics.agreement import DEFAULT_F1_THRESHOLD
-from rag_eval.metrics.gate import RowCase, stats_from_rows
+from rag_eval.metrics.defaults import DEFAULT_ALPHA, DEFAULT_F1_THRESHOLD, DEFAULT_GAMMA, DEFAULT_N_BOOT, DEFAULT_SEED
 from rag_eval.metrics.report_fields import consistency_reading
-from rag_eval.metrics.retrieval import DEFAULT_ALPHA, DEFAULT_GAMMA
 from rag_eval.schema import METRIC_NAMES, ScoringMode
 
 if TYPE_CHECKING:
@@ -140,6 +137,7 @@ def score_command(file: Path, mode: str, out: Path | None, n_boot: int, seed: in
     row failed, or when a --fail-under threshold or --min-coverage is not met (the gate).
     """
     from rag_eval.io.rows import FileFormatError, write_rows
+    from rag_eval.metrics.gate import RowCase, stats_from_rows
     from rag_eval.runs.score_file import SUMMARY_METRICS, score_file
 
     gate = request_from(gate_kwargs)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from rag_eval.encoders.cache import VectorCache
-from rag_eval.encoders.onnx import DIMENSION, FULL_MINILM, encode_texts
+from rag_eval.encoders.onnx import DIMENSION, FULL_MINILM, encode_each
 from rag_eval.encoders.packaged import DEFAULT_MODEL, load_sentence_model
 
 
@@ -23,7 +23,8 @@ class Embedder:
     that repeats sentences (shared documents, repeated questions) embeds each once.
 
     The default model runs under ONNX Runtime (:mod:`rag_eval.encoders.onnx`, the same
-    float32 vectors as sentence-transformers, without importing torch on every start);
+    float32 vectors as sentence-transformers, without importing torch on every start;
+    its graph fused, each text run alone);
     any other name goes through sentence-transformers."""
 
     def __init__(self, model_name: str = DEFAULT_MODEL, batch_size: int = 64, cache_size: int = 200_000):
@@ -43,7 +44,10 @@ class Embedder:
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         if self._packaged:
-            return encode_texts(texts, FULL_MINILM, batch_size=16)  # small batches are faster on 2 cores
+            # Each text alone, one single-threaded session per core: no padding, no threads
+            # spin-waiting, activations that stay in cache (bench/bench_ingest.py: batches of
+            # 16 on a two-threaded session cost about 1.5x the CPU per chunk).
+            return encode_each(texts, FULL_MINILM)
         return load_sentence_model(self.model_name).encode(
             texts, batch_size=self.batch_size, normalize_embeddings=True,
             convert_to_numpy=True, show_progress_bar=False,

@@ -26,9 +26,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, TypeVar
-
-import openai
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rag_eval.config import configured_secrets
 from rag_eval.llm import errors
@@ -40,6 +38,9 @@ from rag_eval.llm.limiter import AdaptiveLimiter
 from rag_eval.llm.pricing import cost_usd, estimate_message_tokens, price_for
 from rag_eval.llm.redaction import redact_text, redact_value
 from rag_eval.llm.retry import backoff_delay, parse_retry_after, should_retry
+
+if TYPE_CHECKING:  # the package is imported when a request is sent (a cached rerun sends none)
+    import openai
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +109,8 @@ def _tls_context() -> ssl.SSLContext:
     ``create_ssl_context()``: system/OS trust store, SSL_CERT_FILE / SSL_CERT_DIR), built
     once per process. Building it loads every CA certificate, which costs more than a
     whole small batch, so sessions share it instead of rebuilding it."""
+    import openai
+
     for base in openai.DefaultAsyncHttpxClient.__mro__:
         factory = getattr(sys.modules.get(base.__module__.split(".")[0]), "create_ssl_context", None)
         if callable(factory):
@@ -160,6 +163,8 @@ class LLMClient:
 
     # -- sessions ----------------------------------------------------------------------
     def _open_aclient(self) -> tuple[openai.AsyncOpenAI, str | None]:
+        import openai  # about 0.4 s: only once a request is about to be sent
+
         key = self.config.api_key()
         if not key:
             if not self.config.base_url:
@@ -268,6 +273,8 @@ class LLMClient:
         return completion
 
     async def _send_with_retries(self, sess: _Session, messages: Messages, params: dict[str, Any]) -> Completion:
+        import openai  # loaded by the session already: a dictionary lookup
+
         cfg = self.config
         tokens = estimate_message_tokens(messages) + params["max_tokens"]
         retries = 0

@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-DEFAULT_N_BOOT = 1000
+from rag_eval.metrics.defaults import DEFAULT_N_BOOT, DEFAULT_SEED
+
 DEFAULT_CONFIDENCE = 0.95
-DEFAULT_SEED = 0
 MIN_ROWS_FOR_INTERVAL = 2
 # Fewer defined resamples than this fraction of n_boot: no interval (e.g. AUROC on
 # resamples that mostly hold one class only).

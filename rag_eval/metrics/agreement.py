@@ -45,10 +45,10 @@ from rag_eval.metrics.aggregate import (
     resample_indices,
     why_no_interval,
 )
+from rag_eval.metrics.defaults import DEFAULT_F1_THRESHOLD
 from rag_eval.metrics.report_fields import average_and_rmse, rmse_band
 from rag_eval.schema import METRIC_NAMES
 
-DEFAULT_F1_THRESHOLD = 0.5
 #: Hallucinated and grounded rows each, below which an AUROC is not shown: with 2
 #: hallucinated rows it can only be 0, 0.5, 1 or a few steps between, whatever the judge.
 MIN_CLASS_ROWS = 5

@@ -48,10 +48,9 @@ from rag_eval.metrics._common import (
     safe_div,
     unique_ranked,
 )
+from rag_eval.metrics.defaults import DEFAULT_ALPHA, DEFAULT_GAMMA
 
 DEFAULT_SIMILARITY_THRESHOLD = 0.8
-DEFAULT_ALPHA = 0.5
-DEFAULT_GAMMA = 1.0
 NDCG_GAINS = ("linear", "exponential")
 
 Relevant = Collection[Any] | Mapping[Any, float]

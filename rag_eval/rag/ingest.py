@@ -174,6 +174,13 @@ def section_starts(doc: Document) -> list[int]:
     return [b.start for b in doc.blocks if b.kind == "heading"]
 
 
+def chunk_document(doc: Document, config: RagConfig) -> tuple[list[tuple[int, int]], list[Chunk]]:
+    """The document's units and its chunks, as ingest cuts them (sections kept whole
+    where they fit); the one place both ingest and ``bench/bench_ingest.py`` chunk."""
+    units = document_units(doc)
+    return units, chunk_text(doc.text, config.chunking, units, section_starts(doc))
+
+
 def _block_at(blocks: Sequence[BlockSpan], offset: int) -> BlockSpan | None:
     """The block containing ``offset`` (or the last one before it)."""
     i = bisect.bisect_right([b.start for b in blocks], offset) - 1
@@ -232,8 +239,7 @@ def _prepare(files: Sequence[Path], report: IngestReport, existing: dict[str, li
                 file_report.unchanged += 1
                 continue
             try:
-                units = document_units(doc)
-                chunks = chunk_text(doc.text, config.chunking, units, section_starts(doc))
+                units, chunks = chunk_document(doc, config)
             except Exception as err:  # noqa: BLE001 - as above: this document fails, the rest go on
                 file_report.problems.append(unexpected_failure(path, err, "cutting it into chunks"))
                 continue

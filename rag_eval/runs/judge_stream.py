@@ -114,22 +114,35 @@ class _Producer(threading.Thread):
 
 
 # -- async judges (the LLM judge) --------------------------------------------------------------
+#: Finished jobs (rows answered from the row cache, invalid rows) handed to the event loop
+#: together: one wake-up of the loop per row cost more than the row itself (a cached rerun).
+HANDOFF_ROWS = 64
+
+
 async def _run_async(jobs: Iterator[Pending[T]], judge: Any, finish: Callable[[Pending[T], JudgeResult], T],
                      sink: Callable[[T], None], concurrency: int, window: int,
                      cancel: threading.Event | None, progress: Callable[[int], None] | None) -> int:
     loop = asyncio.get_running_loop()
-    ready: asyncio.Queue[Any] = asyncio.Queue(maxsize=window)
+    # Lists of jobs from the producer thread. ``slots`` bounds the lists in flight without
+    # a round trip through the loop per hand-over (the producer waits only when full).
+    ready: asyncio.Queue[list[Any]] = asyncio.Queue()
+    slots = threading.Semaphore(max(2, window // HANDOFF_ROWS + 1))
+    held: list[Any] = []
 
-    def put(value: Any) -> bool:  # from the producer thread: wait for room, but notice a stop
-        fut = asyncio.run_coroutine_threadsafe(ready.put(value), loop)
-        while True:
-            try:
-                fut.result(timeout=0.2)
-                return True
-            except TimeoutError:
-                if producer.stopping.is_set():
-                    fut.cancel()
-                    return False
+    def hand_over() -> bool:
+        while not slots.acquire(timeout=0.2):
+            if producer.stopping.is_set():
+                return False
+        batch = held.copy()
+        held.clear()
+        loop.call_soon_threadsafe(ready.put_nowait, batch)
+        return True
+
+    def put(value: Any) -> bool:  # from the producer thread: a row to judge goes at once, finished rows in lists
+        held.append(value)
+        if isinstance(value, _Stop) or value.item is not None or len(held) >= HANDOFF_ROWS:
+            return hand_over()
+        return True
 
     producer = _Producer(jobs, put)
     gate = asyncio.Semaphore(concurrency)
@@ -151,27 +164,41 @@ async def _run_async(jobs: Iterator[Pending[T]], judge: Any, finish: Callable[[P
         return finish(job, result)
 
     async def dispatch() -> None:
+        session_open = False
         while True:
-            await room.acquire()
-            value = await ready.get()
-            if isinstance(value, _Stop):
-                await order.put(value)
-                return
-            if value.item is None:
-                fut: asyncio.Future[Any] = loop.create_future()
-                fut.set_result(value.done)
-                await order.put(fut)
-            else:
-                await order.put(asyncio.ensure_future(one(value)))
+            values = await ready.get()
+            slots.release()
+            for value in values:
+                await room.acquire()
+                if isinstance(value, _Stop):
+                    await order.put(value)
+                    return
+                if value.item is None:
+                    fut: asyncio.Future[Any] = loop.create_future()
+                    fut.set_result(value.done)
+                    await order.put(fut)
+                else:
+                    if not session_open:  # opened for the first row to judge: a cached rerun opens none
+                        session_open = True
+                        try:
+                            await open_session()
+                        except Exception as err:  # noqa: BLE001 - raised by the writing loop below
+                            await order.put(_Stop(err))
+                            return
+                    await order.put(asyncio.ensure_future(one(value)))
 
     written = 0
     async with contextlib.AsyncExitStack() as stack:
-        client = getattr(judge, "client", None)
-        if client is not None and hasattr(client, "session"):
-            from rag_eval.llm import errors
 
-            with contextlib.suppress(errors.ConfigError):  # no key: every row then fails on its own
-                await stack.enter_async_context(client.session())
+        async def open_session() -> None:
+            """One client session for every row (connections reused), closed with the stream."""
+            client = getattr(judge, "client", None)
+            if client is not None and hasattr(client, "session"):
+                from rag_eval.llm import errors
+
+                with contextlib.suppress(errors.ConfigError):  # no key: every row then fails on its own
+                    await stack.enter_async_context(client.session())
+
         producer.start()
         dispatcher = asyncio.ensure_future(dispatch())
         try:

@@ -235,6 +235,22 @@ def test_identical_rerun_is_answered_without_preparing_rows(tmp_path, openai_ser
     assert [r["status"] for r in first] == [r["status"] for r in again]
 
 
+def test_cached_rerun_opens_no_client_session(tmp_path, openai_server, monkeypatch):
+    """Every row from the row cache: no client (nor the openai package, nor a TLS context) is set up."""
+    openai_server.set_handler(lambda body: answer_text(body))
+    src = write_jsonl(tmp_path / "in.jsonl", rows(70))  # more than one hand-over of finished rows
+    judge_file(src, tmp_path / "one.jsonl", llm_judge(openai_server, tmp_path, monkeypatch), "clean")
+    judge = llm_judge(openai_server, tmp_path, monkeypatch)
+
+    def no_session():
+        raise AssertionError("a client session was opened on a fully cached rerun")
+
+    monkeypatch.setattr(judge.client, "_open_aclient", no_session)
+    again = judge_file(src, tmp_path / "two.jsonl", judge, "clean").rows
+    assert [r["status"] for r in again] == ["ok"] * 70
+    assert [r["id"] for r in read_jsonl(tmp_path / "two.jsonl")] == [f"r{i}" for i in range(70)]
+
+
 def test_row_cache_key_changes_with_the_row_and_the_judge(tmp_path, openai_server, monkeypatch):
     from rag_eval.runs.row_cache import RowCache
 
