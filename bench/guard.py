@@ -100,8 +100,8 @@ def measure_local_judge(env: dict[str, str], tmp: Path) -> float:
 
 
 def measure_cached_rerun(env: dict[str, str], tmp: Path) -> float:
-    from tests.judges.fake_answers import answer_text
-    from tests.openai_server import start_server
+    from harness.fake_answers import answer_text
+    from harness.openai_server import start_server
 
     rows = tmp / "rows.jsonl"
     n = sum(1 for _ in rows.open())
