@@ -12,8 +12,9 @@ class VectorCache:
     """Vectors of recently used texts, at most ``size`` of them, least recently used
     dropped first. RAGBench-like files repeat documents across rows far apart (the
     seven subsets interleaved), so a text kept by use rather than by arrival is still
-    there when its next row comes: on the 1,515-row mix the judge embeds 25.8 distinct
-    texts per row with this cache against 29.7 when each 64-row chunk embeds its own."""
+    there when its next row comes: on the 1,515-row RAGBench mix the local judge's
+    20,000-text cache embeds 25.9 texts per row (25.8 are distinct in the whole file)
+    where emptying the cache on overflow embedded 27.4."""
 
     def __init__(self, size: int):
         self.size = size
@@ -21,6 +22,9 @@ class VectorCache:
 
     def __len__(self) -> int:
         return len(self._vectors)
+
+    def __contains__(self, text: object) -> bool:
+        return text in self._vectors
 
     def get_or_compute(self, texts: Sequence[str], compute: Callable[[list[str]], np.ndarray], dim: int) -> np.ndarray:
         """(len(texts), dim) vectors; ``compute`` is called once, on the distinct texts not cached."""
