@@ -17,13 +17,18 @@ Prints markdown tables:
    score = 1 - adherence_probability) and RMSE of context relevance, utilization and
    completeness, computed with ``score_item(..., "clean")`` like a user's run;
 3. the lexical-novelty baseline's AUROC beside the judge's, per held-out subset and
-   pooled over every held-out row (``--quality-only`` skips the speed table).
+   pooled over every held-out row (``--quality-only`` skips the speed table);
+4. with ``--profile``, where the CPU goes: reading, start-up, embedding (and how many
+   texts per row reach the encoder), features, heads and labels, each stage timed
+   alone over the same rows, the way the judge runs them (pipeline steps of 16 rows,
+   one cache for the whole file).
 
 Usage::
 
     nice -n 10 .venv/bin/python -m bench.bench_local_judge            # full (~10 min cold)
     nice -n 10 .venv/bin/python -m bench.bench_local_judge --quick    # 40 rows per split
     .venv/bin/python -m bench.bench_local_judge --speed-only          # the speed table alone (~1 min, idle machine)
+    .venv/bin/python -m bench.bench_local_judge --speed-only --speed-rows 1515 --profile   # issue 35's figures
 
 ``--cache DIR`` reuses precomputed embeddings (``<name>.json`` texts + ``<name>.npy``
 vectors, see ``scripts/train_local_judge.py --cache``); texts missing from it
@@ -123,12 +128,14 @@ def bench_cli(rows: list[dict], n: int) -> dict[str, float]:
                               cwd=Path(__file__).resolve().parents[1])
         elapsed = time.perf_counter() - t0
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        peak_child_mb = after.ru_maxrss / 1024  # the largest child so far: this one (KiB on Linux)
         if proc.returncode != 0:
             raise RuntimeError(f"rag-eval judge failed ({proc.returncode}): {proc.stderr[-2000:]}")
         written = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines() if line.strip()]
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {"rows": len(written), "ok": sum(r.get("status") == "ok" for r in written), "seconds": elapsed,
-            "rows_per_s": len(written) / elapsed, "cpu_ms_per_row": 1000 * cpu / max(len(written), 1)}
+            "rows_per_s": len(written) / elapsed, "cpu_ms_per_row": 1000 * cpu / max(len(written), 1),
+            "peak_rss_mb": peak_child_mb}
 
 
 def _interleave(rows: list[dict]) -> list[dict]:
@@ -155,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--speed-rows", type=int, default=None)
     parser.add_argument("--speed-only", action="store_true", help="the speed table only, no quality run")
     parser.add_argument("--quality-only", action="store_true", help="the quality tables only, no speed run")
+    parser.add_argument("--profile", action="store_true", help="also time each stage of the judge alone (speed runs)")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     args = parser.parse_args(argv)
 
@@ -165,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if not args.quality_only:
         _speed_tables(rows, n_speed)
+        if args.profile:
+            _profile_table(_interleave(rows)[:n_speed])
     if args.speed_only:
         return 0
     return _quality_tables(rows, args)
@@ -188,7 +198,52 @@ def _speed_tables(rows: list[dict], n_speed: int) -> None:
           f"{TARGET_ROWS_PER_S:.0f} | {cli['rows_per_s'] / TARGET_ROWS_PER_S:.2f} |")
     print(f"| ceiling: every embedding cached (features, heads, labels) | 200 |  |  | "
           f"{speed['warm_rows_per_s']:.0f} |  |  |  |\n")
-    print(f"peak RSS of the library run: {speed['peak_rss_mb']:.0f} MB\n", flush=True)
+    print(f"peak RSS of the library run: {speed['peak_rss_mb']:.0f} MB; of the `rag-eval judge` process: "
+          f"{cli['peak_rss_mb']:.0f} MB\n", flush=True)
+
+
+def _profile_table(rows: list[dict]) -> None:
+    """CPU seconds of each stage alone, in one process, over ``rows`` as the judge runs
+    them: steps of PIPELINE_ROWS rows, one cold encoder cache for the whole file."""
+    from rag_eval.judges.local import PIPELINE_ROWS, embed_items, featurize_items, judged_texts, labels_from_features
+
+    cpu = time.process_time
+    t0 = cpu()
+    items = [item_from_row(json.loads(_json_row(r))) for r in rows]
+    stages = {"read rows + sentence keys (`item_from_row`)": cpu() - t0}
+    t0 = cpu()
+    judge = LocalJudge()
+    judge.embedder.encode(["warm up"])
+    judge.embedder.clear()
+    stages["start-up: model JSON, ONNX session, first call"] = cpu() - t0
+    embed = feats = labels = 0.0
+    encoded = 0
+    cache = judge.embedder.cache
+    for start in range(0, len(items), PIPELINE_ROWS):
+        step = items[start:start + PIPELINE_ROWS]
+        encoded += sum(text not in cache for text in judged_texts(step))
+        t0 = cpu()
+        embedded = embed_items(step, judge.embedder)
+        embed += cpu() - t0
+        t0 = cpu()
+        row_feats = featurize_items(step, None, embedded)
+        feats += cpu() - t0
+        t0 = cpu()
+        for item, f in zip(step, row_feats):
+            if not isinstance(f, str):
+                labels_from_features(item, f, judge.model)
+        labels += cpu() - t0
+    stages["embedding (tokenise, ONNX Runtime, pool)"] = embed
+    stages["features (`row_features`)"] = feats
+    stages["heads + labels (`labels_from_features`)"] = labels
+    n, total = len(items), sum(stages.values())
+    print(f"## Where the CPU goes ({n} rows, one process, load {os.getloadavg()[0]:.1f}; "
+          f"{encoded / n:.1f} texts per row reached the encoder)\n")
+    print("| stage | CPU s | CPU ms/row | share |")
+    print("|---|---:|---:|---:|")
+    for name, seconds in stages.items():
+        print(f"| {name} | {seconds:.1f} | {1000 * seconds / n:.1f} | {100 * seconds / total:.0f}% |")
+    print(f"| **total** | {total:.1f} | {1000 * total / n:.1f} | 100% |\n", flush=True)
 
 
 def _quality_tables(rows: list[dict], args: argparse.Namespace) -> int:

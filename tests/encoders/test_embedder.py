@@ -35,6 +35,24 @@ def test_a_batch_that_overflows_the_cache_still_gets_its_cached_texts():
     assert len(cache) <= 3
 
 
+def test_the_least_recently_used_text_leaves_first():
+    calls = []
+
+    def compute(texts):
+        calls.append(list(texts))
+        return fake_vectors(texts)
+
+    cache = VectorCache(2)
+    cache.get_or_compute(["a", "bb"], compute, 2)
+    cache.get_or_compute(["a"], compute, 2)  # "a" used again: "bb" is now the oldest
+    cache.get_or_compute(["ccc"], compute, 2)
+    assert len(cache) == 2
+    cache.get_or_compute(["a"], compute, 2)
+    assert calls == [["a", "bb"], ["ccc"]]
+    cache.get_or_compute(["bb"], compute, 2)
+    assert calls[-1] == ["bb"]
+
+
 def test_empty_batch_has_the_given_dimension():
     assert VectorCache(5).get_or_compute([], fake_vectors, 7).shape == (0, 7)
 

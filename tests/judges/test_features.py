@@ -85,3 +85,14 @@ def test_lexical_novelty_is_the_share_of_content_words_no_document_has():
     # content words: eiffel, tower, stands, berlin -> two of four are in no document
     assert lexical_novelty(["The Eiffel Tower stands in Berlin."], docs) == pytest.approx(0.5, abs=0.01)
     assert lexical_novelty(["It is."], docs) == 0.0  # no content word: nothing to contradict
+
+
+def test_remembered_tokens_are_fresh_lists_and_equal_the_computed_ones():
+    """Token lists come from a bounded memo of each sentence; a caller that changes its
+    list must not change what the next row gets."""
+    from rag_eval.judges.features import content_tokens
+
+    text = "The Viruses spread in 2020 through droplets, says Dr. Smith."
+    first = content_tokens(text)
+    first.append("mutated")
+    assert content_tokens(text) == ["virus", "spread", "2020", "through", "droplet", "say", "dr", "smith"]

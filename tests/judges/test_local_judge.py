@@ -92,6 +92,19 @@ def test_a_row_gets_the_same_labels_alone_or_among_other_rows(items, results):
     assert {it.id: _scored(it, r) for it, r in zip(shuffled, other)} == together
 
 
+def test_a_row_gets_the_same_labels_whatever_the_cache_kept(items, results):
+    """A cache far too small for the batch (texts evicted and embedded again, the
+    least recently used first) gives every row exactly the labels and scores of a
+    judge whose cache kept everything: a vector depends on its text alone."""
+    from rag_eval.judges.encoder import JudgeEncoder
+
+    tiny = LocalJudge(embedder=JudgeEncoder(cache_size=8), chunk_size=2)
+    out = tiny.judge(items + items[:2])
+    assert len(tiny.embedder.cache) <= 8
+    together = [_scored(it, r) for it, r in zip(items, results)]
+    assert [_scored(it, r) for it, r in zip(items + items[:2], out)] == together + together[:2]
+
+
 def test_steps_overlap_embedding_and_features_and_keep_order(items, results, monkeypatch):
     """A chunk larger than one pipeline step embeds the next step while this one is
     featurised; results keep their order and equal one-step results."""
