@@ -106,10 +106,29 @@ def clicked_sentence(state_value: Any) -> str | None:
     return str(value) if value else None
 
 
-def draw_support_map(view: SupportView, key: str) -> None:
+def picker_key(key: str, view: SupportView) -> str:
+    """The sentence picker's widget key: the map's ``key`` and the identity of the answer it
+    describes (row id, title, response sentences). A browser keeps a widget's value as long
+    as its key is unchanged, whatever the server resets, so a new answer with the same
+    sentence keys (a, b, c) kept showing the old answer's pick while the map outlined the
+    new one's first sentence; a new answer is a new widget, which starts on its first sentence."""
+    import hashlib
+
+    parts = [view.item.id, view.title, *(f"{s.key}\x1e{s.text}" for s in view.item.response_sentences)]
+    return f"{key}.{hashlib.blake2s(chr(31).join(parts).encode('utf-8'), digest_size=6).hexdigest()}"
+
+
+def preselect_sentence(key: str, view: SupportView, sentence: str | None) -> None:
+    """Start the picker of ``view``'s map (drawn later in this run with ``key``) on ``sentence``."""
+    if sentence and sentence in view.item.response_keys:
+        st.session_state[picker_key(key, view)] = sentence
+
+
+def draw_support_map(view: SupportView, key: str) -> str | None:
     """The support map of one judged row; a select box (or a click on a response
     sentence in the map) picks the response sentence whose supporting document sentences
-    are outlined and whose explanation shows."""
+    are outlined and whose explanation shows. Returns the picked sentence, also kept in
+    ``st.session_state[key]`` for the page (e.g. to carry it to another page)."""
     st.markdown(md("**{}**", view.title))
     if view.error:
         st.warning(md("Judge status {}: {}", view.status, view.error))
@@ -117,23 +136,26 @@ def draw_support_map(view: SupportView, key: str) -> None:
     if not keys:
         st.info("This row has no response sentences.")
     selected = None
+    widget = picker_key(key, view)
     if keys and view.labels is not None:
-        if st.session_state.get(key) not in keys:  # a new row: the picker starts on its first sentence
-            st.session_state.pop(key, None)
+        if st.session_state.get(widget) not in keys:
+            st.session_state.pop(widget, None)
         selected = st.selectbox(
-            "Response sentence", keys, key=key, format_func=lambda k: _sentence_label(view, k),
+            "Response sentence", keys, key=widget, format_func=lambda k: _sentence_label(view, k),
             help="Or click a sentence of the response below.",
         )
     elif keys and response_sentence_class(keys[0], view.labels) == RESP_UNKNOWN:
         st.info("No judge labels for this row: sentences are shown uncoloured.")
+    st.session_state[key] = selected
     st.html(support_map_html(view.item, view.labels, selected, map_id=key))
     if selected is not None:
         def select_clicked() -> None:
             clicked = clicked_sentence(st.session_state.get(f"{key}.clicks"))
             if clicked in keys:
-                st.session_state[key] = clicked
+                st.session_state[widget] = clicked
 
         _mount_sentence_clicks(key, select_clicked)
+    return selected
 
 
 def draw_table(frame: pd.DataFrame, key: str | None = None, height: int | None = None) -> None:
