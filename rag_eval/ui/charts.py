@@ -153,8 +153,12 @@ def spread_figure(spread: pd.DataFrame) -> alt.LayerChart:
         color=alt.Color("band:N", scale=alt.Scale(domain=list(BAND_COLOURS), range=list(BAND_COLOURS.values())),
                         legend=None),
         tooltip=[alt.Tooltip("label:N", title="spread")])
-    band_names = shade.mark_text(align="left", baseline="top", dx=4, y=4, fontSize=11, color="#495057").encode(
-        text="label:N")
+    # The names are text marks: x only (a text has no x2; Vega-Lite dropped it with a warning on
+    # every visit), drawn above the bars on a white halo, so no bar hides "very uneven".
+    names = alt.Chart(pd.DataFrame(bands)).encode(x=alt.X("low:Q", scale=x_scale), text="label:N")
+    name_style = {"align": "left", "baseline": "top", "dx": 4, "y": 4, "fontSize": 11}
+    band_halos = names.mark_text(**name_style, color="white", stroke="white", strokeWidth=3, strokeJoin="round")
+    band_names = names.mark_text(**name_style, color="#495057")
     step = SPREAD_AXIS_MAX / SPREAD_BINS
     values = spread[["spread_rmse"]].assign(spread_rmse=spread["spread_rmse"].clip(0, SPREAD_AXIS_MAX - 1e-9))
     histogram = alt.Chart(values).mark_bar(color=PALETTE[0], opacity=0.85).encode(
@@ -166,5 +170,5 @@ def spread_figure(spread: pd.DataFrame) -> alt.LayerChart:
         tooltip=[alt.Tooltip("spread_rmse:Q", bin=alt.Bin(extent=[0, SPREAD_AXIS_MAX], step=step), title="RMSE"),
                  alt.Tooltip("count():Q", title="items")],
     )
-    return alt.LayerChart(layer=[band_rects, band_names, histogram], title="Metric spread per row (rmse_aggregation)",
-                          height=320)
+    return alt.LayerChart(layer=[band_rects, histogram, band_halos, band_names],
+                          title="Metric spread per row (rmse_aggregation)", height=320)

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from rag_eval.ui.constants import APP_TITLE
 from tests.support import browser
 
 pytestmark = pytest.mark.browser
@@ -131,3 +132,53 @@ def test_a_new_answer_resets_the_sentence_picker_the_browser_shows(site):
     _clean(session)
     assert _outlined(session) == ["a"]
     assert _picked(session) == "a", browser.selectbox_value(session, PICKER)  # not the old answer's last sentence
+
+
+def _fits(session: browser.BrowserSession, charts: int) -> None:
+    """At least ``charts`` charts drawn; none wider than the main column; no metric cut off."""
+    session.wait_for(f"{browser.CHARTS_DRAWN_JS} >= {charts}", WAIT_S)
+    session.idle(WAIT_S)
+    _clean(session)
+    assert session.evaluate(OVERHANGING_CHARTS_JS) == []  # px past the column's edge, per chart
+    assert session.evaluate(browser.TRUNCATED_METRICS_JS) == []
+
+
+def test_runs_at_1280_px_fits_its_column(site):
+    """Issue 33, item 7: the trend charts stretch to the column (a fixed 862 px facet overhung
+    it by ~40 px); the band names of the spread histogram are drawn above its bars."""
+    session = site["session"]
+    session.goto(f"{site['url']}/runs?dataset=all", "Runs and trends", WAIT_S)
+    _fits(session, 4)  # one trend chart per metric
+    _, k5 = site["runs"]["rag"]
+    session.goto(f"{site['url']}/runs?run={k5}", "Runs and trends", WAIT_S)
+    session.wait_for("document.body.innerText.includes('Metric spread per row (how evenly')", WAIT_S)
+    _fits(session, 1)
+    assert session.evaluate(COVERED_BAND_NAMES_JS) == []
+
+
+def test_compare_at_1280_px_fits_its_column(site):
+    session = site["session"]
+    k2, k5 = site["runs"]["rag"]
+    session.goto(f"{site['url']}/compare?runs={k2},{k5}", "Compare runs", WAIT_S)
+    session.wait_for("document.body.innerText.includes('retrieval.k: 2 → 5')", WAIT_S)
+    _fits(session, 1)
+
+
+def test_locked_overview_at_1280_px_shows_every_value_whole(tmp_path):
+    """Issue 33, items 7 and 9: a locked dashboard with the owner's LLM judge; the judge's
+    model name is shown whole (it was cut, "llm:gpt-4o…"), and the vector store is named
+    for the engine it runs (Qdrant Edge, not "Qdrant local")."""
+    if browser.find_chromium() is None:
+        pytest.skip("no chromium binary on PATH")
+    model = "gpt-4o-mini-2024-07-18-a-long-deployment-name"
+    env = {"RAG_EVAL_DEPLOYMENT": "public", "OPENAI_API_KEY": "test-key-not-real-456", "RAG_EVAL_LLM_MODEL": model}
+    with browser.streamlit_server(tmp_path, extra_env=env) as server:
+        browser.wait_healthy(server.url, timeout_s=WAIT_S, process=server.process)
+        with browser.BrowserSession(width=WIDTH, height=900) as session:
+            session.goto(server.url, APP_TITLE, WAIT_S)
+            session.wait_for("document.querySelectorAll('[data-testid=stMetricValue]').length >= 8", WAIT_S)
+            session.idle(WAIT_S)
+            _clean(session)
+            text = session.main_text()
+            assert session.evaluate(browser.TRUNCATED_METRICS_JS) == []
+            assert model in text and "Qdrant Edge" in text and "Qdrant local" not in text
