@@ -156,9 +156,9 @@ def spread_figure(spread: pd.DataFrame) -> alt.LayerChart:
     # The names are text marks: x only (a text has no x2; Vega-Lite dropped it with a warning on
     # every visit), drawn above the bars on a white halo, so no bar hides "very uneven".
     names = alt.Chart(pd.DataFrame(bands)).encode(x=alt.X("low:Q", scale=x_scale), text="label:N")
-    name_style = {"align": "left", "baseline": "top", "dx": 4, "y": 4, "fontSize": 11}
-    band_halos = names.mark_text(**name_style, color="white", stroke="white", strokeWidth=3, strokeJoin="round")
-    band_names = names.mark_text(**name_style, color="#495057")
+    band_halos = names.mark_text(align="left", baseline="top", dx=4, y=4, fontSize=11, color="white", stroke="white",
+                                 strokeWidth=3, strokeJoin="round")
+    band_names = names.mark_text(align="left", baseline="top", dx=4, y=4, fontSize=11, color="#495057")
     step = SPREAD_AXIS_MAX / SPREAD_BINS
     values = spread[["spread_rmse"]].assign(spread_rmse=spread["spread_rmse"].clip(0, SPREAD_AXIS_MAX - 1e-9))
     histogram = alt.Chart(values).mark_bar(color=PALETTE[0], opacity=0.85).encode(

@@ -53,9 +53,8 @@ def trend_by_dataset(trend: pd.DataFrame, metrics: Sequence[str]) -> list[alt.La
         )
         lines = base.mark_line(point=True).encode(y=alt.Y("mean:Q", title=None, scale=alt.Scale(domain=[0, Y_MAX])))
         intervals = base.mark_rule(strokeWidth=1.2).encode(y="ci_low:Q", y2="ci_high:Q")
-        panels.append(alt.layer(lines, intervals, data=part).properties(
-            height=TREND_HEIGHT, title=alt.TitleParams(METRIC_LABELS.get(metric, metric), fontSize=13),
-            autosize=FIT_WIDTH))
+        panels.append(alt.LayerChart(layer=[lines, intervals], data=part, height=TREND_HEIGHT, autosize=FIT_WIDTH,
+                                     title=alt.TitleParams(METRIC_LABELS.get(metric, metric), fontSize=13)))
     return panels
 
 
