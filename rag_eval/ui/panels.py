@@ -35,7 +35,7 @@ def score_values(scores: TraceScores) -> dict[str, str]:
         "context_relevance": fmt(scores.context_relevance),
         "context_utilization": fmt(scores.context_utilization),
         "completeness": fmt(scores.completeness),
-        "adherence": f"{fmt(scores.adherence)} ({fmt(scores.adherence_score, 2)})",
+        "adherence": f"{fmt(scores.adherence)} ({fmt(scores.adherence_score)})",
     }
 
 
