@@ -27,11 +27,12 @@ def init_page_state() -> None:
 
 
 def ensure_demo(names: list[str]) -> list[str]:
-    """The first visit builds the demo collection (40 RAGBench emanual documents,
-    CC-BY-4.0) so a question can be asked straight away, offline."""
+    """The demo collection (40 RAGBench emanual documents, CC-BY-4.0), so a question can be
+    asked straight away, offline: built when the server starts; a visitor who comes before
+    that build ends waits for it (or builds it, on a server started without ``app.py``)."""
     if data.DEMO_COLLECTION in names:
         return names
-    with st.spinner("Building the demo collection (all-MiniLM-L6-v2, offline)…"):
+    with st.spinner("Preparing the demo collection (all-MiniLM-L6-v2, offline; once per server)…"):
         data.ensure_demo()
     data.refresh()
     return data.collection_names()

@@ -8,6 +8,7 @@ reruns are cheap; anything that writes (a batch run, an ingest, an import) calls
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -272,11 +273,20 @@ def _local_model():
     return LocalModel.load()
 
 
-def ensure_demo() -> str:
-    """Build the demo collection if it is missing (idempotent); returns its name."""
+_DEMO_BUILD = threading.Lock()  # one build per process: the server's warm-up and every visitor share it
+
+
+def ensure_demo() -> Any:
+    """Build the demo collection if it is missing (idempotent); returns the ingest report
+    (``.collection`` its name; documents ``unchanged`` when it was there already). One build at
+    a time in this process: the server starts one before its first visitor
+    (:func:`rag_eval.ui.warm_up.prepare_in_background`), and a visitor who arrives while it
+    runs waits for that build, as do eight visitors arriving together, instead of each
+    ingesting the corpus again."""
     from rag_eval.demo import ensure_demo_collection
 
-    return ensure_demo_collection().collection
+    with _DEMO_BUILD:
+        return ensure_demo_collection()
 
 
 @st.cache_data(show_spinner=False)
