@@ -440,3 +440,42 @@ TRUNCATED_METRICS_JS = (
     ".filter(e => e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflow !== 'visible')"
     ".map(e => e.innerText)"
 )
+
+
+def _element_js(selector_js: str) -> str:
+    """JavaScript that finds one element (``selector_js`` is an expression) and returns the
+    centre of its first box (an inline element broken over lines has several), scrolled into
+    view first; null when there is none."""
+    return (f"(() => {{ const e = {selector_js}; if (!e) return null; e.scrollIntoView({{block: 'center'}}); "
+            "const r = e.getClientRects()[0] || e.getBoundingClientRect(); "
+            "return [r.x + r.width / 2, r.y + r.height / 2]; })()")
+
+
+def widget_js(testid: str, label: str) -> str:
+    """An expression for the Streamlit widget (``data-testid``) whose label reads ``label``."""
+    return (f"Array.from(document.querySelectorAll('[data-testid={testid}]')).find(w => "
+            f"(w.querySelector('[data-testid=stWidgetLabel]') || {{innerText: ''}}).innerText.trim() === {json.dumps(label)})")
+
+
+def mouse_click(session: BrowserSession, selector_js: str, timeout_s: float = 60.0) -> None:
+    """A real mouse click (pressed and released at the element's centre), as a person's:
+    a select box's list opens on pointer events, not on a script's ``click()``."""
+    point = session.wait_for(_element_js(selector_js), timeout_s)
+    x, y = point  # type: ignore[misc]
+    for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
+        session.tools.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
+
+
+def choose(session: BrowserSession, label: str, option_prefix: str, timeout_s: float = 60.0) -> None:
+    """Pick the option starting with ``option_prefix`` in the select box labelled ``label``."""
+    mouse_click(session, f"({widget_js('stSelectbox', label)} || {{querySelector: () => null}})"
+                         ".querySelector('button[aria-haspopup=listbox]')", timeout_s)
+    mouse_click(session, "Array.from(document.querySelectorAll('[role=option]'))"
+                         f".find(o => o.innerText.trim().startsWith({json.dumps(option_prefix)}))", timeout_s)
+
+
+def selectbox_value(session: BrowserSession, label: str) -> str:
+    """What the select box labelled ``label`` shows as chosen (the text of its combo box)."""
+    value = session.evaluate(f"(() => {{ const w = {widget_js('stSelectbox', label)}; if (!w) return null; "
+                             "const v = w.querySelector('input[role=combobox]'); return v ? v.value : null; })()")
+    return str(value or "").strip()

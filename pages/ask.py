@@ -27,11 +27,12 @@ def init_page_state() -> None:
 
 
 def ensure_demo(names: list[str]) -> list[str]:
-    """The first visit builds the demo collection (40 RAGBench emanual documents,
-    CC-BY-4.0) so a question can be asked straight away, offline."""
+    """The demo collection (40 RAGBench emanual documents, CC-BY-4.0), so a question can be
+    asked straight away, offline: built when the server starts; a visitor who comes before
+    that build ends waits for it (or builds it, on a server started without ``app.py``)."""
     if data.DEMO_COLLECTION in names:
         return names
-    with st.spinner("Building the demo collection (all-MiniLM-L6-v2, offline)…"):
+    with st.spinner("Preparing the demo collection (all-MiniLM-L6-v2, offline; once per server)…"):
         data.ensure_demo()
     data.refresh()
     return data.collection_names()
@@ -66,8 +67,7 @@ def run_ask(collection: str, config, question: str) -> None:
         return
     with st.spinner("Retrieving, generating and judging…"):
         result = ask(question, collection, config, judge=data.judge_for(config.judge))
-    st.session_state[K_RESULT] = result
-    st.session_state.pop(f"{PAGE}.selected", None)  # a new answer: the sentence picker starts on its first sentence
+    st.session_state[K_RESULT] = result  # a new answer: a new sentence picker (components.picker_key)
 
 
 def render_result(result: AskResult) -> None:
@@ -100,9 +100,9 @@ def render_result(result: AskResult) -> None:
     st.caption("Timings: " + format_timings(result.timings))
     st.subheader("Sentence support map")
     view = view_from_result(f"Ask · {result.question}", result.item, result.judge_result, result.scores)
-    components.draw_support_map(view, key=f"{PAGE}.selected")
+    selected = components.draw_support_map(view, key=f"{PAGE}.selected")
     if st.button("Open in the support map page", key=f"{PAGE}.open_map"):
-        view.extra["selected"] = st.session_state.get(f"{PAGE}.selected")  # the sentence picked here, carried over
+        view.extra["selected"] = selected  # the sentence picked here, carried over
         state.open_support_map(view)
 
 

@@ -108,7 +108,9 @@ def start(rows: list, mode: str, label: str, config, collection: str | None, nam
             if ray is not None:
                 judge.close()  # the Ray workers (and a local Ray instance this run started)
     job_label = f"{name} (local judge on {ray_workers} Ray workers)" if ray is not None else name
-    st.session_state[K_JOB] = jobs.start_job(job_label, work, total=len(rows))
+    st.session_state[K_JOB] = jobs.start_job(
+        job_label, work, total=len(rows), preparing="warming up the judge",
+        working="judging" if mode == MODE_JUDGE else "answering and judging")
     st.session_state[K_RUN] = None
     st.session_state[K_ERROR] = None
 
@@ -124,7 +126,7 @@ def _draw_job() -> None:
     if job is None:
         return
     if job.running:
-        st.progress(job.fraction, text=md("{}: {}/{} · {}", job.label, job.done, job.total, jobs.format_eta(job.eta_s())))
+        st.progress(job.fraction, text=md("{}: {}", job.label, job.status_text()))
         if st.button("Cancel", key=f"{PAGE}.cancel"):
             job.cancel.set()
             st.info("Cancelling after the current items…")
@@ -188,7 +190,7 @@ def render_setup() -> None:
     mode = st.radio("What to evaluate", modes, key=f"{K_MODE}.{source}", horizontal=True)
     collection, config = None, settings.current_config()
     if mode == MODE_RAG:
-        names = data.collection_names() or [data.ensure_demo()]
+        names = data.collection_names() or [data.ensure_demo().collection]
         default = names.index(data.DEMO_COLLECTION) if data.DEMO_COLLECTION in names else 0
         cols = st.columns([2, 2, 1, 1])
         collection = cols[0].selectbox("Collection", names, index=default, key=K_COLLECTION)

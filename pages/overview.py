@@ -46,9 +46,11 @@ def render_status() -> None:
     status = data.install_status()
     cols = st.columns(4)
     cols[0].metric("Judge", status["judge"])
+    cols[0].caption(md("{}", status["judge_detail"]))  # a caption wraps: a long model name is never cut
     cols[1].metric("Generator", status["generator"])
     cols[2].metric("Stored runs", status["runs"])
     cols[3].metric("Vector store", status["vector_store"])
+    cols[3].caption(status["vector_store_detail"])
     if status["offline"]:
         st.info(status["note"])  # the offline demo says so where a visitor looks first
     else:

@@ -88,7 +88,13 @@ def render_trends(shown: list[dict]) -> None:
     if trend.empty:
         st.info("No run shown has scored items yet.")
         return
-    components.draw_chart(run_charts.trend_by_dataset(trend, list(METRIC_NAMES)), key=f"{PAGE}.trend")
+    st.markdown("**TRACe means per dataset over runs (95% CI)**")
+    panels = run_charts.trend_by_dataset(trend, list(METRIC_NAMES))
+    for row in range(0, len(panels), run_charts.TREND_COLUMNS):
+        cols = st.columns(run_charts.TREND_COLUMNS)
+        for col, (k, panel) in zip(cols, enumerate(panels[row:row + run_charts.TREND_COLUMNS], start=row)):
+            with col:
+                components.draw_chart(panel, key=f"{PAGE}.trend.{k}")
 
 
 def render_agreement(shown: list[dict]) -> None:

@@ -89,7 +89,7 @@ def _carry_selection(view: SupportView, key: str) -> None:
     picked = view.extra.get("selected")
     marker = (view.title, picked)
     if picked and picked in view.item.response_keys and st.session_state.get(f"{key}.carried") != marker:
-        st.session_state[key] = picked
+        components.preselect_sentence(key, view, picked)
         st.session_state[f"{key}.carried"] = marker
 
 

@@ -212,7 +212,9 @@ def run(dataset, config_path, collection, name, resume_run, ray_address, ray_wor
     try:
         source, path = _run_source(dataset, config, collection, judge, judge_only)
         store = _store(db)
-        update, close = _progress_bar(f"{'judge' if judge_only else 'run'} {config.name}", "row" if judge_only else "q")
+        # the bar names the run as it is stored: --name, else the configuration's name
+        update, close = _progress_bar(f"{'judge' if judge_only else 'run'} {name or config.name}",
+                                      "row" if judge_only else "q")
         try:
             summary = evaluate(source, judge, StoreSink(store, config, name=name, resume=resume_run), config=config,
                                progress=update)

@@ -491,6 +491,17 @@ class LocalJudge:
             self._embedder = JudgeEncoder(self.model.encoder, cache_size=20_000)
         return self._embedder
 
+    def start(self) -> None:
+        """Load the encoder before the first row (``evaluate`` calls this before it reports
+        progress): on a cold process that exports the packaged encoder to ONNX and opens its
+        sessions, ~19 s here, which a progress bar can then call "warming up the judge"
+        instead of an unexplained 0/N. Later calls cost one cached lookup. A failing encoder
+        is left to the rows: each gets its status (embedding failed), none is lost."""
+        try:
+            self.embedder.encode(["warm-up"])
+        except Exception:  # noqa: BLE001 - reported per row by judge()
+            pass
+
     def judge(
         self,
         items: Sequence[EvalItem],

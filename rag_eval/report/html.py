@@ -44,6 +44,7 @@ from rag_eval.runs.compare import compare_at_cutoff, judge_error_notes, metric_t
 from rag_eval.runs.item_fields import item_report_fields, run_diagnosis
 from rag_eval.runs.stats import SCORE_NAMES, summarize_items
 from rag_eval.schema import METRIC_NAMES
+from rag_eval.text.numbers import Unit, format_number
 
 SECTIONS = ("summary", "metrics", "distributions", "rmse-bands", "agreement", "diagnosis", "cost-latency",
             "worst-rows", "comparison")
@@ -152,18 +153,13 @@ details.row>summary{cursor:pointer} details.row[open]>summary{margin-bottom:0.4e
 """
 
 
-def _f(value: Any, digits: int = 3) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:.{digits}f}"
-    return str(value)
+def _f(value: Any, unit: Unit | None = None) -> str:
+    """A number as the dashboard shows it (:func:`rag_eval.text.numbers.format_number`)."""
+    return format_number(value, unit)
 
 
 def _ci(low: Any, high: Any) -> str:
-    return "—" if low is None or high is None else f"[{low:.3f}, {high:.3f}]"
+    return "—" if low is None or high is None else f"[{_f(low)}, {_f(high)}]"
 
 
 def run_label(run: Mapping[str, Any]) -> str:
@@ -333,14 +329,14 @@ def build_report(
             "id": run["id"], "name": run.get("name"), "label": labels[run["id"]],
             "config": f"{run.get('config_name')} ({run.get('config_hash')})",
             "dataset": run.get("dataset_path") or "—", "status": run.get("status"), "created": run.get("created_at"),
-            "n_items": summary["n_items"], "n_scored": summary["n_scored"], "coverage": f"{summary['coverage']:.0%}",
+            "n_items": summary["n_items"], "n_scored": summary["n_scored"], "coverage": _f(summary["coverage"], "share"),
             "statuses": ", ".join(f"{k}={v}" for k, v in summary["status_counts"].items()),
             "metrics": {m: f"{_f(metrics[m]['mean'])} {_ci(metrics[m]['ci_low'], metrics[m]['ci_high'])} "
                            f"n={metrics[m]['n']}" for m in SCORE_NAMES},
             "band_counts": {name: bands.get(name, 0) for _, name in RMSE_BANDS}, "n_spread": sum(bands.values()),
             "diagnosis": diagnosis,
-            "tokens": summary["tokens_total"], "cost": _f(summary["cost_usd_total"], 4),
-            "p50": _f(summary["latency_p50_s"]), "p95": _f(summary["latency_p95_s"]),
+            "tokens": summary["tokens_total"], "cost": _f(summary["cost_usd_total"], "usd"),
+            "p50": _f(summary["latency_p50_s"], "seconds"), "p95": _f(summary["latency_p95_s"], "seconds"),
             "worst": _worst_rows(items, worst, labels[run["id"]]),
             "expected_error": expected_error.run_caption(run),
         })
@@ -352,10 +348,10 @@ def build_report(
         notes = judge_error_notes(runs, result["paired"])
         comparison = {
             "baseline": labels[runs[0]["id"]],
-            "paired": [{"metric": p["metric"], "run": labels.get(p["run"], p["run"]), "diff": _f(p["mean_difference"]),
+            "paired": [{"metric": p["metric"], "run": labels.get(p["run"], p["run"]), "diff": format_number(p["mean_difference"], signed=True),
                         "ci": _ci(p["ci_low"], p["ci_high"]), "n": p["n_pairs"]} for p in result["paired"]],
             "differences": [{**d, "run": labels.get(d["run"], d["run"]), "base": _f(d["base"]), "other": _f(d["other"]),
-                             "difference": _f(d["difference"]), "question": (d.get("question") or "")[:120]}
+                             "difference": format_number(d["difference"], signed=True), "question": (d.get("question") or "")[:120]}
                             for d in result["differences"][:15]],
         }
     charts = {k: Markup(v) for k, v in _charts(runs, items_by_run, labels).items()}

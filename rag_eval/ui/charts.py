@@ -16,6 +16,7 @@ import altair as alt
 import pandas as pd
 
 from rag_eval.metrics.report_fields import RMSE_BANDS
+from rag_eval.text.numbers import format_number
 from rag_eval.ui.constants import BAND_COLOURS, METRIC_LABELS, PALETTE, SPREAD_AXIS_MAX, SPREAD_BAND_LABELS
 
 SPREAD_BINS = 24
@@ -38,12 +39,13 @@ def unit_axis(title: str | None = "mean") -> alt.Y:
 
 
 def interval_text(frame: pd.DataFrame, centre: str = "mean") -> pd.Series:
-    """``0.500 [0.400, 0.600]`` for a tooltip; ``—`` where the value is missing, no
-    brackets where the interval is."""
+    """``0.500 [0.400, 0.600]`` for a tooltip (:func:`rag_eval.text.numbers.format_number`);
+    ``—`` where the value is missing, no brackets where the interval is."""
     def one(value: float, low: float, high: float) -> str:
         if pd.isna(value):
             return "—"
-        return f"{value:.3f}" + (f" [{low:.3f}, {high:.3f}]" if pd.notna(low) and pd.notna(high) else "")
+        return format_number(value) + (f" [{format_number(low)}, {format_number(high)}]"
+                                       if pd.notna(low) and pd.notna(high) else "")
 
     return pd.Series([one(v, lo, hi) for v, lo, hi in zip(frame[centre], frame["ci_low"], frame["ci_high"])],
                      index=frame.index, dtype=object)
@@ -75,10 +77,10 @@ def grouped_bars(table: pd.DataFrame, run_labels: Mapping[str, str], names: Mapp
     intervals = base.mark_rule(strokeWidth=1.5).encode(
         xOffset=alt.XOffset("run_label:N", sort=runs, bandPosition=0.5), y="ci_low:Q", y2="ci_high:Q",
         color=alt.value("#343a40"))
-    # one label per bar: its mean, above the interval
+    # one label per bar: its mean, above the interval, to three significant digits (as format_number)
     values = base.mark_text(dy=-6, fontSize=10, color="#343a40", baseline="bottom").encode(
         xOffset=alt.XOffset("run_label:N", sort=runs, bandPosition=0.5),
-        y=alt.Y("top:Q", scale=alt.Scale(domain=[0, Y_MAX], clamp=True)), text=alt.Text("mean:Q", format=".2f"),
+        y=alt.Y("top:Q", scale=alt.Scale(domain=[0, Y_MAX], clamp=True)), text=alt.Text("mean:Q", format=".3r"),
         color=alt.value("#343a40")).transform_calculate(top="max(datum.mean, isValid(datum.ci_high) ? datum.ci_high : 0)")
     return alt.LayerChart(layer=[bars, intervals, values], title=title, height=height)
 
@@ -153,8 +155,12 @@ def spread_figure(spread: pd.DataFrame) -> alt.LayerChart:
         color=alt.Color("band:N", scale=alt.Scale(domain=list(BAND_COLOURS), range=list(BAND_COLOURS.values())),
                         legend=None),
         tooltip=[alt.Tooltip("label:N", title="spread")])
-    band_names = shade.mark_text(align="left", baseline="top", dx=4, y=4, fontSize=11, color="#495057").encode(
-        text="label:N")
+    # The names are text marks: x only (a text has no x2; Vega-Lite dropped it with a warning on
+    # every visit), drawn above the bars on a white halo, so no bar hides "very uneven".
+    names = alt.Chart(pd.DataFrame(bands)).encode(x=alt.X("low:Q", scale=x_scale), text="label:N")
+    band_halos = names.mark_text(align="left", baseline="top", dx=4, y=4, fontSize=11, color="white", stroke="white",
+                                 strokeWidth=3, strokeJoin="round")
+    band_names = names.mark_text(align="left", baseline="top", dx=4, y=4, fontSize=11, color="#495057")
     step = SPREAD_AXIS_MAX / SPREAD_BINS
     values = spread[["spread_rmse"]].assign(spread_rmse=spread["spread_rmse"].clip(0, SPREAD_AXIS_MAX - 1e-9))
     histogram = alt.Chart(values).mark_bar(color=PALETTE[0], opacity=0.85).encode(
@@ -166,5 +172,5 @@ def spread_figure(spread: pd.DataFrame) -> alt.LayerChart:
         tooltip=[alt.Tooltip("spread_rmse:Q", bin=alt.Bin(extent=[0, SPREAD_AXIS_MAX], step=step), title="RMSE"),
                  alt.Tooltip("count():Q", title="items")],
     )
-    return alt.LayerChart(layer=[band_rects, band_names, histogram], title="Metric spread per row (rmse_aggregation)",
-                          height=320)
+    return alt.LayerChart(layer=[band_rects, histogram, band_halos, band_names],
+                          title="Metric spread per row (rmse_aggregation)", height=320)

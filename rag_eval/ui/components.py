@@ -29,13 +29,12 @@ if TYPE_CHECKING:  # pandas and Altair load when a page first draws a table or c
     from rag_eval.ui.charts import AnyChart
 
 
-def fmt(value: float | bool | None, digits: int = 3) -> str:
-    """A metric value for display; ``None`` (undefined / failed) shows as an em dash."""
-    if value is None:
-        return "—"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    return f"{float(value):.{digits}f}"
+def fmt(value: float | bool | None) -> str:
+    """A metric value for display (:func:`rag_eval.text.numbers.format_number`: three
+    significant digits); ``None`` (undefined / failed) shows as an em dash."""
+    from rag_eval.text.numbers import format_number
+
+    return format_number(value)
 
 
 def draw_scores(scores: TraceScores | None, judge: str = "", status: str = "") -> None:
@@ -48,7 +47,7 @@ def draw_scores(scores: TraceScores | None, judge: str = "", status: str = "") -
         "context_relevance": fmt(scores.context_relevance),
         "context_utilization": fmt(scores.context_utilization),
         "completeness": fmt(scores.completeness),
-        "adherence": f"{fmt(scores.adherence)} ({fmt(scores.adherence_score, 2)})",
+        "adherence": f"{fmt(scores.adherence)} ({fmt(scores.adherence_score)})",
     }
     for col, name in zip(cols, METRIC_NAMES):
         col.metric(METRIC_LABELS[name], values[name], help=metric_help(name))
@@ -106,10 +105,29 @@ def clicked_sentence(state_value: Any) -> str | None:
     return str(value) if value else None
 
 
-def draw_support_map(view: SupportView, key: str) -> None:
+def picker_key(key: str, view: SupportView) -> str:
+    """The sentence picker's widget key: the map's ``key`` and the identity of the answer it
+    describes (row id, title, response sentences). A browser keeps a widget's value as long
+    as its key is unchanged, whatever the server resets, so a new answer with the same
+    sentence keys (a, b, c) kept showing the old answer's pick while the map outlined the
+    new one's first sentence; a new answer is a new widget, which starts on its first sentence."""
+    import hashlib
+
+    parts = [view.item.id, view.title, *(f"{s.key}\x1e{s.text}" for s in view.item.response_sentences)]
+    return f"{key}.{hashlib.blake2s(chr(31).join(parts).encode('utf-8'), digest_size=6).hexdigest()}"
+
+
+def preselect_sentence(key: str, view: SupportView, sentence: str | None) -> None:
+    """Start the picker of ``view``'s map (drawn later in this run with ``key``) on ``sentence``."""
+    if sentence and sentence in view.item.response_keys:
+        st.session_state[picker_key(key, view)] = sentence
+
+
+def draw_support_map(view: SupportView, key: str) -> str | None:
     """The support map of one judged row; a select box (or a click on a response
     sentence in the map) picks the response sentence whose supporting document sentences
-    are outlined and whose explanation shows."""
+    are outlined and whose explanation shows. Returns the picked sentence, also kept in
+    ``st.session_state[key]`` for the page (e.g. to carry it to another page)."""
     st.markdown(md("**{}**", view.title))
     if view.error:
         st.warning(md("Judge status {}: {}", view.status, view.error))
@@ -117,31 +135,65 @@ def draw_support_map(view: SupportView, key: str) -> None:
     if not keys:
         st.info("This row has no response sentences.")
     selected = None
+    widget = picker_key(key, view)
     if keys and view.labels is not None:
-        if st.session_state.get(key) not in keys:  # a new row: the picker starts on its first sentence
-            st.session_state.pop(key, None)
+        if st.session_state.get(widget) not in keys:
+            st.session_state.pop(widget, None)
         selected = st.selectbox(
-            "Response sentence", keys, key=key, format_func=lambda k: _sentence_label(view, k),
+            "Response sentence", keys, key=widget, format_func=lambda k: _sentence_label(view, k),
             help="Or click a sentence of the response below.",
         )
     elif keys and response_sentence_class(keys[0], view.labels) == RESP_UNKNOWN:
         st.info("No judge labels for this row: sentences are shown uncoloured.")
+    st.session_state[key] = selected
     st.html(support_map_html(view.item, view.labels, selected, map_id=key))
     if selected is not None:
         def select_clicked() -> None:
             clicked = clicked_sentence(st.session_state.get(f"{key}.clicks"))
             if clicked in keys:
-                st.session_state[key] = clicked
+                st.session_state[widget] = clicked
 
         _mount_sentence_clicks(key, select_clicked)
+    return selected
+
+
+# Up to this many rows a table's numbers are written by the one rule, cell by cell (a pandas
+# Styler: ~0.35 ms of server CPU a row); a longer table (a Batch run of 2,000 items) has its
+# floats cut to three significant digits by the grid itself, so a rerun stays cheap.
+STYLED_ROWS = 500
+
+
+def _cell_format(column: pd.Series, unit: Any) -> Any:
+    """How one column's cells read: a count stored as floats (a missing value made the column
+    float: tokens, items) as whole numbers, anything else by the one rule with the column's unit."""
+    from rag_eval.text.numbers import format_number
+
+    values = column.dropna()
+    if unit is None and len(values) and all(float(v).is_integer() for v in values) and values.abs().max() >= 2:
+        return lambda v: format_number(None if v != v else int(v))
+    return lambda v: format_number(v, unit)
 
 
 def draw_table(frame: pd.DataFrame, key: str | None = None, height: int | None = None) -> None:
-    """A pandas table, full width."""
+    """A pandas table, full width, its numbers as :func:`rag_eval.text.numbers.format_number`
+    writes them (three significant digits, coverage as a percentage, times in seconds, costs
+    in dollars); the cells keep their values, so a column still sorts by number."""
+    from pandas.api.types import is_float_dtype, is_numeric_dtype
+
+    from rag_eval.text.numbers import unit_of
+
     kwargs: dict[str, Any] = {"hide_index": True, "key": key}
     if height:
         kwargs["height"] = height
-    st.dataframe(frame, **kwargs)
+    numeric = [c for c in frame.columns if isinstance(c, str) and is_numeric_dtype(frame[c])
+               and not frame[c].dtype == bool and (unit_of(c) or is_float_dtype(frame[c]))]
+    if not numeric:
+        st.dataframe(frame, **kwargs)
+    elif len(frame) <= STYLED_ROWS:
+        formats = {c: _cell_format(frame[c], unit_of(c)) for c in numeric}
+        st.dataframe(frame.reset_index(drop=True).style.format(formats), **kwargs)
+    else:
+        st.dataframe(frame, column_config={c: st.column_config.NumberColumn(format="%.3g") for c in numeric}, **kwargs)
 
 
 def draw_chart(chart: AnyChart, key: str) -> None:

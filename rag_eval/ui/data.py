@@ -8,6 +8,7 @@ reruns are cheap; anything that writes (a batch run, an ingest, an import) calls
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,16 +55,35 @@ def install_status() -> dict[str, Any]:
         else "Offline demo: no API key is set, so this runs fully offline (local judge, extractive generator, "
         "embedded Qdrant). For the LLM judge, set OPENAI_API_KEY (a Space secret) and RAG_EVAL_LLM_MODEL."
     )
+    if cfg.judge.kind == "local":
+        judge_detail = f"calibration {cfg.judge.calibration}" if cfg.judge.calibration else "packaged model, no key"
+    else:
+        judge_detail = f"model {cfg.judge.model or 'default'}"
     return {
-        "judge": (f"local:{cfg.judge.calibration}" if cfg.judge.calibration else "local") if cfg.judge.kind == "local"
-                 else f"llm:{cfg.judge.model or 'default'}",
+        # the kind as the metric's value, the model or calibration under it: a model name does
+        # not fit a quarter of the page (it was cut, "llm:gpt-4o…", at 1280 px)
+        "judge": cfg.judge.kind,
+        "judge_detail": judge_detail,
         "generator": cfg.generator.kind,
         "runs": runs,
-        "vector_store": "Qdrant server" if setting("QDRANT_URL") else "Qdrant local",
+        "vector_store": vector_store_name()[0],
+        "vector_store_detail": vector_store_name()[1],
         "note": note,
         "offline": not has_key,
         "storage": data_dir_note(),
     }
+
+
+def vector_store_name() -> tuple[str, str]:
+    """The vector store's engine as the README names it, and a few words on it: a Qdrant
+    server (``QDRANT_URL``), else the embedded store's engine, Qdrant Edge (the default) or
+    qdrant-client's local mode (``RAG_EVAL_EMBEDDED_STORE=local``). Read from the settings,
+    without opening the store (the Overview is the first page a visitor sees)."""
+    if setting("QDRANT_URL"):
+        return "Qdrant server", "a server (QDRANT_URL)"
+    if (setting("RAG_EVAL_EMBEDDED_STORE") or "edge").strip().lower() == "local":
+        return "Qdrant local", "embedded, qdrant-client local mode (exact search)"
+    return "Qdrant Edge", "embedded, HNSW-indexed"
 
 
 def where() -> str:
@@ -253,11 +273,20 @@ def _local_model():
     return LocalModel.load()
 
 
-def ensure_demo() -> str:
-    """Build the demo collection if it is missing (idempotent); returns its name."""
+_DEMO_BUILD = threading.Lock()  # one build per process: the server's warm-up and every visitor share it
+
+
+def ensure_demo() -> Any:
+    """Build the demo collection if it is missing (idempotent); returns the ingest report
+    (``.collection`` its name; documents ``unchanged`` when it was there already). One build at
+    a time in this process: the server starts one before its first visitor
+    (:func:`rag_eval.ui.warm_up.prepare_in_background`), and a visitor who arrives while it
+    runs waits for that build, as do eight visitors arriving together, instead of each
+    ingesting the corpus again."""
     from rag_eval.demo import ensure_demo_collection
 
-    return ensure_demo_collection().collection
+    with _DEMO_BUILD:
+        return ensure_demo_collection()
 
 
 @st.cache_data(show_spinner=False)

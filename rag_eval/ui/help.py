@@ -100,13 +100,15 @@ _STAGES = {"retrieve_s": "retrieve", "generate_s": "generate", "judge_s": "judge
 
 
 def format_timings(timings: Mapping[str, Any]) -> str:
-    """``{"retrieve_s": 0.02}`` -> ``retrieve 0.02 s`` (stages joined by ' · ')."""
+    """``{"retrieve_s": 0.02}`` -> ``retrieve 0.0200 s`` (stages joined by ' · '; the one number rule)."""
+    from rag_eval.text.numbers import format_number
+
     parts = []
     for key, value in timings.items():
         if not isinstance(value, (int, float)):
             continue
         name = _STAGES.get(key, key[:-2] if key.endswith("_s") else key).replace("_", " ")
-        parts.append(f"{name} {value:.2f} s" if value < 10 else f"{name} {value:.1f} s")
+        parts.append(f"{name} {format_number(value, 'seconds')}")
     return " · ".join(parts)
 
 

@@ -17,7 +17,13 @@ from typing import Any
 
 @dataclass
 class Job:
-    """One background task and what the page needs to draw it."""
+    """One background task and what the page needs to draw it.
+
+    A job has two stages: ``preparing`` until the work reports its first progress (for a
+    run, :func:`rag_eval.runs.engine.evaluate` reports ``0/N`` once the judge has started:
+    the local judge loads its encoder then, ~19 s on a cold server), then ``working`` with
+    ``done/total``. The ETA counts from the second stage only, so a slow warm-up neither
+    reads "estimating…" for its whole length nor inflates the time left."""
 
     label: str
     done: int = 0
@@ -28,6 +34,9 @@ class Job:
     error: str | None = None
     cancel: threading.Event = field(default_factory=threading.Event)
     thread: threading.Thread | None = None
+    preparing: str = "preparing"
+    working: str = "working"
+    working_since: tuple[float, int] | None = None  # (time, items done) at the first progress report
 
     @property
     def running(self) -> bool:
@@ -38,26 +47,38 @@ class Job:
         return min(1.0, self.done / self.total) if self.total else 0.0
 
     def eta_s(self, now: float | None = None) -> float | None:
-        """Seconds left at the rate so far; None before the first item is done."""
-        if not self.done or not self.total or self.finished is not None:
+        """Seconds left at the rate since the work stage began (since the job started when
+        no progress was reported); None before an item is done in it."""
+        since, done_then = self.working_since or (self.started, 0)
+        if self.done <= done_then or not self.total or self.finished is not None:
             return None
-        elapsed = (now or time.perf_counter()) - self.started
-        return elapsed / self.done * (self.total - self.done)
+        elapsed = (now or time.perf_counter()) - since
+        return elapsed / (self.done - done_then) * (self.total - self.done)
 
     def progress(self, done: int, total: int) -> None:
+        if self.working_since is None:
+            self.working_since = (time.perf_counter(), done)
         self.done, self.total = done, total
+
+    def status_text(self, now: float | None = None) -> str:
+        """The stage and how far it is: "warming up the judge…", "judging 8/20 · 3s left"."""
+        if self.working_since is None:
+            return f"{self.preparing}…"
+        eta = self.eta_s(now)
+        return f"{self.working} {self.done}/{self.total}" + (f" · {format_eta(eta)}" if eta is not None else "")
 
     def wait(self, timeout: float | None = None) -> None:
         if self.thread is not None:
             self.thread.join(timeout)
 
 
-def start_job(label: str, work: Callable[[Callable[[int, int], None], threading.Event], Any], total: int = 0) -> Job:
+def start_job(label: str, work: Callable[[Callable[[int, int], None], threading.Event], Any], total: int = 0,
+              preparing: str = "preparing", working: str = "working") -> Job:
     """Run ``work(progress, cancel)`` in a daemon thread; its return value becomes
     ``job.result`` and any exception ``job.error`` (message only). ``total``, when the
-    caller knows it, is shown from the start (``0/20``) instead of waiting for the
-    first progress call."""
-    job = Job(label, total=total)
+    caller knows it, is the progress bar's length from the start; ``preparing`` and
+    ``working`` name the two stages (see :class:`Job`)."""
+    job = Job(label, total=total, preparing=preparing, working=working)
 
     def target() -> None:
         from rag_eval.rag.store import lease

@@ -10,6 +10,7 @@ from typing import Any
 import streamlit as st
 
 from rag_eval.schema import METRIC_NAMES, TraceScores
+from rag_eval.text.numbers import format_number
 from rag_eval.ui.components import fmt
 from rag_eval.ui.constants import METRIC_LABELS
 from rag_eval.ui.help import metric_help, set_counts
@@ -26,7 +27,7 @@ def draw_means(means: Sequence[Mapping[str, Any]]) -> None:
         coverage = row.get("coverage")
         col.metric(METRIC_LABELS.get(name, name), fmt(row.get("mean")),
                    help=metric_help(name) + " " + metric_help("ci"))
-        shown = f" · coverage {coverage:.0%}" if coverage is not None else ""
+        shown = f" · coverage {format_number(coverage, 'share')}" if coverage is not None else ""
         col.caption(f"{interval} · n={row.get('n') or 0}{shown}")
 
 
@@ -35,7 +36,7 @@ def score_values(scores: TraceScores) -> dict[str, str]:
         "context_relevance": fmt(scores.context_relevance),
         "context_utilization": fmt(scores.context_utilization),
         "completeness": fmt(scores.completeness),
-        "adherence": f"{fmt(scores.adherence)} ({fmt(scores.adherence_score, 2)})",
+        "adherence": f"{fmt(scores.adherence)} ({fmt(scores.adherence_score)})",
     }
 
 

@@ -29,6 +29,7 @@ from rag_eval.labels.store import (
     save_review,
 )
 from rag_eval.schema import Labels
+from rag_eval.text.numbers import format_number
 from rag_eval.ui import components, state
 from rag_eval.ui.constants import STATE_REVIEW_QUEUE, STATE_REVIEWER
 from rag_eval.ui.markdown import md
@@ -180,13 +181,14 @@ def _figure(value: float | None, n_rows: int, reason: str | None = None) -> str:
         return f"{TOO_FEW} (n={n_rows})"
     if value is None:
         return f"not defined ({reason})" if reason else "not defined"
-    return f"{float(value):.3f}"
+    return format_number(float(value))
 
 
 def _interval(e: Any, n_rows: int) -> str:
     if n_rows < MIN_ROWS:
         return ""
-    return f"{e.ci_low:.3f} – {e.ci_high:.3f}" if e.ci_low is not None and e.ci_high is not None else (e.reason or "")
+    return (f"{format_number(e.ci_low)} – {format_number(e.ci_high)}" if e.ci_low is not None and e.ci_high is not None
+            else (e.reason or ""))
 
 
 def agreement_tables(result: Any) -> dict[str, Any]:
@@ -223,7 +225,8 @@ def judge_table(result: Any) -> Any:
     import pandas as pd
 
     def ci(e: Any) -> str:
-        return f"{e.ci_low:.3f}-{e.ci_high:.3f}" if e.ci_low is not None and e.ci_high is not None else (e.reason or "")
+        return (f"{format_number(e.ci_low)}-{format_number(e.ci_high)}" if e.ci_low is not None and e.ci_high is not None
+                else (e.reason or ""))
 
     rows = []
     for j in result.judges:

@@ -18,34 +18,44 @@ import pandas as pd
 from rag_eval.ui.charts import FIXED_AXES, Y_MAX, colour_scale, grouped_bars, interval_text
 from rag_eval.ui.constants import METRIC_LABELS
 
-TREND_COLUMNS = 2
+TREND_COLUMNS = 2  # trend charts per row on the Runs page
+TREND_HEIGHT = 200  # each trend chart's plot
+# The width fits the column, the height is the plot's (under Streamlit's default "fit" the legend
+# and the run labels below took it, and the lines were drawn in a strip a few pixels high).
+FIT_WIDTH = alt.AutoSizeParams(type="fit-x", contains="padding")
 AGREEMENT_COLUMNS = 4
 
 
-def trend_by_dataset(trend: pd.DataFrame, metrics: Sequence[str]) -> alt.FacetChart:
-    """One panel per TRACe metric (two columns); in each, one line per dataset over its
-    runs (oldest first) with 95% intervals. Runs over different datasets are never joined:
-    a line is one dataset's runs (``color`` = dataset)."""
+def trend_by_dataset(trend: pd.DataFrame, metrics: Sequence[str]) -> list[alt.LayerChart]:
+    """One chart per TRACe metric (the page lays them out two to a row); in each, one line
+    per dataset over its runs (oldest first) with 95% intervals. Runs over different
+    datasets are never joined: a line is one dataset's runs (``color`` = dataset).
+
+    Separate charts rather than one faceted chart: Vega-Lite cannot fit a facet to its
+    container, and two fixed 380 px panels overhung the Runs column by ~40 px at 1280 px;
+    each chart here stretches to its column (``components.draw_chart``)."""
     frame = trend[trend["metric"].isin(metrics)]
     frame = frame.assign(metric_label=[METRIC_LABELS.get(m, m) for m in frame["metric"]],
                          interval=interval_text(frame))
-    frame = frame[["metric_label", "dataset_label", "label", "mean", "ci_low", "ci_high", "interval"]]
+    frame = frame[["metric", "metric_label", "dataset_label", "label", "mean", "ci_low", "ci_high", "interval"]]
     datasets = list(dict.fromkeys(frame["dataset_label"]))
     order = list(dict.fromkeys(trend["label"]))
-    base = alt.Chart().encode(
-        x=alt.X("label:N", sort=order, title=None, axis=alt.Axis(labelAngle=-20, labelFontSize=10, labelLimit=140)),
-        color=alt.Color("dataset_label:N", scale=colour_scale(datasets), sort=datasets,
-                        legend=alt.Legend(title="dataset", orient="bottom", direction="vertical", labelLimit=360)),
-        tooltip=[alt.Tooltip("dataset_label:N", title="dataset"), alt.Tooltip("label:N", title="run"),
-                 alt.Tooltip("interval:N", title="mean [95% CI]")],
-    )
-    lines = base.mark_line(point=True).encode(y=alt.Y("mean:Q", title=None, scale=alt.Scale(domain=[0, Y_MAX])))
-    intervals = base.mark_rule(strokeWidth=1.2).encode(y="ci_low:Q", y2="ci_high:Q")
-    titles = [METRIC_LABELS.get(m, m) for m in metrics]
-    return alt.layer(lines, intervals, data=frame).properties(width=380, height=200).facet(
-        facet=alt.Facet("metric_label:N", sort=titles, title=None, header=alt.Header(labelFontSize=13)),
-        columns=TREND_COLUMNS,
-    ).properties(title="TRACe means per dataset over runs (95% CI)")
+    panels = []
+    for metric in metrics:
+        part = frame[frame["metric"] == metric].drop(columns="metric")
+        base = alt.Chart().encode(
+            x=alt.X("label:N", sort=order, title=None,
+                    axis=alt.Axis(labelAngle=-20, labelFontSize=10, labelLimit=140)),
+            color=alt.Color("dataset_label:N", scale=colour_scale(datasets), sort=datasets,
+                            legend=alt.Legend(title="dataset", orient="bottom", direction="vertical", labelLimit=360)),
+            tooltip=[alt.Tooltip("dataset_label:N", title="dataset"), alt.Tooltip("label:N", title="run"),
+                     alt.Tooltip("interval:N", title="mean [95% CI]")],
+        )
+        lines = base.mark_line(point=True).encode(y=alt.Y("mean:Q", title=None, scale=alt.Scale(domain=[0, Y_MAX])))
+        intervals = base.mark_rule(strokeWidth=1.2).encode(y="ci_low:Q", y2="ci_high:Q")
+        panels.append(alt.LayerChart(layer=[lines, intervals], data=part, height=TREND_HEIGHT, autosize=FIT_WIDTH,
+                                     title=alt.TitleParams(METRIC_LABELS.get(metric, metric), fontSize=13)))
+    return panels
 
 
 def agreement_panels(frame: pd.DataFrame, statistics: Sequence[str], titles: Mapping[str, str],

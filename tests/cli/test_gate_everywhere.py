@@ -79,6 +79,7 @@ def test_the_gate_on_a_rag_run_and_answer_correctness(tmp_path, demo_collection,
 def test_a_judge_only_run_resumes(rows_file, tmp_path):
     first = CliRunner().invoke(cli, ["run", str(rows_file), "--judge-only", "--name", "given", "--min-coverage", "0.5"])
     assert first.exit_code == 0, first.output
+    assert "judge given:" in first.output and "judge default:" not in first.output  # the progress bar names the run
     run_id = RunStore().get_run("given")["id"]
     again = CliRunner().invoke(cli, ["run", str(rows_file), "--judge-only", "--resume", run_id, "--min-coverage", "0.5"])
     assert again.exit_code == 0, again.output

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.openai_server import Reply
 from rag_eval.judges.rubric import (
     RubricError,
     RubricScorer,
@@ -19,7 +20,6 @@ from rag_eval.judges.rubric import (
     weighted_score,
 )
 from rag_eval.llm.config import LLMConfig
-from harness.openai_server import Reply
 
 RUBRIC = Path(__file__).resolve().parents[1] / "data" / "rubrics" / "politeness.yaml"
 ITEM = {"id": "r1", "question": "How do I reset the TV?", "response": "Hold the power button for five seconds.",

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from rag_eval.ui.constants import ALL_PAGES
 from harness.fake_answers import answer_text
 from harness.listener import Listener
+from rag_eval.ui.constants import ALL_PAGES
 
 APP = str(Path(__file__).resolve().parents[2] / "dashboard.py")
 OWNER_KEY = "test-key-not-real-owner-3e3e"

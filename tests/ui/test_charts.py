@@ -58,9 +58,9 @@ def test_radar_draws_closed_means_and_interval_rings():
 def test_trend_band_uses_the_stored_interval():
     trend = pd.DataFrame([{"run": "a", "label": "a", "metric": "completeness", "mean": 0.5, "ci_low": 0.4,
                            "ci_high": 0.7, "created_at": "", "coverage": 1.0, "dataset": "d", "dataset_label": "d"}])
-    chart = run_charts.trend_by_dataset(trend, ["completeness"])
+    [chart] = run_charts.trend_by_dataset(trend, ["completeness"])
     assert chart.data[["ci_low", "ci_high"]].values.tolist() == [[0.4, 0.7]]
-    rule = chart.to_dict()["spec"]["layer"][1]
+    rule = chart.to_dict()["layer"][1]
     assert (rule["encoding"]["y"]["field"], rule["encoding"]["y2"]["field"]) == ("ci_low", "ci_high")
 
 

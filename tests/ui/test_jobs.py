@@ -12,7 +12,7 @@ def test_job_result_and_progress():
         return "run-1"
 
     job = start_job("t", work)
-    job.wait(10)
+    job.wait(120)  # the first job of a process imports the vector store (its lease): slow on a loaded machine
     assert not job.running and job.result == "run-1" and job.error is None
     assert job.fraction == 1.0 and job.eta_s() is None
 
@@ -41,3 +41,16 @@ def test_eta_from_rate():
     job = Job("t", done=2, total=6, started=0.0)
     assert job.eta_s(now=4.0) == 8.0
     assert format_eta(None) == "estimating…" and format_eta(30) == "30s left" and format_eta(120) == "2.0 min left"
+
+
+def test_progress_names_the_stage_and_counts_the_eta_from_the_work():
+    """Issue 33: "0/20 · estimating…" for 19 s of judge warm-up, then "8/20 · 29s left" two
+    seconds before the end. Now: the warm-up stage by name, then the judged rows, with an
+    ETA from the judging alone."""
+    job = Job("run", total=20, started=0.0, preparing="warming up the judge", working="judging")
+    assert job.status_text(now=19.0) == "warming up the judge…"
+    job.progress(0, 20)  # the judge has started: judging begins
+    since = job.working_since[0]
+    assert job.status_text(now=since + 0.5) == "judging 0/20"
+    job.progress(8, 20)
+    assert job.status_text(now=since + 1.0) == "judging 8/20 · 2s left"  # 8 rows a second, 12 left

@@ -49,7 +49,7 @@ def test_runs_page_filters_tags_notes_and_deep_link(dashboard_backend):
     assert list(at.dataframe[0].value["id"]) == [other]
     # only the open view runs: the trends, not the run's widgets
     assert [t.label for t in at.tabs] == ["Metrics over runs", "Agreement with ground truth", "One run"]
-    assert len(at.get("vega_lite_chart")) == 1 and not at.selectbox
+    assert len(at.get("vega_lite_chart")) == 4 and not at.selectbox  # one trend chart per TRACe metric
     linked = AppTest.from_file(APP, default_timeout=120)
     linked.query_params["run"] = k2  # /runs?run=ID opens that run and adds its dataset
     linked.run()

@@ -13,6 +13,11 @@ from tests.ui.test_pages import _app
 from tests.ui.test_pages import _no_failure as _ok
 
 
+def _picker(at: AppTest, page: str = "ask"):
+    """The sentence picker of the page's map (its key names the answer it describes)."""
+    return next(s for s in at.selectbox if s.key and s.key.startswith(f"{page}.selected."))
+
+
 def _uploader(at: AppTest):
     return next(u for u in at.get("file_uploader") if u.key.startswith("datasets.files"))
 
@@ -26,16 +31,17 @@ def test_ask_resets_the_sentence_picker_for_a_new_answer(demo_home, local_judge_
     first = at.session_state["ask.result"]
     keys = first.item.response_keys
     assert len(keys) >= 2, keys
-    at.session_state["ask.selected"] = keys[-1]  # the last sentence of the first answer, picked
-    at.run()
-    assert at.selectbox(key="ask.selected").value == keys[-1]
+    _picker(at).select(keys[-1]).run()  # the last sentence of the first answer, picked
+    assert _picker(at).value == keys[-1] == at.session_state["ask.selected"]
+    first_picker = _picker(at).key
     at.selectbox(key="ask.example").select_index(2).run()
     at.button(key="ask.ask").click().run()
     _ok(at)
     second = at.session_state["ask.result"]
     assert second.question != first.question
     # the new answer's first sentence, not the old answer's last
-    assert at.selectbox(key="ask.selected").value == second.item.response_keys[0]
+    assert _picker(at).key != first_picker  # a new answer is a new widget (a browser keeps a kept widget's value)
+    assert _picker(at).value == second.item.response_keys[0] == at.session_state["ask.selected"]
 
 
 def test_datasets_uploader_is_empty_after_an_import_and_after_leaving(rag_eval_home):

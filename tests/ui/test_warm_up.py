@@ -90,3 +90,39 @@ def test_streamlit_run_app_serves_the_dashboard_through_the_warm_up() -> None:
     found = discover_asgi_app(ROOT / "app.py")
     assert found.is_asgi_app and found.import_string == "app:app"
     assert 'st.App("dashboard.py"' in (ROOT / "app.py").read_text(encoding="utf-8")
+
+
+PREPARE_PROBE = """
+import json, threading
+from rag_eval.ui import data, warm_up
+builder = warm_up.prepare_in_background()  # what app.py starts when the server starts
+visitors = []
+def visit():
+    visitors.append(data.ensure_demo())  # eight visitors arriving together, each opening Ask
+threads = [threading.Thread(target=visit) for _ in range(8)]
+for t in threads: t.start()
+for t in threads: t.join()
+builder.join()
+from rag_eval.encoders import onnx
+from rag_eval.judges.encoder import JUDGE_ENCODER
+from rag_eval.rag.store import lease, list_collections
+with lease():
+    names = [c.name for c in list_collections()]
+print(json.dumps({"added": [r.documents_added for r in visitors], "collections": names, "demo": data.DEMO_COLLECTION,
+                  "encoder": onnx.encoder_path(JUDGE_ENCODER).is_file(), "sessions": onnx._session.cache_info().currsize}))
+"""
+
+
+def test_the_judge_and_the_demo_collection_are_prepared_once_before_visitors(tmp_path: Path) -> None:
+    """Issue 33: the first Ask on a fresh server built the demo collection (27 s) and eight
+    visitors arriving together each waited. The server prepares it (and the local judge's
+    encoder) in a background thread; visitors who come meanwhile wait for that one build,
+    and none ingests the corpus again."""
+    result = subprocess.run(
+        [sys.executable, "-c", PREPARE_PROBE], cwd=ROOT, capture_output=True, text=True, timeout=1800, check=True,
+        env={**os.environ, "RAG_EVAL_HOME": str(tmp_path), "HF_HUB_OFFLINE": "1"})
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report["demo"] in report["collections"]
+    # the corpus was ingested once, by the server's build or by the first visitor it let in
+    assert sum(1 for added in report["added"] if added) <= 1 and len(report["added"]) == 8
+    assert report["encoder"] and report["sessions"] >= 1  # the judge's encoder exported and opened
