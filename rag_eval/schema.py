@@ -215,8 +215,6 @@ class TraceScores:
         }
 
 
-METRIC_NAMES = ("context_relevance", "context_utilization", "completeness", "adherence")
-
 # Ground-truth score columns in RAGBench rows, by metric name.
 RAGBENCH_TRUTH_COLUMNS = {
     "context_relevance": "relevance_score",

@@ -19,8 +19,8 @@ import click
 
 from rag_eval.cli.exits import Interrupted, Unavailable
 from rag_eval.cli.gate_options import apply_gate, gate_options, request_from
+from rag_eval.metrics.registry import TRACE_METRICS
 from rag_eval.metrics.report_fields import REPORT_FIELDS
-from rag_eval.schema import METRIC_NAMES
 
 if TYPE_CHECKING:  # imported where used: `rag-eval --help` must not load Qdrant or scikit-learn
     from rag_eval.rag.config import RagConfig
@@ -298,11 +298,11 @@ def runs_list(limit, db) -> None:
     for r in _store(db).list_runs(limit=limit):
         metrics = (r.get("summary") or {}).get("metrics", {})
         rows.append([r["id"], r["name"], r["status"], f"{r['n_done']}/{r['n_items']}", r["config_hash"],
-                     r.get("collection")] + [metrics.get(m, {}).get("mean") for m in METRIC_NAMES])
+                     r.get("collection")] + [metrics.get(m, {}).get("mean") for m in TRACE_METRICS])
     if not rows:
         click.echo("no runs yet (start one with `rag-eval run demo`)")
         return
-    click.echo(_table(["run", "name", "status", "items", "config", "collection", *METRIC_NAMES], rows))
+    click.echo(_table(["run", "name", "status", "items", "config", "collection", *TRACE_METRICS], rows))
 
 
 @runs.command("show")
@@ -323,9 +323,9 @@ def runs_show(run_ref, show_items, as_json, db) -> None:
     if show_items:
         from rag_eval.runs.item_fields import item_report_fields
 
-        rows = [(i["item_id"], i["status"], *[(i.get("scores") or {}).get(m) for m in METRIC_NAMES],
+        rows = [(i["item_id"], i["status"], *[(i.get("scores") or {}).get(m) for m in TRACE_METRICS],
                  *item_report_fields(i).values(), (i.get("error") or "")[:60]) for i in items]
-        click.echo(_table(["item", "status", *METRIC_NAMES, *REPORT_FIELDS, "error"], rows))
+        click.echo(_table(["item", "status", *TRACE_METRICS, *REPORT_FIELDS, "error"], rows))
 
 
 @runs.command("export")

@@ -33,6 +33,7 @@ from typing import Any
 
 from rag_eval.judges import expected_error
 from rag_eval.metrics.agreement import agreement
+from rag_eval.metrics.registry import TRACE_METRICS, TRACE_SCORES
 from rag_eval.metrics.report_fields import (
     RMSE_BANDS,
     consistency_reading,
@@ -41,8 +42,7 @@ from rag_eval.metrics.report_fields import (
 from rag_eval.report.defaults import DEFAULT_WORST
 from rag_eval.runs.compare import compare_at_cutoff, metric_table
 from rag_eval.runs.item_fields import item_report_fields, run_diagnosis
-from rag_eval.runs.stats import SCORE_NAMES, summarize_items
-from rag_eval.schema import METRIC_NAMES
+from rag_eval.runs.stats import summarize_items
 from rag_eval.ui.constants import SPREAD_BAND_LABELS, SPREAD_BAND_MEANING
 
 SECTIONS = ("summary", "metrics", "distributions", "rmse-bands", "agreement", "diagnosis", "cost-latency",
@@ -194,13 +194,13 @@ def _charts(runs: Sequence[dict[str, Any]], items_by_run: Mapping[str, Sequence[
     from rag_eval.ui.constants import METRIC_LABELS, PALETTE
 
     out: dict[str, str] = {}
-    table = pd.DataFrame(metric_table(items_by_run, list(METRIC_NAMES)))
+    table = pd.DataFrame(metric_table(items_by_run, list(TRACE_METRICS)))
     out["metrics"] = _figure_html(report_charts.metric_bars(table, dict(labels))) if not table.empty else ""
 
-    dist = make_subplots(rows=1, cols=4, subplot_titles=[METRIC_LABELS[m] for m in METRIC_NAMES])
+    dist = make_subplots(rows=1, cols=4, subplot_titles=[METRIC_LABELS[m] for m in TRACE_METRICS])
     for i, run in enumerate(runs):
         items = items_by_run[run["id"]]
-        for col, metric in enumerate(METRIC_NAMES, start=1):
+        for col, metric in enumerate(TRACE_METRICS, start=1):
             name = "adherence_score" if metric == "adherence" else metric
             values = [float(v) for i2 in items if (v := (i2.get("scores") or {}).get(name)) is not None]
             dist.add_trace(go.Histogram(x=values, xbins={"start": 0, "end": 1.0001, "size": 0.1}, name=labels[run["id"]],
@@ -255,7 +255,7 @@ def _worst_rows(items: Sequence[dict[str, Any]], worst: int, label: str) -> list
         scores = item.get("scores") or {}
         rows.append({
             "item_id": item.get("item_id"), "status": item.get("status"), "error": item.get("error"),
-            "scores": "  ".join(f"{m} {_f(scores.get(m))}" for m in SCORE_NAMES) if scores else "",
+            "scores": "  ".join(f"{m} {_f(scores.get(m))}" for m in TRACE_SCORES) if scores else "",
             "fields": None if fields is None else {
                 "average": _f(fields["average"]), "rmse_aggregation": _f(fields["rmse_aggregation"]),
                 "overall_supported": _f(fields["overall_supported"]), "fully": _f(fields["fully_supported_sentences"]),
@@ -272,7 +272,7 @@ def _agreement_rows(label: str, items: Sequence[dict[str, Any]]) -> list[dict[st
     predictions = [dict(i["scores"]) if i.get("scores") else None for i in items]
     truths = [dict(i["truth"]) if i.get("truth") else None for i in items]
     report = agreement(predictions, truths, n_boot=500)
-    stats = {f"RMSE {m}": report.rmse[m] for m in METRIC_NAMES}
+    stats = {f"RMSE {m}": report.rmse[m] for m in TRACE_METRICS}
     stats.update({"aggregated RMSE": report.aggregated_rmse, "consistency": report.consistency,
                   "hallucination AUROC": report.hallucination_auroc})
     rows = []
@@ -334,7 +334,7 @@ def build_report(
             "n_items": summary["n_items"], "n_scored": summary["n_scored"], "coverage": f"{summary['coverage']:.0%}",
             "statuses": ", ".join(f"{k}={v}" for k, v in summary["status_counts"].items()),
             "metrics": {m: f"{_f(metrics[m]['mean'])} {_ci(metrics[m]['ci_low'], metrics[m]['ci_high'])} "
-                           f"n={metrics[m]['n']}" for m in SCORE_NAMES},
+                           f"n={metrics[m]['n']}" for m in TRACE_SCORES},
             "band_counts": {name: bands.get(name, 0) for _, name in RMSE_BANDS}, "n_spread": sum(bands.values()),
             "diagnosis": diagnosis,
             "tokens": summary["tokens_total"], "cost": _f(summary["cost_usd_total"], 4),
@@ -360,7 +360,7 @@ def build_report(
     return env.from_string(_TEMPLATE).render(
         title=title or ("rag-eval report: " + ", ".join(labels.values())),
         generated=generated or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        version=version, runs=views, metric_names=list(SCORE_NAMES), bands=_band_rows(), agreement=agreement_rows,
+        version=version, runs=views, metric_names=list(TRACE_SCORES), bands=_band_rows(), agreement=agreement_rows,
         comparison=comparison, charts=charts, worst=worst, plotly_js=Markup(get_plotlyjs()),
         expected_error_notes=expected_error.compare_notes(list(runs)),
     )

@@ -30,9 +30,10 @@ from typing import Any
 from rag_eval.metrics.aggregate import coverage_fraction
 from rag_eval.metrics.diagnosis import Diagnosis, diagnose
 from rag_eval.metrics.gate import MetricStat, RowCase, stats_from_rows
+from rag_eval.metrics.registry import CORRECTNESS_METRICS, TRACE_SCORES
 from rag_eval.metrics.report_fields import REPORT_FIELDS
 from rag_eval.runs.judge_stream import Pending, stream_judge
-from rag_eval.runs.records import CORRECTNESS, ROW_SCORES, build_record, summary_row
+from rag_eval.runs.records import build_record, summary_row
 from rag_eval.runs.run_records import interrupted_status
 from rag_eval.runs.sources import SourceItem
 from rag_eval.schema import ItemRecord, JudgeResult, JudgeStatus, ScoringMode
@@ -84,7 +85,7 @@ def summarize_evaluation(rows: list[dict[str, Any]], run_id: str | None = None, 
     for r in sorted(rows, key=lambda r: order.get(r["status"], len(order))):
         counts[r["status"]] = counts.get(r["status"], 0) + 1
     usable = [r for r in rows if _usable(r)]
-    names = [*ROW_SCORES, *[c for c in CORRECTNESS if any(c in r["values"] for r in usable)]]
+    names = [*TRACE_SCORES, *[c for c in CORRECTNESS_METRICS if any(c in r["values"] for r in usable)]]
     means: dict[str, float | None] = {}
     for name in names:
         values = [float(r["values"][name]) for r in usable if r["values"].get(name) is not None]
@@ -109,9 +110,9 @@ def gate_inputs(summary: EvaluationSummary) -> tuple[dict[str, MetricStat], list
     """What the CI gate needs: each metric's mean and 95% interval over usable rows
     (TRACe, adherence_score, answer correctness, retrieval, ``average``), and one
     :class:`RowCase` per row."""
-    extra = sorted({k for r in summary.rows for k in r["values"]} - set(ROW_SCORES) - set(REPORT_FIELDS))
+    extra = sorted({k for r in summary.rows for k in r["values"]} - set(TRACE_SCORES) - set(REPORT_FIELDS))
     stats = stats_from_rows([r["values"] if _usable(r) else None for r in summary.rows],
-                            [*ROW_SCORES, "average", *extra])
+                            [*TRACE_SCORES, "average", *extra])
     cases = [RowCase(str(r["id"]), r["status"], _usable(r), r["values"], r.get("error")) for r in summary.rows]
     return stats, cases
 

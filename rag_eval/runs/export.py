@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from rag_eval.io.rows import write_rows
+from rag_eval.metrics.registry import TRACE_SCORES
 from rag_eval.runs.item_fields import item_report_fields
-from rag_eval.runs.stats import SCORE_NAMES
 
 FORMATS = ("jsonl", "csv", "parquet")
 
@@ -37,7 +37,7 @@ def flatten_item(item: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
         "generator": (item.get("generator") or {}).get("kind"),
         "judge": item.get("judge"),
     }
-    row.update({name: scores.get(name) for name in SCORE_NAMES})
+    row.update({name: scores.get(name) for name in TRACE_SCORES})
     row.update(item_report_fields(item))
     row.update({name: value for name, value in sorted((item.get("retrieval") or {}).items())})
     row["retrieved_doc_ids"] = json.dumps(item.get("retrieved_doc_ids") or [], ensure_ascii=False)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rag_eval.metrics.registry import TRACE_SCORES
 from rag_eval.metrics.report_fields import REPORT_FIELDS, report_fields
 from rag_eval.metrics.trace import score_item
 from rag_eval.runs.sources import CANCELLED_ERROR, SourceItem
@@ -33,11 +34,6 @@ LABEL_FIELDS = (
     "relevance_explanation",
     "overall_supported_explanation",
 )
-#: The per-row scores of a file row and of a stored item's ``scores``: the four TRACe
-#: metrics and the continuous adherence score.
-ROW_SCORES = ("context_relevance", "context_utilization", "completeness", "adherence", "adherence_score")
-#: Answer correctness against a row's reference answer (when it has one).
-CORRECTNESS = ("bleu", "rouge_l", "answer_match")
 # Worth carrying from result.extra into the record (the rest stays in the judge's cache).
 JUDGE_EXTRA_FIELDS = ("dropped_keys", "missing_response_keys", "agreement_rate", "samples", "samples_usable",
                       "retries", "reasks", "cache_hits", "cost_usd_spent", "inconsistent", "label_repairs")
@@ -138,7 +134,7 @@ def to_file_row(record: ItemRecord) -> dict[str, Any]:
     labels = record.labels or {}
     row.update({f: labels.get(f) for f in LABEL_FIELDS})
     trace = record.trace or {}  # as TraceScores has them (adherence a bool)
-    row.update({f: trace.get(f) for f in ROW_SCORES})
+    row.update({f: trace.get(f) for f in TRACE_SCORES})
     row.update({f: record.report.get(f) for f in REPORT_FIELDS})
     row.update(mode=record.mode, judge=record.judge, prompt_id=record.prompt_id)
     if labels.get("adherence_probability") is not None:

@@ -17,10 +17,8 @@ import numpy as np
 
 from rag_eval.metrics.aggregate import coverage_fraction, finite, mean_with_coverage
 from rag_eval.metrics.agreement import agreement
+from rag_eval.metrics.registry import TRACE_SCORES
 from rag_eval.metrics.report_fields import consistency_reading
-from rag_eval.schema import METRIC_NAMES
-
-SCORE_NAMES = METRIC_NAMES + ("adherence_score",)
 
 
 def mean_with_ci(values: Iterable[Any], total: int, seed: int = 0) -> dict[str, Any]:
@@ -40,7 +38,7 @@ def summarize_items(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
     scored = [i for i in items if i.get("scores")]
     metrics = {
         name: mean_with_ci([(i.get("scores") or {}).get(name) for i in items], total)
-        for name in SCORE_NAMES
+        for name in TRACE_SCORES
     }
     retrieval_names = sorted({k for i in items for k in (i.get("retrieval") or {})})
     retrieval = {

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
-from rag_eval.schema import METRIC_NAMES, TraceScores
+from rag_eval.metrics.registry import TRACE_METRICS
+from rag_eval.schema import TraceScores
 from rag_eval.ui.constants import METRIC_LABELS, RESP_UNKNOWN, STATUS_OK_VALUES
 from rag_eval.ui.help import metric_help
 from rag_eval.ui.markdown import md
@@ -50,7 +51,7 @@ def draw_scores(scores: TraceScores | None, judge: str = "", status: str = "") -
         "completeness": fmt(scores.completeness),
         "adherence": f"{fmt(scores.adherence)} ({fmt(scores.adherence_score, 2)})",
     }
-    for col, name in zip(cols, METRIC_NAMES):
+    for col, name in zip(cols, TRACE_METRICS):
         col.metric(METRIC_LABELS[name], values[name], help=metric_help(name))
     st.caption(md("Scoring mode **{}** · judge **{}**", scores.mode, judge or "unknown") + (md(" · status {}", status) if status else ""))
     if scores.diagnostics.get("completeness_vacuous"):

@@ -6,6 +6,7 @@ colour without importing each other (pages never import pages).
 
 from __future__ import annotations
 
+from rag_eval.metrics.registry import METRICS, TRACE_METRICS
 from rag_eval.schema import JudgeStatus
 
 APP_TITLE = "RAG Eval Workbench"
@@ -67,12 +68,8 @@ SPREAD_HELP = ("Metric spread (rmse_aggregation): the RMSE of one row's four TRA
                "spread 0. Bands: even ≤ 0.10, slightly uneven ≤ 0.20, uneven ≤ 0.30, very uneven above.")
 SPREAD_AXIS_MAX = 0.6  # the spread histogram's x axis ends here
 
-METRIC_LABELS = {
-    "context_relevance": "Context relevance",
-    "context_utilization": "Context utilization",
-    "completeness": "Completeness",
-    "adherence": "Adherence",
-}
+#: The TRACe metrics' labels, in order, from the metric registry (the one declaration).
+METRIC_LABELS = {name: METRICS.label(name) for name in TRACE_METRICS}
 
 # Sentence classes and their colours. Colours are pale so black text stays readable.
 DOC_RELEVANT = "relevant"
