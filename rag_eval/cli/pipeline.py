@@ -19,6 +19,7 @@ import click
 
 from rag_eval.cli.exits import Interrupted, Unavailable
 from rag_eval.cli.gate_options import apply_gate, gate_options, request_from
+from rag_eval.cli.judge import metrics_option
 from rag_eval.metrics.registry import TRACE_METRICS
 from rag_eval.metrics.report_fields import REPORT_FIELDS
 
@@ -187,10 +188,11 @@ def _dataset_rows(dataset: str) -> tuple[list, str]:
               help="Judge the responses the rows already carry (response/answer + documents/contexts, or RAGBench "
                    "columns); no retrieval or generation. The same rows, ids and checks as `rag-eval judge` and the "
                    "Batch page.")
+@metrics_option
 @db_option
 @gate_options
 @_user_errors
-def run(dataset, config_path, collection, name, resume_run, ray_address, ray_workers, judge_only, db,
+def run(dataset, config_path, collection, name, resume_run, ray_address, ray_workers, judge_only, metrics, db,
         **gate_kwargs) -> None:
     """Run every question of DATASET (.jsonl/.json/.csv/.parquet, or 'demo') through the
     RAG system: retrieve, generate, judge, score; store the run.
@@ -202,6 +204,7 @@ def run(dataset, config_path, collection, name, resume_run, ray_address, ray_wor
     --junit the stored run is gated (exit 1 when a threshold or the coverage is not met);
     without them any failed item exits 1."""
     from rag_eval.cli.judge import build_judge_or_exit
+    from rag_eval.judges.base import ManagedJudge
     from rag_eval.runs.engine import evaluate
     from rag_eval.runs.sinks import StoreSink
 
@@ -214,7 +217,7 @@ def run(dataset, config_path, collection, name, resume_run, ray_address, ray_wor
         update, close = _progress_bar(f"{'judge' if judge_only else 'run'} {config.name}", "row" if judge_only else "q")
         try:
             summary = evaluate(source, judge, StoreSink(store, config, name=name, resume=resume_run), config=config,
-                               progress=update)
+                               progress=update, metrics=metrics)
         except KeyboardInterrupt:
             close()
             latest = store.list_runs(limit=1)
@@ -225,7 +228,7 @@ def run(dataset, config_path, collection, name, resume_run, ray_address, ray_wor
         finally:
             close()
     finally:
-        if hasattr(judge, "close"):
+        if isinstance(judge, ManagedJudge):
             judge.close()  # the Ray workers (and a local Ray instance this run started)
     run_id = str(summary.run_id)
     _show_run(store.get_run(run_id), store.items(run_id))

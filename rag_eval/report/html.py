@@ -78,7 +78,7 @@ details.row>summary{cursor:pointer} details.row[open]>summary{margin-bottom:0.4e
 
 <section id="metrics"><h2>TRACe metrics (mean, 95% bootstrap interval)</h2>
 <table><tr><th>run</th>{% for m in metric_names %}<th>{{ m }}</th>{% endfor %}</tr>
-{% for r in runs %}<tr><td>{{ r.label }}</td>{% for m in metric_names %}<td class="num">{{ r.metrics[m] }}</td>{% endfor %}</tr>
+{% for r in runs %}<tr><td>{{ r.label }}</td>{% for m in metric_names %}<td class="num">{{ r.metrics.get(m, "—") }}</td>{% endfor %}</tr>
 {% endfor %}</table>
 <p class="muted">Expected judge error (how far a row's score may be from a careful label, per row; docs/local-judge.md):</p>
 <ul>{% for r in runs %}<li>{{ r.label }}: {{ r.expected_error }}</li>{% endfor %}</ul>
@@ -316,10 +316,12 @@ def build_report(
     if len(set(labels.values())) < len(labels):
         labels = {r["id"]: f"{r.get('name')} · {r['id']}" for r in runs}
     views, agreement_rows = [], []
+    shown_metrics: set[str] = set()  # answer correctness and per-item metrics any run has
     for run in runs:
         items = items_by_run[run["id"]]
         summary = summarize_items(list(items))
-        metrics = summary["metrics"]
+        metrics = {**summary["metrics"], **summary["correctness"], **summary["custom"]}
+        shown_metrics.update(k for k in metrics if k not in TRACE_SCORES)
         fields = [item_report_fields(i) for i in items]
         bands = Counter(r for f in fields if (r := rmse_band(f["rmse_aggregation"])) is not None)
         diagnosis = run_diagnosis(items).to_dict()
@@ -333,8 +335,8 @@ def build_report(
             "dataset": run.get("dataset_path") or "—", "status": run.get("status"), "created": run.get("created_at"),
             "n_items": summary["n_items"], "n_scored": summary["n_scored"], "coverage": f"{summary['coverage']:.0%}",
             "statuses": ", ".join(f"{k}={v}" for k, v in summary["status_counts"].items()),
-            "metrics": {m: f"{_f(metrics[m]['mean'])} {_ci(metrics[m]['ci_low'], metrics[m]['ci_high'])} "
-                           f"n={metrics[m]['n']}" for m in TRACE_SCORES},
+            "metrics": {m: f"{_f(v['mean'])} {_ci(v['ci_low'], v['ci_high'])} n={v['n']}"
+                        for m, v in metrics.items()},
             "band_counts": {name: bands.get(name, 0) for _, name in RMSE_BANDS}, "n_spread": sum(bands.values()),
             "diagnosis": diagnosis,
             "tokens": summary["tokens_total"], "cost": _f(summary["cost_usd_total"], 4),
@@ -360,7 +362,8 @@ def build_report(
     return env.from_string(_TEMPLATE).render(
         title=title or ("rag-eval report: " + ", ".join(labels.values())),
         generated=generated or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        version=version, runs=views, metric_names=list(TRACE_SCORES), bands=_band_rows(), agreement=agreement_rows,
+        version=version, runs=views, metric_names=[*TRACE_SCORES, *sorted(shown_metrics)], bands=_band_rows(),
+        agreement=agreement_rows,
         comparison=comparison, charts=charts, worst=worst, plotly_js=Markup(get_plotlyjs()),
         expected_error_notes=expected_error.compare_notes(list(runs)),
     )

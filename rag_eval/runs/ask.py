@@ -96,7 +96,7 @@ def ask(
         raise ValueError(record.error)
     if found.item is None and found.objects.get("generation") is None:
         raise ValueError(record.error or "no answer")
-    result_of_judge = found.objects.get("judge_result")
+    result_of_judge = record.judge_result
     timings = {k: v for k, v in record.timings.items() if k != "judge_s"}
     if result_of_judge is not None:
         timings["judge_s"] = record.timings.get("judge_s") or 0.0

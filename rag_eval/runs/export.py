@@ -40,6 +40,10 @@ def flatten_item(item: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
     row.update({name: scores.get(name) for name in TRACE_SCORES})
     row.update(item_report_fields(item))
     row.update({name: value for name, value in sorted((item.get("retrieval") or {}).items())})
+    row.update({name: value for name, value in sorted((item.get("correctness") or {}).items())})
+    row.update({name: value for name, value in sorted((item.get("metrics") or {}).items())})
+    errors = item.get("metric_errors")
+    row["metric_errors"] = json.dumps(errors, ensure_ascii=False) if errors else None
     row["retrieved_doc_ids"] = json.dumps(item.get("retrieved_doc_ids") or [], ensure_ascii=False)
     row["gold_doc_ids"] = json.dumps(item.get("gold_doc_ids") or [], ensure_ascii=False)
     row["chunks"] = json.dumps(item.get("chunks") or [], ensure_ascii=False)

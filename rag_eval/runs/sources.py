@@ -159,6 +159,12 @@ class RowsSource:
         self.row_cache = row_cache
         self.answer_matcher: Any = None  # set by the engine when an LLM is configured
 
+    def open(self) -> None:
+        """Nothing to check: a file that cannot be read fails as the rows are read."""
+
+    def size_hint(self) -> int:
+        return len(self.rows) if self.rows is not None else 0
+
     def _pairs(self) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
         if self.rows is not None:
             return iter(self.rows)
@@ -314,6 +320,7 @@ class RagSource:
     concurrently), then the judge sees the retrieved chunks and the answer."""
 
     kind = None
+    row_cache = None  # questions go through retrieval and generation: nothing to answer from a cache
     batch_size = 8
 
     def __init__(self, rows: Iterable[Any], config: Any, collection: str, *, label: str | None = None,
@@ -327,6 +334,9 @@ class RagSource:
         ids = _Ids()
         for q in self.questions:
             q.item_id = ids(q.item_id)
+
+    def size_hint(self) -> int:
+        return len(self.rows)
 
     def open(self) -> None:
         """Check the collection before anything is stored (``ValueError`` when unusable)."""

@@ -55,8 +55,8 @@ def install_status() -> dict[str, Any]:
         "embedded Qdrant). For the LLM judge, set OPENAI_API_KEY (a Space secret) and RAG_EVAL_LLM_MODEL."
     )
     return {
-        "judge": (f"local:{cfg.judge.calibration}" if cfg.judge.calibration else "local") if cfg.judge.kind == "local"
-                 else f"llm:{cfg.judge.model or 'default'}",
+        "judge": (f"llm:{cfg.judge.model or 'default'}" if cfg.judge.kind == "llm"
+                  else f"{cfg.judge.kind}:{cfg.judge.calibration}" if cfg.judge.calibration else cfg.judge.kind),
         "generator": cfg.generator.kind,
         "runs": runs,
         "vector_store": "Qdrant server" if setting("QDRANT_URL") else "Qdrant local",

@@ -121,12 +121,13 @@ def runs_table(runs: Sequence[Mapping[str, Any]], context: Sequence[Mapping[str,
     dataset), tags, note, then identity."""
     context = list(context if context is not None else runs)
     labels = datasets(context)
+    extra = sorted({name for run in runs for name in ((run.get("summary") or {}).get("custom") or {})})
     rows = []
     for run in runs:
         summary = run.get("summary") or {}
-        metrics = summary.get("metrics") or {}
+        metrics = {**(summary.get("metrics") or {}), **(summary.get("custom") or {})}
         row: dict[str, Any] = {"name": run.get("name")}
-        for name in TRACE_METRICS:
+        for name in (*TRACE_METRICS, *extra):  # the registry's per-item metrics beside TRACe
             row[name] = (metrics.get(name) or {}).get("mean")
         row.update({
             "coverage": summary.get("coverage"),
@@ -167,10 +168,13 @@ def trend_frame(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
 
 
 def summary_means(summary: Mapping[str, Any] | None) -> list[dict[str, Any]]:
-    """The four TRACe means of a stored summary with their 95% intervals and coverage."""
-    metrics = (summary or {}).get("metrics") or {}
+    """The four TRACe means of a stored summary with their 95% intervals and coverage,
+    then the registry's per-item metrics the run computed (plugins, users)."""
+    custom = (summary or {}).get("custom") or {}
+    metrics = {**((summary or {}).get("metrics") or {}), **custom}
     fields = ("mean", "ci_low", "ci_high", "n", "coverage")
-    return [{"metric": name, **{k: (metrics.get(name) or {}).get(k) for k in fields}} for name in TRACE_METRICS]
+    return [{"metric": name, **{k: (metrics.get(name) or {}).get(k) for k in fields}}
+            for name in (*TRACE_METRICS, *sorted(custom))]
 
 
 def metrics_first(frame: pd.DataFrame) -> pd.DataFrame:
