@@ -237,7 +237,7 @@ class Question:
     """One dataset row as the RAG source needs it (or the reason it cannot be used)."""
 
     position: int
-    item_id: str
+    id: str
     question: str = ""
     reference_answer: str | None = None
     gold_doc_ids: list[str] = field(default_factory=list)
@@ -261,7 +261,7 @@ def parse_row(value: dict[str, Any] | RowError, row_number: int, source: str = "
         return Question(position, item_id, error=f"{where}, field 'question': missing or empty",
                         metadata=_metadata(value))
     references = _references(value)
-    return Question(position=position, item_id=item_id, question=question.strip(),
+    return Question(position=position, id=item_id, question=question.strip(),
                     reference_answer=references[0] if references else None,
                     gold_doc_ids=_strings(value.get("gold_doc_ids")),
                     gold_contexts=_strings(value.get("gold_contexts")) or _strings(value.get("contexts")),
@@ -333,7 +333,7 @@ class RagSource:
         self.questions = [parse_row(v, n, self.label, pos) for pos, (n, v) in enumerate(self.rows)]
         ids = _Ids()
         for q in self.questions:
-            q.item_id = ids(q.item_id)
+            q.id = ids(q.id)
 
     def size_hint(self) -> int:
         return len(self.rows)
@@ -353,7 +353,7 @@ class RagSource:
 
     def items(self, skip: frozenset[str] = frozenset(), cancel: threading.Event | None = None
               ) -> Iterator[SourceItem]:
-        todo = [q for q in self.questions if q.item_id not in skip]
+        todo = [q for q in self.questions if q.id not in skip]
         embed = None
         if any(q.gold_contexts and not q.gold_doc_ids for q in todo):
             from rag_eval.encoders.embedder import Embedder
@@ -380,7 +380,7 @@ class RagSource:
 
     @staticmethod
     def _base(q: Question) -> tuple[SourceItem, Question]:
-        s = SourceItem(q.position, q.item_id, q.question, reference_answer=q.reference_answer,
+        s = SourceItem(q.position, q.id, q.question, reference_answer=q.reference_answer,
                        gold_doc_ids=list(q.gold_doc_ids), metadata=dict(q.metadata))
         if q.error:
             s.status, s.error = JudgeStatus.INVALID_INPUT.value, q.error
