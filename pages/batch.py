@@ -10,6 +10,7 @@ import streamlit as st
 
 from rag_eval.display.views import view_from_record
 from rag_eval.judges.ray import RayUnavailable, configured_cluster
+from rag_eval.metrics.registry import TRACE_SCORES
 from rag_eval.runs.export import export_rows
 from rag_eval.ui import batch_rows, components, cost, data, frames, jobs, panels, run_views, settings, state
 from rag_eval.ui.markdown import escape_markdown, md
@@ -152,7 +153,7 @@ def render_results(run_id: str) -> None:
     cols = st.columns([2, 3])
     statuses = sorted(table["status"].dropna().unique())
     chosen = cols[0].multiselect("Status", statuses, default=statuses, key=f"{PAGE}.status_filter")
-    metric = cols[1].selectbox("Metric range on", frames.SCORE_COLUMNS, key=f"{PAGE}.range_metric")
+    metric = cols[1].selectbox("Metric range on", TRACE_SCORES, key=f"{PAGE}.range_metric")
     low, high = cols[1].slider("Range", 0.0, 1.0, (0.0, 1.0), 0.05, key=f"{PAGE}.range")
     shown = frames.filter_items(table, chosen, {metric: (low, high)})
     st.caption(f"{len(shown)} of {len(table)} rows shown")

@@ -12,8 +12,8 @@ import streamlit as st
 
 from rag_eval.display.views import view_from_record
 from rag_eval.judges import expected_error
+from rag_eval.metrics.registry import TRACE_METRICS
 from rag_eval.runs.compare import config_diff, format_diff, judge_error_notes
-from rag_eval.schema import METRIC_NAMES
 from rag_eval.ui import charts, components, data, frames, run_charts, run_views, state
 from rag_eval.ui.help import glossary, metric_help, metric_label
 from rag_eval.ui.markdown import md
@@ -84,12 +84,12 @@ def render_cutoff(result: dict) -> None:
 
 def render_metrics(result: dict, labels: dict[str, str]) -> None:
     table = pd.DataFrame(result["metrics"])
-    trace = table[table["metric"].isin(METRIC_NAMES)]
+    trace = table[table["metric"].isin(TRACE_METRICS)]
     st.subheader("TRACe per run", help=metric_help("ci"))
     kind = st.radio("Chart", ["Bars", "Radar"], key=K_CHART, horizontal=True)
     fig = charts.metric_bars(trace, labels) if kind == "Bars" else charts.metric_radar(trace, labels)
     components.draw_chart(fig, key=f"{PAGE}.metrics_chart")
-    other = table[~table["metric"].isin((*METRIC_NAMES, "adherence_score")) & table["mean"].notna()]
+    other = table[~table["metric"].isin((*TRACE_METRICS, "adherence_score")) & table["mean"].notna()]
     st.subheader("Retrieval and answer correctness", help=glossary(list(other["metric"])) or None)
     render_cutoff(result)
     if not other.empty:

@@ -16,8 +16,8 @@ from __future__ import annotations
 import streamlit as st
 
 from rag_eval.judges import expected_error
+from rag_eval.metrics.registry import TRACE_METRICS
 from rag_eval.runs.item_fields import run_diagnosis
-from rag_eval.schema import METRIC_NAMES
 from rag_eval.ui import charts, components, data, diagnosis_view, frames, run_charts, run_views, state
 from rag_eval.ui.constants import PAGE_BATCH
 from rag_eval.ui.help import metric_help, metric_label
@@ -89,7 +89,7 @@ def render_trends(shown: list[dict]) -> None:
         st.info("No run shown has scored items yet.")
         return
     st.markdown("**TRACe means per dataset over runs (95% CI)**")
-    panels = run_charts.trend_by_dataset(trend, list(METRIC_NAMES))
+    panels = run_charts.trend_by_dataset(trend, list(TRACE_METRICS))
     for row in range(0, len(panels), run_charts.TREND_COLUMNS):
         cols = st.columns(run_charts.TREND_COLUMNS)
         for col, (k, panel) in zip(cols, enumerate(panels[row:row + run_charts.TREND_COLUMNS], start=row)):

@@ -33,6 +33,11 @@ def render_form() -> None:
     policy = settings.policy()
     with st.form(f"{PAGE}.form"):
         st.radio("Provider", list(PROVIDERS), key=f"{PAGE}.provider", format_func=PROVIDERS.get)
+        kinds = settings.local_judge_kinds()  # the judge-kind registry: the local judge and plugins' judges
+        if st.session_state.get(f"{PAGE}.judge") not in kinds:
+            st.session_state[f"{PAGE}.judge"] = "local"
+        st.selectbox("Offline judge (provider Local)", kinds, key=f"{PAGE}.judge",
+                     help="The judge that runs on this machine; `rag-eval judges list` shows where each comes from.")
         cols = st.columns(2)
         if policy.locked and not policy.any_model:
             cols[0].selectbox("Model", list(policy.models), key=f"{PAGE}.model")

@@ -51,10 +51,21 @@ DEFAULT_NAME = "python-api"
 def known_metrics() -> tuple[str, ...]:
     """The metric names ``metrics=`` takes: TRACe, answer correctness (rows with a
     reference), the report fields and the LLM judge's adherence probability."""
+    from rag_eval.metrics.registry import CORRECTNESS_METRICS, METRICS, TRACE_SCORES
     from rag_eval.metrics.report_fields import REPORT_FIELDS
-    from rag_eval.runs.records import CORRECTNESS, ROW_SCORES
 
-    return (*ROW_SCORES, *CORRECTNESS, *REPORT_FIELDS, "adherence_probability")
+    return (*TRACE_SCORES, *CORRECTNESS_METRICS, *REPORT_FIELDS, "adherence_probability",
+            *(m.name for m in METRICS.per_item()))
+
+
+def _per_item(names: tuple[str, ...], asked: bool) -> list[str] | None:
+    """The registry's per-item metrics the engine computes: those asked for, or (nothing
+    asked) every installed one, as ``rag-eval judge`` without ``--metrics``."""
+    if not asked:
+        return None
+    from rag_eval.metrics.registry import METRICS
+
+    return [n for n in names if (m := METRICS.find(n)) is not None and m.compute is not None]
 
 
 def _metric_names(metrics: Iterable[str] | str | None) -> tuple[str, ...]:
@@ -236,10 +247,11 @@ class Evaluation:
     # -------------------------------------------------------------- tables
     def _columns(self) -> list[str]:
         extra = [m for m in self.metrics if m not in TRACE_COLUMNS]
-        if not self.metrics:  # answer correctness shows when a row had a reference
-            from rag_eval.runs.records import CORRECTNESS
+        if not self.metrics:  # answer correctness (a row had a reference) and per-item metrics computed
+            from rag_eval.metrics.registry import CORRECTNESS_METRICS, METRICS
 
-            extra = [c for c in CORRECTNESS if any(r.get(c) is not None for r in self.rows)]
+            shown = (*CORRECTNESS_METRICS, *(m.name for m in METRICS.per_item()))
+            extra = [c for c in shown if any(r.get(c) is not None for r in self.rows)]
         retrieval = sorted({k for r in self.rows for k in (r.get("retrieval") or {})})
         return ["id", "status", *TRACE_COLUMNS, *extra, *retrieval, "judge", *REASON_COLUMNS]
 
@@ -374,7 +386,8 @@ def evaluate(
     sink = MemorySink()
     update, close = _progress(progress, str(getattr(the_judge, "name", "judge")))
     try:
-        summary = run_engine(source, the_judge, sink, config=config, progress=update, concurrency=concurrency)
+        summary = run_engine(source, the_judge, sink, config=config, progress=update, concurrency=concurrency,
+                             metrics=_per_item(wanted, metrics is not None))
     finally:
         close()
         if isinstance(judge, str) and hasattr(the_judge, "close"):
@@ -407,12 +420,12 @@ def load_run(name: str, *, store: RunStore | str | Path | None = None) -> Evalua
     :class:`~rag_eval.runs.store.RunNotFound` when no run (or more than one) matches."""
     from rag_eval.judges.expected_error import for_run
     from rag_eval.runs.engine import summarize_evaluation
-    from rag_eval.runs.sinks import stored_summary_row
+    from rag_eval.runs.records import summary_row
 
     run_store = _store(store)
     run = run_store.get_run(name)
     items = run_store.items(run["id"])
-    summary = summarize_evaluation([stored_summary_row(i) for i in items], run_id=run["id"],
+    summary = summarize_evaluation([summary_row(i) for i in items], run_id=run["id"],
                                    cancelled=run.get("status") == "cancelled")
     return Evaluation([_row_of_stored(i) for i in items], summary, for_run(run), run_id=run["id"], store=run_store)
 

@@ -162,6 +162,16 @@ class JudgeStatus(str, Enum):
         return self in (JudgeStatus.OK, JudgeStatus.REPAIRED)
 
 
+USABLE_STATUSES = frozenset({JudgeStatus.OK.value, JudgeStatus.REPAIRED.value})
+
+
+def is_usable(status: object) -> bool:
+    """The one definition of a usable item: its judgement ended ``ok`` or ``repaired``.
+    Only usable items enter a mean; every other item counts in coverage and the status
+    table (a RAG source's ``retrieval_error`` / ``generation_error`` are not usable)."""
+    return str(getattr(status, "value", status)) in USABLE_STATUSES
+
+
 @dataclass(slots=True)
 class JudgeResult:
     item_id: str
@@ -233,8 +243,6 @@ class TraceScores:
         }
 
 
-METRIC_NAMES = ("context_relevance", "context_utilization", "completeness", "adherence")
-
 # Ground-truth score columns in RAGBench rows, by metric name.
 RAGBENCH_TRUTH_COLUMNS = {
     "context_relevance": "relevance_score",
@@ -282,6 +290,11 @@ class ItemRecord:
     labels: dict[str, Any] | None = None
     scores: dict[str, float | None] | None = None  # TRACe metric values and adherence_score
     correctness: dict[str, float | None] | None = None  # bleu, rouge_l (and answer_match) against the reference
+    # Per-item metrics of the metric registry's ``custom`` family (plugins, users): ``name`` or
+    # ``name.key`` -> value; a metric that failed on this item is None here with its reason in
+    # ``metric_errors`` (never 0 or NaN).
+    metrics: dict[str, float | None] | None = None
+    metric_errors: dict[str, str] = field(default_factory=dict)
     trace: dict[str, Any] | None = None  # TraceScores.to_dict(): mode, per document, diagnostics
     report: dict[str, Any] = field(default_factory=dict)  # the original project's report fields
     retrieval: dict[str, float] | None = None
@@ -297,10 +310,11 @@ class ItemRecord:
     judge_extra: dict[str, Any] = field(default_factory=dict)  # samples, retries, label repairs...
     raw: str | None = None  # what the judge said when it gave no usable labels
     mode: str = "clean"
-    # Not serialised: the source's item (keyed sentences, retrieved chunks, the generation,
-    # the JudgeResult), for callers that show one item (ask, rag_eval.testing).
+    # Not serialised: the source's item (keyed sentences, retrieved chunks, the generation) and
+    # the judge's result, for callers that show one item (ask, rag_eval.testing).
     source: Any = field(default=None, repr=False, compare=False)
+    judge_result: JudgeResult | None = field(default=None, repr=False, compare=False)
 
     @property
     def usable(self) -> bool:
-        return self.status in (JudgeStatus.OK.value, JudgeStatus.REPAIRED.value)
+        return is_usable(self.status)

@@ -98,7 +98,7 @@ def check_trace(
     evaluate(RowsSource([row]), judge if judge is not None else _local_judge(), sink, config=mode)
     record = sink.records[0]
     item = record.source.item if record.source.item is not None else EvalItem("assert_trace", question, [], [])
-    result = record.source.objects.get("judge_result") or JudgeResult(
+    result = record.judge_result or JudgeResult(
         "assert_trace", JudgeStatus(record.status), error=record.error)
     scores = TraceScores(**record.trace) if record.usable and record.trace is not None else None
     values: dict[str, Any] = {}

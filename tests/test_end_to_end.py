@@ -7,11 +7,11 @@ import pytest
 
 from rag_eval.demo import QUESTIONS_PATH, ensure_demo_collection
 from rag_eval.io.rows import read_rows
+from rag_eval.metrics.registry import TRACE_METRICS
 from rag_eval.rag.config import default_config
 from rag_eval.runs.compare import compare_runs
 from rag_eval.runs.runner import run_dataset
 from rag_eval.runs.store import RunStore
-from rag_eval.schema import METRIC_NAMES
 
 
 class SimulatedCrash(BaseException):
@@ -78,7 +78,7 @@ def test_offline_pipeline_end_to_end(local_judge, rag_eval_home):
         assert all(i["judge"].startswith("local:") for i in items)
         summary = run["summary"]
         assert summary["coverage"] == 1.0
-        for metric in METRIC_NAMES:
+        for metric in TRACE_METRICS:
             assert 0.0 <= summary["metrics"][metric]["mean"] <= 1.0
         assert f"recall@{k}" in summary["retrieval"]
 
@@ -90,4 +90,4 @@ def test_offline_pipeline_end_to_end(local_judge, rag_eval_home):
     assert {r["run"] for r in comparison["metrics"]} == {run_a, run_b}
     sizes = [abs(d["difference"]) for d in comparison["differences"]]
     assert sizes == sorted(sizes, reverse=True) and sizes
-    assert {p["metric"] for p in comparison["paired"]} >= set(METRIC_NAMES)
+    assert {p["metric"] for p in comparison["paired"]} >= set(TRACE_METRICS)

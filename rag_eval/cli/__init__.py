@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import click
 
-from rag_eval.cli import datasets, html_report, ingest, judge, labels, pipeline, scoring, traces
+from rag_eval.cli import datasets, html_report, ingest, judge, labels, pipeline, plugins, scoring, traces
 from rag_eval.cli.exits import ExitCodeGroup
 
 
@@ -19,5 +19,5 @@ def cli() -> None:
     """RAG evaluation workbench: TRACe metrics, judges, a Qdrant RAG pipeline and runs."""
 
 
-for _module in (scoring, judge, ingest, pipeline, datasets, html_report, labels, traces):
+for _module in (scoring, judge, ingest, pipeline, datasets, html_report, labels, traces, plugins):
     _module.register(cli)

@@ -119,16 +119,65 @@ def _summary_lines(summary: EvaluationSummary, out: Path, local: bool = False, n
 
 
 def _judge_kind(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    if value in ("llm", "local") or (value.startswith("local:") and len(value) > len("local:")):
+    """A kind of the judge-kind registry (built-in or a plugin's), or ``local:NAME``."""
+    from rag_eval.judges.kinds import JUDGE_KINDS
+
+    kind, colon, calibration = value.partition(":")
+    declared = JUDGE_KINDS.find(kind)
+    if declared is not None and (not colon or (declared.calibrated and calibration)):
         return value
-    raise click.BadParameter("choose llm, local or local:NAME (a stored calibration)")
+    raise click.BadParameter(f"choose one of {', '.join(JUDGE_KINDS.names())}, or local:NAME (a stored calibration)")
+
+
+def metric_names(ctx: click.Context | None, param: click.Parameter | None, value: tuple[str, ...]) -> list[str] | None:
+    """``--metrics a,b`` (repeatable) -> the per-item metrics to compute; none given: every
+    installed one; ``none``: none. Unknown names fail before any row is read."""
+    if not value:
+        return None
+    names = [n.strip() for v in value for n in v.split(",") if n.strip()]
+    if names == ["none"]:
+        return []
+    from rag_eval.runs.engine import item_metrics
+
+    try:
+        item_metrics(names)
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="--metrics") from None
+    return names
+
+
+def judge_options(ctx: click.Context | None, param: click.Parameter | None, value: tuple[str, ...]) -> dict | None:
+    """``--judge-option KEY=VALUE`` (repeatable) -> a plugin judge's options (YAML values)."""
+    if not value:
+        return None
+    import yaml
+
+    options: dict[str, Any] = {}
+    for pair in value:
+        key, sep, text = pair.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"{pair!r}: use KEY=VALUE", param_hint="--judge-option")
+        options[key.strip()] = yaml.safe_load(text)
+    return options
+
+
+metrics_option = click.option(
+    "--metrics", "metrics", multiple=True, callback=metric_names, metavar="NAME[,...]",
+    help="Per-item metrics to compute besides TRACe (`rag-eval metrics list`; default: every installed one; "
+         "none: none). Repeatable.")
+judge_option_option = click.option(
+    "--judge-option", "judge_option", multiple=True, callback=judge_options, metavar="KEY=VALUE",
+    help="An option of a plugin judge (`rag-eval judges list`), validated by the judge. Repeatable.")
 
 
 @click.command("judge")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path), required=False)
 @click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), help="Output rows (.jsonl, .json, .csv, .parquet).")
 @click.option("--judge", "kind", default="llm", show_default=True, callback=_judge_kind,
-              help="llm, local, or local:NAME (the local judge with the calibration NAME).")
+              help="llm, local, local:NAME (the local judge with the calibration NAME), or a plugin's judge "
+                   "(`rag-eval judges list`).")
+@judge_option_option
+@metrics_option
 @click.option("--calibrate", "calibrate", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               hidden=True, help="Deprecated: use `rag-eval calibrate LABELLED --name NAME`.")
 @click.option("--name", "cal_name", default=None, hidden=True, help="Deprecated (--calibrate).")
@@ -164,7 +213,7 @@ def _judge_kind(ctx: click.Context, param: click.Parameter, value: str) -> str:
 def judge_command(file: Path | None, out: Path | None, kind: str, mode: str, samples: int, consistency_check: bool,
                   model_path: Path | None, dry_run: bool, ray_address: str | None, ray_workers: int,
                   calibrate: Path | None, cal_name: str | None, cal_seed: int, force: bool,
-                  **llm_options: Any) -> None:
+                  metrics: list[str] | None, judge_option: dict[str, Any] | None, **llm_options: Any) -> None:
     """Label every row of FILE with a judge and score TRACe.
 
     Rows need `question`, `response` and `documents` (list of texts) or
@@ -217,16 +266,18 @@ def judge_command(file: Path | None, out: Path | None, kind: str, mode: str, sam
             return
     else:
         if dry_run:
-            click.echo(f"Dry run: the local judge runs on this machine; {len(items)} row(s), no requests, no cost.")
+            click.echo(f"Dry run: the {kind} judge runs on this machine; {len(items)} row(s), no requests, no cost.")
             return
         judge = build_judge_or_exit(kind, ray_address, ray_workers,
-                                    model_path=str(model_path) if model_path else None)
+                                    model_path=str(model_path) if model_path else None, options=judge_option)
     if out is None:
         raise click.UsageError("--out is required (except with --dry-run)")
     if ray_address and kind == "llm":
         click.echo("--ray: the LLM judge's calls stay in this process under one rate limiter", err=True)
-    summary = _judge_file(file, out, judge, mode)
-    local = judge.name.startswith("local:")
+    summary = _judge_file(file, out, judge, mode, metrics)
+    from rag_eval.judges.kinds import JUDGE_KINDS
+
+    local = not JUDGE_KINDS.uses_llm(kind)
     model = getattr(judge, "model", None)  # the local judge's fitted model says how far to trust it
     note = model.quality_note() if local and model is not None else None
     calibration = getattr(judge, "calibration", None)
@@ -243,11 +294,12 @@ def judge_command(file: Path | None, out: Path | None, kind: str, mode: str, sam
     apply_gate(gate, summary, "rows")
 
 
-def _judge_file(file: Path, out: Path, judge: Any, mode: str) -> EvaluationSummary:
+def _judge_file(file: Path, out: Path, judge: Any, mode: str, metrics: list[str] | None = None) -> EvaluationSummary:
     """Every row of ``file`` through :func:`rag_eval.runs.engine.evaluate` into ``out``
     (a progress bar on a terminal; Ctrl-C cancels the rows not yet sent)."""
     from rag_eval.cli.exits import Unavailable
     from rag_eval.io.rows import FileFormatError
+    from rag_eval.judges.base import ManagedJudge
     from rag_eval.judges.ray import RayUnavailable
     from rag_eval.runs.engine import evaluate
     from rag_eval.runs.row_cache import RowCache
@@ -278,7 +330,7 @@ def _judge_file(file: Path, out: Path, judge: Any, mode: str) -> EvaluationSumma
     with ctrl_c_cancels(cancel):
         try:
             summary = evaluate(source, judge, FileSink(out), config=mode, cancel=cancel, progress=progress,
-                               on_record=on_record)
+                               on_record=on_record, metrics=metrics)
         except (FileFormatError, OSError) as err:
             raise click.ClickException(str(err)) from err
         except RayUnavailable as err:  # the cluster cannot be reached: nothing was judged
@@ -286,7 +338,7 @@ def _judge_file(file: Path, out: Path, judge: Any, mode: str) -> EvaluationSumma
         finally:
             if bar is not None:
                 bar.close()
-            if hasattr(judge, "close"):
+            if isinstance(judge, ManagedJudge):
                 judge.close()
     if cancel.is_set():
         click.echo("Interrupted: rows not judged are written with status 'cancelled'.", err=True)

@@ -19,8 +19,9 @@ import click
 
 from rag_eval.cli.exits import Interrupted, Unavailable
 from rag_eval.cli.gate_options import apply_gate, gate_options, request_from
+from rag_eval.cli.judge import metrics_option
+from rag_eval.metrics.registry import TRACE_METRICS
 from rag_eval.metrics.report_fields import REPORT_FIELDS
-from rag_eval.schema import METRIC_NAMES
 
 if TYPE_CHECKING:  # imported where used: `rag-eval --help` must not load Qdrant or scikit-learn
     from rag_eval.rag.config import RagConfig
@@ -188,10 +189,11 @@ def _dataset_rows(dataset: str) -> tuple[list, str]:
               help="Judge the responses the rows already carry (response/answer + documents/contexts, or RAGBench "
                    "columns); no retrieval or generation. The same rows, ids and checks as `rag-eval judge` and the "
                    "Batch page.")
+@metrics_option
 @db_option
 @gate_options
 @_user_errors
-def run(dataset, config_path, collection, name, resume_run, ray_address, ray_workers, judge_only, db,
+def run(dataset, config_path, collection, name, resume_run, ray_address, ray_workers, judge_only, metrics, db,
         **gate_kwargs) -> None:
     """Run every question of DATASET (.jsonl/.json/.csv/.parquet, or 'demo') through the
     RAG system: retrieve, generate, judge, score; store the run.
@@ -203,6 +205,7 @@ def run(dataset, config_path, collection, name, resume_run, ray_address, ray_wor
     --junit the stored run is gated (exit 1 when a threshold or the coverage is not met);
     without them any failed item exits 1."""
     from rag_eval.cli.judge import build_judge_or_exit
+    from rag_eval.judges.base import ManagedJudge
     from rag_eval.runs.engine import evaluate
     from rag_eval.runs.sinks import StoreSink
 
@@ -217,7 +220,7 @@ def run(dataset, config_path, collection, name, resume_run, ray_address, ray_wor
                                       "row" if judge_only else "q")
         try:
             summary = evaluate(source, judge, StoreSink(store, config, name=name, resume=resume_run), config=config,
-                               progress=update)
+                               progress=update, metrics=metrics)
         except KeyboardInterrupt:
             close()
             latest = store.list_runs(limit=1)
@@ -228,7 +231,7 @@ def run(dataset, config_path, collection, name, resume_run, ray_address, ray_wor
         finally:
             close()
     finally:
-        if hasattr(judge, "close"):
+        if isinstance(judge, ManagedJudge):
             judge.close()  # the Ray workers (and a local Ray instance this run started)
     run_id = str(summary.run_id)
     _show_run(store.get_run(run_id), store.items(run_id))
@@ -301,11 +304,11 @@ def runs_list(limit, db) -> None:
     for r in _store(db).list_runs(limit=limit):
         metrics = (r.get("summary") or {}).get("metrics", {})
         rows.append([r["id"], r["name"], r["status"], f"{r['n_done']}/{r['n_items']}", r["config_hash"],
-                     r.get("collection")] + [metrics.get(m, {}).get("mean") for m in METRIC_NAMES])
+                     r.get("collection")] + [metrics.get(m, {}).get("mean") for m in TRACE_METRICS])
     if not rows:
         click.echo("no runs yet (start one with `rag-eval run demo`)")
         return
-    click.echo(_table(["run", "name", "status", "items", "config", "collection", *METRIC_NAMES], rows))
+    click.echo(_table(["run", "name", "status", "items", "config", "collection", *TRACE_METRICS], rows))
 
 
 @runs.command("show")
@@ -326,9 +329,9 @@ def runs_show(run_ref, show_items, as_json, db) -> None:
     if show_items:
         from rag_eval.runs.item_fields import item_report_fields
 
-        rows = [(i["item_id"], i["status"], *[(i.get("scores") or {}).get(m) for m in METRIC_NAMES],
+        rows = [(i["item_id"], i["status"], *[(i.get("scores") or {}).get(m) for m in TRACE_METRICS],
                  *item_report_fields(i).values(), (i.get("error") or "")[:60]) for i in items]
-        click.echo(_table(["item", "status", *METRIC_NAMES, *REPORT_FIELDS, "error"], rows))
+        click.echo(_table(["item", "status", *TRACE_METRICS, *REPORT_FIELDS, "error"], rows))
 
 
 @runs.command("export")

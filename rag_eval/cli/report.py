@@ -7,7 +7,7 @@ from __future__ import annotations
 import textwrap
 
 from rag_eval.display.support_map import support_map_text
-from rag_eval.schema import METRIC_NAMES
+from rag_eval.metrics.registry import TRACE_METRICS
 
 WIDTH = 100
 
@@ -40,7 +40,7 @@ def format_scores(scores) -> str:
     if scores is None:
         return "(not scored)"
     values = scores.metric_values()
-    parts = [f"{name} {'n/a' if values[name] is None else f'{values[name]:.3f}'}" for name in METRIC_NAMES]
+    parts = [f"{name} {'n/a' if values[name] is None else f'{values[name]:.3f}'}" for name in TRACE_METRICS]
     text = "  ".join(parts) + f"  (adherence score {scores.adherence_score:.3f}, mode {scores.mode})"
     if scores.diagnostics.get("completeness_vacuous"):
         text += "\n  completeness is vacuous: the judge found no relevant sentence, so there is nothing to cover"

@@ -19,8 +19,9 @@ from rag_eval.cli.gate_options import gate_options, request_from, run_gate
 # Light modules only (option defaults); the rest is imported inside each command so that
 # `rag-eval --help` never loads the heavy libraries.
 from rag_eval.metrics.defaults import DEFAULT_ALPHA, DEFAULT_F1_THRESHOLD, DEFAULT_GAMMA, DEFAULT_N_BOOT, DEFAULT_SEED
+from rag_eval.metrics.registry import TRACE_METRICS
 from rag_eval.metrics.report_fields import consistency_reading
-from rag_eval.schema import METRIC_NAMES, ScoringMode
+from rag_eval.schema import ScoringMode
 
 if TYPE_CHECKING:
     from rag_eval.io.rows import RowError
@@ -53,7 +54,7 @@ def _agreement_lines(report: AgreementReport) -> list[str]:
     pct = int(round(report.confidence * 100))
     cov = report.coverage
     lines = [f"Agreement with ground truth ({pct}% bootstrap CI, {report.n_boot} resamples):"]
-    for metric in METRIC_NAMES:
+    for metric in TRACE_METRICS:
         lines.append(f"  RMSE {metric:<20} {_estimate(report.rmse[metric])}")
     lines += [
         f"  aggregated RMSE           {_estimate(report.aggregated_rmse)}",
@@ -138,7 +139,8 @@ def score_command(file: Path, mode: str, out: Path | None, n_boot: int, seed: in
     """
     from rag_eval.io.rows import FileFormatError, write_rows
     from rag_eval.metrics.gate import RowCase, stats_from_rows
-    from rag_eval.runs.score_file import SUMMARY_METRICS, score_file
+    from rag_eval.metrics.registry import TRACE_SCORES
+    from rag_eval.runs.score_file import score_file
 
     gate = request_from(gate_kwargs)
     try:
@@ -161,7 +163,7 @@ def score_command(file: Path, mode: str, out: Path | None, n_boot: int, seed: in
     _report_errors(result.errors)
     if gate.active:
         usable = [r["status"] == "ok" for r in records]
-        stats = stats_from_rows([r if ok else None for r, ok in zip(records, usable)], (*SUMMARY_METRICS, "average"),
+        stats = stats_from_rows([r if ok else None for r, ok in zip(records, usable)], (*TRACE_SCORES, "average"),
                                 n_boot=n_boot, seed=seed)
         cases = [RowCase(str(r.get("id", f"row-{r['row']}")), r["status"], ok, r,
                          (r.get("error") or {}).get("message")) for r, ok in zip(records, usable)]

@@ -5,6 +5,8 @@ colours and legend. One place, below both (``ui`` and ``report`` never import ea
 
 from __future__ import annotations
 
+from rag_eval.metrics.registry import METRICS, TRACE_METRICS
+
 # Chart colours: one per run or dataset (cycled), and the RMSE bands' shading; the dashboard's
 # Vega-Lite charts (ui.charts) and the HTML report's Plotly figures (report.charts) share them.
 PALETTE = ("#1c7ed6", "#f59f00", "#37b24d", "#e03131", "#7048e8", "#0ca678")
@@ -25,12 +27,8 @@ SPREAD_HELP = ("Metric spread (rmse_aggregation): the RMSE of one row's four TRA
                "spread 0. Bands: even ≤ 0.10, slightly uneven ≤ 0.20, uneven ≤ 0.30, very uneven above.")
 SPREAD_AXIS_MAX = 0.6  # the spread histogram's x axis ends here
 
-METRIC_LABELS = {
-    "context_relevance": "Context relevance",
-    "context_utilization": "Context utilization",
-    "completeness": "Completeness",
-    "adherence": "Adherence",
-}
+#: The TRACe metrics' labels, in order, from the metric registry (the one declaration).
+METRIC_LABELS = {name: METRICS.label(name) for name in TRACE_METRICS}
 
 # Sentence classes and their colours. Colours are pale so black text stays readable.
 DOC_RELEVANT = "relevant"

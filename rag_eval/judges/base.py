@@ -39,6 +39,16 @@ class Judge(Protocol):
         ...
 
 
+@runtime_checkable
+class ManagedJudge(Judge, Protocol):
+    """A judge that connects before the first item (Ray: an unreachable cluster fails
+    before a run exists) and lets go of what it holds afterwards."""
+
+    def start(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
 # -- what build_judge (rag_eval.judges.factory) builds from: plain, picklable data ----------
 class JudgeUsageError(ValueError):
     """The judge asked for cannot be built (a usage error: nothing was run)."""
@@ -73,3 +83,4 @@ class JudgeSpec:
     concurrency: int | None = None
     samples: int = 1
     consistency_check: bool = False
+    options: Any = None  # a plugin kind's options (dict), validated by its JudgeKind's model

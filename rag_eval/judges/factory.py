@@ -23,9 +23,20 @@ from typing import Any
 
 from rag_eval.judges.base import Judge, JudgeSpec, JudgeUsageError, RaySpec
 
-__all__ = ["KINDS", "JudgeSpec", "JudgeUsageError", "RaySpec", "answer_matcher_for", "build_judge", "judge_spec"]
+__all__ = ["JudgeSpec", "JudgeUsageError", "RaySpec", "answer_matcher_for", "build_judge", "judge_spec", "kinds"]
 
-KINDS = ("llm", "local")
+
+def kinds() -> tuple[str, ...]:
+    """The judge kinds installed (built-in and plugins: :data:`rag_eval.judges.kinds.JUDGE_KINDS`)."""
+    from rag_eval.judges.kinds import JUDGE_KINDS
+
+    return JUDGE_KINDS.names()
+
+
+def _kind(name: str) -> Any:
+    from rag_eval.judges.kinds import JUDGE_KINDS
+
+    return JUDGE_KINDS.get(name)
 
 
 def judge_spec(config: Any, **changes: Any) -> JudgeSpec:
@@ -34,17 +45,18 @@ def judge_spec(config: Any, **changes: Any) -> JudgeSpec:
         spec = config
     elif isinstance(config, str):
         kind, _, calibration = config.partition(":")
-        if kind not in KINDS or (calibration and kind != "local") or (config.endswith(":") and not calibration):
-            raise JudgeUsageError(f"unknown judge {config!r}; choose llm, local or local:NAME (a stored calibration)")
+        declared = _kind(kind)
+        if (calibration and not declared.calibrated) or (config.endswith(":") and not calibration):
+            raise JudgeUsageError(f"unknown judge {config!r}; choose one of: {', '.join(kinds())} "
+                                  "or local:NAME (a stored calibration)")
         spec = JudgeSpec(kind=kind, calibration=calibration or None)
     else:
         kind = str(getattr(config, "kind", "local"))
-        if kind not in KINDS:
-            raise JudgeUsageError(f"unknown judge {kind!r}; choose one of: {', '.join(KINDS)}")
+        _kind(kind)
         spec = JudgeSpec(kind=kind, calibration=getattr(config, "calibration", None),
                          model=getattr(config, "model", None), base_url=getattr(config, "base_url", None),
                          api_key_env=getattr(config, "api_key_env", None), prompt_id=getattr(config, "prompt_id", None),
-                         concurrency=getattr(config, "concurrency", None))
+                         concurrency=getattr(config, "concurrency", None), options=getattr(config, "options", None))
     changes = {k: v for k, v in changes.items() if v is not None}
     return replace(spec, **changes) if changes else spec
 
@@ -80,12 +92,20 @@ def build_judge(config: Any = "local", ray: RaySpec | None = None, **changes: An
     ``ray`` is given. ``changes`` override spec fields (``model_path``, ``samples``,
     ``llm``...). Raises :class:`JudgeUsageError` before any work when it cannot be built."""
     spec = judge_spec(config, **changes)
+    declared = _kind(spec.kind)
+    declared.validate_options(spec.options)  # a usage error before anything is built
     if ray is not None:
         from rag_eval.judges.ray import ray_judge, require_ray
 
         require_ray()
-        return ray_judge(spec, ray, _local_judge if spec.kind == "local" else _llm_judge)
-    return _llm_judge(spec) if spec.kind == "llm" else _local_judge(spec)
+        return ray_judge(spec, ray, build_from_spec, in_driver=declared.uses_llm)
+    return declared.build(spec)
+
+
+def build_from_spec(spec: JudgeSpec) -> Judge:
+    """The judge of ``spec``'s kind, built here (what each Ray actor runs: a top-level
+    function, so it pickles by name and the actor looks the kind up in its own registry)."""
+    return _kind(spec.kind).build(spec)
 
 
 def answer_matcher_for(judge: Any) -> Any:

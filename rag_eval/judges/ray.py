@@ -159,7 +159,7 @@ def _local_judge(spec: JudgeSpec) -> Judge:
 
 def _failed(item: EvalItem, name: str, reason: str) -> JudgeResult:
     return JudgeResult(item_id=item.id, status=JudgeStatus.PROVIDER_ERROR, error=reason, judge=name,
-                       extra={"judge_kind": "local", "ray": True})
+                       extra={"judge_kind": name.split(":", 1)[0], "ray": True})
 
 
 class RayJudge:
@@ -301,16 +301,16 @@ class RayJudge:
             got = results[index]
             if got is None:
                 got = [JudgeResult(item_id=it.id, status=JudgeStatus.CANCELLED, error="cancelled before judging",
-                                   judge=self.name, extra={"judge_kind": "local"}) for it in chunk]
+                                   judge=self.name, extra={"judge_kind": self.spec.kind}) for it in chunk]
             out.extend(got)
         return out
 
 
-def ray_judge(spec: JudgeSpec, ray: RaySpec, build: Callable[[JudgeSpec], Judge]) -> Judge:
+def ray_judge(spec: JudgeSpec, ray: RaySpec, build: Callable[[JudgeSpec], Judge], in_driver: bool = False) -> Judge:
     """What :func:`~rag_eval.judges.factory.build_judge` returns for ``ray=``: a
-    :class:`RayJudge` for the local judge (``build(spec)`` checks in the driver that it
-    loads); the ordinary LLM judge for ``kind="llm"`` (its calls stay in the driver under
-    one rate limiter)."""
-    if spec.kind != "local":
+    :class:`RayJudge` for a judge that runs on this machine (the local judge, a plugin's;
+    ``build(spec)`` checks in the driver that it loads); the ordinary judge when
+    ``in_driver`` (an LLM judge: its calls stay in the driver under one rate limiter)."""
+    if in_driver:
         return build(spec)
     return RayJudge(spec, address=ray.address, workers=ray.workers, build=build)

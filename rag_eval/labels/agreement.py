@@ -24,11 +24,11 @@ from itertools import combinations
 from typing import Any
 
 from rag_eval.metrics.agreement import AgreementReport, agreement
+from rag_eval.metrics.registry import TRACE_METRICS
 from rag_eval.schema import Labels
 from rag_eval.text.keys import normalize_key, parse_document_key
 
 KEY_KINDS = ("relevant", "utilized", "supporting")
-TRACE_METRICS = ("context_relevance", "context_utilization", "completeness", "adherence")
 
 
 @dataclass(frozen=True, slots=True)

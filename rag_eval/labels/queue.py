@@ -15,10 +15,12 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from rag_eval.metrics.registry import TRACE_METRICS
 from rag_eval.schema import Labels
 
 STRATEGIES = ("random", "confidence", "disagreement", "hallucinated")
-DISAGREEMENT_METRICS = ("context_relevance", "context_utilization", "completeness", "adherence")
+#: the metrics whose judge-vs-judge difference ranks the disagreement queue
+DISAGREEMENT_METRICS = TRACE_METRICS
 
 
 def _usable(record: Mapping[str, Any]) -> bool:

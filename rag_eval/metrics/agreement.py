@@ -46,8 +46,8 @@ from rag_eval.metrics.aggregate import (
     why_no_interval,
 )
 from rag_eval.metrics.defaults import DEFAULT_F1_THRESHOLD
+from rag_eval.metrics.registry import TRACE_METRICS
 from rag_eval.metrics.report_fields import average_and_rmse, rmse_band
-from rag_eval.schema import METRIC_NAMES
 
 #: Hallucinated and grounded rows each, below which an AUROC is not shown: with 2
 #: hallucinated rows it can only be 0, 0.5, 1 or a few steps between, whatever the judge.
@@ -75,9 +75,9 @@ def spread_reading(rmse: float) -> str:
 
 
 def metric_spread(values: Mapping[str, Any]) -> Spread:
-    """Mean and RMSE spread around it of the defined metrics among ``METRIC_NAMES``
+    """Mean and RMSE spread around it of the defined metrics among ``TRACE_METRICS``
     (booleans count as 0/1; None is skipped and shows in ``n_metrics``)."""
-    found = {m: v for m in METRIC_NAMES if (v := _number(values.get(m), m)) is not None}
+    found = {m: v for m in TRACE_METRICS if (v := _number(values.get(m), m)) is not None}
     mean, rmse = average_and_rmse(found)
     if mean is None or rmse is None:
         return Spread(None, None, None, 0, "no metric is defined")
@@ -323,15 +323,15 @@ def _predicted_adherence(predictions: Sequence[Mapping[str, Any] | None]) -> lis
 
 
 def _coverage(pred: dict[str, list[float | None]], true: dict[str, list[float | None]], n: int) -> Coverage:
-    both = {m: [pred[m][i] is not None and true[m][i] is not None for i in range(n)] for m in METRIC_NAMES}
+    both = {m: [pred[m][i] is not None and true[m][i] is not None for i in range(n)] for m in TRACE_METRICS}
     return Coverage(
         rows_given=n,
-        rows_used=sum(any(both[m][i] for m in METRIC_NAMES) for i in range(n)),
-        missing_prediction=sum(all(pred[m][i] is None for m in METRIC_NAMES) for i in range(n)),
-        missing_truth=sum(all(true[m][i] is None for m in METRIC_NAMES) for i in range(n)),
+        rows_used=sum(any(both[m][i] for m in TRACE_METRICS) for i in range(n)),
+        missing_prediction=sum(all(pred[m][i] is None for m in TRACE_METRICS) for i in range(n)),
+        missing_truth=sum(all(true[m][i] is None for m in TRACE_METRICS) for i in range(n)),
         per_metric={
             m: MetricCoverage(sum(both[m]), sum(v is None for v in pred[m]), sum(v is None for v in true[m]))
-            for m in METRIC_NAMES
+            for m in TRACE_METRICS
         },
     )
 
@@ -341,9 +341,9 @@ def _squared_errors(pred: dict[str, list[float | None]], true: dict[str, list[fl
     metric's pair is incomplete): resampling these rows jointly keeps the per-metric and
     aggregated intervals consistent."""
     n = len(next(iter(pred.values()))) if pred else 0
-    used = [i for i in range(n) if any(pred[m][i] is not None and true[m][i] is not None for m in METRIC_NAMES)]
+    used = [i for i in range(n) if any(pred[m][i] is not None and true[m][i] is not None for m in TRACE_METRICS)]
     out = {}
-    for m in METRIC_NAMES:
+    for m in TRACE_METRICS:
         errors = []
         for i in used:
             p, t = pred[m][i], true[m][i]
@@ -358,14 +358,14 @@ def _rmse_estimates(
     """RMSE per metric, aggregated RMSE and consistency, with their bootstrap intervals."""
     n_used = coverage.rows_used
     idx = resample_indices(n_used, n_boot, rng)
-    boot_mse = {m: _resampled_mse(squared[m], idx) for m in METRIC_NAMES} if idx is not None else {}
+    boot_mse = {m: _resampled_mse(squared[m], idx) for m in TRACE_METRICS} if idx is not None else {}
     no_interval = why_no_interval(n_used, n_boot)
 
     def interval(samples: np.ndarray | None) -> tuple[float | None, float | None, str | None]:
         return (None, None, no_interval) if samples is None else interval_from_samples(samples, n_boot, confidence)
 
     per_metric: dict[str, Estimate] = {}
-    for m in METRIC_NAMES:
+    for m in TRACE_METRICS:
         count = coverage.per_metric[m].used
         if not count:
             per_metric[m] = Estimate(None, n=0, reason="no row has both a prediction and a truth")
@@ -373,7 +373,7 @@ def _rmse_estimates(
         low, high, why = interval(np.sqrt(boot_mse[m]) if idx is not None else None)
         per_metric[m] = Estimate(math.sqrt(float(np.nanmean(squared[m]))), low, high, count, why)
 
-    used_metrics = [m for m in METRIC_NAMES if per_metric[m].value is not None]
+    used_metrics = [m for m in TRACE_METRICS if per_metric[m].value is not None]
     agg_value = aggregated_rmse({m: per_metric[m].value for m in used_metrics})
     if agg_value is None:
         agg = Estimate(None, n=0, reason="no metric has both predictions and truths")
@@ -426,7 +426,7 @@ def agreement(
 ) -> AgreementReport:
     """Agreement of aligned prediction/truth rows (``predictions[i]`` with ``truths[i]``).
 
-    Each row maps metric names (:data:`METRIC_NAMES`) to values; predictions may also
+    Each row maps metric names (:data:`TRACE_METRICS`) to values; predictions may also
     carry the continuous ``adherence_score``. None rows and None/NaN values are
     missing and counted in the coverage. ``rng`` (or ``seed``) drives the bootstrap;
     intervals follow :mod:`rag_eval.metrics.aggregate` (none for fewer than two rows).
@@ -439,8 +439,8 @@ def agreement(
         raise ValueError(f"confidence must be between 0 and 1, got {confidence!r}")
     rng = rng if rng is not None else np.random.default_rng(seed)
     n = len(predictions)
-    pred = {m: _column(predictions, m, "prediction") for m in METRIC_NAMES}
-    true = {m: _column(truths, m, "truth") for m in METRIC_NAMES}
+    pred = {m: _column(predictions, m, "prediction") for m in TRACE_METRICS}
+    true = {m: _column(truths, m, "truth") for m in TRACE_METRICS}
     coverage = _coverage(pred, true, n)
     rmse_estimates, agg, consistency = _rmse_estimates(_squared_errors(pred, true), coverage, n_boot, confidence, rng)
     auroc, f1_estimate = _hallucination_estimates(true["adherence"], _predicted_adherence(predictions), threshold,
@@ -452,7 +452,7 @@ def agreement(
         hallucination_auroc=auroc,
         hallucination_f1=f1_estimate,
         coverage=coverage,
-        metrics_used=tuple(m for m in METRIC_NAMES if rmse_estimates[m].value is not None),
+        metrics_used=tuple(m for m in TRACE_METRICS if rmse_estimates[m].value is not None),
         f1_threshold=threshold,
         confidence=confidence,
         n_boot=n_boot,

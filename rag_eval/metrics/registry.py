@@ -1,20 +1,421 @@
-"""Metric names -> functions, and the one parser for names like ``"recall@5"``.
+"""The metric registry: every metric the workbench computes, declared once.
 
-The CLI, the dashboard and run configurations refer to retrieval metrics by name.
-Names are ``<metric>`` or ``<metric>@<k>``; the "unsupported metric" message is built
-from :data:`RETRIEVAL_METRICS`, so it always lists exactly what exists.
+A :class:`Metric` carries everything an output needs: its ``name``, a readable ``label``,
+its ``range``, which way is better, what it ``needs`` (response, documents, reference,
+labels, an LLM), how one item is computed (``compute``, for per-item metrics), how it
+aggregates and its ``help`` text. The record, the file row, the summary, the gate, the
+exports, agreement, the review queue, the pages and the HTML report all read their
+lists from :data:`METRICS`, so a new metric is one declaration.
+
+Built-in metrics register here exactly as a plugin's do: the four TRACe metrics and the
+continuous adherence score (family ``trace``, stored in a record's ``scores``), answer
+correctness against a reference (``correctness``: BLEU, ROUGE-L, the LLM answer match),
+retrieval metrics (``retrieval``, names ``metric@k``, parsed by :func:`parse_metric_name`)
+and per-item metrics of users and plugins (``custom``, stored in ``metrics``).
+
+A plugin declares an entry point in group ``rag_eval.metrics`` (``[project.entry-points
+."rag_eval.metrics"] words = "my_package.metrics"``); the module it names registers with
+the :func:`metric` decorator (or the entry point names a :class:`Metric`). Plugins load on
+the first look at the registry; one that fails to import is named in
+:attr:`MetricRegistry.plugin_errors` and the rest still works.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from rag_eval.metrics import retrieval
 from rag_eval.metrics._common import check_k
 
+# ---------------------------------------------------------------- declarations
+#: What a metric may need from an item. ``labels``: a judge's usable labels (TRACe);
+#: ``llm``: a configured LLM endpoint; ``retrieval``: ranked retrieval against gold ids.
+NEEDS = ("response", "documents", "reference", "labels", "llm", "retrieval")
+#: Where each family's values live in a stored item record (and in :class:`ItemRecord`).
+FAMILY_FIELD = {"trace": "scores", "correctness": "correctness", "retrieval": "retrieval", "custom": "metrics"}
+AGGREGATES = ("mean",)
+METRICS_GROUP = "rag_eval.metrics"
+
+
+@dataclass(frozen=True, slots=True)
+class MetricItem:
+    """What a per-item metric function sees of one item: ``documents`` are the texts of
+    the retrieved or given documents, ``reference`` the reference answer or None."""
+
+    id: str
+    question: str
+    response: str
+    documents: list[str]
+    reference: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+MetricValue = float | Mapping[str, float]
+MetricFunction = Callable[[MetricItem], MetricValue]
+
+
+@dataclass(frozen=True, slots=True)
+class Metric:
+    """One metric's declaration (see the module docstring). ``compute`` is None for the
+    metrics the scorer or the retriever computes (TRACe, retrieval); a per-item function
+    returns a float, or a dict of named values (stored as ``name.key``), or raises to mark
+    that item's metric as failed with the exception as the reason."""
+
+    name: str
+    label: str
+    family: str = "custom"
+    higher_is_better: bool = True
+    range: tuple[float | None, float | None] = (0.0, 1.0)
+    needs: frozenset[str] = frozenset({"response"})
+    compute: MetricFunction | None = field(default=None, compare=False)
+    aggregate: str = "mean"
+    help: str = ""
+    origin: str = "rag_eval"
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", self.name):
+            raise ValueError(f"metric name {self.name!r}: use lower-case letters, digits and _ (it is a column name)")
+        if self.family not in FAMILY_FIELD:
+            raise ValueError(f"metric {self.name!r}: family must be one of {', '.join(FAMILY_FIELD)}")
+        unknown = set(self.needs) - set(NEEDS)
+        if unknown:
+            raise ValueError(f"metric {self.name!r} needs {sorted(unknown)}; choose from {', '.join(NEEDS)}")
+        if self.aggregate not in AGGREGATES:
+            raise ValueError(f"metric {self.name!r}: aggregate must be one of {', '.join(AGGREGATES)}")
+
+    @property
+    def record_field(self) -> str:
+        """The record field its values are stored under."""
+        return FAMILY_FIELD[self.family]
+
+    @property
+    def direction(self) -> str:
+        return "higher is better" if self.higher_is_better else "lower is better"
+
+
+class PluginError(NamedTuple):
+    """A plugin that could not be loaded: its entry point, its distribution and why."""
+
+    entry_point: str
+    origin: str
+    error: str
+
+    def line(self) -> str:
+        return f"plugin {self.entry_point!r} ({self.origin}) failed to load: {self.error}"
+
+
+_loading_origin = threading.local()
+
+
+class MetricRegistry:
+    """Metrics by name, in declaration order. Plugins load lazily on the first lookup."""
+
+    def __init__(self, group: str | None = METRICS_GROUP) -> None:
+        self._metrics: dict[str, Metric] = {}
+        self.group = group
+        self.plugin_errors: list[PluginError] = []
+        self._plugins_loaded = group is None
+        self._lock = threading.RLock()
+
+    # -- declaring
+    def register(self, metric: Metric) -> Metric:
+        """Add ``metric``; a second declaration of a name is an error (one declaration per
+        concept), unless it is the very same declaration (a module imported twice)."""
+        with self._lock:
+            known = self._metrics.get(metric.name)
+            if known is not None and known != metric:
+                raise ValueError(f"metric {metric.name!r} is already registered (from {known.origin})")
+            self._metrics[metric.name] = metric
+        return metric
+
+    def unregister(self, name: str) -> None:
+        """Remove ``name`` (tests that register throwaway metrics clean up with it)."""
+        with self._lock:
+            self._metrics.pop(name, None)
+
+    # -- looking up
+    def _ensure_plugins(self) -> None:
+        if self._plugins_loaded:
+            return
+        with self._lock:
+            if self._plugins_loaded:
+                return
+            self._plugins_loaded = True
+            self.plugin_errors.extend(load_entry_points(self.group or "", self._register_loaded))
+
+    def _register_loaded(self, obj: Any, origin: str) -> None:
+        if isinstance(obj, Metric):
+            self.register(obj if obj.origin != "rag_eval" else _with_origin(obj, origin))
+        elif isinstance(obj, (list, tuple)):
+            for one in obj:
+                self._register_loaded(one, origin)
+        # a module or a decorated function registered itself while it was imported
+
+    def reload_plugins(self) -> list[PluginError]:
+        """Look at the installed entry points again (after installing a plugin in-process)."""
+        with self._lock:
+            self._plugins_loaded = False
+            self.plugin_errors = []
+        self._ensure_plugins()
+        return list(self.plugin_errors)
+
+    def __iter__(self) -> Iterator[Metric]:
+        self._ensure_plugins()
+        return iter(list(self._metrics.values()))
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.find(name) is not None
+
+    def find(self, name: str) -> Metric | None:
+        """The declaration of ``name`` (``recall@5`` finds ``recall``; ``words.mean`` of a
+        dict-valued metric finds ``words``), or None. A built-in name is found without
+        loading the plugins."""
+        base = re.split(r"[@.]", name, maxsplit=1)[0]
+        for key in (name, base):
+            if key in self._metrics:
+                return self._metrics[key]
+        self._ensure_plugins()
+        return self._metrics.get(name) or self._metrics.get(base)
+
+    def get(self, name: str) -> Metric:
+        found = self.find(name)
+        if found is None:
+            raise ValueError(f"unknown metric {name!r}; installed: {', '.join(m.name for m in self)}")
+        return found
+
+    def names(self, family: str | None = None) -> tuple[str, ...]:
+        return tuple(m.name for m in self if family is None or m.family == family)
+
+    def per_item(self) -> tuple[Metric, ...]:
+        """Metrics an item's own function computes (``custom`` family)."""
+        return tuple(m for m in self if m.compute is not None and m.family == "custom")
+
+    def label(self, name: str) -> str:
+        """A readable label; ``recall@5`` and ``words.mean`` keep their suffix."""
+        found = self.find(name)
+        if found is None:
+            return name
+        if name == found.name:
+            return found.label
+        return found.label + name[len(found.name):]
+
+    def help(self, name: str) -> str:
+        found = self.find(name)
+        return found.help if found is not None else ""
+
+    def higher_is_better(self, name: str) -> bool:
+        found = self.find(name)
+        return True if found is None else found.higher_is_better
+
+
+def _with_origin(metric: Metric, origin: str) -> Metric:
+    from dataclasses import replace
+
+    return replace(metric, origin=origin)
+
+
+def load_entry_points(group: str, register: Callable[[Any, str], None]) -> list[PluginError]:
+    """Load every entry point of ``group`` (``importlib.metadata``), handing each loaded
+    object and its distribution's name to ``register``. ``RAG_EVAL_PLUGINS`` (a comma list
+    of entry point names; empty: none) limits which load, like simonw/llm's
+    ``LLM_LOAD_PLUGINS``. A plugin that fails is returned as a :class:`PluginError`, never
+    raised: the rest still loads."""
+    import os
+    from importlib.metadata import entry_points
+
+    allowed = os.environ.get("RAG_EVAL_PLUGINS")
+    only = None if allowed is None else {n.strip() for n in allowed.split(",") if n.strip()}
+    errors: list[PluginError] = []
+    seen: set[tuple[str, str]] = set()
+    for ep in entry_points(group=group):
+        if (ep.name, ep.value) in seen or (only is not None and ep.name not in only):
+            continue
+        seen.add((ep.name, ep.value))
+        dist = getattr(ep, "dist", None)
+        origin = f"{dist.name} {dist.version}" if dist is not None else ep.value
+        previous = getattr(_loading_origin, "value", None)
+        _loading_origin.value = origin
+        try:
+            register(ep.load(), origin)
+        except Exception as err:  # noqa: BLE001 - any failure of a plugin is reported, not fatal
+            first = str(err).splitlines()[0] if str(err) else ""
+            errors.append(PluginError(ep.name, origin, f"{type(err).__name__}: {first}".rstrip(": ")))
+        finally:
+            _loading_origin.value = previous
+    return errors
+
+
+METRICS = MetricRegistry()
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def metric(
+    fn: F | None = None,
+    *,
+    name: str | None = None,
+    label: str | None = None,
+    higher_is_better: bool = True,
+    range: tuple[float | None, float | None] = (None, None),  # noqa: A002 - the declaration's word
+    needs: Sequence[str] = ("response",),
+    help: str | None = None,  # noqa: A002
+    aggregate: str = "mean",
+) -> Any:
+    """Register a per-item metric: ``fn(item: MetricItem) -> float | dict[str, float]``.
+
+    ::
+
+        @rag_eval.metric(name="answer_words", higher_is_better=False, label="Answer length (words)")
+        def answer_words(item) -> float:
+            return len(item.response.split())
+
+    Returns ``fn`` unchanged (its declaration is ``fn.metric``)."""
+
+    def declare(function: F) -> F:
+        origin = getattr(_loading_origin, "value", None) or getattr(function, "__module__", "") or "user"
+        metric_name = name or function.__name__
+        declared = Metric(
+            name=metric_name, label=label or metric_name.replace("_", " ").capitalize(), family="custom",
+            higher_is_better=higher_is_better, range=range, needs=frozenset(needs), compute=function,
+            aggregate=aggregate, help=help or (function.__doc__ or "").strip().split("\n\n")[0], origin=origin)
+        METRICS.register(declared)
+        function.metric = declared  # type: ignore[attr-defined]
+        return function
+
+    return declare(fn) if fn is not None else declare
+
+
+# ---------------------------------------------------------------- per-item computation
+class MetricOutcome(NamedTuple):
+    """The values one item gave (``name`` or ``name.key``) and the metrics that failed."""
+
+    values: dict[str, float | None]
+    errors: dict[str, str]
+
+
+def compute_item_metrics(metrics: Sequence[Metric], item: MetricItem) -> MetricOutcome:
+    """Run each metric's function on ``item``. A float is stored under the metric's name,
+    a dict under ``name.key``; a function that raises, or returns something that is not a
+    finite number, marks that metric failed on this item with the reason (its value
+    None, never 0 or NaN). Metrics whose needs the item lacks are failed with the need."""
+    import math
+
+    values: dict[str, float | None] = {}
+    errors: dict[str, str] = {}
+    for m in metrics:
+        if m.compute is None:
+            continue
+        missing = [n for n in ("response", "documents", "reference") if n in m.needs and not _has(item, n)]
+        if missing:
+            values[m.name], errors[m.name] = None, f"the item has no {', '.join(missing)}"
+            continue
+        try:
+            out = m.compute(item)
+            named = {m.name: out} if not isinstance(out, Mapping) else {f"{m.name}.{k}": v for k, v in out.items()}
+            checked: dict[str, float | None] = {}
+            for key, value in named.items():
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                    raise ValueError(f"{key} returned {value!r}, not a finite number")
+                checked[key] = float(value)
+        except Exception as err:  # noqa: BLE001 - a metric's failure is that item's status for it
+            values[m.name] = None
+            errors[m.name] = f"{type(err).__name__}: {err}"
+            continue
+        values.update(checked)
+    return MetricOutcome(values, errors)
+
+
+def _has(item: MetricItem, need: str) -> bool:
+    if need == "response":
+        return bool(item.response and item.response.strip())
+    if need == "documents":
+        return bool(item.documents)
+    return bool(item.reference and item.reference.strip())
+
+
+def stored_value(item: Mapping[str, Any], name: str) -> Any:
+    """A metric's value in a stored item record (run store or export), wherever its
+    family keeps it; None when absent."""
+    for group in ("scores", "correctness", "retrieval", "metrics"):
+        part = item.get(group)
+        if isinstance(part, Mapping) and name in part:
+            return part[name]
+    return None
+
+
+def item_values(item: Mapping[str, Any]) -> dict[str, Any]:
+    """Every metric value a stored item record holds, flat (TRACe, correctness,
+    retrieval, per-item metrics)."""
+    out: dict[str, Any] = {}
+    for group in ("scores", "correctness", "retrieval", "metrics"):
+        part = item.get(group)
+        if isinstance(part, Mapping):
+            out.update(part)
+    return out
+
+
+# ---------------------------------------------------------------- the built-in metrics
+_HELP_ADHERENCE = (
+    "yes / no: whether every response sentence is supported by the documents (RAGBench's boolean; one unsupported "
+    "sentence makes it no). The number in brackets is the continuous adherence score: the judge's probability that "
+    "the response is grounded, or the share of supported sentences. 'no (0.89)' therefore means: at least one "
+    "sentence is unsupported, yet most of the response is grounded — not a contradiction.")
+
+_BUILTIN: tuple[Metric, ...] = (
+    Metric("context_relevance", "Context relevance", "trace", needs=frozenset({"documents", "labels"}),
+           help="Share of the retrieved document sentences that are relevant to the question (RAGBench: relevant "
+                "sentences / all document sentences). Low: the retriever brought noise."),
+    Metric("context_utilization", "Context utilization", "trace", needs=frozenset({"documents", "response", "labels"}),
+           help="Share of the retrieved document sentences the response actually used (utilized / all document "
+                "sentences). Low with high relevance: the generator ignored context."),
+    Metric("completeness", "Completeness", "trace", needs=frozenset({"documents", "response", "labels"}),
+           help="Of the relevant sentences, the share the response used (|relevant ∩ utilized| / |relevant|); 1.0 "
+                "when nothing was relevant. Low: relevant information was left out."),
+    Metric("adherence", "Adherence", "trace", needs=frozenset({"documents", "response", "labels"}),
+           help=_HELP_ADHERENCE),
+    Metric("adherence_score", "Adherence score", "trace", needs=frozenset({"documents", "response", "labels"}),
+           help="Continuous adherence: the judge's probability that the response is grounded, or the share of "
+                "response sentences not marked unsupported."),
+    Metric("bleu", "BLEU", "correctness", needs=frozenset({"response", "reference"}),
+           help="Sentence BLEU (sacrebleu) of the answer against the reference answer, divided by 100."),
+    Metric("rouge_l", "Answer correctness (ROUGE-L)", "correctness", needs=frozenset({"response", "reference"}),
+           help="ROUGE-L F1 of the answer against the dataset's reference answer; shown only when the dataset has "
+                "reference answers."),
+    Metric("answer_match", "Answer match (LLM)", "correctness", needs=frozenset({"response", "reference", "llm"}),
+           help="1 when an LLM judges the answer to say what the reference answer says, else 0 (only with an LLM "
+                "configured)."),
+    Metric("precision", "precision", "retrieval", needs=frozenset({"retrieval"}),
+           help="Share of the top k retrieved documents that are gold documents."),
+    Metric("recall", "recall", "retrieval", needs=frozenset({"retrieval"}),
+           help="Share of the gold documents found in the top k."),
+    Metric("f1", "F1", "retrieval", needs=frozenset({"retrieval"}),
+           help="Harmonic mean of precision and recall at k."),
+    Metric("hit_rate", "hit", "retrieval", needs=frozenset({"retrieval"}),
+           help="1 when at least one gold document is in the top k, averaged over questions."),
+    Metric("mrr", "MRR", "retrieval", needs=frozenset({"retrieval"}),
+           help="Mean reciprocal rank: 1 / rank of the first retrieved document that is a gold document (0 when "
+                "none is retrieved), averaged over questions."),
+    Metric("ndcg", "nDCG", "retrieval", needs=frozenset({"retrieval"}),
+           help="Normalised discounted cumulative gain at k: 1 when the gold documents are ranked first."),
+    Metric("log_rank", "log rank", "retrieval", needs=frozenset({"retrieval"}),
+           help="Hybrid log-rank score of the gold documents' ranks."),
+)
+for _declared in _BUILTIN:
+    METRICS.register(_declared)
+
+#: The four TRACe metrics (what agreement, the review queue and the spread use).
+TRACE_METRICS: tuple[str, ...] = tuple(m.name for m in _BUILTIN if m.family == "trace" and m.name != "adherence_score")
+#: A record's ``scores``: the TRACe metrics and the continuous adherence score.
+TRACE_SCORES: tuple[str, ...] = tuple(m.name for m in _BUILTIN if m.family == "trace")
+#: Answer correctness against a row's reference answer.
+CORRECTNESS_METRICS: tuple[str, ...] = tuple(m.name for m in _BUILTIN if m.family == "correctness")
+
+# ---------------------------------------------------------------- retrieval metrics by name
 # name -> scalar exact-match function (retrieved, relevant, *, k, ...) -> float
 RETRIEVAL_METRICS: dict[str, Callable[..., float]] = {
     "precision": retrieval.precision_at_k,
@@ -25,6 +426,8 @@ RETRIEVAL_METRICS: dict[str, Callable[..., float]] = {
     "ndcg": retrieval.ndcg_at_k,
     "log_rank": retrieval.hybrid_log_rank,
 }
+if set(RETRIEVAL_METRICS) != {m.name for m in _BUILTIN if m.family == "retrieval"}:
+    raise ImportError("every retrieval function needs its declaration in _BUILTIN (and the other way round)")
 
 # Parameters a metric accepts besides k, so options reach only the metrics that use them.
 _METRIC_PARAMS: dict[str, frozenset[str]] = {

@@ -32,7 +32,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rag_eval.schema import METRIC_NAMES, Labels
+from rag_eval.metrics.registry import TRACE_METRICS
+from rag_eval.schema import Labels
 from rag_eval.text.keys import normalize_key
 
 REPORT_FIELDS = (
@@ -81,9 +82,9 @@ def _number(value: Any) -> float | None:
 
 
 def average_and_rmse(values: Mapping[str, Any]) -> tuple[float | None, float | None]:
-    """(mean, RMSE around it) of the defined metrics among ``METRIC_NAMES``; (None, None)
+    """(mean, RMSE around it) of the defined metrics among ``TRACE_METRICS``; (None, None)
     when no metric is defined. Booleans count as 0/1."""
-    found = [v for v in (_number(values.get(m)) for m in METRIC_NAMES) if v is not None]
+    found = [v for v in (_number(values.get(m)) for m in TRACE_METRICS) if v is not None]
     if not found:
         return None, None
     mean = sum(found) / len(found)

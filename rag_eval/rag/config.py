@@ -86,18 +86,22 @@ class GeneratorConfig(_Frozen):
 
 
 class JudgeConfig(_Frozen):
-    """Which judge labels the answers: ``local`` (offline learned judge) or ``llm``.
+    """Which judge labels the answers: a kind of the judge-kind registry
+    (:mod:`rag_eval.judges.kinds`: ``local``, the offline learned judge; ``llm``; or a
+    plugin's), checked by :func:`rag_eval.judges.factory.build_judge` before any row.
 
     ``calibration`` names a stored calibration of the local judge (``rag-eval calibrate FILE
-    --name NAME``), so a configuration can say ``local:NAME``."""
+    --name NAME``), so a configuration can say ``local:NAME``.
+    ``options``: a plugin judge's options (validated by its kind's model)."""
 
-    kind: Literal["local", "llm"] = "local"
+    kind: str = Field("local", pattern=r"^[A-Za-z0-9_-]+$")
     model: str | None = None
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
     prompt_id: str | None = None
     concurrency: int = Field(4, gt=0)
     calibration: str | None = None
+    options: dict[str, Any] | None = None
 
     @model_validator(mode="after")
     def _calibration_is_local(self) -> JudgeConfig:
@@ -131,8 +135,9 @@ class RagConfig(_Frozen):
     def config_hash(self) -> str:
         """12 hex digits of sha256 over the canonical JSON of everything but ``name``."""
         payload = {k: v for k, v in self.to_dict().items() if k != "name"}
-        if payload["judge"].get("calibration") is None:  # configurations from before the field keep their hash
-            payload["judge"].pop("calibration", None)
+        for added in ("calibration", "options"):  # configurations from before these fields keep their hash
+            if payload["judge"].get(added) is None:
+                payload["judge"].pop(added, None)
         canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:12]
 

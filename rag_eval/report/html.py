@@ -34,6 +34,7 @@ from typing import Any
 from rag_eval.display.style import SPREAD_BAND_LABELS, SPREAD_BAND_MEANING
 from rag_eval.judges import expected_error
 from rag_eval.metrics.agreement import agreement
+from rag_eval.metrics.registry import TRACE_METRICS, TRACE_SCORES
 from rag_eval.metrics.report_fields import (
     RMSE_BANDS,
     consistency_reading,
@@ -42,8 +43,7 @@ from rag_eval.metrics.report_fields import (
 from rag_eval.report.defaults import DEFAULT_WORST
 from rag_eval.runs.compare import compare_at_cutoff, judge_error_notes, metric_table
 from rag_eval.runs.item_fields import item_report_fields, run_diagnosis
-from rag_eval.runs.stats import SCORE_NAMES, summarize_items
-from rag_eval.schema import METRIC_NAMES
+from rag_eval.runs.stats import summarize_items
 from rag_eval.text.numbers import Unit, format_number
 
 SECTIONS = ("summary", "metrics", "distributions", "rmse-bands", "agreement", "diagnosis", "cost-latency",
@@ -79,7 +79,7 @@ details.row>summary{cursor:pointer} details.row[open]>summary{margin-bottom:0.4e
 
 <section id="metrics"><h2>TRACe metrics (mean, 95% bootstrap interval)</h2>
 <table><tr><th>run</th>{% for m in metric_names %}<th>{{ m }}</th>{% endfor %}</tr>
-{% for r in runs %}<tr><td>{{ r.label }}</td>{% for m in metric_names %}<td class="num">{{ r.metrics[m] }}</td>{% endfor %}</tr>
+{% for r in runs %}<tr><td>{{ r.label }}</td>{% for m in metric_names %}<td class="num">{{ r.metrics.get(m, "—") }}</td>{% endfor %}</tr>
 {% endfor %}</table>
 <p class="muted">Expected judge error (how far a row's score may be from a careful label, per row; docs/local-judge.md):</p>
 <ul>{% for r in runs %}<li>{{ r.label }}: {{ r.expected_error }}</li>{% endfor %}</ul>
@@ -192,13 +192,13 @@ def _charts(runs: Sequence[dict[str, Any]], items_by_run: Mapping[str, Sequence[
 
 
     out: dict[str, str] = {}
-    table = pd.DataFrame(metric_table(items_by_run, list(METRIC_NAMES)))
+    table = pd.DataFrame(metric_table(items_by_run, list(TRACE_METRICS)))
     out["metrics"] = _figure_html(report_charts.metric_bars(table, dict(labels))) if not table.empty else ""
 
-    dist = make_subplots(rows=1, cols=4, subplot_titles=[METRIC_LABELS[m] for m in METRIC_NAMES])
+    dist = make_subplots(rows=1, cols=4, subplot_titles=[METRIC_LABELS[m] for m in TRACE_METRICS])
     for i, run in enumerate(runs):
         items = items_by_run[run["id"]]
-        for col, metric in enumerate(METRIC_NAMES, start=1):
+        for col, metric in enumerate(TRACE_METRICS, start=1):
             name = "adherence_score" if metric == "adherence" else metric
             values = [float(v) for i2 in items if (v := (i2.get("scores") or {}).get(name)) is not None]
             dist.add_trace(go.Histogram(x=values, xbins={"start": 0, "end": 1.0001, "size": 0.1}, name=labels[run["id"]],
@@ -253,7 +253,7 @@ def _worst_rows(items: Sequence[dict[str, Any]], worst: int, label: str) -> list
         scores = item.get("scores") or {}
         rows.append({
             "item_id": item.get("item_id"), "status": item.get("status"), "error": item.get("error"),
-            "scores": "  ".join(f"{m} {_f(scores.get(m))}" for m in SCORE_NAMES) if scores else "",
+            "scores": "  ".join(f"{m} {_f(scores.get(m))}" for m in TRACE_SCORES) if scores else "",
             "fields": None if fields is None else {
                 "average": _f(fields["average"]), "rmse_aggregation": _f(fields["rmse_aggregation"]),
                 "overall_supported": _f(fields["overall_supported"]), "fully": _f(fields["fully_supported_sentences"]),
@@ -270,7 +270,7 @@ def _agreement_rows(label: str, items: Sequence[dict[str, Any]]) -> list[dict[st
     predictions = [dict(i["scores"]) if i.get("scores") else None for i in items]
     truths = [dict(i["truth"]) if i.get("truth") else None for i in items]
     report = agreement(predictions, truths, n_boot=500)
-    stats = {f"RMSE {m}": report.rmse[m] for m in METRIC_NAMES}
+    stats = {f"RMSE {m}": report.rmse[m] for m in TRACE_METRICS}
     stats.update({"aggregated RMSE": report.aggregated_rmse, "consistency": report.consistency,
                   "hallucination AUROC": report.hallucination_auroc})
     rows = []
@@ -314,10 +314,12 @@ def build_report(
     if len(set(labels.values())) < len(labels):
         labels = {r["id"]: f"{r.get('name')} · {r['id']}" for r in runs}
     views, agreement_rows = [], []
+    shown_metrics: set[str] = set()  # answer correctness and per-item metrics any run has
     for run in runs:
         items = items_by_run[run["id"]]
         summary = summarize_items(list(items))
-        metrics = summary["metrics"]
+        metrics = {**summary["metrics"], **summary["correctness"], **summary["custom"]}
+        shown_metrics.update(k for k in metrics if k not in TRACE_SCORES)
         fields = [item_report_fields(i) for i in items]
         bands = Counter(r for f in fields if (r := rmse_band(f["rmse_aggregation"])) is not None)
         diagnosis = run_diagnosis(items).to_dict()
@@ -331,8 +333,8 @@ def build_report(
             "dataset": run.get("dataset_path") or "—", "status": run.get("status"), "created": run.get("created_at"),
             "n_items": summary["n_items"], "n_scored": summary["n_scored"], "coverage": _f(summary["coverage"], "share"),
             "statuses": ", ".join(f"{k}={v}" for k, v in summary["status_counts"].items()),
-            "metrics": {m: f"{_f(metrics[m]['mean'])} {_ci(metrics[m]['ci_low'], metrics[m]['ci_high'])} "
-                           f"n={metrics[m]['n']}" for m in SCORE_NAMES},
+            "metrics": {m: f"{_f(v['mean'])} {_ci(v['ci_low'], v['ci_high'])} n={v['n']}"
+                        for m, v in metrics.items()},
             "band_counts": {name: bands.get(name, 0) for _, name in RMSE_BANDS}, "n_spread": sum(bands.values()),
             "diagnosis": diagnosis,
             "tokens": summary["tokens_total"], "cost": _f(summary["cost_usd_total"], "usd"),
@@ -359,7 +361,8 @@ def build_report(
     return env.from_string(_TEMPLATE).render(
         title=title or ("rag-eval report: " + ", ".join(labels.values())),
         generated=generated or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        version=version, runs=views, metric_names=list(SCORE_NAMES), bands=_band_rows(), agreement=agreement_rows,
+        version=version, runs=views, metric_names=[*TRACE_SCORES, *sorted(shown_metrics)], bands=_band_rows(),
+        agreement=agreement_rows,
         comparison=comparison, charts=charts, worst=worst, plotly_js=Markup(get_plotlyjs()),
         expected_error_notes=notes,
     )

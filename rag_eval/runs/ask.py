@@ -13,13 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rag_eval.judges.base import Judge
+from rag_eval.metrics.registry import TRACE_METRICS
 from rag_eval.metrics.report_fields import report_fields
 from rag_eval.rag.config import RagConfig
 from rag_eval.rag.generate import Generation
 from rag_eval.rag.retrieve import RetrievedChunk
 from rag_eval.rag.store import VectorStore
 from rag_eval.runs.sources import build_item
-from rag_eval.schema import METRIC_NAMES, EvalItem, JudgeResult, TraceScores
+from rag_eval.schema import EvalItem, JudgeResult, TraceScores
 
 
 @dataclass(slots=True)
@@ -41,7 +42,7 @@ class AskResult:
     def report_fields(self) -> dict[str, Any]:
         """The original project's per-evaluation fields (``average``, ``rmse_aggregation``,
         ``overall_supported`` and the sentence support counts); all None when not judged."""
-        values = {name: getattr(self.scores, name) for name in METRIC_NAMES} if self.scores else None
+        values = {name: getattr(self.scores, name) for name in TRACE_METRICS} if self.scores else None
         labels = self.judge_result.labels if self.judge_result is not None else None
         return report_fields(values, labels, self.item.response_keys)
 
@@ -95,7 +96,7 @@ def ask(
         raise ValueError(record.error)
     if found.item is None and found.objects.get("generation") is None:
         raise ValueError(record.error or "no answer")
-    result_of_judge = found.objects.get("judge_result")
+    result_of_judge = record.judge_result
     timings = {k: v for k, v in record.timings.items() if k != "judge_s"}
     if result_of_judge is not None:
         timings["judge_s"] = record.timings.get("judge_s") or 0.0

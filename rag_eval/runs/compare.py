@@ -14,29 +14,27 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rag_eval.metrics.aggregate import finite, mean_interval
-from rag_eval.runs.stats import SCORE_NAMES, mean_with_ci
+from rag_eval.metrics.registry import TRACE_SCORES, stored_value
+from rag_eval.runs.stats import mean_with_ci
 
 
 def _value(item: dict[str, Any], metric: str) -> float | None:
-    for group in ("scores", "retrieval", "correctness"):
-        value = (item.get(group) or {}).get(metric)
-        if value is not None:
-            values = finite([value])
-            return values[0] if values else None
-    return None
+    value = stored_value(item, metric)
+    values = finite([value]) if value is not None else []
+    return values[0] if values else None
 
 
 def available_metrics(items_by_run: Mapping[str, Sequence[dict[str, Any]]]) -> list[str]:
     """TRACe metrics first, then any retrieval metric present in every run, then answer
-    correctness when every run has it (rows with reference answers)."""
+    correctness (rows with reference answers) and per-item metrics every run has."""
     retrieval: set[str] | None = None
     correctness: set[str] | None = None
     for items in items_by_run.values():
         names = {k for i in items for k in (i.get("retrieval") or {})}
         retrieval = names if retrieval is None else retrieval & names
-        present = {k for i in items for k in (i.get("correctness") or {})}
+        present = {k for i in items for group in ("correctness", "metrics") for k in (i.get(group) or {})}
         correctness = present if correctness is None else correctness & present
-    return list(SCORE_NAMES) + sorted(retrieval or ()) + sorted(correctness or ())
+    return list(TRACE_SCORES) + sorted(retrieval or ()) + sorted(correctness or ())
 
 
 def all_metrics(items_by_run: Mapping[str, Sequence[dict[str, Any]]]) -> list[str]:
@@ -44,9 +42,10 @@ def all_metrics(items_by_run: Mapping[str, Sequence[dict[str, Any]]]) -> list[st
     run (runs at different top-k store recall@2 and recall@5: both are shown, each
     with the coverage of the runs that have it)."""
     retrieval = {k for items in items_by_run.values() for i in items for k in (i.get("retrieval") or {})}
-    correctness = {k for items in items_by_run.values() for i in items for k in (i.get("correctness") or {})}
+    correctness = {k for items in items_by_run.values() for i in items for group in ("correctness", "metrics")
+                   for k in (i.get(group) or {})}
     by_family = sorted(retrieval, key=lambda m: (m.split("@")[0], len(m), m))  # hit@2, hit@5, hit@10, mrr, …
-    return list(SCORE_NAMES) + by_family + sorted(correctness)
+    return list(TRACE_SCORES) + by_family + sorted(correctness)
 
 
 def metric_table(items_by_run: Mapping[str, Sequence[dict[str, Any]]], metrics: Sequence[str] | None = None) -> list[dict[str, Any]]:
@@ -277,7 +276,9 @@ def judge_error_notes(runs: Sequence[Mapping[str, Any]], paired: Sequence[Mappin
 
 
 # ---------------------------------------------------------------------- answer correctness
-CORRECTNESS_METRIC = "answer_correctness"
+#: Answer correctness is ROUGE-L against the reference (the registry's ``rouge_l``), one
+#: number under one name: the record stores it; runs stored before it did get it here.
+CORRECTNESS_METRIC = "rouge_l"
 
 
 def answer_correctness(item: Mapping[str, Any]) -> float | None:
@@ -297,13 +298,13 @@ def answer_correctness(item: Mapping[str, Any]) -> float | None:
 
 
 def with_correctness(items: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Copies of the items with ``correctness["answer_correctness"]`` where the dataset row
-    had a reference answer (so :func:`compare_runs` tables it), beside what the record
-    already holds (``bleu``, ``rouge_l``, ``answer_match`` from :mod:`rag_eval.runs.records`)."""
+    """Copies of the items with ``correctness["rouge_l"]`` where the dataset row had a
+    reference answer and the record (stored before records kept it) has none, so
+    :func:`compare_runs` tables every run's answer correctness under one name."""
     out = []
     for item in items:
-        value = answer_correctness(item)
         stored = dict(item.get("correctness") or {})
+        value = None if stored.get(CORRECTNESS_METRIC) is not None else answer_correctness(item)
         out.append({**item, "correctness": {**stored, CORRECTNESS_METRIC: value}} if value is not None else dict(item))
     return out
 
@@ -319,13 +320,14 @@ def compare_at_cutoff(items_by_run: Mapping[str, Sequence[dict[str, Any]]], k: i
     cutoffs = common_cutoffs(items_by_run)
     chosen = (k if k in cutoffs else cutoffs[-1]) if cutoffs else None
     if chosen is not None:
-        # answer correctness every run has (answer_correctness, bleu, rouge_l, answer_match): no cut-off to match
-        stored = {k for items in items_by_run.values() for i in items for k in (i.get("correctness") or {})}
+        # answer correctness every run has (bleu, rouge_l, answer_match): no cut-off to match
+        stored = {k for items in items_by_run.values() for i in items for group in ("correctness", "metrics")
+                  for k in (i.get(group) or {})}
         correctness = [m for m in available_metrics(items_by_run) if m in stored]
-        metrics = [*SCORE_NAMES, *cutoff_metrics(chosen), *correctness]
+        metrics = [*TRACE_SCORES, *cutoff_metrics(chosen), *correctness]
         result = compare_runs(at_cutoff(items_by_run, chosen), metrics)
     else:
         metrics = available_metrics(items_by_run)
         result = compare_runs(items_by_run, metrics)
-    left_out = [m for m in all_metrics(items_by_run) if m not in metrics and m not in SCORE_NAMES]
+    left_out = [m for m in all_metrics(items_by_run) if m not in metrics and m not in TRACE_SCORES]
     return {**result, "cutoffs": cutoffs, "k": chosen, "left_out": left_out}

@@ -22,20 +22,23 @@ applied to, once, whatever the entry point.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Any
 
+from rag_eval.judges.base import Judge, ManagedJudge
 from rag_eval.metrics.aggregate import coverage_fraction
 from rag_eval.metrics.diagnosis import Diagnosis, diagnose
 from rag_eval.metrics.gate import MetricStat, RowCase, stats_from_rows
+from rag_eval.metrics.registry import CORRECTNESS_METRICS, METRICS, TRACE_SCORES, Metric
 from rag_eval.metrics.report_fields import REPORT_FIELDS
+from rag_eval.runs.contracts import Sink, Source
 from rag_eval.runs.judge_stream import Pending, stream_judge
-from rag_eval.runs.records import CORRECTNESS, ROW_SCORES, build_record, summary_row
+from rag_eval.runs.records import build_record, summary_row
 from rag_eval.runs.run_records import interrupted_status
 from rag_eval.runs.sources import SourceItem
-from rag_eval.schema import ItemRecord, JudgeResult, JudgeStatus, ScoringMode
+from rag_eval.schema import ItemRecord, JudgeResult, JudgeStatus, ScoringMode, is_usable
 
 MAX_ERRORS = 20
 NOT_JUDGED = "not judged (no judge was asked for)"
@@ -74,7 +77,13 @@ class EvaluationSummary:
 
 
 def _usable(row: dict[str, Any]) -> bool:
-    return row["status"] in (JudgeStatus.OK.value, JudgeStatus.REPAIRED.value)
+    return is_usable(row["status"])
+
+
+def _answer_metric(name: str) -> bool:
+    """Answer correctness and per-item metrics (``name`` or a dict-valued ``name.key``)."""
+    declared = METRICS.find(name)
+    return declared is not None and declared.family in ("correctness", "custom")
 
 
 def summarize_evaluation(rows: list[dict[str, Any]], run_id: str | None = None, cancelled: bool = False) -> EvaluationSummary:
@@ -84,7 +93,9 @@ def summarize_evaluation(rows: list[dict[str, Any]], run_id: str | None = None, 
     for r in sorted(rows, key=lambda r: order.get(r["status"], len(order))):
         counts[r["status"]] = counts.get(r["status"], 0) + 1
     usable = [r for r in rows if _usable(r)]
-    names = [*ROW_SCORES, *[c for c in CORRECTNESS if any(c in r["values"] for r in usable)]]
+    present = {k for r in usable for k in r["values"] if _answer_metric(k)}
+    names = [*TRACE_SCORES, *[c for c in CORRECTNESS_METRICS if c in present],
+             *sorted(present - set(CORRECTNESS_METRICS))]
     means: dict[str, float | None] = {}
     for name in names:
         values = [float(r["values"][name]) for r in usable if r["values"].get(name) is not None]
@@ -109,9 +120,9 @@ def gate_inputs(summary: EvaluationSummary) -> tuple[dict[str, MetricStat], list
     """What the CI gate needs: each metric's mean and 95% interval over usable rows
     (TRACe, adherence_score, answer correctness, retrieval, ``average``), and one
     :class:`RowCase` per row."""
-    extra = sorted({k for r in summary.rows for k in r["values"]} - set(ROW_SCORES) - set(REPORT_FIELDS))
+    extra = sorted({k for r in summary.rows for k in r["values"]} - set(TRACE_SCORES) - set(REPORT_FIELDS))
     stats = stats_from_rows([r["values"] if _usable(r) else None for r in summary.rows],
-                            [*ROW_SCORES, "average", *extra])
+                            [*TRACE_SCORES, "average", *extra])
     cases = [RowCase(str(r["id"]), r["status"], _usable(r), r["values"], r.get("error")) for r in summary.rows]
     return stats, cases
 
@@ -122,10 +133,24 @@ def _mode(config: Any) -> ScoringMode:
     return ScoringMode(getattr(config, "scoring_mode", ScoringMode.CLEAN))
 
 
+def item_metrics(names: Sequence[str] | None) -> tuple[Metric, ...]:
+    """The per-item metrics to compute: ``names`` from the metric registry, or every
+    installed one (``None``). Raises ValueError naming an unknown or not per-item metric."""
+    if names is None:
+        return METRICS.per_item()
+    chosen = []
+    for name in dict.fromkeys(names):
+        declared = METRICS.get(name)
+        if declared.compute is None:
+            raise ValueError(f"{name!r} is not a per-item metric (the judge or the retriever computes it)")
+        chosen.append(declared)
+    return tuple(chosen)
+
+
 def evaluate(
-    source: Any,
-    judge: Any,
-    sink: Any,
+    source: Source,
+    judge: Judge | None,
+    sink: Sink,
     *,
     config: Any,
     cancel: threading.Event | None = None,
@@ -133,39 +158,39 @@ def evaluate(
     resume: str | None = None,
     concurrency: int | None = None,
     on_record: Callable[[ItemRecord], None] | None = None,
+    metrics: Sequence[str] | None = None,
 ) -> EvaluationSummary:
     """Evaluate every item of ``source`` with ``judge`` into ``sink`` (see the module
     docstring). ``config``: the RagConfig (or just the scoring mode); ``resume``: a stored
     run to continue (its finished items are skipped, its others judged again);
     ``progress(done, total)``; ``on_record``: called with each record as it is written.
+    ``metrics``: the registry's per-item metrics to compute (None: every installed one).
     ``judge`` None: items are prepared (retrieved, answered) but not judged. Raises before
-    anything is stored when the source, the judge or a resumed run cannot be used."""
+    anything is stored when the source, the judge, a metric or a resumed run cannot be used."""
     mode = _mode(config)
-    if hasattr(source, "open"):
-        source.open()  # e.g. the RAG source checks its collection
-    if judge is not None and hasattr(judge, "start"):
+    measured = item_metrics(metrics)
+    source.open()  # e.g. the RAG source checks its collection
+    if isinstance(judge, ManagedJudge):
         judge.start()  # e.g. Ray connects: an unreachable cluster fails before the run exists
-    if getattr(source, "answer_matcher", False) is None:  # with an LLM configured: the LLM answer match too
+    if source.answer_matcher is None:  # with an LLM configured: the LLM answer match too
         from rag_eval.judges.factory import answer_matcher_for
 
         source.answer_matcher = answer_matcher_for(judge)
-    if resume is not None:
-        sink.resume = resume
-    info = source.describe() if getattr(sink, "needs_info", hasattr(sink, "store")) else None
-    kept = sink.open(info)
+    info = source.describe() if sink.needs_info else None
+    kept = sink.open(info, resume)
     rows: dict[str, dict[str, Any]] = dict(kept)
-    total = info.n_items if info is not None else len(getattr(source, "rows", None) or [])
-    row_cache = getattr(source, "row_cache", None)
+    total = info.n_items if info is not None else source.size_hint()
+    row_cache = source.row_cache
 
     def jobs() -> Iterator[Pending[ItemRecord]]:  # runs in the executor's preparing thread
         for s in source.items(frozenset(kept), cancel):
             if s.result is not None:  # answered from the row cache
-                yield Pending(done=build_record(s, s.result, mode))
+                yield Pending(done=build_record(s, s.result, mode, measured))
             elif s.item is None:
-                yield Pending(done=build_record(s, None, mode))
+                yield Pending(done=build_record(s, None, mode, measured))
             elif judge is None:
                 s.status, s.error = JudgeStatus.CANCELLED.value, NOT_JUDGED
-                yield Pending(done=build_record(s, None, mode))
+                yield Pending(done=build_record(s, None, mode, measured))
             else:
                 yield Pending(item=s.item, context=s)
 
@@ -173,11 +198,11 @@ def evaluate(
         s: SourceItem = job.context
         if row_cache is not None and s.cache_key is not None:
             row_cache.put(s.cache_key, s.item, result)
-        return build_record(s, result, mode)
+        return build_record(s, result, mode, measured)
 
     def write(record: ItemRecord) -> None:
         sink.write(record)
-        rows[record.id] = summary_row(record) | {"position": record.position}
+        rows[record.id] = summary_row(record)
         if on_record is not None:
             on_record(record)
 
@@ -194,7 +219,7 @@ def evaluate(
     cancelled = cancel is not None and cancel.is_set()
     sink.close("cancelled" if cancelled else "finished")
     ordered = sorted(rows.values(), key=lambda r: (r.get("position") is None, r.get("position") or 0))
-    return summarize_evaluation(ordered, getattr(sink, "run_id", None), cancelled)
+    return summarize_evaluation(ordered, sink.run_id, cancelled)
 
 
 class _NoJudge:

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from rag_eval.io.rows import write_rows
+from rag_eval.metrics.registry import TRACE_SCORES
 from rag_eval.runs.item_fields import item_report_fields
-from rag_eval.runs.stats import SCORE_NAMES
 
 FORMATS = ("jsonl", "csv", "parquet")
 
@@ -37,9 +37,13 @@ def flatten_item(item: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
         "generator": (item.get("generator") or {}).get("kind"),
         "judge": item.get("judge"),
     }
-    row.update({name: scores.get(name) for name in SCORE_NAMES})
+    row.update({name: scores.get(name) for name in TRACE_SCORES})
     row.update(item_report_fields(item))
     row.update({name: value for name, value in sorted((item.get("retrieval") or {}).items())})
+    row.update({name: value for name, value in sorted((item.get("correctness") or {}).items())})
+    row.update({name: value for name, value in sorted((item.get("metrics") or {}).items())})
+    errors = item.get("metric_errors")
+    row["metric_errors"] = json.dumps(errors, ensure_ascii=False) if errors else None
     row["retrieved_doc_ids"] = json.dumps(item.get("retrieved_doc_ids") or [], ensure_ascii=False)
     row["gold_doc_ids"] = json.dumps(item.get("gold_doc_ids") or [], ensure_ascii=False)
     row["chunks"] = json.dumps(public_chunks(item.get("chunks") or []), ensure_ascii=False)

@@ -11,9 +11,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rag_eval.metrics.diagnosis import DEFAULT_HIGH, DEFAULT_LOW, Diagnosis, diagnose
-from rag_eval.metrics.gate import MetricStat, RowCase, stats_from_rows
+from rag_eval.metrics.gate import MetricStat, RowCase
 from rag_eval.metrics.report_fields import report_fields
-from rag_eval.runs.stats import summarize_items
+from rag_eval.schema import is_usable
 
 
 def _response_keys(item: Mapping[str, Any]) -> list[str] | None:
@@ -37,19 +37,19 @@ def run_diagnosis(items: Sequence[dict[str, Any]], high: float = DEFAULT_HIGH, l
 
 
 def run_gate_inputs(run: Mapping[str, Any], items: Sequence[dict[str, Any]]) -> tuple[dict[str, MetricStat], list[RowCase]]:
-    """What the CI gate needs from a stored run: per metric (TRACe, adherence_score,
-    retrieval metrics, ``average``) its mean and 95% interval as ``runs show`` reports them,
-    and one :class:`RowCase` per item (usable when it has scores)."""
-    summary = run.get("summary") or summarize_items(list(items))
-    stats: dict[str, MetricStat] = {}
-    for group in ("metrics", "retrieval"):
-        for name, s in (summary.get(group) or {}).items():
-            stats[name] = MetricStat(s.get("mean"), s.get("ci_low"), s.get("ci_high"), int(s.get("n") or 0))
-    fields = [item_report_fields(i) for i in items]
-    stats.update(stats_from_rows([f if f["average"] is not None else None for f in fields], ["average"]))
-    cases = [
-        RowCase(str(i.get("item_id")), str(i.get("status")), bool(i.get("scores")),
-                {**(i.get("scores") or {}), **(i.get("retrieval") or {}), **f}, i.get("error"))
-        for i, f in zip(items, fields)
-    ]
-    return stats, cases
+    """What the CI gate needs from a stored run, through the engine's one path
+    (:func:`rag_eval.runs.engine.gate_inputs` over :func:`rag_eval.runs.records.summary_row`
+    of each stored item): per metric (TRACe, adherence_score, retrieval, answer correctness,
+    per-item metrics, ``average``) its mean and 95% interval over usable items, and one
+    :class:`RowCase` per item. The report fields are recomputed for runs stored before
+    records kept them."""
+    from rag_eval.runs.engine import gate_inputs, summarize_evaluation
+    from rag_eval.runs.records import summary_row
+
+    rows = []
+    for item in items:
+        row = summary_row(item)
+        if is_usable(row["status"]):
+            row["values"].update(item_report_fields(item))
+        rows.append(row)
+    return gate_inputs(summarize_evaluation(rows, run.get("id")))

@@ -27,8 +27,9 @@ from rag_eval.datasets.io import iter_raw
 from rag_eval.datasets.schema import DatasetRow
 from rag_eval.datasets.validate import issues_from_validation_error
 from rag_eval.io.rows import RowError
+from rag_eval.metrics.registry import TRACE_METRICS
 from rag_eval.runs.score_file import truth_number
-from rag_eval.schema import METRIC_NAMES, RAGBENCH_TRUTH_COLUMNS, EvalItem, _as_list
+from rag_eval.schema import RAGBENCH_TRUTH_COLUMNS, EvalItem, _as_list
 from rag_eval.text.sentences import item_from_row
 
 RESPONSE_FIELDS = ("response", "answer")
@@ -80,7 +81,7 @@ def truth_of(row: dict[str, Any]) -> dict[str, float | None] | None:
     """The row's RAGBench ground-truth scores (None when it has none); raises
     ``ValueError`` naming the column when one cannot be read."""
     out: dict[str, float | None] = {}
-    for metric in METRIC_NAMES:
+    for metric in TRACE_METRICS:
         column = RAGBENCH_TRUTH_COLUMNS[metric]
         try:
             out[metric] = truth_number(row.get(column), column)

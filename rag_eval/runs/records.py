@@ -17,12 +17,14 @@ can pick it up.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rag_eval.metrics.registry import TRACE_SCORES, Metric, MetricItem, compute_item_metrics
 from rag_eval.metrics.report_fields import REPORT_FIELDS, report_fields
 from rag_eval.metrics.trace import score_item
 from rag_eval.runs.sources import CANCELLED_ERROR, SourceItem
-from rag_eval.schema import ItemRecord, JudgeResult, JudgeStatus, ScoringMode
+from rag_eval.schema import ItemRecord, JudgeResult, JudgeStatus, ScoringMode, is_usable
 
 LABEL_FIELDS = (
     "all_relevant_sentence_keys",
@@ -33,11 +35,6 @@ LABEL_FIELDS = (
     "relevance_explanation",
     "overall_supported_explanation",
 )
-#: The per-row scores of a file row and of a stored item's ``scores``: the four TRACe
-#: metrics and the continuous adherence score.
-ROW_SCORES = ("context_relevance", "context_utilization", "completeness", "adherence", "adherence_score")
-#: Answer correctness against a row's reference answer (when it has one).
-CORRECTNESS = ("bleu", "rouge_l", "answer_match")
 # Worth carrying from result.extra into the record (the rest stays in the judge's cache).
 JUDGE_EXTRA_FIELDS = ("dropped_keys", "missing_response_keys", "agreement_rate", "samples", "samples_usable",
                       "retries", "reasks", "cache_hits", "cost_usd_spent", "inconsistent", "label_repairs")
@@ -65,9 +62,24 @@ def answer_correctness(answer: str | None, reference: str | None) -> dict[str, f
     return {"bleu": bleu(answer, reference), "rouge_l": rouge(answer, reference)["rougeL"].fmeasure}
 
 
-def build_record(source: SourceItem, result: JudgeResult | None, mode: ScoringMode | str) -> ItemRecord:
-    """The record of one item. ``result`` is None for an item that ended before the judge
-    (its ``status`` says why; a judgeable item without a result was cancelled)."""
+def metric_item(source: SourceItem) -> MetricItem | None:
+    """What a per-item metric sees of ``source`` (None when the item has no response)."""
+    if not isinstance(source.answer, str) or not source.answer.strip():
+        return None
+    documents = list(source.item.document_texts) if source.item is not None else []
+    if not documents:
+        documents = [str(c.get("text", "")) for c in source.chunks if isinstance(c, dict) and c.get("text")]
+    return MetricItem(id=source.id, question=source.question, response=source.answer, documents=documents,
+                      reference=source.reference_answer, metadata=dict(source.metadata))
+
+
+def build_record(source: SourceItem, result: JudgeResult | None, mode: ScoringMode | str,
+                 metrics: Sequence[Metric] = ()) -> ItemRecord:
+    """The record of one item: a pure function of its inputs (``source`` is read, never
+    written). ``result`` is None for an item that ended before the judge (its ``status``
+    says why; a judgeable item without a result was cancelled). ``metrics``: the per-item
+    metrics of the registry to compute (:func:`rag_eval.metrics.registry.compute_item_metrics`),
+    whatever the judge said; only a usable item's values enter a summary."""
     mode = ScoringMode(mode)
     item = source.item
     record = ItemRecord(
@@ -84,7 +96,7 @@ def build_record(source: SourceItem, result: JudgeResult | None, mode: ScoringMo
         if result is None and source.status is None:
             record.status, record.error = JudgeStatus.CANCELLED.value, CANCELLED_ERROR
     if result is not None:
-        source.objects["judge_result"] = result
+        record.judge_result = result
         record.status, record.error = result.status.value, result.error
         record.judge, record.prompt_id = result.judge, result.prompt_id
         record.tokens = _tokens(source.tokens, result.tokens)
@@ -107,6 +119,14 @@ def build_record(source: SourceItem, result: JudgeResult | None, mode: ScoringMo
                                                         if source.answer_match is not None else {})}
         else:
             record.raw = result.raw
+    wanted = [m for m in metrics if m.compute is not None]
+    measured = metric_item(source) if wanted else None
+    if measured is not None:
+        outcome = compute_item_metrics(wanted, measured)
+        record.metrics, record.metric_errors = outcome.values, outcome.errors
+    elif wanted and item is not None:
+        record.metrics = dict.fromkeys(m.name for m in wanted)
+        record.metric_errors = dict.fromkeys((m.name for m in wanted), "the item has no response")
     if not record.report:
         record.report = dict.fromkeys(REPORT_FIELDS)
     # The item's own stage times (a batch's wall time would charge every item for its neighbours).
@@ -123,7 +143,8 @@ def to_store(record: ItemRecord) -> dict[str, Any]:
         "error": record.error, "reference_answer": record.reference_answer, "gold_doc_ids": record.gold_doc_ids,
         "answer": record.answer, "generator": record.generator, "chunks": record.chunks,
         "retrieved_doc_ids": record.retrieved_doc_ids, "labels": record.labels, "scores": record.scores,
-        "correctness": record.correctness, "trace": record.trace, "report": record.report,
+        "correctness": record.correctness, "metrics": record.metrics, "metric_errors": record.metric_errors or None,
+        "trace": record.trace, "report": record.report,
         "retrieval": record.retrieval, "judge": record.judge, "prompt_id": record.prompt_id, "tokens": record.tokens,
         "cost_usd": record.cost_usd, "latency_s": record.latency_s, "timings": record.timings,
         "truth": record.truth, "item": record.sentences, "metadata": record.metadata,
@@ -138,7 +159,7 @@ def to_file_row(record: ItemRecord) -> dict[str, Any]:
     labels = record.labels or {}
     row.update({f: labels.get(f) for f in LABEL_FIELDS})
     trace = record.trace or {}  # as TraceScores has them (adherence a bool)
-    row.update({f: trace.get(f) for f in ROW_SCORES})
+    row.update({f: trace.get(f) for f in TRACE_SCORES})
     row.update({f: record.report.get(f) for f in REPORT_FIELDS})
     row.update(mode=record.mode, judge=record.judge, prompt_id=record.prompt_id)
     if labels.get("adherence_probability") is not None:
@@ -150,6 +171,10 @@ def to_file_row(record: ItemRecord) -> dict[str, Any]:
         row["completeness_vacuous"] = True
     if record.correctness:
         row.update(record.correctness)
+    if record.metrics:
+        row.update(record.metrics)
+    if record.metric_errors:
+        row["metric_errors"] = dict(record.metric_errors)
     if record.status not in (JudgeStatus.OK.value, JudgeStatus.REPAIRED.value) and record.judge is not None:
         row["raw"] = record.raw  # what the judge said, to see why it failed
     row.update(tokens=dict(record.tokens), latency_s=record.latency_s, cost_usd=record.cost_usd)
@@ -159,15 +184,17 @@ def to_file_row(record: ItemRecord) -> dict[str, Any]:
     return row
 
 
-def summary_row(record: ItemRecord) -> dict[str, Any]:
-    """What the engine's summary and the gate keep of a record: id, status, error, every
-    metric value (TRACe, correctness, retrieval, report fields), tokens and cost."""
+def summary_row(record: ItemRecord | Mapping[str, Any]) -> dict[str, Any]:
+    """What the engine's summary and the gate keep of a record or of a stored item record
+    (a resumed run's): id, status, error, every metric value (TRACe, correctness, per-item
+    metrics and report fields of a usable item; retrieval always), tokens and cost."""
+    stored = to_store(record) if isinstance(record, ItemRecord) else record
     values: dict[str, Any] = {}
-    if record.usable:
-        values.update(record.scores or {})
-        values.update(record.correctness or {})
-        values.update(record.report)
-    values.update(record.retrieval or {})
-    return {"id": record.id, "status": record.status, "error": record.error, "values": values,
-            "tokens": dict(record.tokens), "cost_usd": record.cost_usd,
-            "cost_usd_spent": record.judge_extra.get("cost_usd_spent")}
+    if is_usable(stored.get("status")):
+        for group in ("scores", "correctness", "metrics", "report"):
+            values.update(stored.get(group) or {})
+    values.update(stored.get("retrieval") or {})
+    return {"id": str(stored["item_id"]), "position": stored.get("position"), "status": stored.get("status"),
+            "error": stored.get("error"), "values": values, "tokens": dict(stored.get("tokens") or {}),
+            "cost_usd": stored.get("cost_usd"),
+            "cost_usd_spent": (stored.get("judge_extra") or {}).get("cost_usd_spent")}

@@ -23,10 +23,11 @@ from rag_eval.metrics.agreement import (
     metric_spread,
 )
 from rag_eval.metrics.diagnosis import Diagnosis, diagnose
+from rag_eval.metrics.registry import TRACE_METRICS, TRACE_SCORES
 from rag_eval.metrics.report_fields import REPORT_FIELDS, report_fields
 from rag_eval.metrics.trace import score_ragbench_row
 from rag_eval.runs.join import join_by_id
-from rag_eval.schema import METRIC_NAMES, RAGBENCH_TRUTH_COLUMNS, JudgeStatus, Labels, ScoringMode, TraceScores
+from rag_eval.schema import RAGBENCH_TRUTH_COLUMNS, JudgeStatus, Labels, ScoringMode, TraceScores
 
 STATUS_OK = JudgeStatus.OK.value
 STATUS_INVALID = JudgeStatus.INVALID_INPUT.value
@@ -34,7 +35,6 @@ STATUS_INVALID = JudgeStatus.INVALID_INPUT.value
 KEY_LIST_FIELDS = ("all_relevant_sentence_keys", "all_utilized_sentence_keys", "unsupported_response_sentence_keys")
 SENTENCE_FIELDS = ("documents_sentences", "response_sentences")
 REQUIRED_FIELDS = SENTENCE_FIELDS + KEY_LIST_FIELDS
-SUMMARY_METRICS = METRIC_NAMES + ("adherence_score",)
 
 _TRUE = {"true", "yes", "1"}
 _FALSE = {"false", "no", "0"}
@@ -125,7 +125,7 @@ def _values(row: Mapping[str, Any], columns: Mapping[str, Sequence[str]], bounde
 
 
 # A RAGBench row's truth: its own columns; a scored file used as truth: metric names.
-TRUTH_COLUMNS = {m: (m, RAGBENCH_TRUTH_COLUMNS[m]) for m in METRIC_NAMES}
+TRUTH_COLUMNS = {m: (m, RAGBENCH_TRUTH_COLUMNS[m]) for m in TRACE_METRICS}
 PREDICTION_COLUMNS = {**TRUTH_COLUMNS, "adherence_score": ("adherence_score", "adherence")}
 
 
@@ -182,7 +182,7 @@ def score_row(number: int, row: Mapping[str, Any], mode: ScoringMode | str, file
     if problem is not None:
         return ScoredRow(number, row_id, error=RowError(file, number, problem[0], problem[1]))
     try:
-        truth = _values(row, {m: (RAGBENCH_TRUTH_COLUMNS[m],) for m in METRIC_NAMES})
+        truth = _values(row, {m: (RAGBENCH_TRUTH_COLUMNS[m],) for m in TRACE_METRICS})
     except FieldValueError as err:
         return ScoredRow(number, row_id, error=RowError(file, number, err.field, err.message))
     try:
@@ -259,7 +259,7 @@ def summarize(
     """Means with coverage, and agreement statistics when any row carries ground truth."""
     predictions = [r.prediction() for r in rows]
     means = {}
-    for metric in SUMMARY_METRICS:
+    for metric in TRACE_SCORES:
         values = [v for p in predictions if p is not None and (v := p[metric]) is not None]
         means[metric] = MetricMean(sum(values) / len(values) if values else None, len(values), len(rows))
     report = None

@@ -28,8 +28,8 @@ FLUSH_EVERY_S = 0.5
 RETRY_STATUSES = frozenset({JudgeStatus.PROVIDER_ERROR.value, JudgeStatus.TIMEOUT.value, JudgeStatus.CANCELLED.value,
                             "retrieval_error", "generation_error"})
 #: the stored fields a resumed run's summary rows are rebuilt from
-_KEPT_FIELDS = ("item_id", "position", "status", "error", "scores", "correctness", "report", "retrieval", "tokens",
-                "cost_usd", "judge_extra")
+_KEPT_FIELDS = ("item_id", "position", "status", "error", "scores", "correctness", "metrics", "report", "retrieval",
+                "tokens", "cost_usd", "judge_extra")
 
 
 class StoreSink:
@@ -40,7 +40,12 @@ class StoreSink:
         self.store, self.config, self.name, self.resume = store, config, name, resume
         self.run_id: str | None = None
 
-    def open(self, info: SourceInfo) -> dict[str, dict[str, Any]]:
+    needs_info = True
+
+    def open(self, info: SourceInfo | None, resume: str | None = None) -> dict[str, dict[str, Any]]:
+        if info is None:
+            raise ValueError("a stored run needs the source's description")
+        self.resume = resume or self.resume
         if self.resume:
             run = self.store.get_run(self.resume)
             if run["config_hash"] != self.config.config_hash:
@@ -51,7 +56,7 @@ class StoreSink:
             self.store.claim_run(run["id"])  # atomic: of two processes resuming at once, one wins (RunBusy)
             self.run_id = run["id"]
             kept = [i for i in self.store.items(run["id"], _KEPT_FIELDS) if i.get("status") not in RETRY_STATUSES]
-            return {str(i["item_id"]): stored_summary_row(i) for i in kept}
+            return {str(i["item_id"]): summary_row(i) for i in kept}
         self.run_id = self.store.create_run(
             self.config, collection=info.collection, dataset_fingerprint=info.fingerprint,
             dataset_path=info.dataset_path, name=self.name, n_items=info.n_items,
@@ -72,20 +77,6 @@ class StoreSink:
             self.store.add_to_summary(self.run_id, expected_judge_error=for_run(self.store.get_run(self.run_id)))
 
 
-def stored_summary_row(item: dict[str, Any]) -> dict[str, Any]:
-    """A stored item's summary row (as :func:`rag_eval.runs.records.summary_row` gives)."""
-    usable = item.get("status") in (JudgeStatus.OK.value, JudgeStatus.REPAIRED.value)
-    values: dict[str, Any] = {}
-    if usable:
-        values.update(item.get("scores") or {})
-        values.update(item.get("correctness") or {})
-        values.update(item.get("report") or {})
-    values.update(item.get("retrieval") or {})
-    return {"id": str(item["item_id"]), "position": item.get("position"), "status": item.get("status"),
-            "error": item.get("error"), "values": values, "tokens": dict(item.get("tokens") or {}),
-            "cost_usd": item.get("cost_usd"), "cost_usd_spent": (item.get("judge_extra") or {}).get("cost_usd_spent")}
-
-
 class FileSink:
     """Output rows (:func:`rag_eval.runs.records.to_file_row`) written to ``path`` as they come."""
 
@@ -95,7 +86,11 @@ class FileSink:
         self._fh: Any = None
         self._flushed = 0.0
 
-    def open(self, info: SourceInfo | None = None) -> dict[str, dict[str, Any]]:
+    needs_info = False
+    run_id: str | None = None
+
+    def open(self, info: SourceInfo | None = None, resume: str | None = None) -> dict[str, dict[str, Any]]:
+        _no_resume(resume)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if self.path.suffix.lower() == ".jsonl":
             self._fh = self.path.open("w", encoding="utf-8")
@@ -129,7 +124,11 @@ class MemorySink:
     def __init__(self) -> None:
         self.records: list[ItemRecord] = []
 
-    def open(self, info: SourceInfo | None = None) -> dict[str, dict[str, Any]]:
+    needs_info = False
+    run_id: str | None = None
+
+    def open(self, info: SourceInfo | None = None, resume: str | None = None) -> dict[str, dict[str, Any]]:
+        _no_resume(resume)
         return {}
 
     def write(self, record: ItemRecord) -> None:
@@ -139,4 +138,9 @@ class MemorySink:
         return None
 
 
-__all__ = ["FileSink", "MemorySink", "RETRY_STATUSES", "StoreSink", "stored_summary_row", "summary_row"]
+def _no_resume(resume: str | None) -> None:
+    if resume is not None:
+        raise ValueError("only a run store can be resumed")
+
+
+__all__ = ["FileSink", "MemorySink", "RETRY_STATUSES", "StoreSink", "summary_row"]

@@ -159,6 +159,12 @@ class RowsSource:
         self.row_cache = row_cache
         self.answer_matcher: Any = None  # set by the engine when an LLM is configured
 
+    def open(self) -> None:
+        """Nothing to check: a file that cannot be read fails as the rows are read."""
+
+    def size_hint(self) -> int:
+        return len(self.rows) if self.rows is not None else 0
+
     def _pairs(self) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
         if self.rows is not None:
             return iter(self.rows)
@@ -231,7 +237,7 @@ class Question:
     """One dataset row as the RAG source needs it (or the reason it cannot be used)."""
 
     position: int
-    item_id: str
+    id: str
     question: str = ""
     reference_answer: str | None = None
     gold_doc_ids: list[str] = field(default_factory=list)
@@ -255,7 +261,7 @@ def parse_row(value: dict[str, Any] | RowError, row_number: int, source: str = "
         return Question(position, item_id, error=f"{where}, field 'question': missing or empty",
                         metadata=_metadata(value))
     references = _references(value)
-    return Question(position=position, item_id=item_id, question=question.strip(),
+    return Question(position=position, id=item_id, question=question.strip(),
                     reference_answer=references[0] if references else None,
                     gold_doc_ids=_strings(value.get("gold_doc_ids")),
                     gold_contexts=_strings(value.get("gold_contexts")) or _strings(value.get("contexts")),
@@ -314,6 +320,7 @@ class RagSource:
     concurrently), then the judge sees the retrieved chunks and the answer."""
 
     kind = None
+    row_cache = None  # questions go through retrieval and generation: nothing to answer from a cache
     batch_size = 8
 
     def __init__(self, rows: Iterable[Any], config: Any, collection: str, *, label: str | None = None,
@@ -326,7 +333,10 @@ class RagSource:
         self.questions = [parse_row(v, n, self.label, pos) for pos, (n, v) in enumerate(self.rows)]
         ids = _Ids()
         for q in self.questions:
-            q.item_id = ids(q.item_id)
+            q.id = ids(q.id)
+
+    def size_hint(self) -> int:
+        return len(self.rows)
 
     def open(self) -> None:
         """Check the collection before anything is stored (``ValueError`` when unusable)."""
@@ -343,7 +353,7 @@ class RagSource:
 
     def items(self, skip: frozenset[str] = frozenset(), cancel: threading.Event | None = None
               ) -> Iterator[SourceItem]:
-        todo = [q for q in self.questions if q.item_id not in skip]
+        todo = [q for q in self.questions if q.id not in skip]
         embed = None
         if any(q.gold_contexts and not q.gold_doc_ids for q in todo):
             from rag_eval.encoders.embedder import Embedder
@@ -370,7 +380,7 @@ class RagSource:
 
     @staticmethod
     def _base(q: Question) -> tuple[SourceItem, Question]:
-        s = SourceItem(q.position, q.item_id, q.question, reference_answer=q.reference_answer,
+        s = SourceItem(q.position, q.id, q.question, reference_answer=q.reference_answer,
                        gold_doc_ids=list(q.gold_doc_ids), metadata=dict(q.metadata))
         if q.error:
             s.status, s.error = JudgeStatus.INVALID_INPUT.value, q.error

@@ -17,10 +17,9 @@ import numpy as np
 
 from rag_eval.metrics.aggregate import coverage_fraction, finite, mean_with_coverage
 from rag_eval.metrics.agreement import agreement
+from rag_eval.metrics.registry import TRACE_SCORES
 from rag_eval.metrics.report_fields import consistency_reading
-from rag_eval.schema import METRIC_NAMES
-
-SCORE_NAMES = METRIC_NAMES + ("adherence_score",)
+from rag_eval.schema import is_usable
 
 
 def mean_with_ci(values: Iterable[Any], total: int, seed: int = 0) -> dict[str, Any]:
@@ -37,10 +36,10 @@ def summarize_items(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The run summary stored with a run and shown by ``runs show``."""
     total = len(items)
     statuses = Counter(str(i.get("status")) for i in items)
-    scored = [i for i in items if i.get("scores")]
+    scored = [i for i in items if is_usable(i.get("status"))]
     metrics = {
         name: mean_with_ci([(i.get("scores") or {}).get(name) for i in items], total)
-        for name in SCORE_NAMES
+        for name in TRACE_SCORES
     }
     retrieval_names = sorted({k for i in items for k in (i.get("retrieval") or {})})
     retrieval = {
@@ -52,6 +51,13 @@ def summarize_items(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
         name: mean_with_ci([(i.get("correctness") or {}).get(name) for i in items], total)
         for name in correctness_names
     }
+    custom_names = sorted({k for i in scored for k in (i.get("metrics") or {})})
+    custom = {  # the registry's per-item metrics (plugins, users), over usable items only
+        name: mean_with_ci([(i.get("metrics") or {}).get(name) if is_usable(i.get("status")) else None for i in items],
+                           total)
+        for name in custom_names
+    }
+    metric_failures = Counter(name for i in items for name in (i.get("metric_errors") or {}))
     latencies = finite(i.get("latency_s") for i in items)
     costs = finite(i.get("cost_usd") for i in items)
     tokens = sum(int((i.get("tokens") or {}).get("total", 0) or 0) for i in items)
@@ -63,6 +69,8 @@ def summarize_items(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "metrics": metrics,
         "retrieval": retrieval,
         "correctness": correctness,
+        "custom": custom,
+        "metric_failures": dict(sorted(metric_failures.items())),
         "tokens_total": tokens,
         "cost_usd_total": sum(costs) if costs else None,
         "latency_p50_s": _percentile(latencies, 50),
@@ -71,7 +79,8 @@ def summarize_items(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 #: the item fields :func:`summarize_run` reads (``RunStore.items(run_id, SUMMARY_FIELDS)``)
-SUMMARY_FIELDS = ("item_id", "status", "scores", "retrieval", "correctness", "latency_s", "cost_usd", "tokens", "truth")
+SUMMARY_FIELDS = ("item_id", "status", "scores", "retrieval", "correctness", "metrics", "metric_errors", "latency_s",
+                  "cost_usd", "tokens", "truth")
 AGREEMENT_N_BOOT = 500
 
 

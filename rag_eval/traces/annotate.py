@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rag_eval.schema import METRIC_NAMES
+from rag_eval.metrics.registry import TRACE_METRICS
 
 PREFIX = "rag_eval."
 STATUS_NAME = PREFIX + "status"
@@ -106,7 +106,7 @@ def plan_annotations(records: Iterable[Mapping[str, Any]], run_id: str, *,
         metadata = {"run_id": run_id, "item_id": item_id, "judge": judge, "trace_id": trace.get("trace_id")}
         status = str(record.get("status") or "")
         scores = record.get("scores") if isinstance(record.get("scores"), Mapping) else None
-        usable = scores is not None and all(scores.get(m) is not None for m in METRIC_NAMES)
+        usable = scores is not None and all(scores.get(m) is not None for m in TRACE_METRICS)
         trace_status = str(trace.get("status") or "ok")
         reason = f"trace {trace_status}: {trace.get('reason')}" if trace_status != "ok" else record.get("error")
         plan.annotations.append(_annotation(str(span_id), STATUS_NAME, kind, identifier, metadata,
@@ -115,7 +115,7 @@ def plan_annotations(records: Iterable[Mapping[str, Any]], run_id: str, *,
             plan.unscored += 1
             continue
         plan.scored += 1
-        for metric in METRIC_NAMES:
+        for metric in TRACE_METRICS:
             extra: dict[str, Any] = {}
             if metric == "adherence":
                 supported = scores.get("adherence_score")

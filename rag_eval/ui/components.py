@@ -18,7 +18,8 @@ from rag_eval.display.support_map import (  # noqa: F401 - re-exported for pages
     support_map_html,
 )
 from rag_eval.display.views import SupportView
-from rag_eval.schema import METRIC_NAMES, TraceScores
+from rag_eval.metrics.registry import TRACE_METRICS
+from rag_eval.schema import TraceScores
 from rag_eval.ui.constants import METRIC_LABELS, RESP_UNKNOWN, STATUS_OK_VALUES
 from rag_eval.ui.help import metric_help
 from rag_eval.ui.markdown import md
@@ -49,7 +50,7 @@ def draw_scores(scores: TraceScores | None, judge: str = "", status: str = "") -
         "completeness": fmt(scores.completeness),
         "adherence": f"{fmt(scores.adherence)} ({fmt(scores.adherence_score)})",
     }
-    for col, name in zip(cols, METRIC_NAMES):
+    for col, name in zip(cols, TRACE_METRICS):
         col.metric(METRIC_LABELS[name], values[name], help=metric_help(name))
     st.caption(md("Scoring mode **{}** · judge **{}**", scores.mode, judge or "unknown") + (md(" · status {}", status) if status else ""))
     if scores.diagnostics.get("completeness_vacuous"):

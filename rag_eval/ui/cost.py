@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from rag_eval.judges.kinds import JUDGE_KINDS
 from rag_eval.llm.config import LLMConfig
 from rag_eval.llm.pricing import CostEstimate, estimate_from_prompt_tokens, estimate_message_tokens
 from rag_eval.rag.config import RagConfig
@@ -21,7 +22,7 @@ CONTEXT_CHARS_PER_QUESTION = 5 * 1000  # a RAG item: top-k chunks of ~1000 chara
 
 def is_free(config: RagConfig) -> bool:
     """Nothing is paid for: the local judge and the extractive generator."""
-    return config.judge.kind == "local" and config.generator.kind == "extractive"
+    return not JUDGE_KINDS.uses_llm(config.judge.kind) and config.generator.kind == "extractive"
 
 
 def estimate_batch(texts: Sequence[str], config: RagConfig, llm: LLMConfig | None = None) -> CostEstimate | None:
@@ -42,7 +43,7 @@ def estimate_from_tokens(tokens: Sequence[int], config: RagConfig,
         return None
     llm = llm or LLMConfig.from_settings()
     model = (config.judge.model if config.judge.kind == "llm" else config.generator.model) or llm.model
-    calls_per_item = (config.judge.kind == "llm") + (config.generator.kind == "openai")
+    calls_per_item = JUDGE_KINDS.uses_llm(config.judge.kind) + (config.generator.kind == "openai")
     return estimate_from_prompt_tokens(tokens, model, COMPLETION_TOKENS_PER_ITEM, llm.prices,
                                        samples=max(1, calls_per_item))
 

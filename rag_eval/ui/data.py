@@ -153,8 +153,8 @@ def run_items(location: str, run_id: str) -> list[dict[str, Any]]:
 # store picks these out, so a 2,000-item run is not decoded documents and all.
 SCORE_FIELDS = ("item_id", "status", "scores")
 COMPARE_FIELDS = ("item_id", "question", "status", "error", "scores", "retrieval", "answer", "reference_answer",
-                  "reference_answers", "truth", "correctness", "gold_doc_ids", "chunks")  # ranking: retrieval at a common k
-TABLE_FIELDS = ("item_id", "question", "status", "error", "scores", "labels", "item.response_sentences", "tokens",
+                  "reference_answers", "truth", "correctness", "metrics", "gold_doc_ids", "chunks")  # ranking: retrieval at a common k
+TABLE_FIELDS = ("item_id", "question", "status", "error", "scores", "metrics", "labels", "item.response_sentences", "tokens",
                 "cost_usd", "latency_s")
 AGREEMENT_FIELDS = ("item_id", "status", "scores", "truth")
 

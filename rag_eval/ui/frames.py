@@ -14,12 +14,10 @@ from typing import Any
 import pandas as pd
 
 from rag_eval.display.tables import spread_frame  # noqa: F401  (the pages read it as frames.spread_frame)
+from rag_eval.metrics.registry import TRACE_SCORES
 from rag_eval.metrics.report_fields import REPORT_FIELDS
 from rag_eval.runs.item_fields import item_report_fields
 from rag_eval.runs.stats import agreement_rows
-from rag_eval.schema import METRIC_NAMES
-
-SCORE_COLUMNS = (*METRIC_NAMES, "adherence_score")
 
 
 def items_frame(items: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
@@ -34,7 +32,7 @@ def items_frame(items: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
             "status": item.get("status"),
             "error": item.get("error"),
         }
-        for name in SCORE_COLUMNS:
+        for name in TRACE_SCORES:
             value = scores.get(name)
             row[name] = float(value) if value is not None else None
         row.update(item_report_fields(item))
@@ -42,7 +40,7 @@ def items_frame(items: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
         row["cost_usd"] = item.get("cost_usd")
         row["latency_s"] = item.get("latency_s")
         rows.append(row)
-    columns = ["item_id", "question", "status", "error", *SCORE_COLUMNS, *REPORT_FIELDS, "tokens", "cost_usd", "latency_s"]
+    columns = ["item_id", "question", "status", "error", *TRACE_SCORES, *REPORT_FIELDS, "tokens", "cost_usd", "latency_s"]
     return pd.DataFrame(rows, columns=columns)
 
 

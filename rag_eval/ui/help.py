@@ -11,27 +11,11 @@ from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any
 
+from rag_eval.metrics.registry import METRICS
 from rag_eval.ui.constants import DOC_BOTH, DOC_NEITHER, DOC_RELEVANT, DOC_UTILIZED
 
+#: Words for the dashboard's terms; a metric's own help text is its registry declaration's.
 METRIC_HELP: dict[str, str] = {
-    "context_relevance": "Share of the retrieved document sentences that are relevant to the question "
-                         "(RAGBench: relevant sentences / all document sentences). Low: the retriever brought noise.",
-    "context_utilization": "Share of the retrieved document sentences the response actually used "
-                           "(utilized / all document sentences). Low with high relevance: the generator ignored "
-                           "context.",
-    "completeness": "Of the relevant sentences, the share the response used (|relevant ∩ utilized| / |relevant|); "
-                    "1.0 when nothing was relevant. Low: relevant information was left out.",
-    "adherence": "yes / no: whether every response sentence is supported by the documents (RAGBench's boolean; one "
-                 "unsupported sentence makes it no). The number in brackets is the continuous adherence score: the "
-                 "judge's probability that the response is grounded, or the share of supported sentences. "
-                 "'no (0.89)' therefore means: at least one sentence is unsupported, yet most of the response is "
-                 "grounded — not a contradiction.",
-    "adherence_score": "Continuous adherence: the judge's probability that the response is grounded, or the share "
-                       "of response sentences not marked unsupported.",
-    "answer_correctness": "ROUGE-L F1 of the answer against the dataset's reference answer (best of several); "
-                          "shown only when the dataset has reference answers.",
-    "mrr": "Mean reciprocal rank: 1 / rank of the first retrieved document that is a gold document (0 when none is "
-           "retrieved), averaged over questions.",
     "coverage": "Scored rows / all rows. Failed rows are counted here and never averaged in as 0.",
     "ci": "95% percentile-bootstrap interval of the mean (fixed seed): overlapping intervals mean the difference may "
           "be noise.",
@@ -52,19 +36,19 @@ _RETRIEVAL_HELP = {
     "hit_rate": "1 when at least one gold document is in the top {k} (hit@{k}), averaged over questions.",
 }
 
-METRIC_NAMES_SHORT = {
-    "context_relevance": "Context relevance", "context_utilization": "Context utilization",
-    "completeness": "Completeness", "adherence": "Adherence", "adherence_score": "Adherence score",
-    "answer_correctness": "Answer correctness", "mrr": "MRR", "aggregated_rmse": "Aggregated RMSE",
-    "consistency": "Consistency", "hallucination_auroc": "Hallucination AUROC", "coverage": "Coverage",
-    "ci": "95% interval", "paired": "Paired difference", "spread": "Spread",
+TERM_LABELS = {
+    "aggregated_rmse": "Aggregated RMSE", "consistency": "Consistency", "hallucination_auroc": "Hallucination AUROC",
+    "coverage": "Coverage", "ci": "95% interval", "paired": "Paired difference", "spread": "Spread",
 }
 
 
 def metric_label(name: str) -> str:
     """``hit_rate@5`` -> ``hit@5``, ``ndcg@5`` -> ``nDCG@5``, TRACe names spelled out."""
-    if name in METRIC_NAMES_SHORT:
-        return METRIC_NAMES_SHORT[name]
+    if name in TERM_LABELS:
+        return TERM_LABELS[name]
+    declared = METRICS.find(name)
+    if declared is not None and (declared.family != "retrieval" or name == declared.name):
+        return METRICS.label(name)
     match = re.fullmatch(r"(recall|precision|ndcg|hit_rate|mrr)@(\d+)(_cosine)?", name)
     if not match:
         return name
@@ -76,9 +60,14 @@ def metric_help(name: str) -> str:
     """What a metric or term means, for ``help=`` and glossaries."""
     if name in METRIC_HELP:
         return METRIC_HELP[name]
+    declared = METRICS.find(name)
+    if declared is not None and declared.family != "retrieval" and declared.help:
+        return declared.help
+    if name == "mrr":
+        return METRICS.help("mrr")
     match = re.fullmatch(r"(recall|precision|ndcg|hit_rate|mrr)@(\d+)(_cosine)?", name)
     if match and match[1] == "mrr":
-        return METRIC_HELP["mrr"] + f" Counted within the top {match[2]} (0 when the first gold document is lower)."
+        return METRICS.help("mrr") + f" Counted within the top {match[2]} (0 when the first gold document is lower)."
     if match:
         text = _RETRIEVAL_HELP[match[1]].format(k=match[2])
         return text + (" Gold passages matched one to one by embedding cosine." if match[3] else "")

@@ -9,7 +9,8 @@ from typing import Any
 
 import streamlit as st
 
-from rag_eval.schema import METRIC_NAMES, TraceScores
+from rag_eval.metrics.registry import TRACE_METRICS
+from rag_eval.schema import TraceScores
 from rag_eval.text.numbers import format_number
 from rag_eval.ui.components import fmt
 from rag_eval.ui.constants import METRIC_LABELS
@@ -47,9 +48,9 @@ def draw_scores(scores: TraceScores | None, judge: str = "", status: str = "", p
         st.warning(md("No scores: judge status {}.", status or "unknown"))
         return
     values = score_values(scores)
-    for start in range(0, len(METRIC_NAMES), per_row):
+    for start in range(0, len(TRACE_METRICS), per_row):
         cols = st.columns(per_row)
-        for col, name in zip(cols, METRIC_NAMES[start:start + per_row]):
+        for col, name in zip(cols, TRACE_METRICS[start:start + per_row]):
             col.metric(METRIC_LABELS[name], values[name], help=metric_help(name))
     st.caption(md("Scoring mode **{}** · judge **{}**", scores.mode, judge or "unknown")
                + (md(" · status {}", status) if status else ""))

@@ -18,11 +18,12 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from rag_eval.ui.settings import DEFAULTS
+from rag_eval.ui.settings import DEFAULTS, local_judge_kinds
 
 # setting name -> query parameter
 PARAMS: dict[str, str] = {
     "provider": "provider",
+    "judge": "judge",
     "model": "model",
     "base_url": "base_url",
     "api_key_env": "key_env",
@@ -79,6 +80,9 @@ def settings_from_params(params: Mapping[str, Any]) -> dict[str, Any]:
                 out[name] = int(raw)
         elif name == "provider":
             if raw in _PROVIDERS:
+                out[name] = raw
+        elif name == "judge":
+            if raw in local_judge_kinds():
                 out[name] = raw
         elif name == "api_key_env":
             if _ENV_NAME.fullmatch(raw):

@@ -10,8 +10,8 @@ from typing import Any
 
 import pandas as pd
 
+from rag_eval.metrics.registry import TRACE_METRICS
 from rag_eval.runs.compare import config_diff, config_summary, format_diff
-from rag_eval.schema import METRIC_NAMES
 
 NO_DATASET = "(no fingerprint)"
 
@@ -121,12 +121,13 @@ def runs_table(runs: Sequence[Mapping[str, Any]], context: Sequence[Mapping[str,
     dataset), tags, note, then identity."""
     context = list(context if context is not None else runs)
     labels = datasets(context)
+    extra = sorted({name for run in runs for name in ((run.get("summary") or {}).get("custom") or {})})
     rows = []
     for run in runs:
         summary = run.get("summary") or {}
-        metrics = summary.get("metrics") or {}
+        metrics = {**(summary.get("metrics") or {}), **(summary.get("custom") or {})}
         row: dict[str, Any] = {"name": run.get("name")}
-        for name in METRIC_NAMES:
+        for name in (*TRACE_METRICS, *extra):  # the registry's per-item metrics beside TRACe
             row[name] = (metrics.get(name) or {}).get("mean")
         row.update({
             "coverage": summary.get("coverage"),
@@ -153,7 +154,7 @@ def trend_frame(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     rows = []
     for run in sorted(runs, key=lambda r: (r.get("created_at") or "", r.get("id") or "")):
         metrics = ((run.get("summary") or {}).get("metrics")) or {}
-        for name in METRIC_NAMES:
+        for name in TRACE_METRICS:
             stats = metrics.get(name) or {}
             if stats.get("mean") is None:
                 continue
@@ -167,15 +168,18 @@ def trend_frame(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
 
 
 def summary_means(summary: Mapping[str, Any] | None) -> list[dict[str, Any]]:
-    """The four TRACe means of a stored summary with their 95% intervals and coverage."""
-    metrics = (summary or {}).get("metrics") or {}
+    """The four TRACe means of a stored summary with their 95% intervals and coverage,
+    then the registry's per-item metrics the run computed (plugins, users)."""
+    custom = (summary or {}).get("custom") or {}
+    metrics = {**((summary or {}).get("metrics") or {}), **custom}
     fields = ("mean", "ci_low", "ci_high", "n", "coverage")
-    return [{"metric": name, **{k: (metrics.get(name) or {}).get(k) for k in fields}} for name in METRIC_NAMES]
+    return [{"metric": name, **{k: (metrics.get(name) or {}).get(k) for k in fields}}
+            for name in (*TRACE_METRICS, *sorted(custom))]
 
 
 def metrics_first(frame: pd.DataFrame) -> pd.DataFrame:
     """An items table with the metric columns first (then status, id, question, the rest),
     so the numbers are on screen without scrolling right."""
-    metric_cols = [c for c in frame.columns if c in (*METRIC_NAMES, "adherence_score")]
+    metric_cols = [c for c in frame.columns if c in (*TRACE_METRICS, "adherence_score")]
     lead = [c for c in ("status", "item_id", "question") if c in frame.columns]
     return frame[[*metric_cols, *lead, *[c for c in frame.columns if c not in (*metric_cols, *lead)]]]

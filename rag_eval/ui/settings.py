@@ -26,6 +26,7 @@ from rag_eval.ui.constants import STATE_SETTINGS
 #: :func:`environment_settings`).
 DEFAULTS: dict[str, Any] = {
     "provider": "local",  # local | openai
+    "judge": "local",  # with the local provider: a judge kind that runs here (rag_eval.judges.kinds; plugins too)
     "model": DEFAULT_MODEL,
     "base_url": "",
     "api_key_env": DEFAULT_API_KEY_ENV,
@@ -127,6 +128,9 @@ def config_from_settings(values: dict[str, Any], name: str = "dashboard") -> Rag
     optionally the LLM generator) switched on when the provider is not ``local``."""
     config = default_config(name)
     if values["provider"] == "local":
+        kind = values.get("judge") or "local"
+        if kind != "local" and kind in local_judge_kinds():
+            return config.with_changes(**{"judge.kind": kind, "judge.calibration": None})
         return config
     llm = {
         "model": values["model"] or None,
@@ -139,6 +143,14 @@ def config_from_settings(values: dict[str, Any], name: str = "dashboard") -> Rag
         changes.update({f"generator.{k}": v for k, v in llm.items()})
         changes["generator.kind"] = "openai"
     return config.with_changes(**changes)
+
+
+def local_judge_kinds() -> list[str]:
+    """The judge kinds that run on this machine (the local judge, plugins' judges): the
+    choices of the offline provider, from the judge-kind registry."""
+    from rag_eval.judges.kinds import JUDGE_KINDS
+
+    return [k.name for k in JUDGE_KINDS if not k.uses_llm]
 
 
 def current_config(name: str = "dashboard") -> RagConfig:

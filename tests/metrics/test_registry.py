@@ -34,3 +34,74 @@ def test_resolve_binds_k_and_only_the_parameters_a_metric_takes():
 def test_evaluate_run_names_results_canonically():
     out = evaluate_run({"q": ["a"]}, {"q": {"a": 1}}, ["Recall@1", "mrr"])
     assert set(out) == {"recall@1", "mrr"} and out["recall@1"].value == 1.0
+
+
+# ---------------------------------------------------------------- the metric declarations
+import math  # noqa: E402
+
+from rag_eval.metrics.registry import (  # noqa: E402
+    CORRECTNESS_METRICS,
+    METRICS,
+    TRACE_METRICS,
+    TRACE_SCORES,
+    Metric,
+    MetricItem,
+    compute_item_metrics,
+    metric,
+)
+
+
+def test_every_list_is_derived_from_the_declarations():
+    assert TRACE_METRICS == ("context_relevance", "context_utilization", "completeness", "adherence")
+    assert TRACE_SCORES == (*TRACE_METRICS, "adherence_score")
+    assert CORRECTNESS_METRICS == ("bleu", "rouge_l", "answer_match")
+    assert set(METRICS.names("retrieval")) == set(RETRIEVAL_METRICS)
+    assert METRICS.label("recall@5") == "recall@5" and METRICS.label("rouge_l").startswith("Answer correctness")
+    assert all(METRICS.help(name) for name in TRACE_SCORES)
+
+
+def test_a_second_declaration_of_a_name_is_refused():
+    with pytest.raises(ValueError, match="already registered"):
+        METRICS.register(Metric("completeness", "Another completeness", "custom"))
+    with pytest.raises(ValueError, match="column name"):
+        Metric("Bad Name", "x")
+    with pytest.raises(ValueError, match="needs"):
+        Metric("x", "x", needs=frozenset({"telepathy"}))
+
+
+ITEM = MetricItem(id="1", question="q?", response="one two three", documents=["a b"], reference=None)
+
+
+def test_item_metrics_floats_dicts_and_failures_with_reasons():
+    @metric(name="t_words", higher_is_better=False)
+    def words(item):
+        return len(item.response.split())
+
+    @metric(name="t_parts")
+    def parts(item):
+        return {"first": 1, "second": 0.5}
+
+    @metric(name="t_raises")
+    def raises(item):
+        raise RuntimeError("no can do")
+
+    @metric(name="t_nan")
+    def nan(item):
+        return math.nan
+
+    @metric(name="t_needs_reference", needs=("response", "reference"))
+    def needs(item):
+        return 1.0
+
+    try:
+        assert words.metric.label == "T words" and METRICS.per_item()[-5:] == tuple(
+            m.metric for m in (words, parts, raises, nan, needs))
+        out = compute_item_metrics(METRICS.per_item(), ITEM)
+        assert out.values["t_words"] == 3.0
+        assert out.values["t_parts.first"] == 1.0 and out.values["t_parts.second"] == 0.5
+        assert out.values["t_raises"] is None and "no can do" in out.errors["t_raises"]
+        assert out.values["t_nan"] is None and "finite" in out.errors["t_nan"]
+        assert out.values["t_needs_reference"] is None and "reference" in out.errors["t_needs_reference"]
+    finally:
+        for name in ("t_words", "t_parts", "t_raises", "t_nan", "t_needs_reference"):
+            METRICS.unregister(name)

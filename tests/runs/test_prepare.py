@@ -12,11 +12,11 @@ from click.testing import CliRunner
 from rag_eval.cli import cli
 from rag_eval.datasets.io import iter_raw, write_dataset
 from rag_eval.judges.local import LocalJudge
+from rag_eval.metrics.registry import TRACE_METRICS
 from rag_eval.rag.config import default_config
 from rag_eval.runs.judge_only import judge_dataset
 from rag_eval.runs.prepare import has_response, prepare_file, prepare_row
 from rag_eval.runs.store import RunStore
-from rag_eval.schema import METRIC_NAMES
 
 
 @pytest.mark.parametrize(
@@ -78,7 +78,7 @@ def _write_jsonl_with_blank_lines(rows, path):
 
 
 def _scores(row):
-    return tuple(None if row.get(m) is None else round(float(row[m]), 9) for m in METRIC_NAMES)
+    return tuple(None if row.get(m) is None else round(float(row[m]), 9) for m in TRACE_METRICS)
 
 
 @pytest.mark.parametrize("suffix", ["jsonl", "csv"])

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from rag_eval.metrics.registry import TRACE_METRICS
 from rag_eval.runs.store import RunStore
-from rag_eval.schema import METRIC_NAMES
 from rag_eval.traces.phoenix import PhoenixClient
 from tests.traces.conftest import PAGING_TRACES, PROJECT, export_parquet, rag_eval, run_traced_app, wait_for_traces
 
@@ -157,9 +157,9 @@ def test_judged_as_a_run_and_annotated_back_idempotently(imported, traced, phoen
         assert status["result"]["label"] == record["status"]
         if record["status"] != "ok":
             assert "trace " in status["result"]["explanation"]
-            assert not any((span_id, f"rag_eval.{m}") in by_key for m in METRIC_NAMES)
+            assert not any((span_id, f"rag_eval.{m}") in by_key for m in TRACE_METRICS)
             continue
-        for metric in METRIC_NAMES:
+        for metric in TRACE_METRICS:
             annotation = by_key[(span_id, f"rag_eval.{metric}")]
             assert annotation["annotator_kind"] == "CODE"  # the local judge
             assert annotation["result"]["score"] == pytest.approx(record["scores"][metric])

@@ -1,0 +1,1 @@
+"""Example rag-eval plugin (tests only): a metric and a judge kind."""

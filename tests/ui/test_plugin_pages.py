@@ -1,0 +1,70 @@
+"""The plugin package of tests/data/plugins reaches the dashboard: its judge is a choice
+in Settings and judges a Batch; its metric is computed there and shown on Runs and Compare."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from harness.plugins import install
+from rag_eval.ui.constants import STATE_SETTINGS
+
+APP = str(Path(__file__).resolve().parents[2] / "dashboard.py")
+SAMPLE = "RAGBench labelled sample (judge the given responses)"
+
+
+@pytest.fixture
+def plugins(tmp_path):
+    with install(tmp_path / "site", "rag_eval_words") as projects:
+        yield projects
+
+
+def _no_failure(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def _batch(at: AppTest, rows: int) -> str:
+    at.switch_page("pages/batch.py").run()
+    at.radio(key="batch.source").set_value(SAMPLE).run()
+    at.number_input(key="batch.limit").set_value(rows).run()
+    at.button(key="batch.run").click().run()
+    job = at.session_state["batch.job"]
+    job.wait(timeout=600)
+    assert job.error is None, job.error
+    at.run()
+    _no_failure(at)
+    return str(at.session_state["batch.run_id"])
+
+
+def test_plugin_judge_and_metric_on_batch_runs_and_compare(plugins, rag_eval_home):
+    at = AppTest.from_file(APP, default_timeout=600)
+    at.run()
+    at.switch_page("pages/settings.py").run()
+    _no_failure(at)
+    assert "overlap" in at.selectbox(key="settings.judge").options  # the registry's kinds, plugins included
+    from rag_eval.ui.settings import environment_settings
+
+    at.session_state[STATE_SETTINGS] = {**environment_settings(), "judge": "overlap"}
+    first, second = _batch(at, 3), _batch(at, 4)
+    from rag_eval.runs.store import RunStore, default_db_location
+
+    run = RunStore(default_db_location()).get_run(second)
+    assert run["config"]["judge"]["kind"] == "overlap"
+    assert run["summary"]["custom"]["answer_words"]["n"] == 4
+
+    at.switch_page("pages/runs.py").run()
+    _no_failure(at)
+    table = at.dataframe[0].value
+    assert second in set(table["id"]) and "answer_words" in table.columns
+
+    at.switch_page("pages/compare.py").run()
+    at.multiselect(key="compare.runs").set_value([first, second]).run()
+    _no_failure(at)
+    shown = set()
+    for frame in at.dataframe:
+        if "metric" in frame.value.columns:
+            shown |= set(frame.value["metric"])
+    assert "Answer length (words)" in shown
