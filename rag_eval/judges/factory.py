@@ -22,20 +22,17 @@ from dataclasses import replace
 from typing import Any
 
 from rag_eval.judges.base import Judge, JudgeSpec, JudgeUsageError, RaySpec
+from rag_eval.judges.kinds import JUDGE_KINDS
 
 __all__ = ["JudgeSpec", "JudgeUsageError", "RaySpec", "answer_matcher_for", "build_judge", "judge_spec", "kinds"]
 
 
 def kinds() -> tuple[str, ...]:
     """The judge kinds installed (built-in and plugins: :data:`rag_eval.judges.kinds.JUDGE_KINDS`)."""
-    from rag_eval.judges.kinds import JUDGE_KINDS
-
     return JUDGE_KINDS.names()
 
 
 def _kind(name: str) -> Any:
-    from rag_eval.judges.kinds import JUDGE_KINDS
-
     return JUDGE_KINDS.get(name)
 
 
@@ -59,32 +56,6 @@ def judge_spec(config: Any, **changes: Any) -> JudgeSpec:
                          concurrency=getattr(config, "concurrency", None), options=getattr(config, "options", None))
     changes = {k: v for k, v in changes.items() if v is not None}
     return replace(spec, **changes) if changes else spec
-
-
-def _llm_judge(spec: JudgeSpec) -> Judge:
-    from rag_eval.judges.llm import LLMJudge
-    from rag_eval.judges.prompts import TRACE_PROMPT_ID
-    from rag_eval.llm.config import LLMConfig
-
-    config = spec.llm
-    if config is None:
-        settings = {k: v for k, v in {"model": spec.model, "base_url": spec.base_url, "api_key_env": spec.api_key_env,
-                                      "concurrency": spec.concurrency}.items() if v is not None}
-        try:
-            config = LLMConfig.from_settings(**settings)
-        except ValueError as err:
-            raise JudgeUsageError(f"cannot configure the LLM judge: {err}") from err
-    return LLMJudge(config, samples=spec.samples or 1, consistency_check=spec.consistency_check,
-                    prompt_id=spec.prompt_id or TRACE_PROMPT_ID)
-
-
-def _local_judge(spec: JudgeSpec) -> Judge:
-    from rag_eval.judges.local import LocalJudge
-
-    try:
-        return LocalJudge(model_path=spec.model_path, calibration=spec.calibration)
-    except (OSError, ValueError, KeyError) as err:  # no model, no calibration, a calibration of another model
-        raise JudgeUsageError(f"cannot load the local judge: {str(err).splitlines()[0] if str(err) else err!r}") from err
 
 
 def build_judge(config: Any = "local", ray: RaySpec | None = None, **changes: Any) -> Judge:

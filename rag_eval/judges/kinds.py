@@ -161,16 +161,31 @@ class JudgeKinds:
         return bool(found and found.uses_llm)
 
 
+# The built-in kinds' builders (plugins register theirs the same way).
 def _llm(spec: JudgeSpec) -> Judge:
-    from rag_eval.judges.factory import _llm_judge
+    from rag_eval.judges.llm import LLMJudge
+    from rag_eval.judges.prompts import TRACE_PROMPT_ID
+    from rag_eval.llm.config import LLMConfig
 
-    return _llm_judge(spec)
+    config = spec.llm
+    if config is None:
+        settings = {k: v for k, v in {"model": spec.model, "base_url": spec.base_url, "api_key_env": spec.api_key_env,
+                                      "concurrency": spec.concurrency}.items() if v is not None}
+        try:
+            config = LLMConfig.from_settings(**settings)
+        except ValueError as err:
+            raise JudgeUsageError(f"cannot configure the LLM judge: {err}") from err
+    return LLMJudge(config, samples=spec.samples or 1, consistency_check=spec.consistency_check,
+                    prompt_id=spec.prompt_id or TRACE_PROMPT_ID)
 
 
 def _local(spec: JudgeSpec) -> Judge:
-    from rag_eval.judges.factory import _local_judge
+    from rag_eval.judges.local import LocalJudge
 
-    return _local_judge(spec)
+    try:
+        return LocalJudge(model_path=spec.model_path, calibration=spec.calibration)
+    except (OSError, ValueError, KeyError) as err:  # no model, no calibration, a calibration of another model
+        raise JudgeUsageError(f"cannot load the local judge: {str(err).splitlines()[0] if str(err) else err!r}") from err
 
 
 JUDGE_KINDS = JudgeKinds()
