@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Any
 
-from rag_eval.metrics.aggregate import coverage_fraction
-from rag_eval.metrics.diagnosis import Diagnosis, diagnose
+from rag_eval.metrics.aggregate import MAX_BOOTSTRAP_ROWS, MeanTally, coverage_fraction
+from rag_eval.metrics.diagnosis import Diagnosis, DiagnosisTally, diagnose
 from rag_eval.metrics.gate import MetricStat, RowCase, stats_from_rows
 from rag_eval.metrics.report_fields import REPORT_FIELDS
 from rag_eval.runs.judge_stream import Pending, stream_judge
@@ -45,7 +45,11 @@ NOT_JUDGED = "not judged (no judge was asked for)"
 class EvaluationSummary:
     """What one evaluation gave: the run (when stored), one summary row per item in input
     order (a resumed run's earlier items included), counts per status, coverage, means
-    over usable items only, tokens and cost."""
+    over usable items only, tokens and cost.
+
+    A run of more than :data:`KEEP_ROWS` items keeps no rows (``rows`` is empty,
+    ``rows_kept`` False): its figures come from streaming tallies (:class:`_Tally`), so
+    memory stays flat whatever the number of items; ``n_rows`` counts them all."""
 
     rows: list[dict[str, Any]]
     run_id: str | None = None
@@ -58,14 +62,20 @@ class EvaluationSummary:
     cost_usd_spent: float | None = None
     errors: list[str] = field(default_factory=list)
     diagnosis: Diagnosis | None = None
+    rows_kept: bool = True
+    #: without kept rows: the number of items, and the gate's statistics over them
+    n_rows: int | None = None
+    stats: dict[str, MetricStat] | None = None
 
     @property
     def n_items(self) -> int:
-        return len(self.rows)
+        return len(self.rows) if self.rows_kept else int(self.n_rows or 0)
 
     @property
     def n_usable(self) -> int:
         # statuses of the RAG source (retrieval_error, generation_error) are not judge statuses
+        if not self.rows_kept:
+            return sum(n for status, n in self.counts.items() if status in _USABLE)
         return sum(1 for r in self.rows if _usable(r))
 
     @property
@@ -73,8 +83,69 @@ class EvaluationSummary:
         return self.n_items - self.n_usable
 
 
+_USABLE = (JudgeStatus.OK.value, JudgeStatus.REPAIRED.value)
+#: a run of more items keeps no summary rows (see :class:`EvaluationSummary`)
+KEEP_ROWS = MAX_BOOTSTRAP_ROWS
+
+
 def _usable(row: dict[str, Any]) -> bool:
-    return row["status"] in (JudgeStatus.OK.value, JudgeStatus.REPAIRED.value)
+    return row["status"] in _USABLE
+
+
+class _Tally:
+    """The summary of rows seen one at a time, in bounded memory: counts per status,
+    a :class:`MeanTally` per metric over usable rows, tokens, cost, the first errors and
+    the diagnosis (:class:`DiagnosisTally`). What :func:`summarize_evaluation` gives from
+    all rows, for runs too large to keep them."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.counts: dict[str, int] = {}
+        self.means: dict[str, MeanTally] = {}
+        self.tokens = {"prompt": 0, "completion": 0, "total": 0}
+        self.cost: float | None = None
+        self.spent: float | None = None
+        self.errors: list[str] = []
+        self.diagnosis = DiagnosisTally()
+
+    def add(self, r: dict[str, Any]) -> None:
+        self.n += 1
+        self.counts[r["status"]] = self.counts.get(r["status"], 0) + 1
+        usable = _usable(r)
+        if usable:
+            for name, value in r["values"].items():
+                self.means.setdefault(name, MeanTally()).add(value)
+        elif len(self.errors) < MAX_ERRORS:
+            self.errors.append(f"{r['id']}: {r['status']}: {r.get('error')}")
+        for k in self.tokens:
+            self.tokens[k] += int((r.get("tokens") or {}).get(k, 0))
+        if r.get("cost_usd") is not None:
+            self.cost = (self.cost or 0) + r["cost_usd"]
+        if r.get("cost_usd_spent") is not None:
+            self.spent = (self.spent or 0) + r["cost_usd_spent"]
+        self.diagnosis.add(str(r["id"]), r["values"] if usable else None)
+
+    def summary(self, run_id: str | None, cancelled: bool) -> EvaluationSummary:
+        order = {s.value: i for i, s in enumerate(JudgeStatus)}
+        counts = dict(sorted(self.counts.items(), key=lambda kv: order.get(kv[0], len(order))))
+        usable = sum(n for status, n in counts.items() if status in _USABLE)
+        names = [*ROW_SCORES, *[c for c in CORRECTNESS if c in self.means]]
+        means = {name: (self.means[name].mean if name in self.means and self.means[name].n else None)
+                 for name in names}
+        extra = sorted(set(self.means) - set(ROW_SCORES) - set(REPORT_FIELDS))
+        stats = {}
+        for name in [*ROW_SCORES, "average", *extra]:
+            tally = self.means.get(name)
+            if tally is None or not tally.n:
+                stats[name] = MetricStat(None)
+                continue
+            m = tally.result(usable)
+            stats[name] = MetricStat(m.mean, m.ci_low, m.ci_high, m.n)
+        return EvaluationSummary(
+            rows=[], run_id=run_id, cancelled=cancelled, counts=counts,
+            coverage=coverage_fraction(usable, self.n), means=means, tokens=dict(self.tokens),
+            cost_usd=self.cost, cost_usd_spent=self.spent, errors=list(self.errors),
+            diagnosis=self.diagnosis.result(), rows_kept=False, n_rows=self.n, stats=stats)
 
 
 def summarize_evaluation(rows: list[dict[str, Any]], run_id: str | None = None, cancelled: bool = False) -> EvaluationSummary:
@@ -108,7 +179,9 @@ def summarize_evaluation(rows: list[dict[str, Any]], run_id: str | None = None, 
 def gate_inputs(summary: EvaluationSummary) -> tuple[dict[str, MetricStat], list[RowCase]]:
     """What the CI gate needs: each metric's mean and 95% interval over usable rows
     (TRACe, adherence_score, answer correctness, retrieval, ``average``), and one
-    :class:`RowCase` per row."""
+    :class:`RowCase` per row (none for a run too large to keep its rows)."""
+    if not summary.rows_kept:
+        return dict(summary.stats or {}), []
     extra = sorted({k for r in summary.rows for k in r["values"]} - set(ROW_SCORES) - set(REPORT_FIELDS))
     stats = stats_from_rows([r["values"] if _usable(r) else None for r in summary.rows],
                             [*ROW_SCORES, "average", *extra])
@@ -153,7 +226,10 @@ def evaluate(
         sink.resume = resume
     info = source.describe() if getattr(sink, "needs_info", hasattr(sink, "store")) else None
     kept = sink.open(info)
-    rows: dict[str, dict[str, Any]] = dict(kept)
+    rows: dict[str, dict[str, Any]] | None = dict(kept)  # None once there are more than KEEP_ROWS
+    tally = _Tally()
+    for row in sorted(kept.values(), key=lambda r: (r.get("position") is None, r.get("position") or 0)):
+        tally.add(row)
     total = info.n_items if info is not None else len(getattr(source, "rows", None) or [])
     row_cache = getattr(source, "row_cache", None)
 
@@ -176,8 +252,14 @@ def evaluate(
         return build_record(s, result, mode)
 
     def write(record: ItemRecord) -> None:
+        nonlocal rows
         sink.write(record)
-        rows[record.id] = summary_row(record) | {"position": record.position}
+        row = summary_row(record) | {"position": record.position}
+        tally.add(row)
+        if rows is not None:
+            rows[record.id] = row
+            if len(rows) > KEEP_ROWS:
+                rows = None  # from here on the summary is the tally's: memory stays flat
         if on_record is not None:
             on_record(record)
 
@@ -193,6 +275,8 @@ def evaluate(
         raise
     cancelled = cancel is not None and cancel.is_set()
     sink.close("cancelled" if cancelled else "finished")
+    if rows is None:
+        return tally.summary(getattr(sink, "run_id", None), cancelled)
     ordered = sorted(rows.values(), key=lambda r: (r.get("position") is None, r.get("position") or 0))
     return summarize_evaluation(ordered, getattr(sink, "run_id", None), cancelled)
 

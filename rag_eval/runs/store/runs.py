@@ -11,9 +11,9 @@ from typing import Any
 from sqlalchemy import delete, func, insert, or_, select, update
 
 from rag_eval.runs.liveness import INTERRUPTED
-from rag_eval.runs.stats import SUMMARY_FIELDS, summarize_run
+from rag_eval.runs.stats import summarize_stored_run
 from rag_eval.runs.store.database import Database
-from rag_eval.runs.store.items import read_items
+from rag_eval.runs.store.items import iter_items
 from rag_eval.runs.store.lease import LEASE_S, Holdings
 from rag_eval.runs.store.redaction import clean, dumps, store_secrets
 from rag_eval.runs.store.tables import items, now, runs
@@ -153,7 +153,7 @@ class RunQueries:
     def finish_run(self, run_id: str, status: str = "finished", error: str | None = None) -> dict[str, Any]:
         """Store the summary statistics of the run's items and its final status."""
         _check_status(status)
-        summary = summarize_run(read_items(self.db, run_id, SUMMARY_FIELDS))
+        summary = summarize_stored_run(lambda fields: iter_items(self.db, run_id, fields))
         secrets = self._secrets()
         self.holdings.unlock(run_id)
         self.db.write(update(runs).where(runs.c.id == run_id).values(
