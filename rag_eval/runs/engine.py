@@ -114,7 +114,10 @@ class _Tally:
         usable = _usable(r)
         if usable:
             for name, value in r["values"].items():
-                self.means.setdefault(name, MeanTally()).add(value)
+                tally = self.means.get(name)
+                if tally is None:
+                    tally = self.means[name] = MeanTally()
+                tally.add(value)
         elif len(self.errors) < MAX_ERRORS:
             self.errors.append(f"{r['id']}: {r['status']}: {r.get('error')}")
         for k in self.tokens:

@@ -57,7 +57,7 @@ def export_rows(run: dict[str, Any], items: Sequence[dict[str, Any]]) -> list[di
 
 
 #: items per batch of a streamed export (one Parquet row group, one page of the store)
-EXPORT_BATCH = 10_000
+EXPORT_BATCH = 2_000
 
 
 def _columns(store: Any, run: dict[str, Any]) -> list[str]:

@@ -57,7 +57,9 @@ def summarize_items(items: Iterable[dict[str, Any]]) -> dict[str, Any]:
             tally.add(scores.get(name))
         for group, tallies in ((i.get("retrieval") or {}, retrieval), (i.get("correctness") or {}, correctness)):
             for name, value in group.items():
-                tallies.setdefault(name, MeanTally()).add(value)
+                if name not in tallies:
+                    tallies[name] = MeanTally()
+                tallies[name].add(value)
         latencies.extend(finite([i.get("latency_s")]))
         for cost in finite([i.get("cost_usd")]):
             cost_total = (cost_total or 0) + cost

@@ -136,7 +136,7 @@ def test_bulk_seeding_copies_the_template_runs(store_url):
     try:
         ids = fill_store_bulk(store, n_runs=5, n_items=20, templates=2)
         runs = {r["id"]: r for r in store.list_runs()}
-        assert len(runs) == 5 and all(runs[i]["n_done"] == 20 and runs[i]["status"] == "finished" for i in ids)
+        assert len(runs) == store.count_runs() == 5 and all(runs[i]["n_done"] == 20 and runs[i]["status"] == "finished" for i in ids)
         assert store.items(ids[2]) == store.items(ids[0]) and runs[ids[2]]["summary"] == runs[ids[0]]["summary"]
     finally:
         store.close()

@@ -91,7 +91,7 @@ def read_items(db: Database, run_id: str, fields: Sequence[str] | None = None) -
 
 
 #: items per query when a run's items are read page by page
-PAGE_ITEMS = 5_000
+PAGE_ITEMS = 1_000
 
 
 def iter_items(db: Database, run_id: str, fields: Sequence[str] | None = None,

@@ -129,6 +129,10 @@ class RunQueries:
         d["n_done"] = int(self.db.read(select(func.count()).select_from(items).where(items.c.run_id == run_id))[0][0])
         return d
 
+    def count_runs(self) -> int:
+        """How many runs are stored (without reading them: a team's store holds hundreds)."""
+        return int(self.db.read(select(func.count()).select_from(runs))[0][0])
+
     def list_runs(self, limit: int | None = None) -> list[dict[str, Any]]:
         """Runs, newest first, each with ``n_done`` (items stored so far)."""
         n_done = select(func.count()).select_from(items).where(items.c.run_id == runs.c.id).scalar_subquery()
