@@ -348,7 +348,7 @@ def runs_export(run_ref, fmt, output, db) -> None:
     store = _store(db)
     run_id = store.resolve_run_id(run_ref)
     path = export_run(store, run_id, output or f"{run_id}.{fmt}", fmt)
-    click.echo(f"wrote {len(store.items(run_id))} items to {path}")
+    click.echo(f"wrote {store.get_run(run_id)['n_done']} items to {path}")  # counted by the database, not read
 
 
 @runs.command("delete")

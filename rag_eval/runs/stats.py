@@ -18,7 +18,7 @@ import numpy as np
 
 from rag_eval.metrics.aggregate import MeanTally, coverage_fraction, finite, mean_with_coverage
 from rag_eval.metrics.agreement import agreement
-from rag_eval.metrics.diagnosis import DiagnosisTally
+from rag_eval.metrics.diagnosis import MAX_IDS_SHOWN, DiagnosisTally
 from rag_eval.metrics.report_fields import consistency_reading
 from rag_eval.schema import METRIC_NAMES
 
@@ -114,7 +114,7 @@ def summarize_stored_run(read: Callable[[Sequence[str]], Iterable[dict[str, Any]
     (``diagnosis``: its first ids per pattern, so ``runs show`` reads no item), and a
     second one for the agreement only when an item carries ground truth."""
     seen_truth = False
-    diagnosis = DiagnosisTally()
+    diagnosis = DiagnosisTally(keep_ids=MAX_IDS_SHOWN)  # what runs show prints: every run's summary stays small
 
     def watched() -> Iterator[dict[str, Any]]:
         nonlocal seen_truth
