@@ -221,7 +221,8 @@ def at_size(args: argparse.Namespace) -> None:
         for name, path, heading in pages:
             for _ in range(args.repeat):
                 with browser.streamlit_server(home, extra_env=env) as server:
-                    health.append(browser.wait_healthy(server.url, process=server.process) - server.started)
+                    health.append(browser.wait_healthy(server.url, timeout_s=args.health_timeout,
+                                                       process=server.process) - server.started)
                     # a new visitor (fresh browser profile) on the fresh server, the same browser again
                     # (warm), then another new visitor on the now warm server
                     visits = [VISIT_COLD, *[VISIT_WARM] * args.warm, VISIT_NEW_VISITOR, VISIT_OVER_A_LINK,
@@ -284,6 +285,8 @@ def main() -> None:
     parser.add_argument("--store-dir", help="--at-size: where the generated store is kept (reused when present)")
     parser.add_argument("--runs", type=int, default=50, help="--at-size: stored runs")
     parser.add_argument("--items", type=int, default=2000, help="--at-size: items per run")
+    parser.add_argument("--health-timeout", type=float, default=90.0,
+                        help="--at-size: seconds a server may take to answer its health check (a loaded machine)")
     parser.add_argument("--backend", choices=["sqlite", "postgresql"], default="sqlite",
                         help="--at-size: the store (postgresql: a throwaway server from tests/pg_server.py)")
     parser.add_argument("--pages", nargs="*", help="--at-size: only these pages (Overview, Runs, Compare, "
