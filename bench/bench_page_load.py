@@ -24,7 +24,9 @@ launch-to-healthy time (it warms up before it listens) and Streamlit's own floor
 new browser (a page holding a title and a two-row table).
 
 Prints markdown tables. Usage: ``HF_HUB_OFFLINE=1 .venv/bin/python bench/bench_page_load.py [--repeat 3]``;
-``HF_HUB_OFFLINE=1 .venv/bin/python bench/bench_page_load.py --at-size --store-dir /tmp/rag-eval-size [--repeat 2]``
+``HF_HUB_OFFLINE=1 .venv/bin/python bench/bench_page_load.py --at-size --store-dir /tmp/rag-eval-size [--repeat 2]``;
+a team's store: ``… --at-size --backend postgresql --runs 500 [--pages Overview Runs Compare 'Support map']``
+(beyond 50 runs the store is seeded in bulk: generated template runs copied with COPY / executemany)
 """
 
 from __future__ import annotations
@@ -125,22 +127,28 @@ def process_cpu_s(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def generated_store(home: Path, n_runs: int, n_items: int) -> list[dict]:
-    """The runs of the store at ``home/runs.sqlite``, generated first when missing."""
-    from harness.sample_store import fill_store
+BULK_FROM_RUNS = 50  # more runs than this are seeded in bulk (harness.sample_store.fill_store_bulk)
+
+
+def generated_store(home: Path, n_runs: int, n_items: int, url: str | None = None) -> list[dict]:
+    """The runs of the store at ``url`` (default ``home/runs.sqlite``), generated first
+    when missing: through the store's API up to :data:`BULK_FROM_RUNS` runs, in bulk beyond."""
+    from harness.sample_store import fill_store, fill_store_bulk
     from rag_eval.runs.store import RunStore
 
     home.mkdir(parents=True, exist_ok=True)
-    db = home / "runs.sqlite"
-    store = RunStore(db)
+    location = url or str(home / "runs.sqlite")
+    store = RunStore(location)
     try:
         runs = store.list_runs()
         if len(runs) < n_runs:
-            start = time.perf_counter()
-            print(f"Generating {n_runs} runs × {n_items} items into {db} …", flush=True)
-            fill_store(store, n_runs - len(runs), n_items)
-            print(f"generated in {time.perf_counter() - start:.0f} s "
-                  f"({db.stat().st_size / 1e6:.0f} MB)\n", flush=True)
+            wall, cpu = time.perf_counter(), time.process_time()
+            print(f"Generating {n_runs} runs × {n_items} items into {store.url} …", flush=True)
+            fill = fill_store_bulk if n_runs - len(runs) > BULK_FROM_RUNS else fill_store
+            fill(store, n_runs - len(runs), n_items)
+            size = f"{(home / 'runs.sqlite').stat().st_size / 1e6:.0f} MB" if url is None else store.backend
+            print(f"generated {(n_runs - len(runs)) * n_items:,} items in {time.perf_counter() - wall:.0f} s wall, "
+                  f"{time.process_time() - cpu:.0f} s CPU of this process ({size}; load {_load()})\n", flush=True)
             runs = store.list_runs()
     finally:
         store.close()
@@ -153,6 +161,10 @@ def generated_store(home: Path, n_runs: int, n_items: int) -> list[dict]:
         ensure_demo_collection()
     close_clients()  # the embedded store's folder lock, for the servers
     return runs
+
+
+def _load() -> str:
+    return "/".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 FLOOR_SCRIPT = """import pandas as pd
@@ -184,12 +196,23 @@ def at_size(args: argparse.Namespace) -> None:
     with contextlib.ExitStack() as stack:
         home = Path(args.store_dir) if args.store_dir else Path(stack.enter_context(
             tempfile.TemporaryDirectory(prefix="rag-eval-size-")))
-        runs = generated_store(home, args.runs, args.items)
+        url = None
+        if args.backend == "postgresql":
+            from tests.pg_server import running_postgres
+
+            server = stack.enter_context(running_postgres())
+            server.admin("CREATE DATABASE pages")
+            url = server.url("pages")
+        runs = generated_store(home, args.runs, args.items, url)
+        env = {"RAG_EVAL_DB_URL": url} if url else None
         newest = runs[0]
         pair = [r["id"] for r in runs if r.get("dataset_fingerprint") == newest.get("dataset_fingerprint")][:2]
-        pages = [("Runs", "/runs", "Runs and trends"),
+        pages = [("Overview", "/", APP_TITLE),
+                 ("Runs", "/runs", "Runs and trends"),
                  ("Compare", f"/compare?runs={','.join(pair)}", "Compare runs"),
+                 ("Support map", f"/support_map?runs={','.join(pair)}&item=q00007", "Sentence support map"),
                  ("Batch", f"/batch?run={newest['id']}", "Batch evaluation")]
+        pages = [p for p in pages if not args.pages or p[0] in args.pages]
         n_items = max(int(r.get("n_done") or 0) for r in runs)
         results: dict[tuple[str, str], list[browser.PageTiming]] = {}
         server_cpu: dict[tuple[str, str], list[float]] = {}
@@ -197,8 +220,9 @@ def at_size(args: argparse.Namespace) -> None:
         health: list[float] = []
         for name, path, heading in pages:
             for _ in range(args.repeat):
-                with browser.streamlit_server(home) as server:
-                    health.append(browser.wait_healthy(server.url, process=server.process) - server.started)
+                with browser.streamlit_server(home, extra_env=env) as server:
+                    health.append(browser.wait_healthy(server.url, timeout_s=args.health_timeout,
+                                                       process=server.process) - server.started)
                     # a new visitor (fresh browser profile) on the fresh server, the same browser again
                     # (warm), then another new visitor on the now warm server
                     visits = [VISIT_COLD, *[VISIT_WARM] * args.warm, VISIT_NEW_VISITOR, VISIT_OVER_A_LINK,
@@ -224,8 +248,8 @@ def at_size(args: argparse.Namespace) -> None:
                             downloaded.setdefault((name, kind), []).append(float(str(tools.evaluate(DOWNLOADED_JS) or 0)) / 1e6)
     floor = streamlit_floor(args.repeat)
     load = os.getloadavg()[0]
-    print(f"## Dashboard pages at size: {len(runs)} stored runs, up to {n_items:,} items each "
-          f"({args.repeat} fresh servers per page, {args.warm} warm visits each; seconds)\n")
+    print(f"## Dashboard pages at size: {len(runs)} stored runs, up to {n_items:,} items each, in "
+          f"{args.backend} ({args.repeat} fresh servers per page, {args.warm} warm visits each; seconds)\n")
     print(f"Machine: {os.cpu_count()} cores, load average {load:.1f} at the end of the measurement. "
           f"First content = the first table or chart rendered; target {FIRST_CONTENT_TARGET_S:g} s. Server CPU = "
           "the Streamlit process's user + system seconds during the visit (steady when the machine is loaded).\n")
@@ -261,6 +285,12 @@ def main() -> None:
     parser.add_argument("--store-dir", help="--at-size: where the generated store is kept (reused when present)")
     parser.add_argument("--runs", type=int, default=50, help="--at-size: stored runs")
     parser.add_argument("--items", type=int, default=2000, help="--at-size: items per run")
+    parser.add_argument("--health-timeout", type=float, default=90.0,
+                        help="--at-size: seconds a server may take to answer its health check (a loaded machine)")
+    parser.add_argument("--backend", choices=["sqlite", "postgresql"], default="sqlite",
+                        help="--at-size: the store (postgresql: a throwaway server from tests/pg_server.py)")
+    parser.add_argument("--pages", nargs="*", help="--at-size: only these pages (Overview, Runs, Compare, "
+                        "'Support map', Batch)")
     args = parser.parse_args()
     if browser.find_chromium() is None:
         raise SystemExit("no chromium binary: install Debian's 'chromium' (make browser-deps)")

@@ -116,3 +116,64 @@ def fill_store(store: RunStore, n_runs: int = 50, n_items: int = 2000, seed: int
         if progress is not None:
             progress(r + 1, n_runs)
     return ids
+
+
+def fill_store_bulk(store: RunStore, n_runs: int = 500, n_items: int = 2000, seed: int = 0, templates: int = 6,
+                    progress: Callable[[int, int], None] | None = None) -> list[str]:
+    """As :func:`fill_store`, quickly enough for a team's store (500 runs × 2,000 items):
+    ``templates`` runs are generated and summarized through the store's API, and every
+    further run copies one of them (items and summary) in bulk: PostgreSQL's ``COPY``,
+    SQLite's ``executemany`` in one transaction. Records are the templates' (already
+    redacted, test data); run ids, names, configurations, tags and dates differ per run."""
+    import json
+
+    from sqlalchemy import insert, select
+
+    from rag_eval.runs.store.tables import items, now, runs
+
+    made = fill_store(store, n_runs=min(templates, n_runs), n_items=n_items, seed=seed)
+    pool = []
+    for run_id in made:
+        rows = store.db.read(select(items.c.item_id, items.c.position, items.c.status, items.c.error,
+                                    items.c.question, items.c.record_json).where(items.c.run_id == run_id)
+                             .order_by(items.c.position))
+        summary = store.db.read(select(runs.c.summary_json).where(runs.c.id == run_id))[0][0]
+        pool.append(([tuple(r) for r in rows], summary))
+    ids = list(made)
+    base = default_config("generated")
+    start = datetime.now(UTC) - timedelta(hours=n_runs)
+    stamp = now()
+    for r in range(len(made), n_runs):
+        dataset_path, fingerprint = DATASETS[r % len(DATASETS)]
+        config = base.with_changes(**{"retrieval.k": 3 + r % 4, "judge.kind": "llm",
+                                      "judge.model": ("gpt-4o-mini", "gpt-4o")[r % 2]})
+        rows, summary = pool[r % len(pool)]
+        run_id = f"{start + timedelta(hours=r):%Y%m%d-%H%M%S}-{r:06d}"
+        store.db.write(insert(runs).values(
+            id=run_id, name=f"{dataset_path.split('.')[0]}-k{3 + r % 4}-{r:03d}",
+            created_at=(start + timedelta(hours=r)).isoformat(timespec="seconds"), finished_at=stamp,
+            status="finished", config_name=config.name, config_hash=config.config_hash,
+            config_json=json.dumps(config.to_dict()), collection=None, dataset_path=dataset_path,
+            dataset_fingerprint=fingerprint, n_items=n_items, summary_json=summary,
+            meta_json=json.dumps({"kind": "judge-given-responses"}), tags_json=json.dumps(TAGS[r % len(TAGS)])))
+        columns = ("run_id", "item_id", "position", "status", "error", "question", "record_json", "updated_at")
+        values = [(run_id, *row[:5], row[5], stamp) for row in rows]
+        raw = store.engine.raw_connection()
+        try:
+            cursor = raw.cursor()
+            if store.backend == "sqlite":
+                cursor.execute("BEGIN IMMEDIATE")  # one transaction (the store's connections run in autocommit)
+            if store.backend == "postgresql":
+                with cursor.copy(f"COPY items ({', '.join(columns)}) FROM STDIN") as copy:
+                    for value in values:
+                        copy.write_row(value)
+            else:
+                cursor.executemany(f"INSERT INTO items ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                                   values)
+            raw.commit()
+        finally:
+            raw.close()
+        ids.append(run_id)
+        if progress is not None:
+            progress(r + 1, n_runs)
+    return ids

@@ -21,6 +21,7 @@ import subprocess
 import tempfile
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -75,12 +76,14 @@ def _run(cmd: list[str], user: str | None, **kwargs: Any) -> subprocess.Complete
     return subprocess.run(cmd, check=False, user=user, capture_output=True, text=True, timeout=120, **kwargs)
 
 
-@pytest.fixture(scope="session")
-def postgres_server() -> Iterator[PostgresServer]:
+@contextmanager
+def running_postgres() -> Iterator[PostgresServer]:
+    """A throwaway server for as long as the block runs (the fixture below, and bench/);
+    raises ``RuntimeError`` with the reason when it cannot start."""
     bin_dir = _bin_dir()
     if bin_dir is None or not (bin_dir / "initdb").exists():
-        pytest.fail("PostgreSQL binaries not found (initdb/pg_ctl under /usr/lib/postgresql/*/bin); "
-                    "run `make setup`, which installs Debian's postgresql package", pytrace=False)
+        raise RuntimeError("PostgreSQL binaries not found (initdb/pg_ctl under /usr/lib/postgresql/*/bin); "
+                           "run `make setup`, which installs Debian's postgresql package")
     as_root = os.geteuid() == 0
     user = PG_USER if as_root else None
     base = Path(tempfile.mkdtemp(prefix="rag-eval-pg-"))
@@ -95,20 +98,33 @@ def postgres_server() -> Iterator[PostgresServer]:
         init = _run([str(bin_dir / "initdb"), "-D", str(data), "-U", PG_USER, "--pwfile", str(pwfile),
                      "--auth-host=scram-sha-256", "--auth-local=trust", "-E", "UTF8", "--no-sync"], user)
         if init.returncode != 0:
-            pytest.fail(f"initdb failed: {init.stderr.strip()[-800:]}", pytrace=False)
+            raise RuntimeError(f"initdb failed: {init.stderr.strip()[-800:]}")
         options = (f"-c listen_addresses=127.0.0.1 -p {port} -k {base} -c fsync=off -c synchronous_commit=off "
                    f"-c full_page_writes=off -c max_connections=60")
         start = _run([str(bin_dir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(log), "-w", "-t", "60",
                       "start"], user)
         if start.returncode != 0:
             tail = log.read_text(errors="replace")[-800:] if log.exists() else ""
-            pytest.fail(f"PostgreSQL did not start: {start.stderr.strip()[-400:]} {tail}", pytrace=False)
+            raise RuntimeError(f"PostgreSQL did not start: {start.stderr.strip()[-400:]} {tail}")
         started = True
         yield PostgresServer(bin_dir=bin_dir, port=port)
     finally:
         if started:
             _run([str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"], user)
         shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    try:
+        server = running_postgres()
+        running = server.__enter__()
+    except RuntimeError as err:
+        pytest.fail(str(err), pytrace=False)
+    try:
+        yield running
+    finally:
+        server.__exit__(None, None, None)
 
 
 @pytest.fixture

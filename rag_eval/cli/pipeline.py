@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -234,7 +234,7 @@ def run(dataset, config_path, collection, name, resume_run, ray_address, ray_wor
         if isinstance(judge, ManagedJudge):
             judge.close()  # the Ray workers (and a local Ray instance this run started)
     run_id = str(summary.run_id)
-    _show_run(store.get_run(run_id), store.items(run_id))
+    _show_run(store.get_run(run_id), lambda: store.iter_items(run_id, ("item_id", "scores")))
     apply_gate(gate, summary, "items")
 
 
@@ -247,10 +247,10 @@ def _run_source(dataset: str, config: RagConfig, collection: str, judge: Any, ju
         from rag_eval.runs.prepare import read_rows_to_judge
         from rag_eval.runs.row_cache import RowCache
 
-        pairs = read_rows_to_judge(dataset)
-        if not pairs:
+        if next(iter(read_rows_to_judge(dataset, stream=True)), None) is None:
             raise click.ClickException(f"{dataset}: no rows")
-        return RowsSource(pairs, label=dataset, row_cache=RowCache.for_judge(judge)), dataset
+        # read as a stream: a file of a million rows is never held whole
+        return RowsSource(path=dataset, label=dataset, row_cache=RowCache.for_judge(judge)), dataset
     rows, path = _dataset_rows(dataset)
     if not rows:
         raise click.ClickException(f"{path}: no rows")  # an input error (exit 2)
@@ -262,7 +262,9 @@ def _run_source(dataset: str, config: RagConfig, collection: str, judge: Any, ju
 
 
 # ---------------------------------------------------------------- runs
-def _show_run(run: dict[str, Any], items: Sequence[dict[str, Any]] = ()) -> None:
+def _show_run(run: dict[str, Any], items: Callable[[], Iterable[dict[str, Any]]] | None = None) -> None:
+    """The run's summary; its diagnosis as stored with the summary (or, for a run stored
+    before the summary kept it, from ``items()``)."""
     summary = run.get("summary") or {}
     status = f"{run['status']} ({run['status_detail']})" if run.get("status_detail") else run["status"]
     click.echo(f"Run {run['id']}  name={run['name']}  status={status}  config={run['config_name']} "
@@ -283,10 +285,16 @@ def _show_run(run: dict[str, Any], items: Sequence[dict[str, Any]] = ()) -> None
     click.echo("\n".join(summary_lines(for_run(run), {m: s.get("mean") for m, s in metrics.items()})))
     click.echo(f"latency p50 {_fmt(summary.get('latency_p50_s'))}s, p95 {_fmt(summary.get('latency_p95_s'))}s; "
                f"tokens {summary.get('tokens_total', 0)}; cost {_fmt(summary.get('cost_usd_total'), 4)} USD")
-    if items:
-        from rag_eval.runs.item_fields import run_diagnosis
+    from rag_eval.metrics.diagnosis import Diagnosis, DiagnosisTally
 
-        click.echo("\n".join(run_diagnosis(items).lines()))
+    if summary.get("diagnosis"):
+        click.echo("\n".join(Diagnosis.from_dict(summary["diagnosis"]).lines()))
+    elif items is not None:
+        tally = DiagnosisTally()
+        for i in items():
+            tally.add(str(i.get("item_id")), i.get("scores") or None)
+        if tally.given:
+            click.echo("\n".join(tally.result().lines()))
 
 
 @click.group()
@@ -324,13 +332,12 @@ def runs_show(run_ref, show_items, as_json, db) -> None:
     if as_json:
         click.echo(json.dumps(record, indent=1, default=str))
         return
-    items = store.items(record["id"])
-    _show_run(record, items)
+    _show_run(record, lambda: store.iter_items(record["id"], ("item_id", "scores")))
     if show_items:
         from rag_eval.runs.item_fields import item_report_fields
 
         rows = [(i["item_id"], i["status"], *[(i.get("scores") or {}).get(m) for m in TRACE_METRICS],
-                 *item_report_fields(i).values(), (i.get("error") or "")[:60]) for i in items]
+                 *item_report_fields(i).values(), (i.get("error") or "")[:60]) for i in store.iter_items(record["id"])]
         click.echo(_table(["item", "status", *TRACE_METRICS, *REPORT_FIELDS, "error"], rows))
 
 
@@ -347,7 +354,7 @@ def runs_export(run_ref, fmt, output, db) -> None:
     store = _store(db)
     run_id = store.resolve_run_id(run_ref)
     path = export_run(store, run_id, output or f"{run_id}.{fmt}", fmt)
-    click.echo(f"wrote {len(store.items(run_id))} items to {path}")
+    click.echo(f"wrote {store.get_run(run_id)['n_done']} items to {path}")  # counted by the database, not read
 
 
 @runs.command("delete")

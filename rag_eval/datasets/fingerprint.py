@@ -15,6 +15,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
+
 from rag_eval.datasets.schema import DatasetRow
 
 PREFIX = "sha256:"
@@ -34,10 +36,14 @@ def row_hash(row: DatasetRow | dict[str, Any]) -> str:
 
 def fingerprint(rows: Iterable[DatasetRow | dict[str, Any]]) -> str:
     """``sha256:<64 hex>`` over the rows, independent of their order and file format."""
-    digests = sorted(row_hash(r) for r in rows)
+    # the digests as 32 raw bytes each in one buffer (a million rows: 32 MB, not 110 MB of
+    # str objects), sorted as fixed-width byte strings: the same order as their hex
+    packed = bytearray()
+    for r in rows:
+        packed += bytes.fromhex(row_hash(r))
     total = hashlib.sha256()
-    for digest in digests:
-        total.update(digest.encode("ascii"))
+    for digest in np.sort(np.frombuffer(bytes(packed), dtype="S32")) if packed else ():
+        total.update(digest.ljust(32, b"\0").hex().encode("ascii"))
         total.update(b"\n")
     return PREFIX + total.hexdigest()
 

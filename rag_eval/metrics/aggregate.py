@@ -9,6 +9,11 @@ comparisons, agreement against ground truth).
 - The interval is a percentile bootstrap with a fixed seed (the same values always
   give the same interval). It needs at least :data:`MIN_ROWS_FOR_INTERVAL` rows: with
   one row there is a value but no interval, and the reason says so.
+- Above :data:`MAX_BOOTSTRAP_ROWS` values the interval of a mean is the normal one
+  (mean ± z·s/√n, from the exact mean and variance): the bootstrap would hold an
+  ``n_boot × n`` resample matrix (8 GB for a million rows), and at that size the two agree
+  to the fourth decimal. :class:`MeanTally` takes values one at a time in memory bounded
+  by that limit, and gives exactly :func:`mean_with_coverage`'s result below it.
 """
 
 from __future__ import annotations
@@ -27,6 +32,10 @@ MIN_ROWS_FOR_INTERVAL = 2
 # Fewer defined resamples than this fraction of n_boot: no interval (e.g. AUROC on
 # resamples that mostly hold one class only).
 MIN_VALID_RESAMPLE_FRACTION = 0.5
+#: above this many values a mean's interval is the normal one (see the module docstring)
+MAX_BOOTSTRAP_ROWS = 10_000
+#: index cells drawn at once by :func:`bootstrap_ci` (8 MB)
+BOOTSTRAP_BLOCK_CELLS = 1_000_000
 
 Interval = tuple[float | None, float | None, str | None]  # (low, high, reason when missing)
 
@@ -90,24 +99,34 @@ def bootstrap_ci(
     confidence: float = DEFAULT_CONFIDENCE,
     rng: np.random.Generator | None = None,
 ) -> Interval:
-    """Percentile bootstrap over ``n`` rows. ``statistic`` takes an (n_boot, n) index
-    matrix and returns one value per resample (NaN where undefined). Returns
+    """Percentile bootstrap over ``n`` rows. ``statistic`` takes a (k, n) index matrix
+    (a block of the n_boot resamples) and returns one value per resample, row by row (NaN
+    where undefined). Returns
     ``(low, high, None)`` or ``(None, None, reason)``."""
     _check_confidence(confidence)
     why = why_no_interval(n, n_boot)
     if why:
         return None, None, why
     rng = rng if rng is not None else np.random.default_rng(DEFAULT_SEED)
-    idx = rng.integers(0, n, size=(n_boot, n))
-    return interval_from_samples(np.asarray(statistic(idx), dtype=float), n_boot, confidence)
+    # resamples drawn and reduced a block at a time: the same indices as one (n_boot, n) draw
+    # (the generator's stream is continuous across calls), in 8 MB instead of n_boot x n x 8 bytes
+    block = max(1, BOOTSTRAP_BLOCK_CELLS // n)
+    samples = [np.asarray(statistic(rng.integers(0, n, size=(min(block, n_boot - start), n))), dtype=float)
+               for start in range(0, n_boot, block)]
+    return interval_from_samples(np.concatenate(samples), n_boot, confidence)
 
 
 def mean_interval(
     values: Sequence[float], *, n_boot: int = DEFAULT_N_BOOT, confidence: float = DEFAULT_CONFIDENCE,
     seed: int = DEFAULT_SEED,
 ) -> Interval:
-    """The bootstrap interval of the mean of ``values`` (all finite)."""
+    """The bootstrap interval of the mean of ``values`` (all finite); the normal interval
+    above :data:`MAX_BOOTSTRAP_ROWS` values."""
     data = np.asarray(values, dtype=float)
+    if data.size > MAX_BOOTSTRAP_ROWS and n_boot > 0:
+        _check_confidence(confidence)
+        mean = float(data.mean())
+        return normal_interval(mean, float(data.var(ddof=1)), int(data.size), confidence)
     return bootstrap_ci(lambda idx: data[idx].mean(axis=1), data.size, n_boot=n_boot, confidence=confidence,
                         rng=np.random.default_rng(seed))
 
@@ -139,3 +158,58 @@ def mean_with_coverage(values: Iterable[Any], total: int | None = None, seed: in
         return MeanWithCoverage(None, None, None, 0, coverage_fraction(0, total), "no value to average")
     low, high, why = mean_interval(data, n_boot=n_boot, confidence=confidence, seed=seed)
     return MeanWithCoverage(float(np.mean(data)), low, high, len(data), coverage_fraction(len(data), total), why)
+
+
+def normal_interval(mean: float, variance: float, n: int, confidence: float = DEFAULT_CONFIDENCE) -> Interval:
+    """The normal (central limit) interval of a mean: ``mean ± z · sqrt(variance / n)``,
+    ``variance`` the sample variance (``ddof=1``)."""
+    from statistics import NormalDist
+
+    if n < MIN_ROWS_FOR_INTERVAL:
+        return None, None, f"too few rows for an interval ({n})"
+    half = NormalDist().inv_cdf(0.5 + confidence / 2.0) * math.sqrt(max(variance, 0.0) / n)
+    return mean - half, mean + half, None
+
+
+class MeanTally:
+    """A mean with its coverage, taken one value at a time in bounded memory: the values
+    are kept up to :data:`MAX_BOOTSTRAP_ROWS` (then :meth:`result` is exactly
+    :func:`mean_with_coverage` of them), beyond that only their count, mean and sum of
+    squared deviations (Welford), which give the normal interval."""
+
+    __slots__ = ("kept", "n", "_mean", "_m2")
+
+    def __init__(self) -> None:
+        self.kept: list[float] | None = []
+        self.n = 0
+        self._mean = 0.0
+        self._m2 = 0.0
+
+    @property
+    def mean(self) -> float | None:
+        return self._mean if self.n else None
+
+    def add(self, value: Any) -> None:
+        """Count ``value`` when it is a finite number (booleans as 0/1), as :func:`finite` does."""
+        if isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, (int, float)) or not math.isfinite(value):
+            return
+        x = float(value)
+        self.n += 1
+        delta = x - self._mean
+        self._mean += delta / self.n
+        self._m2 += delta * (x - self._mean)
+        if self.kept is not None:
+            self.kept.append(x)
+            if len(self.kept) > MAX_BOOTSTRAP_ROWS:
+                self.kept = None
+
+    def result(self, total: int, seed: int = DEFAULT_SEED, n_boot: int = DEFAULT_N_BOOT,
+               confidence: float = DEFAULT_CONFIDENCE) -> MeanWithCoverage:
+        """Mean, interval, n and coverage (n / ``total``)."""
+        if self.kept is not None:
+            return mean_with_coverage(self.kept, total, seed=seed, n_boot=n_boot, confidence=confidence)
+        _check_confidence(confidence)
+        low, high, why = normal_interval(self._mean, self._m2 / (self.n - 1), self.n, confidence)
+        return MeanWithCoverage(self._mean, low, high, self.n, coverage_fraction(self.n, total), why)

@@ -65,11 +65,17 @@ class Finding:
     action: str
     row_ids: tuple[str, ...]
     share: float  # of the rows looked at
+    n_rows: int = -1  # rows found, when row_ids holds only the first of them (DiagnosisTally)
+
+    @property
+    def count(self) -> int:
+        """How many rows show the pattern."""
+        return self.n_rows if self.n_rows >= 0 else len(self.row_ids)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["row_ids"] = list(self.row_ids)
-        out["n_rows"] = len(self.row_ids)
+        out["n_rows"] = self.count
         return out
 
 
@@ -81,6 +87,14 @@ class Diagnosis:
     high: float = DEFAULT_HIGH
     low: float = DEFAULT_LOW
     notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Diagnosis:
+        """The diagnosis :meth:`to_dict` gave (as a run's stored summary keeps it)."""
+        findings = tuple(Finding(f["pattern"], f["title"], f["meaning"], f["action"], tuple(f["row_ids"]),
+                                 float(f["share"]), int(f.get("n_rows", -1))) for f in d.get("findings", ()))
+        return cls(findings, int(d["rows_considered"]), int(d["rows_given"]), float(d.get("high", DEFAULT_HIGH)),
+                   float(d.get("low", DEFAULT_LOW)))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -99,8 +113,8 @@ class Diagnosis:
             return [head, "  no pattern found" if self.rows_considered else "  no scored row to diagnose"]
         out = [head]
         for f in self.findings:
-            ids = ", ".join(f.row_ids[:max_ids]) + (f" … (+{len(f.row_ids) - max_ids})" if len(f.row_ids) > max_ids else "")
-            out.append(f"  - {f.title}: {len(f.row_ids)} row(s) ({f.share:.0%}); {f.meaning} -> {f.action}")
+            ids = ", ".join(f.row_ids[:max_ids]) + (f" … (+{f.count - max_ids})" if f.count > max_ids else "")
+            out.append(f"  - {f.title}: {f.count} row(s) ({f.share:.0%}); {f.meaning} -> {f.action}")
             out.append(f"    rows: {ids}")
         return out
 
@@ -154,3 +168,36 @@ def diagnose(
         for p in PATTERNS if hits[p.key]
     )
     return Diagnosis(findings, considered, len(rows), high, low)
+
+
+class DiagnosisTally:
+    """:func:`diagnose` over rows given one at a time, in bounded memory: every row is
+    counted, the first ``keep_ids`` ids of each pattern kept (for runs too large to keep
+    every id; the findings' ``n_rows`` says how many there are)."""
+
+    def __init__(self, high: float = DEFAULT_HIGH, low: float = DEFAULT_LOW, keep_ids: int = 100) -> None:
+        if not 0.0 <= low <= high <= 1.0:
+            raise ValueError(f"need 0 <= low <= high <= 1, got low={low}, high={high}")
+        self.high, self.low, self.keep_ids = high, low, keep_ids
+        self.ids: dict[str, list[str]] = {p.key: [] for p in PATTERNS}
+        self.counts: dict[str, int] = {p.key: 0 for p in PATTERNS}
+        self.considered = self.given = 0
+
+    def add(self, row_id: str, values: Mapping[str, Any] | None) -> None:
+        self.given += 1
+        if not values or all(_value(values, m) is None for m in ("context_relevance", "context_utilization",
+                                                                  "completeness", "adherence", "adherence_score")):
+            return
+        self.considered += 1
+        for key in row_patterns(values, self.high, self.low):
+            self.counts[key] += 1
+            if len(self.ids[key]) < self.keep_ids:
+                self.ids[key].append(str(row_id))
+
+    def result(self) -> Diagnosis:
+        findings = tuple(
+            Finding(p.key, p.title, p.meaning, p.action, tuple(self.ids[p.key]),
+                    self.counts[p.key] / self.considered, self.counts[p.key])
+            for p in PATTERNS if self.counts[p.key]
+        )
+        return Diagnosis(findings, self.considered, self.given, self.high, self.low)

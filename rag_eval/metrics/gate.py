@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from rag_eval.metrics.aggregate import MAX_BOOTSTRAP_ROWS, mean_interval
 from rag_eval.metrics.agreement import (
     DEFAULT_CONFIDENCE,
     DEFAULT_N_BOOT,
@@ -150,6 +151,9 @@ def stats_from_rows(
 def _mean_interval(values: np.ndarray, n_boot: int, confidence: float, seed: int) -> tuple[float | None, float | None]:
     if values.size == 1:
         return float(values[0]), float(values[0])
+    if values.size > MAX_BOOTSTRAP_ROWS:  # the bootstrap's n_boot x n matrix would not fit (metrics.aggregate)
+        low, high, _ = mean_interval(values.tolist(), n_boot=n_boot, confidence=confidence, seed=seed)
+        return low, high
 
     def resampled_means(idx: np.ndarray) -> np.ndarray:
         return np.asarray(values[idx].mean(axis=1))

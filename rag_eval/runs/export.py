@@ -9,12 +9,12 @@ secrets, and neither does the export.
 
 from __future__ import annotations
 
+import csv
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from rag_eval.io.rows import write_rows
 from rag_eval.metrics.registry import TRACE_SCORES
 from rag_eval.runs.item_fields import item_report_fields
 
@@ -71,8 +71,61 @@ def export_rows(run: dict[str, Any], items: Sequence[dict[str, Any]]) -> list[di
     return [{c: r.get(c) for c in columns} for r in rows]  # same columns in every row (parquet, csv)
 
 
-def export_run(store, run_id: str, path: str | Path, fmt: str | None = None) -> Path:
-    """Write the run's items to ``path`` in ``fmt`` (default: from the suffix)."""
+#: items per batch of a streamed export (one Parquet row group, one page of the store)
+EXPORT_BATCH = 2_000
+
+
+def _columns(store: Any, run: dict[str, Any]) -> list[str]:
+    """Every export column of the run, in :func:`flatten_item`'s order: its retrieval
+    metrics are known only once every item's are read (a pass over that field alone)."""
+    names: dict[str, None] = {}
+    for item in store.iter_items(run["id"], ("retrieval",)):
+        names.update(dict.fromkeys(item.get("retrieval") or {}))
+    base = list(flatten_item({"retrieval": dict.fromkeys(sorted(names))}, run))
+    return base
+
+
+def _write_parquet(batches: Iterator[list[dict[str, Any]]], path: Path) -> None:
+    """Batches of rows into one Parquet file, a row group each (pyarrow's ParquetWriter),
+    so memory stays that of one batch. The column types are those of the first batches;
+    a column with no value in them is written as text, and a later value is cast to it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    writer: Any = None
+    schema: Any = None
+    held: list[Any] = []
+    try:
+        for batch in batches:
+            table = pa.Table.from_pylist(batch)
+            if schema is None:
+                held.append(table)
+                merged = pa.unify_schemas([t.schema for t in held])
+                if any(pa.types.is_null(f.type) for f in merged) and len(held) < 5:
+                    continue  # a few more batches before the types are fixed
+                schema = pa.schema([pa.field(f.name, pa.large_string()) if pa.types.is_null(f.type) else f
+                                    for f in merged])
+                writer = pq.ParquetWriter(str(path), schema)
+                tables, held = held, []
+            else:
+                tables = [table]
+            for t in tables:
+                writer.write_table(t.cast(schema, safe=False) if t.schema != schema else t)
+        if schema is None:  # fewer rows than the batches it waits for
+            tables = held
+            schema = pa.unify_schemas([t.schema for t in tables]) if tables else pa.schema([])
+            writer = pq.ParquetWriter(str(path), schema)
+            for t in tables:
+                writer.write_table(t.cast(schema) if t.schema != schema else t)
+    finally:
+        if writer is not None:
+            writer.close()
+
+
+def export_run(store: Any, run_id: str, path: str | Path, fmt: str | None = None) -> Path:
+    """Write the run's items to ``path`` in ``fmt`` (default: from the suffix), streamed:
+    the items are read a page at a time and written as they come, so a run of a million
+    items exports in the memory of one batch."""
     path = Path(path)
     fmt = (fmt or path.suffix.lstrip(".")).lower()
     if fmt not in FORMATS:
@@ -80,4 +133,32 @@ def export_run(store, run_id: str, path: str | Path, fmt: str | None = None) -> 
     if path.suffix.lower() != f".{fmt}":
         path = path.with_suffix(f".{fmt}") if not path.suffix else path.with_name(path.name + f".{fmt}")
     run = store.get_run(run_id)
-    return write_rows(export_rows(run, store.items(run["id"])), path)
+    columns = _columns(store, run)
+
+    def batches() -> Iterator[list[dict[str, Any]]]:
+        batch: list[dict[str, Any]] = []
+        for item in store.iter_items(run["id"]):
+            row = flatten_item(item, run)
+            batch.append({c: row.get(c) for c in columns})
+            if len(batch) >= EXPORT_BATCH:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if fmt == "parquet":
+        _write_parquet(batches(), path)
+        return path
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=columns) if fmt == "csv" else None
+        if writer is not None:
+            writer.writeheader()
+        for batch in batches():
+            for row in batch:
+                if writer is None:
+                    fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+                else:  # as rag_eval.io.rows.write_rows writes CSV: nested values JSON-encoded
+                    writer.writerow({k: json.dumps(v, ensure_ascii=False, default=str)
+                                     if isinstance(v, (list, dict)) else v for k, v in row.items()})
+    return path

@@ -162,11 +162,11 @@ def prepare_rows(rows: Iterable[tuple[int, dict[str, Any] | RowError]], source: 
     return [prepare_row(value, number, source) for number, value in rows]
 
 
-def read_rows_to_judge(path: str | Path) -> list[tuple[int, dict[str, Any] | RowError]]:
+def read_rows_to_judge(path: str | Path, stream: bool = False) -> Any:
     """The ``(row number, row or read error)`` pairs of a file, read the one way every
-    entry point reads rows to judge. Raises ``FileFormatError`` when the file as a whole
-    cannot be read."""
-    return list(iter_raw(path))
+    entry point reads rows to judge (a list; ``stream``: an iterator). Raises
+    ``FileFormatError`` when the file as a whole cannot be read."""
+    return iter(iter_raw(path)) if stream else list(iter_raw(path))
 
 
 def prepare_file(path: str | Path) -> list[PreparedRow]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable
 from typing import Any
 
 
@@ -19,7 +19,7 @@ def interrupted_status(err: BaseException) -> str:
     return "cancelled" if isinstance(err, KeyboardInterrupt) else "failed"
 
 
-def dataset_fingerprint(rows: Sequence[dict[str, Any]]) -> str:
+def dataset_fingerprint(rows: Iterable[dict[str, Any]]) -> str:
     """The dataset's content hash (the datasets package's when available)."""
     try:
         from rag_eval.datasets.fingerprint import fingerprint

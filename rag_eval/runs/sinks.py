@@ -6,7 +6,10 @@ skips) with their summary rows; it then receives every record in input order, an
 closed with the run's final status.
 
 - :class:`StoreSink`: the run store: a new run, or a resumed one (same configuration,
-  same dataset; items that ended in a transient failure are judged again).
+  same dataset; items that ended in a transient failure are judged again). Records are
+  written in batches (:data:`WRITE_BATCH` items, or whatever came within
+  ``FLUSH_EVERY_S``), one transaction each: one transaction per item caps a run at a
+  few hundred items a second.
 - :class:`FileSink`: a ``rag-eval judge`` output file, ``.jsonl`` written line by line as
   rows finish (flushed at least every ``FLUSH_EVERY_S``), other formats at close.
 - :class:`MemorySink`: the records themselves (``ask``, :mod:`rag_eval.testing`).
@@ -24,6 +27,8 @@ from rag_eval.runs.sources import SourceInfo
 from rag_eval.schema import ItemRecord, JudgeStatus
 
 FLUSH_EVERY_S = 0.5
+#: items per store transaction (one multi-row upsert)
+WRITE_BATCH = 500
 #: statuses a resumed run judges again (transient failures); other items are kept
 RETRY_STATUSES = frozenset({JudgeStatus.PROVIDER_ERROR.value, JudgeStatus.TIMEOUT.value, JudgeStatus.CANCELLED.value,
                             "retrieval_error", "generation_error"})
@@ -39,6 +44,8 @@ class StoreSink:
     def __init__(self, store: Any, config: Any, *, name: str | None = None, resume: str | None = None) -> None:
         self.store, self.config, self.name, self.resume = store, config, name, resume
         self.run_id: str | None = None
+        self._held: list[dict[str, Any]] = []
+        self._flushed = time.monotonic()
 
     needs_info = True
 
@@ -64,10 +71,21 @@ class StoreSink:
         return {}
 
     def write(self, record: ItemRecord) -> None:
-        self.store.add_item(self.run_id, to_store(record))
+        self._held.append(to_store(record))
+        if len(self._held) >= WRITE_BATCH or time.monotonic() - self._flushed >= FLUSH_EVERY_S:
+            self.flush()
+
+    def flush(self) -> None:
+        """Store the records held so far (items show up for a reader within ``FLUSH_EVERY_S``
+        while records keep coming)."""
+        held, self._held = self._held, []
+        self._flushed = time.monotonic()
+        if held:
+            self.store.add_items(self.run_id, held)
 
     def close(self, status: str, error: str | None = None) -> None:
         if self.run_id is not None:
+            self.flush()  # also when the run stops on an error: every finished record is kept
             self.store.finish_run(self.run_id, status, error=error)
             # Every stored run carries its judge's expected error (docs/local-judge.md), whichever
             # entry point ran it: the calibration's cross-validated error, the shipped model's

@@ -175,9 +175,17 @@ class RowsSource:
     def describe(self) -> SourceInfo:
         from rag_eval.runs.run_records import dataset_fingerprint
 
-        pairs = list(self._pairs())
-        return SourceInfo(len(pairs), dataset_fingerprint([v for _, v in pairs if isinstance(v, dict)]),
-                          self.label if self.label != "dataset" else None, kind=self.kind)
+        n = 0
+
+        def counted() -> Iterator[dict[str, Any]]:  # one pass over a file: its rows are never all held
+            nonlocal n
+            for _, value in self._pairs():
+                n += 1
+                if isinstance(value, dict):
+                    yield value
+
+        fingerprint = dataset_fingerprint(counted())
+        return SourceInfo(n, fingerprint, self.label if self.label != "dataset" else None, kind=self.kind)
 
     def items(self, skip: frozenset[str] = frozenset(), cancel: threading.Event | None = None
               ) -> Iterator[SourceItem]:

@@ -9,14 +9,16 @@ bootstrap; no interval for one item; coverage ``None`` for a run with no items).
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
-from rag_eval.metrics.aggregate import coverage_fraction, finite, mean_with_coverage
+from rag_eval.metrics.aggregate import MeanTally, coverage_fraction, finite, mean_with_coverage
 from rag_eval.metrics.agreement import agreement
+from rag_eval.metrics.diagnosis import MAX_IDS_SHOWN, DiagnosisTally
 from rag_eval.metrics.registry import TRACE_SCORES
 from rag_eval.metrics.report_fields import consistency_reading
 from rag_eval.schema import is_usable
@@ -29,50 +31,58 @@ def mean_with_ci(values: Iterable[Any], total: int, seed: int = 0) -> dict[str, 
 
 
 def _percentile(values: Sequence[float], q: float) -> float | None:
-    return float(np.percentile(values, q)) if values else None
+    return float(np.percentile(np.frombuffer(values, dtype=float) if isinstance(values, array) else values, q)) \
+        if len(values) else None
 
 
-def summarize_items(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """The run summary stored with a run and shown by ``runs show``."""
-    total = len(items)
-    statuses = Counter(str(i.get("status")) for i in items)
-    scored = [i for i in items if is_usable(i.get("status"))]
-    metrics = {
-        name: mean_with_ci([(i.get("scores") or {}).get(name) for i in items], total)
-        for name in TRACE_SCORES
-    }
-    retrieval_names = sorted({k for i in items for k in (i.get("retrieval") or {})})
-    retrieval = {
-        name: mean_with_ci([(i.get("retrieval") or {}).get(name) for i in items], total)
-        for name in retrieval_names
-    }
-    correctness_names = sorted({k for i in items for k in (i.get("correctness") or {})})
-    correctness = {  # answer correctness against reference answers (BLEU, ROUGE-L, LLM answer match)
-        name: mean_with_ci([(i.get("correctness") or {}).get(name) for i in items], total)
-        for name in correctness_names
-    }
-    custom_names = sorted({k for i in scored for k in (i.get("metrics") or {})})
-    custom = {  # the registry's per-item metrics (plugins, users), over usable items only
-        name: mean_with_ci([(i.get("metrics") or {}).get(name) if is_usable(i.get("status")) else None for i in items],
-                           total)
-        for name in custom_names
-    }
-    metric_failures = Counter(name for i in items for name in (i.get("metric_errors") or {}))
-    latencies = finite(i.get("latency_s") for i in items)
-    costs = finite(i.get("cost_usd") for i in items)
-    tokens = sum(int((i.get("tokens") or {}).get("total", 0) or 0) for i in items)
+def summarize_items(items: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """The run summary stored with a run and shown by ``runs show``, in one pass over
+    ``items`` and in memory bounded by :data:`rag_eval.metrics.aggregate.MAX_BOOTSTRAP_ROWS`
+    per metric (:class:`~rag_eval.metrics.aggregate.MeanTally`), whatever the run's size
+    (the latencies alone: 8 bytes an item, for their percentiles). The registry's per-item
+    metrics (``custom``) average over usable items only; their failures are counted."""
+    total = n_scored = tokens = 0
+    statuses: Counter[str] = Counter()
+    metrics = {name: MeanTally() for name in TRACE_SCORES}
+    retrieval: dict[str, MeanTally] = {}
+    correctness: dict[str, MeanTally] = {}  # answer correctness against reference answers (BLEU, ROUGE-L, LLM match)
+    custom: dict[str, MeanTally] = {}
+    metric_failures: Counter[str] = Counter()
+    latencies = array("d")
+    cost_total: float | None = None
+    for i in items:
+        total += 1
+        statuses[str(i.get("status"))] += 1
+        scores = i.get("scores") or {}
+        usable = is_usable(i.get("status"))
+        n_scored += usable
+        for name, tally in metrics.items():
+            tally.add(scores.get(name))
+        groups = [(i.get("retrieval") or {}, retrieval), (i.get("correctness") or {}, correctness)]
+        if usable:
+            groups.append((i.get("metrics") or {}, custom))
+        for group, tallies in groups:
+            for name, value in group.items():
+                if name not in tallies:
+                    tallies[name] = MeanTally()
+                tallies[name].add(value)
+        metric_failures.update(i.get("metric_errors") or {})
+        latencies.extend(finite([i.get("latency_s")]))
+        for cost in finite([i.get("cost_usd")]):
+            cost_total = (cost_total or 0) + cost
+        tokens += int((i.get("tokens") or {}).get("total", 0) or 0)
     return {
         "n_items": total,
-        "n_scored": len(scored),
-        "coverage": coverage_fraction(len(scored), total),
+        "n_scored": n_scored,
+        "coverage": coverage_fraction(n_scored, total),
         "status_counts": dict(sorted(statuses.items())),
-        "metrics": metrics,
-        "retrieval": retrieval,
-        "correctness": correctness,
-        "custom": custom,
+        "metrics": {name: t.result(total).to_dict() for name, t in metrics.items()},
+        "retrieval": {name: retrieval[name].result(total).to_dict() for name in sorted(retrieval)},
+        "correctness": {name: correctness[name].result(total).to_dict() for name in sorted(correctness)},
+        "custom": {name: custom[name].result(total).to_dict() for name in sorted(custom)},
         "metric_failures": dict(sorted(metric_failures.items())),
         "tokens_total": tokens,
-        "cost_usd_total": sum(costs) if costs else None,
+        "cost_usd_total": cost_total,
         "latency_p50_s": _percentile(latencies, 50),
         "latency_p95_s": _percentile(latencies, 95),
     }
@@ -106,6 +116,26 @@ def agreement_rows(items: Sequence[dict[str, Any]], n_boot: int = AGREEMENT_N_BO
              "reason": est.reason, "coverage": report.coverage.fraction,
              "reading": consistency_reading(est.value) if name == "consistency" else None}
             for name, est in stats.items()]
+
+
+def summarize_stored_run(read: Callable[[Sequence[str]], Iterable[dict[str, Any]]]) -> dict[str, Any]:
+    """:func:`summarize_run` of a stored run, ``read(fields)`` giving its items (a page at
+    a time): one streaming pass for :func:`summarize_items` and the pattern diagnosis
+    (``diagnosis``: its first ids per pattern, so ``runs show`` reads no item), and a
+    second one for the agreement only when an item carries ground truth."""
+    seen_truth = False
+    diagnosis = DiagnosisTally(keep_ids=MAX_IDS_SHOWN)  # what runs show prints: every run's summary stays small
+
+    def watched() -> Iterator[dict[str, Any]]:
+        nonlocal seen_truth
+        for item in read(SUMMARY_FIELDS):
+            seen_truth = seen_truth or bool(item.get("truth"))
+            diagnosis.add(str(item.get("item_id")), item.get("scores") or None)
+            yield item
+
+    summary = summarize_items(watched())
+    return {**summary, "agreement": agreement_rows(list(read(("scores", "truth")))) if seen_truth else [],
+            "diagnosis": diagnosis.result().to_dict()}
 
 
 def summarize_run(items: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -48,7 +48,7 @@ def install_status() -> dict[str, Any]:
 
     cfg = ui_settings.current_config()
     has_key = ui_settings.key_present()
-    runs = len(list_runs())
+    runs = run_store().count_runs()  # not list_runs(): the first page never decodes every run's summary
     note = (
         "An API key is set: the LLM judge and generator are one setting away (Settings)."
         if has_key

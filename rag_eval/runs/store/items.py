@@ -3,12 +3,13 @@ item) and read whole or as a few fields picked out by the database."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from sqlalchemy import JSON, Text, cast, func, literal, select
+from sqlalchemy import JSON, Text, cast, func, literal, select, tuple_
 from sqlalchemy.sql import ColumnElement
 
 from rag_eval.runs.store.database import Database
@@ -37,16 +38,22 @@ def _key(name: str) -> ColumnElement[Any]:
     return cast(literal(name), Text)
 
 
-def _projection(db: Database, run_id: str, fields: Sequence[str]) -> Any:
+def _projection(db: Database, run_id: str, fields: Sequence[str], after: tuple[int, str] | None = None,
+                limit: int | None = None) -> Any:
     """A query of the run's items, in dataset order, each as the JSON text of the object
-    of ``fields`` (SQLite's ``json_extract``, PostgreSQL's ``json_extract_path``)."""
+    of ``fields`` (SQLite's ``json_extract``, PostgreSQL's ``json_extract_path``), its
+    position and id; ``after`` (position, item id) and ``limit``: one page of them."""
     tree = _field_tree(fields)
+    where = [items.c.run_id == run_id]
+    if after is not None:
+        where.append(tuple_(items.c.position, items.c.item_id) > tuple_(literal(after[0]), literal(after[1])))
     if db.backend == "postgresql":
         # parse each record once, then pick from it; PostgreSQL's JSON parser refuses an
         # escaped NUL anywhere in the text, so it reads as U+FFFD (same length, still valid JSON)
-        parsed = (select(items.c.position, items.c.item_id,
-                         cast(func.replace(items.c.record_json, literal("\\u0000"), literal("\\ufffd")), JSON).label("j"))
-                  .where(items.c.run_id == run_id).subquery("parsed"))
+        inner = (select(items.c.position, items.c.item_id,
+                        cast(func.replace(items.c.record_json, literal("\\u0000"), literal("\\ufffd")), JSON).label("j"))
+                 .where(*where).order_by(items.c.position, items.c.item_id))
+        parsed = (inner.limit(limit) if limit is not None else inner).subquery("parsed")
 
         def pg(node: dict[str, Any], path: list[str]) -> ColumnElement[Any]:
             args: list[Any] = []
@@ -56,7 +63,8 @@ def _projection(db: Database, run_id: str, fields: Sequence[str]) -> Any:
                 args += [_key(key), value]
             return func.json_build_object(*args)
 
-        return select(cast(pg(tree, []), Text)).order_by(parsed.c.position, parsed.c.item_id)
+        return select(cast(pg(tree, []), Text), parsed.c.position, parsed.c.item_id).order_by(
+            parsed.c.position, parsed.c.item_id)
 
     def lite(node: dict[str, Any], path: list[str]) -> ColumnElement[Any]:
         args: list[Any] = []
@@ -67,8 +75,9 @@ def _projection(db: Database, run_id: str, fields: Sequence[str]) -> Any:
             args += [literal(key), value]
         return func.json_object(*args)
 
-    return (select(lite(tree, [])).where(items.c.run_id == run_id)
-            .order_by(items.c.position, items.c.item_id))
+    query = select(lite(tree, []), items.c.position, items.c.item_id).where(*where).order_by(
+        items.c.position, items.c.item_id)
+    return query.limit(limit) if limit is not None else query
 
 
 def read_items(db: Database, run_id: str, fields: Sequence[str] | None = None) -> list[dict[str, Any]]:
@@ -81,8 +90,37 @@ def read_items(db: Database, run_id: str, fields: Sequence[str] | None = None) -
     return [json.loads(r[0]) for r in db.read(query)]
 
 
+#: items per query when a run's items are read page by page
+PAGE_ITEMS = 1_000
+
+
+def iter_items(db: Database, run_id: str, fields: Sequence[str] | None = None,
+               page: int = PAGE_ITEMS) -> Iterator[dict[str, Any]]:
+    """The run's item records in dataset order, as :func:`read_items`, read ``page`` at a
+    time (keyset pagination on the position index, one short read each), so a run of
+    a million items is summarized or exported in flat memory."""
+    after: tuple[int, str] | None = None
+    while True:
+        if fields:
+            query = _projection(db, run_id, fields, after, page)
+        else:
+            where = [items.c.run_id == run_id]
+            if after is not None:
+                where.append(tuple_(items.c.position, items.c.item_id) > tuple_(literal(after[0]), literal(after[1])))
+            query = (select(items.c.record_json, items.c.position, items.c.item_id).where(*where)
+                     .order_by(items.c.position, items.c.item_id).limit(page))
+        rows = db.read(query)
+        for row in rows:
+            yield json.loads(row[0])
+        if len(rows) < page:
+            return
+        after = (int(rows[-1][1]), str(rows[-1][2]))
+
+
+@functools.cache
 def _upsert(backend: str) -> Any:
-    """``INSERT … ON CONFLICT (run_id, item_id) DO UPDATE``, in the backend's dialect."""
+    """``INSERT … ON CONFLICT (run_id, item_id) DO UPDATE``, in the backend's dialect.
+    Built once per backend: building it costs more than writing a batch of items."""
     from sqlalchemy.dialects import postgresql, sqlite
 
     statement: Any = postgresql.insert(items) if backend == "postgresql" else sqlite.insert(items)
@@ -123,6 +161,10 @@ class ItemQueries:
         picked out by the database, so a page that needs the scores of 2,000 items does
         not decode their documents; a field a record lacks comes back as None."""
         return read_items(self.db, run_id, fields)
+
+    def iter_items(self, run_id: str, fields: Sequence[str] | None = None) -> Iterator[dict[str, Any]]:
+        """As :meth:`items`, read a page at a time (:func:`iter_items`): for runs of any size."""
+        return iter_items(self.db, run_id, fields)
 
     def item(self, run_id: str, item_id: str) -> dict[str, Any] | None:
         """One item's whole record, or None."""
