@@ -1,7 +1,7 @@
 """A million items: evaluate() into the run store, then ``runs show`` and ``runs export``.
 
 For each size (default 10k, 100k, 1M) and each backend (SQLite file, a throwaway
-PostgreSQL from ``tests/pg_server.py``) a fresh process runs the engine
+PostgreSQL from ``harness/pg_server.py``) a fresh process runs the engine
 (:func:`rag_eval.runs.engine.evaluate`, what ``rag-eval run rows.jsonl --judge-only``
 calls) over generated rows with a judge that answers instantly (labels replayed: the
 first document sentence relevant and used, every response sentence supported by it, so
@@ -139,7 +139,7 @@ def store_urls(backends: list[str], workdir: Path) -> Iterator[dict[str, Any]]:
             if backend == "sqlite":
                 urls[backend] = lambda n: str(workdir / f"runs-{n}.sqlite")
             else:
-                from tests.pg_server import running_postgres
+                from harness.pg_server import running_postgres
 
                 server = stack.enter_context(running_postgres())
 

@@ -198,7 +198,7 @@ def at_size(args: argparse.Namespace) -> None:
             tempfile.TemporaryDirectory(prefix="rag-eval-size-")))
         url = None
         if args.backend == "postgresql":
-            from tests.pg_server import running_postgres
+            from harness.pg_server import running_postgres
 
             server = stack.enter_context(running_postgres())
             server.admin("CREATE DATABASE pages")
@@ -288,7 +288,7 @@ def main() -> None:
     parser.add_argument("--health-timeout", type=float, default=90.0,
                         help="--at-size: seconds a server may take to answer its health check (a loaded machine)")
     parser.add_argument("--backend", choices=["sqlite", "postgresql"], default="sqlite",
-                        help="--at-size: the store (postgresql: a throwaway server from tests/pg_server.py)")
+                        help="--at-size: the store (postgresql: a throwaway server from harness/pg_server.py)")
     parser.add_argument("--pages", nargs="*", help="--at-size: only these pages (Overview, Runs, Compare, "
                         "'Support map', Batch)")
     args = parser.parse_args()

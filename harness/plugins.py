@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-PLUGINS = Path(__file__).resolve().parent.parent / "data" / "plugins"
+PLUGINS = Path(__file__).resolve().parent.parent / "tests" / "data" / "plugins"
 
 
 def write_dist_info(project: Path, site: Path) -> Path:

@@ -17,7 +17,7 @@ import pytest
 
 # The local OpenAI-compatible HTTP server (real sockets on loopback) used by judge,
 # generation and synthetic-data tests.
-pytest_plugins = ["harness.openai_server", "tests.pg_server"]
+pytest_plugins = ["harness.openai_server", "harness.pg_server"]
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

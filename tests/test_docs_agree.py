@@ -1,6 +1,6 @@
 """The docs name only what exists: every repository path (``rag_eval/runs/engine.py``,
 ``runs/sources.py``, ``tests/runs/test_paths_agree.py``, ``runs/store/``), every dotted
-symbol (``runs/records.ROW_SCORES``, ``schema.METRIC_NAMES``, ``rag_eval.runs.engine.evaluate``)
+symbol (``runs/records.build_record``, ``schema.ScoringMode``, ``rag_eval.runs.engine.evaluate``)
 and every call written out with its parameters (``build_record(source, result, mode)``)
 in the README, CONTRIBUTING and docs/ is checked against the code, read with ``ast`` (no
 import). And no file of the repository points outside it (``../shared/DESIGN.md``).
@@ -24,7 +24,7 @@ TOP_DIRS = {"rag_eval", "tests", "harness", "bench", "scripts", "pages", "docs"}
 
 #: a path with a folder: ``a/b.py``, ``a/b/`` (``<placeholders>`` and globs are not paths)
 PATH = re.compile(r"(?<![\w./<-])((?:[A-Za-z_][\w-]*/)+(?:[\w-]+\.(?:py|md|toml|yaml|yml|json|jsonl|sql|txt))?)(?![\w<*])")
-#: a dotted symbol in backticks, optionally after a module path: ``runs/records.ROW_SCORES``, ``schema.METRIC_NAMES``
+#: a dotted symbol in backticks, optionally after a module path: ``runs/records.build_record``, ``schema.ScoringMode``
 SYMBOL = re.compile(r"^((?:[a-z_][\w]*/)*[a-z_]\w*(?:\.[A-Za-z_]\w*)+)(?:\(.*\))?$")
 #: a call with its parameters in backticks: ``build_record(source, result, mode)``
 CALL = re.compile(r"^(?:[\w.]+\.)?([a-z_]\w*)\(([^()]*)\)(?:\s*->.*)?$")
@@ -211,9 +211,9 @@ def test_nothing_in_the_repository_names_the_design_file_outside_it():
 
 def test_the_checks_find_what_they_look_for():
     """Guard against a pattern that matches nothing."""
-    text = "see `rag_eval/runs/engine.py`, `runs/store.py`, `runs/records.ROW_SCORES`, `schema.NO_SUCH_NAME`"
+    text = "see `rag_eval/runs/engine.py`, `runs/store.py`, `runs/records.build_record`, `schema.NO_SUCH_NAME`"
     assert {"rag_eval/runs/engine.py", "runs/store.py"} <= _paths(text)
     assert not _resolve_path("runs/store.py") and _resolve_path("runs/store/")
-    assert _resolve_symbol("runs/records.ROW_SCORES") is True
+    assert _resolve_symbol("runs/records.build_record") is True
     assert _resolve_symbol("schema.NO_SUCH_NAME") is False
     assert _resolve_symbol("metadata.trace") is None

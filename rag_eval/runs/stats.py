@@ -66,7 +66,7 @@ def summarize_items(items: Iterable[dict[str, Any]]) -> dict[str, Any]:
                 if name not in tallies:
                     tallies[name] = MeanTally()
                 tallies[name].add(value)
-        metric_failures.update(i.get("metric_errors") or {})
+        metric_failures.update(list(i.get("metric_errors") or {}))  # a count per metric, not the reasons
         latencies.extend(finite([i.get("latency_s")]))
         for cost in finite([i.get("cost_usd")]):
             cost_total = (cost_total or 0) + cost

@@ -1,7 +1,7 @@
 """The run store on SQLite and PostgreSQL: migrations, concurrent writers, atomic
 resume claims, lookups, no secrets stored, store-to-store copy.
 
-``store_url`` (tests/pg_server.py) runs each test on a SQLite file and on a fresh
+``store_url`` (harness/pg_server.py) runs each test on a SQLite file and on a fresh
 database of a throwaway PostgreSQL server."""
 
 import multiprocessing
