@@ -76,13 +76,15 @@ EXPORT_BATCH = 2_000
 
 
 def _columns(store: Any, run: dict[str, Any]) -> list[str]:
-    """Every export column of the run, in :func:`flatten_item`'s order: its retrieval
-    metrics are known only once every item's are read (a pass over that field alone)."""
-    names: dict[str, None] = {}
-    for item in store.iter_items(run["id"], ("retrieval",)):
-        names.update(dict.fromkeys(item.get("retrieval") or {}))
-    base = list(flatten_item({"retrieval": dict.fromkeys(sorted(names))}, run))
-    return base
+    """Every export column of the run, in :func:`flatten_item`'s order: its retrieval,
+    correctness and per-item metrics are known only once every item's are read (a pass
+    over those fields alone)."""
+    groups = ("retrieval", "correctness", "metrics")
+    names: dict[str, dict[str, None]] = {g: {} for g in groups}
+    for item in store.iter_items(run["id"], groups):
+        for group in groups:
+            names[group].update(dict.fromkeys(item.get(group) or {}))
+    return list(flatten_item({g: dict.fromkeys(sorted(n)) for g, n in names.items()}, run))
 
 
 def _write_parquet(batches: Iterator[list[dict[str, Any]]], path: Path) -> None:
