@@ -133,7 +133,7 @@ def main() -> None:
 
     import pytest
 
-    from harness import phoenix as fixtures
+    from harness import phoenix_server as fixtures
     from harness.openai_server import start_server
 
     file_runs: list[Measured] = []

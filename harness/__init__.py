@@ -8,7 +8,7 @@ import from here, never from tests/:
 - :mod:`harness.browser`: the DevTools client driving headless Chromium;
 - :mod:`harness.sample_store`, :mod:`harness.examples`, :mod:`harness.run_columns`: generated
   run stores at size, the example runs of the screenshots and browser test, small store edits;
-- :mod:`harness.phoenix` and :mod:`harness.traced_app`: a Phoenix server and a traced RAG
+- :mod:`harness.phoenix_server` and :mod:`harness.traced_app`: a Phoenix server and a traced RAG
   application for the trace importers;
 - :mod:`harness.extract_pages`: what a reader sees on the committed documentation pages;
 - :mod:`harness.cli_paths`: every command of the CLI.

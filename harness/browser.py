@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 # Markers of a failed page in Streamlit's DOM: an uncaught exception block or an st.error alert.
 ERROR_MARKERS = ('data-testid="stException"', 'class="stException', 'data-testid="stAlertContentError"')

@@ -201,6 +201,10 @@ def render_setup() -> None:
         config = settings.chosen_config(base).with_changes(**{"retrieval.mode": retrieval, "retrieval.k": int(k)})
         st.caption(f"Configuration `{config.config_hash}`: {retrieval} top-{int(k)} · generator "
                    f"{config.generator.kind} · judge {config.judge.kind}")
+    extra = data.per_item_metrics()
+    if extra:  # installed rubrics and plugins' metrics: computed for every row, beside TRACe
+        st.caption("Also computed per row: " + ", ".join(md("{} ({})", label, origin) for label, origin in extra)
+                   + " (`rag-eval metrics list`).")
     # all rows by default; a new dataset starts on all of its rows again
     if st.session_state.get(f"{PAGE}.limit_source") != (source, label, len(rows)) or st.session_state[K_LIMIT] is None:
         if st.session_state.get(f"{PAGE}.limit_source") is not None:  # another dataset: the old results go

@@ -246,12 +246,22 @@ class Evaluation:
 
     # -------------------------------------------------------------- tables
     def _columns(self) -> list[str]:
-        extra = [m for m in self.metrics if m not in TRACE_COLUMNS]
+        wanted = [m for m in self.metrics if m not in TRACE_COLUMNS]
         if not self.metrics:  # answer correctness (a row had a reference) and per-item metrics computed
             from rag_eval.metrics.registry import CORRECTNESS_METRICS, METRICS
 
             shown = (*CORRECTNESS_METRICS, *(m.name for m in METRICS.per_item()))
-            extra = [c for c in shown if any(r.get(c) is not None for r in self.rows)]
+            wanted = [c for c in shown if any(r.get(c) is not None for r in self.rows)] or []
+        keys = list(dict.fromkeys(k for r in self.rows for k in r))
+        extra = []  # a dict-valued metric's columns are NAME.key (e.g. a sampled rubric's .mean, .spread)
+        for name in wanted:
+            parts = [k for k in keys if k.startswith(name + ".")]
+            extra += parts if parts and name not in keys else [name]
+        if not self.metrics:
+            from rag_eval.metrics.registry import METRICS
+
+            extra += [k for k in keys if "." in k and k not in extra and any(
+                k.startswith(m.name + ".") for m in METRICS.per_item())]
         retrieval = sorted({k for r in self.rows for k in (r.get("retrieval") or {})})
         return ["id", "status", *TRACE_COLUMNS, *extra, *retrieval, "judge", *REASON_COLUMNS]
 

@@ -181,6 +181,19 @@ def features(venv: Path, work: Path, times: list[tuple[str, float]]) -> None:
     step("rag-eval judge --judge local (RAGBench rows)", [cli, "judge", str(LABELLED_ROWS), "--judge", "local", "--out", str(out)])
     if not out.is_file() or not out.read_text(encoding="utf-8").strip():
         raise CheckFailed(f"rag-eval judge wrote no rows to {out}")
+    # the Python API from the wheel: a DataFrame of the same rows equals the CLI's output, field for field
+    api = (
+        "import json, sys, pandas as pd, rag_eval\n"
+        "rows = [json.loads(x) for x in open(sys.argv[1], encoding='utf-8') if x.strip()]\n"
+        "cli = {r['id']: r for r in (json.loads(x) for x in open(sys.argv[2], encoding='utf-8') if x.strip())}\n"
+        "result = rag_eval.evaluate(pd.DataFrame(rows), progress=False)\n"
+        "keep = lambda r: {k: v for k, v in r.items() if k not in ('latency_s', 'metadata')}\n"
+        "bad = [r['id'] for r in result.rows if keep(r) != keep(cli[r['id']])]\n"
+        "print(f'python api: {len(result.rows)} rows, {len(bad)} differ from rag-eval judge', bad[:3])\n"
+        "sys.exit(1 if bad or len(result.rows) != len(cli) else 0)\n"
+    )
+    step("rag_eval.evaluate(DataFrame) equals rag-eval judge", [str(venv / "bin" / "python"), "-c", api,
+                                                                  str(LABELLED_ROWS), str(out)], expect="0 differ")
     step("rag-eval run demo", [cli, "run", "demo", "--name", RUN_NAME])
     report = work / "report.html"
     step("rag-eval report (that run)", [cli, "report", RUN_NAME, "--out", str(report)], expect="wrote")

@@ -137,6 +137,13 @@ def metric_names(ctx: click.Context | None, param: click.Parameter | None, value
     names = [n.strip() for v in value for n in v.split(",") if n.strip()]
     if names == ["none"]:
         return []
+    if any(n.endswith((".yaml", ".yml")) for n in names):  # a rubric file: registered for this run
+        from rag_eval.judges.rubric import RubricError, register_rubric
+
+        try:
+            names = [register_rubric(n) if n.endswith((".yaml", ".yml")) else n for n in names]
+        except (RubricError, OSError) as err:
+            raise click.BadParameter(str(err), param_hint="--metrics") from None
     from rag_eval.runs.engine import item_metrics
 
     try:
@@ -164,7 +171,7 @@ def judge_options(ctx: click.Context | None, param: click.Parameter | None, valu
 metrics_option = click.option(
     "--metrics", "metrics", multiple=True, callback=metric_names, metavar="NAME[,...]",
     help="Per-item metrics to compute besides TRACe (`rag-eval metrics list`; default: every installed one; "
-         "none: none). Repeatable.")
+         "none: none; a rubric's .yaml file: that rubric, scored by the LLM endpoint). Repeatable.")
 judge_option_option = click.option(
     "--judge-option", "judge_option", multiple=True, callback=judge_options, metavar="KEY=VALUE",
     help="An option of a plugin judge (`rag-eval judges list`), validated by the judge. Repeatable.")

@@ -41,6 +41,26 @@ def metrics_list(as_json: bool) -> None:
     _plugin_errors(METRICS.plugin_errors)
 
 
+@metrics_group.command("add")
+@click.argument("rubric", type=click.Path(exists=True, dir_okay=False))
+@click.option("--samples", type=click.IntRange(1, 20), default=None,
+              help="Samplings averaged per item (their spread is stored as NAME.spread); default: the file's, else 1.")
+def metrics_add(rubric: str, samples: int | None) -> None:
+    """Install a rubric metric (a YAML file: name, criteria, steps, inputs, score_range;
+    docs/rubrics.md). Scored by the LLM endpoint of the environment on every later judge,
+    run, Batch page and Python API evaluation, like a plugin's metric."""
+    from rag_eval.judges.rubric import RubricError, install_rubric, load_rubric
+
+    try:
+        target = install_rubric(rubric, samples)
+    except RubricError as err:
+        raise click.UsageError(str(err)) from None
+    declared = load_rubric(target)
+    click.echo(f"installed rubric '{declared.name}' ({declared.readable_label}, {declared.score_range[0]}-"
+               f"{declared.score_range[1]}, {declared.samples} sample(s)) as {target.name}; "
+               f"use it with --metrics {declared.name}")
+
+
 @click.group("judges")
 def judges_group() -> None:
     """The judge kinds: built-in and plugins' (entry point group rag_eval.judges)."""

@@ -12,6 +12,7 @@ steps, the inputs the judge reads and a score range::
       - Note any rude, curt or blaming phrase.
     inputs: [question, response]
     score_range: [1, 5]
+    samples: 1          # optional: samplings averaged per item
 
 The score comes through the LLM judge's client (:class:`rag_eval.llm.client.LLMClient`):
 retries, the cache, cost, statuses and the secrets rules are the judge's. The judge answers
@@ -33,14 +34,15 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from rag_eval.llm import errors
-from rag_eval.llm.client import Completion, LLMClient
 from rag_eval.llm.config import LLMConfig
+
+if TYPE_CHECKING:  # the client (openai, httpx) loads when a rubric first scores, not when it registers
+    from rag_eval.llm.client import Completion, LLMClient
 
 RUBRIC_INPUTS = ("question", "response", "documents", "reference")
 #: Alternatives asked for per answer token (OpenAI's maximum is 20; 10 covers a 1-10 scale).
@@ -68,6 +70,7 @@ class Rubric(BaseModel):
     score_range: tuple[int, int] = (1, 5)
     higher_is_better: bool = True
     help: str = ""
+    samples: int = Field(default=1, ge=1, le=20)  # samplings averaged per item (their spread is reported)
 
     @field_validator("name")
     @classmethod
@@ -178,7 +181,7 @@ def _combine(rubric: Rubric, completions: Sequence[Completion | BaseException]) 
     cost, tokens = 0.0, 0
     priced = False
     for answer in completions:
-        if isinstance(answer, BaseException):
+        if isinstance(answer, BaseException):  # the client's LLMError (redacted) or another failure
             failures.append(str(answer) or type(answer).__name__)
             continue
         if answer.cost_usd is not None:
@@ -211,6 +214,8 @@ class RubricScorer:
     def __init__(self, rubric: Rubric, llm: LLMConfig, samples: int = 1, client: LLMClient | None = None) -> None:
         if samples < 1:
             raise ValueError("samples must be at least 1")
+        from rag_eval.llm.client import LLMClient
+
         self.rubric = rubric
         self.samples = samples
         self.client = client or LLMClient(llm)
@@ -234,9 +239,92 @@ class RubricScorer:
         answers = self.client.map(one, jobs, progress)
         by_item: list[list[Completion | BaseException]] = [[] for _ in items]
         for (i, _), answer in zip(jobs, answers, strict=True):
-            by_item[i].append(answer if isinstance(answer, Completion | errors.LLMError | BaseException)
-                              else errors.LLMError(str(answer)))
+            by_item[i].append(answer)
         return [_combine(self.rubric, answers_of_item) for answers_of_item in by_item]
 
     def score(self, item: Mapping[str, Any]) -> RubricScore:
         return self.score_many([item])[0]
+
+
+# ---------------------------------------------------------------- rubrics as registered metrics
+def rubrics_dir() -> Path:
+    """Where ``rag-eval metrics add`` keeps rubrics (``<data dir>/rubrics``)."""
+    from rag_eval.config import data_dir
+
+    return data_dir() / "rubrics"
+
+
+def rubric_metric(rubric: Rubric, llm: LLMConfig | None = None, samples: int | None = None, origin: str = "rubric") -> Any:
+    """The rubric as a registry metric (family ``custom``): computed per item by the engine
+    for every entry point, stored, summarised, gated and exported like any plugin metric.
+    One sampling gives the score; ``samples`` > 1 gives ``NAME.mean`` and ``NAME.spread``.
+    An item without a score fails this metric with the judge's reason (never a 0). The
+    endpoint is ``llm``, else the environment's (``RAG_EVAL_LLM_MODEL``, ``_BASE_URL``, key)."""
+    from rag_eval.metrics.registry import Metric, MetricItem
+
+    samples = samples or rubric.samples
+    state: dict[str, RubricScorer] = {}
+
+    def compute(item: MetricItem) -> float | dict[str, float]:
+        scorer = state.get("scorer")
+        if scorer is None:
+            scorer = state["scorer"] = RubricScorer(rubric, llm or LLMConfig.from_settings(), samples=samples)
+        result = scorer.score({"id": item.id, "question": item.question, "response": item.response,
+                               "documents": list(item.documents), "reference": item.reference})
+        if result.value is None:
+            raise RubricError(result.error or "no score")
+        if samples == 1:
+            return result.value
+        return {"mean": result.value, "spread": float(result.spread or 0.0)}
+
+    needs = {"llm", *(n for n in rubric.inputs if n in ("response", "documents", "reference"))}
+    low, high = rubric.score_range
+    return Metric(name=rubric.name, label=rubric.readable_label, family="custom",
+                  higher_is_better=rubric.higher_is_better, range=(float(low), float(high)), needs=frozenset(needs),
+                  compute=compute, help=rubric.help or rubric.criteria.strip(), origin=origin)
+
+
+def register_rubric(source: str | Path | Rubric, samples: int | None = None, llm: LLMConfig | None = None) -> str:
+    """Register a rubric (a YAML path or a :class:`Rubric`) as a metric; returns its name.
+    A rubric registered again (edited, or another sample count) replaces its declaration."""
+    from rag_eval.metrics.registry import METRICS
+
+    rubric = source if isinstance(source, Rubric) else load_rubric(source)
+    origin = f"rubric {Path(source).name}" if not isinstance(source, Rubric) else "rubric"
+    known = METRICS.find(rubric.name)
+    if known is not None and not known.origin.startswith("rubric"):
+        raise RubricError(f"a rubric cannot be named {rubric.name!r}: a metric of that name exists ({known.origin})")
+    METRICS.unregister(rubric.name)
+    METRICS.register(rubric_metric(rubric, llm=llm, samples=samples, origin=origin))
+    return rubric.name
+
+
+def install_rubric(path: str | Path, samples: int | None = None) -> Path:
+    """Check a rubric file and keep a copy among the installed rubrics (registered in every
+    later process through this package's ``rag_eval.metrics`` entry point); ``samples``
+    overrides the file's."""
+    rubric = load_rubric(path)
+    if samples is not None:
+        rubric = Rubric.model_validate({**rubric.model_dump(), "samples": samples})
+    folder = rubrics_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{rubric.name}.yaml"
+    target.write_text(yaml.safe_dump(rubric.model_dump(mode="json"), sort_keys=False, allow_unicode=True),
+                      encoding="utf-8")
+    return target
+
+
+def installed_rubrics() -> list[Any]:
+    """The installed rubrics as metrics (what this package's entry point in group
+    ``rag_eval.metrics`` hands the registry). A rubric file that cannot be read is one line
+    among the registry's plugin errors; the others still load."""
+    from rag_eval.metrics.registry import METRICS, PluginError
+
+    folder = rubrics_dir()
+    metrics = []
+    for path in sorted(folder.glob("*.y*ml")) if folder.is_dir() else []:
+        try:
+            metrics.append(rubric_metric(load_rubric(path), origin=f"rubric {path.name}"))
+        except RubricError as err:
+            METRICS.plugin_errors.append(PluginError(f"rubric {path.name}", "rag-eval", str(err)))
+    return metrics

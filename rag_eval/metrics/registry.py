@@ -27,10 +27,13 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
-from rag_eval.metrics import retrieval
 from rag_eval.metrics._common import check_k
+
+if TYPE_CHECKING:  # numpy (through metrics.retrieval) loads when a retrieval metric is computed, not
+    # when the registry is read: `rag-eval --help` reads it (issue 35 item 3)
+    from rag_eval.metrics.retrieval import BatchScore
 
 # ---------------------------------------------------------------- declarations
 #: What a metric may need from an item. ``labels``: a judge's usable labels (TRACe);
@@ -416,16 +419,23 @@ TRACE_SCORES: tuple[str, ...] = tuple(m.name for m in _BUILTIN if m.family == "t
 CORRECTNESS_METRICS: tuple[str, ...] = tuple(m.name for m in _BUILTIN if m.family == "correctness")
 
 # ---------------------------------------------------------------- retrieval metrics by name
-# name -> scalar exact-match function (retrieved, relevant, *, k, ...) -> float
-RETRIEVAL_METRICS: dict[str, Callable[..., float]] = {
-    "precision": retrieval.precision_at_k,
-    "recall": retrieval.recall_at_k,
-    "f1": retrieval.f1_at_k,
-    "hit_rate": retrieval.hit_rate_at_k,
-    "mrr": retrieval.reciprocal_rank,
-    "ndcg": retrieval.ndcg_at_k,
-    "log_rank": retrieval.hybrid_log_rank,
+# name -> the scalar exact-match function of rag_eval.metrics.retrieval (retrieved, relevant, *, k, ...) -> float
+RETRIEVAL_METRICS: dict[str, str] = {
+    "precision": "precision_at_k",
+    "recall": "recall_at_k",
+    "f1": "f1_at_k",
+    "hit_rate": "hit_rate_at_k",
+    "mrr": "reciprocal_rank",
+    "ndcg": "ndcg_at_k",
+    "log_rank": "hybrid_log_rank",
 }
+
+
+def retrieval_function(metric: str) -> Callable[..., float]:
+    """The function behind a retrieval metric's name (imported on first use)."""
+    from rag_eval.metrics import retrieval
+
+    return getattr(retrieval, RETRIEVAL_METRICS[metric])
 if set(RETRIEVAL_METRICS) != {m.name for m in _BUILTIN if m.family == "retrieval"}:
     raise ImportError("every retrieval function needs its declaration in _BUILTIN (and the other way round)")
 
@@ -472,7 +482,7 @@ def resolve_metric(name: str, **params: Any) -> Callable[[Sequence[Any], Any], f
     parsed = parse_metric_name(name)
     allowed = _METRIC_PARAMS.get(parsed.metric, frozenset())
     kwargs = {key: value for key, value in params.items() if key in allowed}
-    return partial(RETRIEVAL_METRICS[parsed.metric], k=parsed.k, **kwargs)
+    return partial(retrieval_function(parsed.metric), k=parsed.k, **kwargs)
 
 
 def evaluate_run(
@@ -480,7 +490,9 @@ def evaluate_run(
     qrels: Mapping[str, Any],
     metrics: Sequence[str],
     **params: Any,
-) -> dict[str, retrieval.BatchScore]:
+) -> dict[str, BatchScore]:
     """Each named metric's mean over the queries of ``qrels`` (see :class:`BatchScore`)."""
+    from rag_eval.metrics import retrieval
+
     functions = {str(parse_metric_name(m)): resolve_metric(m, **params) for m in metrics}
     return {name: retrieval.mean_over_queries(fn, run, qrels) for name, fn in functions.items()}

@@ -322,3 +322,11 @@ def save_uploads(files: list[Any], *subfolder: str) -> list[Path]:
         path.write_bytes(upload.getvalue())
         paths.append(path)
     return paths
+
+
+def per_item_metrics() -> list[tuple[str, str]]:
+    """``(label, origin)`` of the registry's per-item metrics (installed rubrics, plugins'):
+    the Batch page names them, since every run computes them beside TRACe."""
+    from rag_eval.metrics.registry import METRICS
+
+    return [(m.label, m.origin) for m in METRICS.per_item()]

@@ -235,7 +235,7 @@ def test_a_calibration_fitted_on_another_model_version_is_refused():
     """Calibrations shift the heads' intercepts, so one fitted on other heads is refused, with the way out."""
     fitted = {"relevance_rate_shift": 0.0, "utilization_rate_shift": 0.0, "completeness_shift": 0.0,
               "adherence_logit_shift": 0.0, "support_threshold": 0.5}
-    with pytest.raises(ValueError, match=r"fitted on local:0\.9\.0.*--calibrate"):
+    with pytest.raises(ValueError, match=r"fitted on local:0\.9\.0.*rag-eval calibrate"):
         LocalJudge(calibration={"name": "old", "base_version": "0.9.0", "fitted": fitted})
     same = LocalJudge(calibration={"name": "same", "base_version": LocalModel.load().version, "fitted": fitted})
     assert same.name.endswith("+same")

@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 from rag_eval.judges.local import LocalModel
 from rag_eval.labels.store import adhoc_run_id
 from rag_eval.runs.store import RunStore
+from rag_eval.text.numbers import format_number
 from rag_eval.ui.constants import PAGE_JUDGES, PAGE_SUPPORT_MAP
 
 VERSION = LocalModel.load().version  # of the committed local judge
@@ -62,7 +63,7 @@ def test_review_change_save_reload_and_second_reviewer(dashboard_backend):
     assert saved["scores"]["context_relevance"] == pytest.approx(len(new_relevant) / n_doc)
     assert saved["scores"]["context_utilization"] == pytest.approx(1 / n_doc)
     assert saved["scores"]["adherence"] == 0.0
-    assert f"{len(new_relevant) / n_doc:.3f}" in _metric(at, "Context relevance")
+    assert format_number(len(new_relevant) / n_doc) in _metric(at, "Context relevance")  # the one number rule
 
     # Reload: a fresh session shows alice's saved labels, not the judge's.
     at = _open_review("alice")

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from harness.phoenix import (  # noqa: F401  (the trace tests import them from here)
+from harness.phoenix_server import (  # noqa: F401  (the trace tests import them from here)
     PAGING_TRACES,
     PROJECT,
     PhoenixServer,
