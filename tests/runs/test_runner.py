@@ -17,13 +17,17 @@ class SimulatedCrash(BaseException):
 
 
 class CrashingJudge(OverlapJudge):
+    chunk_size = 8  # at most 8 items a call, however fast the rows are prepared: 20 rows are >= 3 calls
+
     def __init__(self, crash_on_call):
         super().__init__()
         self.calls = 0
         self.crash_on_call = crash_on_call
+        self.sizes: list[int] = []
 
     def judge(self, items, progress=None, cancel=None):
         self.calls += 1
+        self.sizes.append(len(items))
         if self.calls == self.crash_on_call:
             raise SimulatedCrash()
         return super().judge(items, progress, cancel)
@@ -58,17 +62,17 @@ def test_every_row_gets_a_status_with_scores_and_retrieval_metrics(demo_collecti
 def test_resume_after_a_simulated_crash_repeats_no_finished_item(demo_collection, demo_questions):
     store = RunStore(":memory:")
     config = default_config()
-    crashing = CrashingJudge(crash_on_call=2)  # batches of 8: the first batch is stored, then the crash
+    crashing = CrashingJudge(crash_on_call=2)  # the first call's items are stored, then the crash
     with pytest.raises(SimulatedCrash):
         run_dataset(demo_questions, config, demo_collection, store, judge=crashing)
     run = store.list_runs()[0]
-    assert run["status"] == "failed" and run["n_done"] == 8
+    assert run["status"] == "failed" and run["n_done"] == crashing.sizes[0]
     finished = {i["item_id"] for i in store.items(run["id"])}
 
     resumed = OverlapJudge()
     run_id = run_dataset(demo_questions, config, demo_collection, store, judge=resumed, resume_run_id=run["id"])
     assert run_id == run["id"]
-    assert not finished & set(resumed.seen) and len(resumed.seen) == 12
+    assert not finished & set(resumed.seen) and len(resumed.seen) == 20 - crashing.sizes[0]
     items = store.items(run_id)
     assert len(items) == 20 and {i["status"] for i in items} == {"ok"}
     assert store.get_run(run_id)["status"] == "finished"
