@@ -33,6 +33,9 @@ async def _lifespan(_app: st.App) -> AsyncIterator[None]:
     warm_up(_ROOT)  # before the server listens: the first visitor finds it warm
     prepare_in_background()  # the judge's model and the demo collection, ready before a first question
     yield
+    from rag_eval.ui.jobs import stop_all
+
+    stop_all(timeout_s=10)  # a run being judged ends cancelled, with what it judged stored, not cut off mid-write
 
 
 PAGE_NAMES = [page.stem for page in (_ROOT / "pages").glob("*.py")]  # each page's address: /runs, /compare, …

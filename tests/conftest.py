@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -43,7 +45,20 @@ def rag_eval_home(tmp_path, monkeypatch, _session_models_dir) -> Path:
     monkeypatch.delenv("RAG_EVAL_DB_URL", raising=False)
     monkeypatch.delenv("RAG_EVAL_DB", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    return home
+    yield home
+    _stop_background_work()
+
+
+def _stop_background_work() -> None:
+    """Cancel and wait for the dashboard's background jobs a test started (a button a page
+    test pressed): a job left running holds the embedded store's lease, so the next test's
+    dashboard never releases its own store, and it reads the next test's settings."""
+    jobs = sys.modules.get("rag_eval.ui.jobs")
+    left = jobs.stop_all(timeout_s=300) if jobs is not None else []
+    for thread in threading.enumerate():
+        if thread.name == "rag-eval-prepare":
+            thread.join(300)
+    assert not left, f"background jobs still running after the test: {[job.label for job in left]}"
 
 
 @pytest.fixture(scope="session")

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 
-@dataclass
+@dataclass(eq=False)  # a job is itself, not its fields: kept in a weak set
 class Job:
     """One background task and what the page needs to draw it.
 
@@ -72,6 +73,28 @@ class Job:
             self.thread.join(timeout)
 
 
+_jobs: weakref.WeakSet[Job] = weakref.WeakSet()  # every job started in this process and still referenced
+
+
+def running_jobs() -> list[Job]:
+    """The jobs of this process whose thread still works (any page, any visitor)."""
+    return [job for job in list(_jobs) if job.running]
+
+
+def stop_all(timeout_s: float = 120.0) -> list[Job]:
+    """Cancel every running job and wait up to ``timeout_s`` in all for their threads;
+    the jobs still running then. A job's thread holds the embedded store (``lease``) and
+    reads the process's settings as it goes: a server shutting down, or a test handing
+    the process to the next one, stops them first."""
+    jobs = running_jobs()
+    for job in jobs:
+        job.cancel.set()
+    deadline = time.monotonic() + timeout_s
+    for job in jobs:
+        job.wait(max(0.0, deadline - time.monotonic()))
+    return running_jobs()
+
+
 def start_job(label: str, work: Callable[[Callable[[int, int], None], threading.Event], Any], total: int = 0,
               preparing: str = "preparing", working: str = "working") -> Job:
     """Run ``work(progress, cancel)`` in a daemon thread; its return value becomes
@@ -92,6 +115,7 @@ def start_job(label: str, work: Callable[[Callable[[int, int], None], threading.
             job.finished = time.perf_counter()
 
     job.thread = threading.Thread(target=target, name=f"rag-eval-job:{label}", daemon=True)
+    _jobs.add(job)
     job.thread.start()
     return job
 
