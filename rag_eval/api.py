@@ -35,8 +35,8 @@ if TYPE_CHECKING:
     from rag_eval.metrics.gate import GateResult, MetricStat
     from rag_eval.rag.config import RagConfig
     from rag_eval.runs.ask import AskResult
-    from rag_eval.runs.engine import EvaluationSummary
     from rag_eval.runs.store import RunStore
+    from rag_eval.runs.summary import EvaluationSummary
     from rag_eval.schema import ItemRecord
 
 __all__ = ["Comparison", "Evaluation", "Summary", "ask", "compare", "evaluate", "load_run"]
@@ -280,7 +280,7 @@ class Evaluation:
     @property
     def summary(self) -> Summary:
         if self._summary is None:
-            from rag_eval.runs.engine import gate_inputs
+            from rag_eval.runs.summary import gate_inputs
 
             s = self._engine_summary
             stats, _ = gate_inputs(s)
@@ -299,7 +299,7 @@ class Evaluation:
         or ``{"adherence": 0.9}``. Returns the :class:`~rag_eval.metrics.gate.GateResult`
         (``.passed``, ``.failures``, ``.table()``); raises nothing for a failed gate."""
         from rag_eval.metrics.gate import evaluate_gate, junit_suite, parse_thresholds
-        from rag_eval.runs.engine import gate_inputs
+        from rag_eval.runs.summary import gate_inputs
 
         if isinstance(fail_under, Mapping):
             fail_under = [f"{metric}={value}" for metric, value in fail_under.items()]
@@ -429,13 +429,12 @@ def load_run(name: str, *, store: RunStore | str | Path | None = None) -> Evalua
     :class:`Evaluation`: ``to_pandas()``, ``summary`` and ``gate()`` as for a fresh one.
     :class:`~rag_eval.runs.store.RunNotFound` when no run (or more than one) matches."""
     from rag_eval.judges.expected_error import for_run
-    from rag_eval.runs.engine import summarize_evaluation
-    from rag_eval.runs.records import summary_row
+    from rag_eval.runs.summary import summarize_records
 
     run_store = _store(store)
     run = run_store.get_run(name)
     items = run_store.items(run["id"])
-    summary = summarize_evaluation([summary_row(i) for i in items], run_id=run["id"],
+    summary = summarize_records(items, run_id=run["id"],
                                    cancelled=run.get("status") == "cancelled")
     return Evaluation([_row_of_stored(i) for i in items], summary, for_run(run), run_id=run["id"], store=run_store)
 

@@ -90,7 +90,7 @@ def apply_gate(request: GateRequest, summary: Any, what: str = "rows") -> None:
     ``--min-coverage`` or ``--junit`` the table (and the JUnit file) and exit 1 when it
     fails; without them, exit 1 when any row failed (counts on stderr)."""
     from rag_eval.cli.exits import gate as coverage_gate
-    from rag_eval.runs.engine import gate_inputs
+    from rag_eval.runs.summary import gate_inputs
 
     if request.active:
         stats, cases = gate_inputs(summary)

@@ -22,7 +22,7 @@ from rag_eval.metrics.trace import DEFAULT_MODE
 from rag_eval.schema import ScoringMode
 
 if TYPE_CHECKING:  # imported where used, so `rag-eval --help` stays fast
-    from rag_eval.runs.engine import EvaluationSummary
+    from rag_eval.runs.summary import EvaluationSummary
 
 MAX_ERRORS_SHOWN = 20
 

@@ -58,8 +58,9 @@ class Sink(Protocol):
     run_id: str | None
 
     def open(self, info: SourceInfo | None, resume: str | None = None) -> dict[str, dict[str, Any]]:
-        """Returns the summary rows (:func:`rag_eval.runs.records.summary_row`) of the
-        items it already holds, by id: a resumed run's finished items."""
+        """Returns the items it already holds, by id, in the store's form (the fields
+        :data:`rag_eval.runs.summary.SUMMARY_FIELDS` at least): a resumed run's finished
+        items, which the run's summary counts."""
 
     def write(self, record: ItemRecord) -> None: ...
 

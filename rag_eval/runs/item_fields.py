@@ -37,19 +37,14 @@ def run_diagnosis(items: Sequence[dict[str, Any]], high: float = DEFAULT_HIGH, l
 
 
 def run_gate_inputs(run: Mapping[str, Any], items: Sequence[dict[str, Any]]) -> tuple[dict[str, MetricStat], list[RowCase]]:
-    """What the CI gate needs from a stored run, through the engine's one path
-    (:func:`rag_eval.runs.engine.gate_inputs` over :func:`rag_eval.runs.records.summary_row`
-    of each stored item): per metric (TRACe, adherence_score, retrieval, answer correctness,
-    per-item metrics, ``average``) its mean and 95% interval over usable items, and one
-    :class:`RowCase` per item. The report fields are recomputed for runs stored before
-    records kept them."""
-    from rag_eval.runs.engine import gate_inputs, summarize_evaluation
-    from rag_eval.runs.records import summary_row
+    """What the CI gate needs from a stored run, through the one summary path
+    (:func:`rag_eval.runs.summary.gate_inputs` of :func:`~rag_eval.runs.summary.summarize_records`):
+    per metric (TRACe, adherence_score, retrieval, answer correctness, per-item metrics,
+    ``average``) its mean and 95% interval, and one :class:`RowCase` per item. The report
+    fields are recomputed for runs stored before records kept them."""
+    from rag_eval.runs.summary import gate_inputs, summarize_records
 
-    rows = []
-    for item in items:
-        row = summary_row(item)
-        if is_usable(row["status"]):
-            row["values"].update(item_report_fields(item))
-        rows.append(row)
-    return gate_inputs(summarize_evaluation(rows, run.get("id")))
+    def with_report(item: dict[str, Any]) -> dict[str, Any]:
+        return {**item, "report": item_report_fields(item)} if is_usable(item.get("status")) else item
+
+    return gate_inputs(summarize_records((with_report(i) for i in items), run.get("id")))

@@ -8,7 +8,6 @@ and its serialisations are written here and nowhere else:
 - :func:`to_file_row`: a ``rag-eval judge`` output row: ``id``, the labels under
   RAGBench's field names, the scores flat (``context_relevance``... ``adherence_score``),
   the report fields, ``status``/``error``, ``tokens``, ``latency_s``, ``cost_usd``.
-- :func:`summary_row`: the few fields the engine's summary and the gate keep per row.
 
 A new field is added to :class:`~rag_eval.schema.ItemRecord`, set here, and appears in
 every entry point's output. A failed item has every score None (never 0), so no mean
@@ -17,14 +16,14 @@ can pick it up.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from rag_eval.metrics.registry import TRACE_SCORES, Metric, MetricItem, compute_item_metrics
 from rag_eval.metrics.report_fields import REPORT_FIELDS, report_fields
 from rag_eval.metrics.trace import score_item
 from rag_eval.runs.sources import CANCELLED_ERROR, SourceItem
-from rag_eval.schema import ItemRecord, JudgeResult, JudgeStatus, ScoringMode, is_usable
+from rag_eval.schema import ItemRecord, JudgeResult, JudgeStatus, ScoringMode
 
 LABEL_FIELDS = (
     "all_relevant_sentence_keys",
@@ -182,19 +181,3 @@ def to_file_row(record: ItemRecord) -> dict[str, Any]:
     if record.metadata:
         row["metadata"] = record.metadata
     return row
-
-
-def summary_row(record: ItemRecord | Mapping[str, Any]) -> dict[str, Any]:
-    """What the engine's summary and the gate keep of a record or of a stored item record
-    (a resumed run's): id, status, error, every metric value (TRACe, correctness, per-item
-    metrics and report fields of a usable item; retrieval always), tokens and cost."""
-    stored = to_store(record) if isinstance(record, ItemRecord) else record
-    values: dict[str, Any] = {}
-    if is_usable(stored.get("status")):
-        for group in ("scores", "correctness", "metrics", "report"):
-            values.update(stored.get(group) or {})
-    values.update(stored.get("retrieval") or {})
-    return {"id": str(stored["item_id"]), "position": stored.get("position"), "status": stored.get("status"),
-            "error": stored.get("error"), "values": values, "tokens": dict(stored.get("tokens") or {}),
-            "cost_usd": stored.get("cost_usd"),
-            "cost_usd_spent": (stored.get("judge_extra") or {}).get("cost_usd_spent")}

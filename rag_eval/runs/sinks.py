@@ -22,8 +22,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rag_eval.runs.records import summary_row, to_file_row, to_store
+from rag_eval.runs.records import to_file_row, to_store
 from rag_eval.runs.sources import SourceInfo
+from rag_eval.runs.summary import SUMMARY_FIELDS
 from rag_eval.schema import ItemRecord, JudgeStatus
 
 FLUSH_EVERY_S = 0.5
@@ -32,10 +33,6 @@ WRITE_BATCH = 500
 #: statuses a resumed run judges again (transient failures); other items are kept
 RETRY_STATUSES = frozenset({JudgeStatus.PROVIDER_ERROR.value, JudgeStatus.TIMEOUT.value, JudgeStatus.CANCELLED.value,
                             "retrieval_error", "generation_error"})
-#: the stored fields a resumed run's summary rows are rebuilt from
-_KEPT_FIELDS = ("item_id", "position", "status", "error", "scores", "correctness", "metrics", "report", "retrieval",
-                "tokens", "cost_usd", "judge_extra")
-
 
 class StoreSink:
     """Records into a run of ``store``: a new one named ``name``, or ``resume`` (a run id,
@@ -62,8 +59,8 @@ class StoreSink:
                 raise ValueError(f"run {run['id']} evaluated another dataset (fingerprint {run['dataset_fingerprint']})")
             self.store.claim_run(run["id"])  # atomic: of two processes resuming at once, one wins (RunBusy)
             self.run_id = run["id"]
-            kept = [i for i in self.store.items(run["id"], _KEPT_FIELDS) if i.get("status") not in RETRY_STATUSES]
-            return {str(i["item_id"]): summary_row(i) for i in kept}
+            kept = [i for i in self.store.items(run["id"], SUMMARY_FIELDS) if i.get("status") not in RETRY_STATUSES]
+            return {str(i["item_id"]): i for i in kept}
         self.run_id = self.store.create_run(
             self.config, collection=info.collection, dataset_fingerprint=info.fingerprint,
             dataset_path=info.dataset_path, name=self.name, n_items=info.n_items,
@@ -161,4 +158,4 @@ def _no_resume(resume: str | None) -> None:
         raise ValueError("only a run store can be resumed")
 
 
-__all__ = ["FileSink", "MemorySink", "RETRY_STATUSES", "StoreSink", "summary_row"]
+__all__ = ["FileSink", "MemorySink", "RETRY_STATUSES", "StoreSink"]

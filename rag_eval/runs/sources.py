@@ -119,7 +119,13 @@ def _strings(value: Any) -> list[str]:
 
 
 def _references(value: dict[str, Any]) -> list[str]:
-    return _strings(value.get("reference_answers")) or _strings(value.get("reference_answer"))
+    """The row's reference answers, under any name ``docs/datasets.md`` accepts except
+    ``answer(s)`` (a judged row's ``answer`` is its response)."""
+    for name in ("reference_answers", "reference_answer", "reference", "ground_truth"):
+        found = _strings(value.get(name))
+        if found:
+            return found
+    return []
 
 
 Pairs = Sequence[tuple[int, dict[str, Any] | RowError]]

@@ -9,8 +9,8 @@ import pytest
 
 from rag_eval.metrics.aggregate import coverage_fraction, finite, mean_interval, mean_with_coverage
 from rag_eval.metrics.agreement import agreement
-from rag_eval.runs.engine import summarize_evaluation
 from rag_eval.runs.stats import mean_with_ci, summarize_items
+from rag_eval.runs.summary import summarize_records
 
 
 def test_missing_values_are_counted_not_averaged():
@@ -24,7 +24,7 @@ def test_zero_rows_have_no_coverage_everywhere():
     assert mean_with_coverage([], total=0).coverage is None
     assert mean_with_ci([], 0)["coverage"] is None
     assert summarize_items([])["coverage"] is None
-    assert summarize_evaluation([]).coverage is None
+    assert summarize_records([]).coverage is None
     assert agreement([], [], n_boot=10).coverage.fraction is None
 
 

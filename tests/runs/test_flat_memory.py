@@ -18,12 +18,13 @@ from rag_eval.metrics import aggregate
 from rag_eval.metrics.aggregate import MeanTally, mean_with_coverage
 from rag_eval.metrics.diagnosis import Diagnosis, DiagnosisTally, diagnose
 from rag_eval.rag.config import default_config
-from rag_eval.runs import engine, export
-from rag_eval.runs.engine import evaluate, gate_inputs
+from rag_eval.runs import export, summary
+from rag_eval.runs.engine import evaluate
 from rag_eval.runs.sinks import MemorySink, StoreSink
 from rag_eval.runs.sources import RowsSource
 from rag_eval.runs.stats import summarize_run
 from rag_eval.runs.store import RunStore
+from rag_eval.runs.summary import gate_inputs
 from tests.runs.conftest import OverlapJudge
 
 
@@ -71,7 +72,7 @@ def _rows(n: int) -> list[dict]:
 def test_the_engine_summary_beyond_the_kept_rows_is_the_kept_one(monkeypatch, tmp_path):
     rows = _rows(30)
     kept = evaluate(RowsSource(rows), OverlapJudge(), MemorySink(), config="clean")
-    monkeypatch.setattr(engine, "KEEP_ROWS", 5)
+    monkeypatch.setattr(summary, "KEEP_ROWS", 5)
     streamed = evaluate(RowsSource(rows), OverlapJudge(), MemorySink(), config="clean")
     assert kept.rows_kept and not streamed.rows_kept and streamed.rows == []
     assert (streamed.n_items, streamed.n_usable, streamed.failed) == (kept.n_items, kept.n_usable, kept.failed) == (31, 30, 1)

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from rag_eval.runs.engine import summarize_evaluation
 from rag_eval.runs.prepare import prepare_file
-from rag_eval.runs.records import build_record, summary_row, to_file_row, to_store
+from rag_eval.runs.records import build_record, to_file_row, to_store
 from rag_eval.runs.sources import SourceItem
+from rag_eval.runs.summary import item_values, summarize_records
 from rag_eval.schema import JudgeResult, JudgeStatus, Labels, SentenceSupport
 from rag_eval.text.sentences import item_from_texts
 
@@ -58,7 +58,7 @@ def test_label_repairs_and_answer_correctness_land_in_the_record():
     assert record.trace["diagnostics"]["label_repairs"] == [{"key": "0z"}]
     assert record.judge_extra["label_repairs"] == [{"key": "0z"}]
     assert set(record.correctness) == {"bleu", "rouge_l"} and 0 < record.correctness["rouge_l"] <= 1
-    assert summary_row(record)["values"]["rouge_l"] == record.correctness["rouge_l"]
+    assert item_values(record)["rouge_l"] == record.correctness["rouge_l"]
     # no reference answer: no correctness, never a zero
     assert build_record(_source(), result, "clean").correctness is None
 
@@ -68,7 +68,7 @@ def test_summary_counts_and_averages_usable_rows_only():
                       "clean")
     slow = build_record(_source("2"), JudgeResult("2", JudgeStatus.TIMEOUT, error="slow"), "clean")
     invalid = build_record(SourceItem(2, "3", status="invalid_input", error="bad row"), None, "clean")
-    s = summarize_evaluation([summary_row(r) for r in (ok, slow, invalid)])
+    s = summarize_records((ok, slow, invalid))
     assert s.counts == {"ok": 1, "timeout": 1, "invalid_input": 1} and s.coverage == pytest.approx(1 / 3)
     assert s.means["context_relevance"] == 0.5 and s.means["adherence"] == 0.0
     assert s.tokens["total"] == 3 and s.cost_usd == 0.1 and s.failed == 2

@@ -1,0 +1,256 @@
+"""A run's summary: one pass over its items, whoever asks.
+
+Every summary of the workbench comes from :class:`RunTally`, fed one item at a time in
+the run store's form (:func:`rag_eval.runs.records.to_store`, or an item read back from
+the store):
+
+- the engine's (:func:`rag_eval.runs.engine.evaluate` returns :meth:`RunTally.evaluation`:
+  counts per status, coverage, means, tokens, cost, the first errors, the pattern
+  diagnosis, and what the CI gate reads, :func:`gate_inputs`);
+- the summary the store keeps with a finished run and ``runs show``, the Runs page and the
+  report read (:meth:`RunTally.stored`, :func:`summarize_items`);
+- a stored run loaded again (:func:`summarize_records`: ``rag_eval.load_run``, the gate of
+  ``rag-eval report``).
+
+One rule decides which values enter a mean (:func:`item_values`): an item whose judgement
+is usable (:func:`rag_eval.schema.is_usable`) gives every value it has; any other item
+gives only what does not depend on the judge (retrieval against gold ids: a retrieval-only
+run, ``--no-judge``, is summarised too); a failure is counted in its status and in coverage,
+never averaged as 0 or NaN. Memory is bounded whatever the number of items: each mean is a
+:class:`~rag_eval.metrics.aggregate.MeanTally`, and the per-item rows the gate's per-row
+cases need are kept only up to :data:`KEEP_ROWS` items.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rag_eval.metrics.aggregate import MAX_BOOTSTRAP_ROWS, MeanTally, coverage_fraction, finite
+from rag_eval.metrics.diagnosis import Diagnosis, DiagnosisTally
+from rag_eval.metrics.gate import MetricStat, RowCase
+from rag_eval.metrics.registry import CORRECTNESS_METRICS, TRACE_SCORES
+from rag_eval.metrics.report_fields import REPORT_FIELDS
+from rag_eval.schema import ItemRecord, JudgeStatus, is_usable
+
+MAX_ERRORS = 20
+#: a run of more items keeps no per-item rows (see :class:`EvaluationSummary`)
+KEEP_ROWS = MAX_BOOTSTRAP_ROWS
+#: the groups of a stored item that hold metric values, and the stored summary's key for each
+VALUE_GROUPS = {"scores": "metrics", "retrieval": "retrieval", "correctness": "correctness", "metrics": "custom",
+                "report": None}
+#: the groups whose values do not depend on the judge: they count for every item that has them
+#: (answer correctness is computed for usable items only, see ``runs.records.build_record``)
+JUDGE_FREE_GROUPS = ("retrieval",)
+#: the item fields a summary reads (``RunStore.items(run_id, SUMMARY_FIELDS)``)
+SUMMARY_FIELDS = ("item_id", "position", "status", "error", "scores", "retrieval", "correctness", "metrics", "report",
+                  "metric_errors", "latency_s", "cost_usd", "tokens", "judge_extra")
+
+
+def _store_form(item: ItemRecord | Mapping[str, Any]) -> Mapping[str, Any]:
+    if isinstance(item, ItemRecord):
+        from rag_eval.runs.records import to_store
+
+        return to_store(item)
+    return item
+
+
+def item_values(item: ItemRecord | Mapping[str, Any]) -> dict[str, Any]:
+    """The metric values of one item that enter a summary (the module's one rule): every
+    group of a usable item, only the judge-free groups of any other."""
+    stored = _store_form(item)
+    groups = VALUE_GROUPS if is_usable(stored.get("status")) else JUDGE_FREE_GROUPS
+    values: dict[str, Any] = {}
+    for group in groups:
+        values.update(stored.get(group) or {})
+    return values
+
+
+@dataclass(slots=True)
+class EvaluationSummary:
+    """What one evaluation gave: the run (when stored), counts per status, coverage, means
+    over the values :func:`item_values` admits, tokens and cost, the first errors and the
+    diagnosis; ``rows`` (id, status, error, values) per item in input order, a resumed
+    run's earlier items included.
+
+    A run of more than :data:`KEEP_ROWS` items keeps no rows (``rows`` is empty,
+    ``rows_kept`` False); every other figure is the same either way (``n_rows`` counts
+    the items, ``stats`` holds the gate's statistics)."""
+
+    rows: list[dict[str, Any]]
+    run_id: str | None = None
+    cancelled: bool = False
+    counts: dict[str, int] = field(default_factory=dict)
+    coverage: float | None = None
+    means: dict[str, float | None] = field(default_factory=dict)
+    tokens: dict[str, int] = field(default_factory=dict)
+    cost_usd: float | None = None
+    cost_usd_spent: float | None = None
+    errors: list[str] = field(default_factory=list)
+    diagnosis: Diagnosis | None = None
+    rows_kept: bool = True
+    n_rows: int | None = None
+    stats: dict[str, MetricStat] | None = None
+
+    @property
+    def n_items(self) -> int:
+        return len(self.rows) if self.rows_kept else int(self.n_rows or 0)
+
+    @property
+    def n_usable(self) -> int:
+        return sum(n for status, n in self.counts.items() if is_usable(status))
+
+    @property
+    def failed(self) -> int:
+        return self.n_items - self.n_usable
+
+
+class RunTally:
+    """Items given one at a time (store form), everything any summary shows, in bounded
+    memory. ``keep_rows``: per-item rows kept for the gate's per-row cases (none past it);
+    ``keep_ids``: ids kept per diagnosis pattern."""
+
+    def __init__(self, keep_rows: int | None = None, keep_ids: int = 100) -> None:
+        self.keep_rows = KEEP_ROWS if keep_rows is None else keep_rows
+        self.n = 0
+        self.statuses: Counter[str] = Counter()
+        self.tallies: dict[str, MeanTally] = {name: MeanTally() for name in TRACE_SCORES}
+        self.group_of: dict[str, str] = {name: "scores" for name in TRACE_SCORES}
+        self.tokens = {"prompt": 0, "completion": 0, "total": 0}
+        self.cost: float | None = None
+        self.spent: float | None = None
+        self.latencies = array("d")
+        self.metric_failures: Counter[str] = Counter()
+        self.errors: list[str] = []
+        self.diagnosis = DiagnosisTally(keep_ids=keep_ids)
+        self.rows: list[dict[str, Any]] | None = []
+
+    def add(self, item: ItemRecord | Mapping[str, Any]) -> None:
+        stored = _store_form(item)
+        status = str(stored.get("status"))
+        item_id = str(stored.get("item_id", stored.get("id")))
+        usable = is_usable(status)
+        self.n += 1
+        self.statuses[status] += 1
+        values: dict[str, Any] = {}
+        for group in VALUE_GROUPS if usable else JUDGE_FREE_GROUPS:
+            for name, value in (stored.get(group) or {}).items():
+                values[name] = value
+                tally = self.tallies.get(name)
+                if tally is None:
+                    tally = self.tallies[name] = MeanTally()
+                    self.group_of[name] = group
+                tally.add(value)
+        if not usable and len(self.errors) < MAX_ERRORS:
+            self.errors.append(f"{item_id}: {status}: {stored.get('error')}")
+        for key in self.tokens:
+            self.tokens[key] += int((stored.get("tokens") or {}).get(key, 0) or 0)
+        for cost in finite([stored.get("cost_usd")]):
+            self.cost = (self.cost or 0.0) + cost
+        for spent in finite([(stored.get("judge_extra") or {}).get("cost_usd_spent")]):
+            self.spent = (self.spent or 0.0) + spent
+        self.latencies.extend(finite([stored.get("latency_s")]))
+        self.metric_failures.update(list(stored.get("metric_errors") or {}))  # a count per metric, not the reasons
+        self.diagnosis.add(item_id, values if usable else None)
+        if self.rows is not None:
+            self.rows.append({"id": item_id, "position": stored.get("position"), "status": status,
+                              "error": stored.get("error"), "values": values})
+            if len(self.rows) > self.keep_rows:
+                self.rows = None  # from here on only the tallies: memory stays flat
+
+    @property
+    def n_usable(self) -> int:
+        return sum(n for status, n in self.statuses.items() if is_usable(status))
+
+    def _names(self, group: str) -> list[str]:
+        return sorted(name for name, g in self.group_of.items() if g == group)
+
+    # -- the engine's view -------------------------------------------------------------
+    def evaluation(self, run_id: str | None = None, cancelled: bool = False) -> EvaluationSummary:
+        order = {s.value: i for i, s in enumerate(JudgeStatus)}
+        counts = dict(sorted(self.statuses.items(), key=lambda kv: order.get(kv[0], len(order))))
+        answer = [*[n for n in CORRECTNESS_METRICS if self.group_of.get(n) == "correctness"],
+                  *[n for n in self._names("correctness") if n not in CORRECTNESS_METRICS], *self._names("metrics")]
+        means = {name: self.tallies[name].mean for name in [*TRACE_SCORES, *answer]}
+        usable = self.n_usable
+        extra = sorted(set(self.group_of) - set(TRACE_SCORES) - set(REPORT_FIELDS))
+        stats: dict[str, MetricStat] = {}
+        for name in [*TRACE_SCORES, "average", *extra]:
+            tally = self.tallies.get(name)
+            if tally is None or not tally.n:
+                stats[name] = MetricStat(None)
+                continue
+            m = tally.result(usable)
+            stats[name] = MetricStat(m.mean, m.ci_low, m.ci_high, m.n)
+        rows = None if self.rows is None else sorted(
+            self.rows, key=lambda r: (r["position"] is None, r["position"] or 0))
+        errors = list(self.errors)
+        if rows is not None:  # a resumed run's items interleave with the new ones: input order
+            errors = [f"{r['id']}: {r['status']}: {r['error']}" for r in rows if not is_usable(r["status"])][:MAX_ERRORS]
+        return EvaluationSummary(
+            rows=rows or [], run_id=run_id, cancelled=cancelled, counts=counts,
+            coverage=coverage_fraction(usable, self.n), means=means, tokens=dict(self.tokens), cost_usd=self.cost,
+            cost_usd_spent=self.spent, errors=errors, diagnosis=self.diagnosis.result(), rows_kept=rows is not None,
+            n_rows=self.n, stats=stats)
+
+    # -- the store's view --------------------------------------------------------------
+    def stored(self) -> dict[str, Any]:
+        """The summary kept with a finished run (``runs show``, the Runs page, the report);
+        each mean's coverage is over all items."""
+        def group(name: str) -> dict[str, Any]:
+            return {m: self.tallies[m].result(self.n).to_dict() for m in self._names(name)}
+
+        n_scored = self.n_usable
+        return {
+            "n_items": self.n,
+            "n_scored": n_scored,
+            "coverage": coverage_fraction(n_scored, self.n),
+            "status_counts": dict(sorted(self.statuses.items())),
+            "metrics": {name: self.tallies[name].result(self.n).to_dict() for name in TRACE_SCORES},
+            "retrieval": group("retrieval"),
+            "correctness": group("correctness"),
+            "custom": group("metrics"),
+            "metric_failures": dict(sorted(self.metric_failures.items())),
+            "tokens_total": self.tokens["total"],
+            "cost_usd_total": self.cost,
+            "latency_p50_s": _percentile(self.latencies, 50),
+            "latency_p95_s": _percentile(self.latencies, 95),
+        }
+
+
+def _percentile(values: array, q: float) -> float | None:
+    if not len(values):
+        return None
+    import numpy as np
+
+    return float(np.percentile(np.frombuffer(values, dtype=float), q))
+
+
+def summarize_items(items: Iterable[ItemRecord | Mapping[str, Any]]) -> dict[str, Any]:
+    """:meth:`RunTally.stored` of ``items``, one pass."""
+    tally = RunTally(keep_rows=0)
+    for item in items:
+        tally.add(item)
+    return tally.stored()
+
+
+def summarize_records(items: Iterable[ItemRecord | Mapping[str, Any]], run_id: str | None = None,
+                      cancelled: bool = False) -> EvaluationSummary:
+    """:meth:`RunTally.evaluation` of ``items`` (records, or a stored run's items), one pass."""
+    tally = RunTally()
+    for item in items:
+        tally.add(item)
+    return tally.evaluation(run_id, cancelled)
+
+
+def gate_inputs(summary: EvaluationSummary) -> tuple[dict[str, MetricStat], list[RowCase]]:
+    """What the CI gate needs: each metric's mean and 95% interval over the values the one
+    rule admits (TRACe, adherence_score, answer correctness, retrieval, per-item metrics,
+    ``average``), and one :class:`RowCase` per item (none for a run too large to keep its
+    rows)."""
+    cases = [RowCase(r["id"], r["status"], is_usable(r["status"]), r["values"], r.get("error"))
+             for r in summary.rows] if summary.rows_kept else []
+    return dict(summary.stats or {}), cases
