@@ -289,21 +289,27 @@ class Evaluation:
                                     cost_usd=s.cost_usd, errors=list(s.errors), cancelled=s.cancelled)
         return self._summary
 
-    def gate(self, fail_under: str | Sequence[str] | Mapping[str, float] | None = None, *, basis: str = "mean",
+    def gate(self, fail_under: str | Sequence[str] | Mapping[str, float] | None = None, *,
+             fail_over: str | Sequence[str] | Mapping[str, float] | None = None, basis: str = "mean",
              min_coverage: float | None = None, junit: str | Path | None = None,
              junit_rows: bool = False) -> GateResult:
         """The CLI's gate (``--fail-under``, ``--fail-under-ci``, ``--min-coverage``,
         ``--junit``): each threshold against the metric's mean (``basis="lower"``: the
         lower bound of its 95% interval); failed items fail it unless ``min_coverage`` is
         given. ``fail_under``: ``"adherence=0.9,context_relevance=0.4"``, a list of such,
-        or ``{"adherence": 0.9}``. Returns the :class:`~rag_eval.metrics.gate.GateResult`
-        (``.passed``, ``.failures``, ``.table()``); raises nothing for a failed gate."""
-        from rag_eval.metrics.gate import evaluate_gate, junit_suite, parse_thresholds
+        or ``{"adherence": 0.9}``; ``fail_over`` (``--fail-over``) the same for metrics where
+        lower is better (ValueError for a threshold on the wrong side of a registered
+        metric). Returns the :class:`~rag_eval.metrics.gate.GateResult` (``.passed``,
+        ``.failures``, ``.table()``); raises nothing for a failed gate."""
+        from rag_eval.metrics.gate import check_directions, evaluate_gate, junit_suite, parse_thresholds
         from rag_eval.runs.summary import gate_inputs
 
-        if isinstance(fail_under, Mapping):
-            fail_under = [f"{metric}={value}" for metric, value in fail_under.items()]
-        thresholds = parse_thresholds(fail_under or None)
+        thresholds = []
+        for given, at_most in ((fail_under, False), (fail_over, True)):
+            if isinstance(given, Mapping):
+                given = [f"{metric}={value}" for metric, value in given.items()]
+            thresholds.extend(parse_thresholds(given or None, at_most=at_most))
+        check_directions(thresholds)
         s = self._engine_summary
         stats, cases = gate_inputs(s)
         result = evaluate_gate(stats, thresholds, rows_given=s.n_items, rows_usable=s.n_usable, basis=basis,

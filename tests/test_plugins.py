@@ -64,12 +64,16 @@ def test_judge_output_summary_and_gate_carry_the_plugin_metric(plugins, rows_fil
             assert row["answer_words"] == len(given["response"].split())
     assert "answer_words" in result.output  # the summary's means
     mean = sum(len(r["response"].split()) for r in rows if "FAIL_ME" not in r["response"]) / 3
-    passed = _invoke("judge", str(path), "--judge", "overlap", "--out", str(out), "--fail-under",
-                     f"answer_words={mean - 1:.3f}")
-    assert passed.exit_code == 0, passed.output
-    failed = _invoke("judge", str(path), "--judge", "overlap", "--out", str(out), "--fail-under",
+    # the plugin declares answer_words lower-is-better: the gate takes an upper limit for it
+    passed = _invoke("judge", str(path), "--judge", "overlap", "--out", str(out), "--fail-over",
                      f"answer_words={mean + 1:.3f}")
-    assert failed.exit_code == 1 and "answer_words" in failed.output
+    assert passed.exit_code == 0, passed.output
+    failed = _invoke("judge", str(path), "--judge", "overlap", "--out", str(out), "--fail-over",
+                     f"answer_words={mean - 1:.3f}")
+    assert failed.exit_code == 1 and "answer_words <=" in failed.output, failed.output
+    wrong_side = CliRunner().invoke(cli, ["judge", str(path), "--judge", "overlap", "--out", str(out),
+                                          "--fail-under", "answer_words=10"])
+    assert wrong_side.exit_code == 2 and "lower is better" in wrong_side.output and "--fail-over" in wrong_side.output
 
 
 def test_unknown_metric_or_bad_judge_option_fails_before_any_row(plugins, rows_file, tmp_path):
@@ -89,7 +93,7 @@ def test_run_store_summary_gate_exports_and_report(plugins, rows_file, tmp_path)
     default_config("overlap").with_changes(**{"judge.kind": "overlap", "judge.options": {"threshold": 0.4}}).to_yaml(config)
     db = tmp_path / "runs.sqlite"
     result = _invoke("run", str(path), "--judge-only", "--config", str(config), "--db", str(db), "--name", "plugged",
-                     "--fail-under", "answer_words=1")
+                     "--fail-over", "answer_words=100000")
     assert result.exit_code == 0, result.output
     from rag_eval.runs.store import RunStore
 
@@ -99,7 +103,7 @@ def test_run_store_summary_gate_exports_and_report(plugins, rows_file, tmp_path)
     assert summary["custom"]["answer_words"]["n"] == 3 and summary["custom"]["answer_words"]["coverage"] == 0.75
     assert summary["metric_failures"] == {"answer_words": 1}
     gated = CliRunner().invoke(cli, ["run", str(path), "--judge-only", "--config", str(config), "--db", str(db),
-                                     "--fail-under", "answer_words=100000"])
+                                     "--fail-over", "answer_words=1"])
     assert gated.exit_code == 1 and "answer_words" in gated.output
     for fmt in ("csv", "parquet"):
         target = tmp_path / f"export.{fmt}"

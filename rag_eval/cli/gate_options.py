@@ -18,17 +18,22 @@ import click
 if TYPE_CHECKING:  # the gate needs numpy: imported when a command runs, not for --help
     from rag_eval.metrics.gate import MetricStat, RowCase, Threshold
 
-GATE_KEYS = ("fail_under", "fail_under_ci", "min_coverage", "junit", "junit_rows")
+GATE_KEYS = ("fail_under", "fail_over", "fail_under_ci", "min_coverage", "junit", "junit_rows")
 
 
 def gate_options(fn: Callable) -> Callable:
-    """Add --fail-under, --fail-under-ci, --min-coverage, --junit and --junit-rows."""
+    """Add --fail-under, --fail-over, --fail-under-ci, --min-coverage, --junit and --junit-rows."""
     options = [
         click.option("--fail-under", "fail_under", multiple=True, metavar="METRIC=VALUE[,...]",
                      help="Exit 1 when a metric's mean (see --fail-under-ci) is below VALUE, e.g. "
                           "context_relevance=0.4,adherence=0.9. Repeatable."),
+        click.option("--fail-over", "fail_over", multiple=True, metavar="METRIC=VALUE[,...]",
+                     help="Exit 1 when a metric where lower is better is above VALUE, e.g. "
+                          "unsupported_sentences=1 (rag-eval metrics list says which way each metric goes). "
+                          "Repeatable."),
         click.option("--fail-under-ci", "fail_under_ci", type=click.Choice(["mean", "lower"]), default="mean",
-                     show_default=True, help="Compare the mean, or the lower bound of its 95% bootstrap interval."),
+                     show_default=True, help="Compare the mean, or the pessimistic end of its 95% bootstrap "
+                                             "interval (the lower bound for --fail-under, the upper for --fail-over)."),
         click.option("--min-coverage", "min_coverage", type=click.FloatRange(0, 1), default=None,
                      help="Tolerate failed rows while usable rows / all rows is at least this "
                           "(default: any failed row fails)."),
@@ -58,13 +63,17 @@ class GateRequest:
 def request_from(options: dict[str, Any]) -> GateRequest:
     """Take the gate options out of a command's keyword arguments (validated early, so a
     typo fails before any row is judged)."""
-    from rag_eval.metrics.gate import parse_thresholds
+    from rag_eval.metrics.gate import check_directions, parse_thresholds
 
     values = {k: options.pop(k, None) for k in GATE_KEYS}
-    try:
-        thresholds = parse_thresholds(values["fail_under"] or None)
-    except ValueError as err:
-        raise click.BadParameter(str(err), param_hint="--fail-under") from None
+    thresholds = []
+    for key, at_most in (("fail_under", False), ("fail_over", True)):
+        try:
+            found = parse_thresholds(values[key] or None, at_most=at_most)
+            check_directions(found)
+        except ValueError as err:
+            raise click.BadParameter(str(err), param_hint=f"--{key.replace('_', '-')}") from None
+        thresholds.extend(found)
     return GateRequest(tuple(thresholds), values["fail_under_ci"] or "mean", values["min_coverage"], values["junit"],
                        bool(values["junit_rows"]))
 

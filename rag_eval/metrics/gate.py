@@ -6,9 +6,12 @@ thresholds with :func:`parse_thresholds`, summarizes the rows with :func:`stats_
 (or takes a run's stored summary), decides with :func:`evaluate_gate` and renders
 :meth:`GateResult.table` and :func:`junit_suite`. Decisions:
 
-- a threshold passes when the observed value is >= the threshold; the observed value is
-  the mean (``basis="mean"``) or the lower bound of its 95% percentile-bootstrap interval
-  (``basis="lower"``, the stricter reading: "we are fairly sure the mean is at least...");
+- a threshold passes when the observed value is >= the threshold (``--fail-under``), or
+  <= it for a metric where lower is better (``--fail-over``; :func:`check_directions`
+  refuses the wrong side of a metric the registry declares); the observed value is the
+  mean (``basis="mean"``) or the pessimistic end of its 95% percentile-bootstrap interval
+  (``basis="lower"``, the stricter reading: "we are fairly sure the mean is at least..."
+  / "...at most...");
 - a metric with no value (no scored row, unknown name) fails, naming the reason;
 - failed rows fail the gate unless ``min_coverage`` is given; then the gate fails only when
   usable rows / all rows is below it. Failed rows never enter a mean either way.
@@ -38,8 +41,22 @@ COVERAGE_CHECK = "coverage"
 
 @dataclass(frozen=True, slots=True)
 class Threshold:
+    """``metric`` must be at least ``minimum`` (``--fail-under``), or, with ``at_most``, at
+    most that value (``--fail-over``: a metric where lower is better)."""
+
     metric: str
     minimum: float
+    at_most: bool = False
+
+    @property
+    def label(self) -> str:
+        return f"{self.metric} {'<=' if self.at_most else '>='} {self.minimum:g}"
+
+    def fails(self, value: float) -> bool:
+        return value > self.minimum if self.at_most else value < self.minimum
+
+    def why(self, value: float) -> str:
+        return f"{value:.4f} {'>' if self.at_most else '<'} {self.minimum:g}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,9 +113,9 @@ def _fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.4f}"
 
 
-def parse_thresholds(text: str | Sequence[str] | None) -> list[Threshold]:
-    """``"context_relevance=0.4,adherence=0.9"`` (or several such strings) as thresholds.
-    Raises ValueError naming the bad part."""
+def parse_thresholds(text: str | Sequence[str] | None, at_most: bool = False) -> list[Threshold]:
+    """``"context_relevance=0.4,adherence=0.9"`` (or several such strings) as thresholds
+    (``at_most``: upper limits, ``--fail-over``). Raises ValueError naming the bad part."""
     if not text:
         return []
     parts = [text] if isinstance(text, str) else list(text)
@@ -117,8 +134,26 @@ def parse_thresholds(text: str | Sequence[str] | None) -> list[Threshold]:
                 raise ValueError(f"{name}: threshold must be a number, got {value.strip()!r}") from None
             if math.isnan(minimum):
                 raise ValueError(f"{name}: threshold must be a number, got {value.strip()!r}")
-            out[name] = Threshold(name, minimum)  # a repeated metric: the last one wins
+            out[name] = Threshold(name, minimum, at_most)  # a repeated metric: the last one wins
     return list(out.values())
+
+
+def check_directions(thresholds: Sequence[Threshold]) -> None:
+    """Refuse a threshold on the wrong side of a metric the registry declares: a lower
+    limit (``--fail-under``) on a metric where lower is better, or an upper limit
+    (``--fail-over``) on one where higher is better, would pass the runs it should fail.
+    Names the registry does not know are left alone (the gate names them)."""
+    from rag_eval.metrics.registry import METRICS
+
+    for t in thresholds:
+        declared = METRICS.find(t.metric)
+        if declared is None or declared.higher_is_better != t.at_most:
+            continue
+        if t.at_most:
+            raise ValueError(f"{t.metric}: higher is better ({declared.label}); gate it with --fail-under "
+                             f"{t.metric}={t.minimum:g}")
+        raise ValueError(f"{t.metric}: lower is better ({declared.label}); gate it with --fail-over "
+                         f"{t.metric}={t.minimum:g}")
 
 
 def _number(value: Any) -> float | None:
@@ -179,19 +214,20 @@ def evaluate_gate(
         raise ValueError(f"min coverage must be in [0, 1], got {min_coverage}")
     checks: list[Check] = []
     for t in thresholds:
-        name = f"{t.metric} >= {t.minimum:g}"
+        name = t.label
         stat = stats.get(t.metric)
         if stat is None:
             known = ", ".join(sorted(stats)) or "none"
             checks.append(Check(name, False, None, t.minimum, f"no metric {t.metric!r} (known: {known})", t.metric))
             continue
-        observed = stat.mean if basis == "mean" else stat.ci_low
+        # "lower": the pessimistic end of the interval (its upper end for an upper limit)
+        observed = stat.mean if basis == "mean" else (stat.ci_high if t.at_most else stat.ci_low)
         if observed is None:
             why = "no scored row has it" if stat.mean is None else "no interval (too few rows)"
             checks.append(Check(name, False, None, t.minimum, why, t.metric, stat))
             continue
-        passed = observed >= t.minimum
-        message = "" if passed else f"{observed:.4f} < {t.minimum:g}"
+        passed = not t.fails(observed)
+        message = "" if passed else t.why(observed)
         checks.append(Check(name, passed, observed, t.minimum, message, t.metric, stat))
     failed = rows_given - rows_usable
     coverage = rows_usable / rows_given if rows_given else None
@@ -224,8 +260,8 @@ def row_failures(case: RowCase, thresholds: Sequence[Threshold]) -> list[str]:
     out = []
     for t in thresholds:
         value = _number(case.values.get(t.metric))
-        if value is not None and value < t.minimum:
-            out.append(f"{t.metric} {value:.4f} < {t.minimum:g}")
+        if value is not None and t.fails(value):
+            out.append(f"{t.metric} {t.why(value)}")
     return out
 
 

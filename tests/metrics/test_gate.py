@@ -8,6 +8,7 @@ from rag_eval.metrics.gate import (
     MetricStat,
     RowCase,
     Threshold,
+    check_directions,
     evaluate_gate,
     junit_suite,
     parse_thresholds,
@@ -85,3 +86,21 @@ def test_junit_one_case_per_check_and_per_row(tmp_path):
     row_cases = {c.get("name"): c.find("failure") for c in suites[1].findall("testcase")}
     assert row_cases["q1"] is None and "status timeout: 60 s" in row_cases["q3"].get("message")
     assert suites[0].get("failures") == "1"
+
+
+def test_an_upper_limit_for_a_metric_where_lower_is_better():
+    stats = {"latency": MetricStat(2.0, 1.5, 2.5, 10), "adherence": MetricStat(0.9, 0.85, 0.95, 10)}
+    limits = parse_thresholds("latency=2.2", at_most=True)
+    assert limits == [Threshold("latency", 2.2, at_most=True)]
+    assert evaluate_gate(stats, limits, rows_given=10, rows_usable=10).passed
+    strict = evaluate_gate(stats, limits, rows_given=10, rows_usable=10, basis="lower")  # the interval's upper end
+    assert not strict.passed and strict.checks[0].name == "latency <= 2.2" and strict.checks[0].observed == 2.5
+    case = RowCase("r1", "ok", True, {"latency": 3.0})
+    assert row_failures(case, limits) == ["latency 3.0000 > 2.2"]
+
+
+def test_a_limit_on_the_wrong_side_of_a_registered_metric_is_refused():
+    with pytest.raises(ValueError, match="higher is better.*--fail-under"):
+        check_directions(parse_thresholds("adherence=0.9", at_most=True))
+    check_directions(parse_thresholds("adherence=0.9"))  # the right side
+    check_directions(parse_thresholds("not_registered=1", at_most=True))  # the gate names unknown metrics
