@@ -3,7 +3,8 @@
 The dashboard itself is ``dashboard.py`` (page config and navigation) and ``pages/``. This
 file declares the server around it (Streamlit's ``st.App``) so that the server can warm up
 before it accepts its first visitor (:mod:`rag_eval.ui.warm_up`; the judge's model and the demo
-collection are then prepared in a background thread), and so that a new visitor's
+collection are prepared before it listens on a public deployment, in a background thread
+otherwise: ``RAG_EVAL_PREPARE``), and so that a new visitor's
 browser finds hints in the page's head (:mod:`rag_eval.ui.preload`: the table code, its
 stylesheet, the server's base path) and downloads Streamlit's frontend gzipped
 (:mod:`rag_eval.ui.static_gzip`).
@@ -25,13 +26,13 @@ from starlette.middleware import Middleware  # noqa: E402
 
 from rag_eval.ui.preload import PageHints  # noqa: E402
 from rag_eval.ui.static_gzip import CompressedStatic  # noqa: E402
-from rag_eval.ui.warm_up import prepare_in_background, warm_up  # noqa: E402
+from rag_eval.ui.warm_up import prepare_at_start, warm_up  # noqa: E402
 
 
 @asynccontextmanager
 async def _lifespan(_app: st.App) -> AsyncIterator[None]:
     warm_up(_ROOT)  # before the server listens: the first visitor finds it warm
-    prepare_in_background()  # the judge's model and the demo collection, ready before a first question
+    prepare_at_start()  # the judge's model and the demo collection: before listening when locked, else just after
     yield
     from rag_eval.ui.jobs import stop_all
 

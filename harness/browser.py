@@ -88,9 +88,13 @@ def wait_healthy(url: str, timeout_s: float = 90.0, process: subprocess.Popen | 
 def streamlit_server(home: Path, port: int | None = None, extra_env: dict[str, str] | None = None,
                      script: str = "app.py") -> Iterator[Server]:
     """``streamlit run app.py`` (or another ``script``) on 127.0.0.1 with ``RAG_EVAL_HOME=home``;
-    stopped on exit."""
+    stopped on exit. The judge and the demo collection are prepared in the background
+    (``RAG_EVAL_PREPARE=background``, unless ``extra_env`` says otherwise): a locked server
+    would otherwise build them before it listens, and these servers are timed and tested
+    on their pages."""
     port = port or free_port()
-    env = {**os.environ, "RAG_EVAL_HOME": str(home), "HF_HUB_OFFLINE": "1", **(extra_env or {})}
+    env = {**os.environ, "RAG_EVAL_HOME": str(home), "HF_HUB_OFFLINE": "1", "RAG_EVAL_PREPARE": "background",
+           **(extra_env or {})}
     if "OPENAI_API_KEY" not in (extra_env or {}):
         env.pop("OPENAI_API_KEY", None)  # the offline first visit, whatever the caller's shell holds
     log_path = Path(home) / "streamlit.log"
@@ -234,6 +238,9 @@ def _visit(
 CHART_DRAWN = "[data-testid=stVegaLiteChart] svg, [data-testid=stVegaLiteChart] canvas"
 CONTENT_JS = ("!!(document.querySelector('[data-testid=stMain]') || document.body)"
               f".querySelector('[data-testid=stDataFrame], [data-testid=stTable], {CHART_DRAWN}')")
+# A page without a table or chart (the Overview): its first figures count as its content.
+METRIC_CONTENT_JS = ("!!(document.querySelector('[data-testid=stMain]') || document.body)"
+                     ".querySelector('[data-testid=stMetric]')")
 
 
 @dataclass
@@ -247,7 +254,8 @@ class PageTiming:
     errors: list[str]
 
 
-def time_visit(tools: DevTools, url: str, heading: str, timeout_s: float = 180.0) -> PageTiming:
+def time_visit(tools: DevTools, url: str, heading: str, timeout_s: float = 180.0,
+               content_js: str = CONTENT_JS) -> PageTiming:
     """Navigate the tab to ``url`` and time the heading, the first content and the end
     of the script run (the first of three polls in a row with the script not running,
     after the heading)."""
@@ -260,7 +268,7 @@ def time_visit(tools: DevTools, url: str, heading: str, timeout_s: float = 180.0
         try:
             if heading_s is None and tools.evaluate(HEADING_JS % quoted):
                 heading_s = time.perf_counter() - start
-            if content_s is None and tools.evaluate(CONTENT_JS):
+            if content_s is None and tools.evaluate(content_js):
                 content_s = time.perf_counter() - start
             if heading_s is not None:
                 idle_polls = 0 if tools.evaluate(RUNNING_JS) else idle_polls + 1

@@ -225,6 +225,39 @@ def prepare(steps: tuple[str, ...] = ("demo collection", "local judge")) -> dict
     return timings
 
 
+#: ``RAG_EVAL_PREPARE``: when the server prepares the judge and the demo collection
+PREPARE_MODES = ("before", "background", "off")
+
+
+def prepare_mode() -> str:
+    """``before``: the server prepares them before it listens, so its first visitor never
+    waits (a public deployment: nobody is looking while a Space starts, and it shows
+    "Starting" until the port answers); ``background``: right after it listens (a
+    developer wants the server now); ``off``: the first visitor's page builds them.
+    ``RAG_EVAL_PREPARE`` chooses; unset, a locked dashboard
+    (:func:`rag_eval.llm.policy.load_policy`) prepares ``before``, any other
+    ``background``. An unknown value is logged and read as unset."""
+    from rag_eval.config import setting
+    from rag_eval.llm.policy import load_policy
+
+    value = (setting("RAG_EVAL_PREPARE") or "").strip().lower()
+    if value in PREPARE_MODES:
+        return value
+    if value:
+        log.warning("RAG_EVAL_PREPARE=%r is not one of %s; using the default", value, ", ".join(PREPARE_MODES))
+    return "before" if load_policy().locked else "background"
+
+
+def prepare_at_start() -> threading.Thread | None:
+    """What ``app.py`` runs when the server starts, after :func:`warm_up`, as
+    :func:`prepare_mode` says: :func:`prepare` now, in a thread, or not at all."""
+    mode = prepare_mode()
+    if mode == "before":
+        prepare()
+        return None
+    return prepare_in_background() if mode == "background" else None
+
+
 def prepare_in_background() -> threading.Thread:
     """:func:`prepare` in a daemon thread, started by ``app.py`` once the quick warm-up is
     done: the server listens at once (the Overview and Runs need neither), and the judge and

@@ -126,3 +126,32 @@ def test_the_judge_and_the_demo_collection_are_prepared_once_before_visitors(tmp
     # the corpus was ingested once, by the server's build or by the first visitor it let in
     assert sum(1 for added in report["added"] if added) <= 1 and len(report["added"]) == 8
     assert report["encoder"] and report["sessions"] >= 1  # the judge's encoder exported and opened
+
+
+def test_a_public_deployment_prepares_before_it_listens_and_a_developer_server_after(monkeypatch) -> None:
+    """Issue 33 item 10: on a Space (or RAG_EVAL_DEPLOYMENT=public) the first visitor must not
+    wait for the demo collection, so the server builds it before it listens; a developer's
+    server listens at once and builds it in the background; RAG_EVAL_PREPARE overrides both."""
+    from rag_eval.ui import warm_up
+
+    for name in ("SPACE_ID", "RAG_EVAL_DEPLOYMENT", "RAG_EVAL_PREPARE", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    assert warm_up.prepare_mode() == "background"
+    monkeypatch.setenv("SPACE_ID", "someone/rag-eval")
+    assert warm_up.prepare_mode() == "before"
+    monkeypatch.delenv("SPACE_ID")
+    monkeypatch.setenv("RAG_EVAL_DEPLOYMENT", "public")
+    assert warm_up.prepare_mode() == "before"
+    monkeypatch.setenv("RAG_EVAL_PREPARE", "off")
+    assert warm_up.prepare_mode() == "off"
+    monkeypatch.setenv("RAG_EVAL_PREPARE", "sometimes")  # unknown: the default, with a warning
+    assert warm_up.prepare_mode() == "before"
+
+    calls: list[str] = []
+    monkeypatch.setattr(warm_up, "prepare", lambda steps=(): calls.append("now") or {})
+    monkeypatch.setattr(warm_up, "prepare_in_background", lambda: calls.append("thread"))
+    for mode, expected in (("before", ["now"]), ("background", ["thread"]), ("off", [])):
+        calls.clear()
+        monkeypatch.setenv("RAG_EVAL_PREPARE", mode)
+        warm_up.prepare_at_start()
+        assert calls == expected, mode
