@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rag_eval.metrics.registry import TRACE_SCORES
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -42,7 +44,7 @@ if TYPE_CHECKING:
 __all__ = ["Comparison", "Evaluation", "Summary", "ask", "compare", "evaluate", "load_run"]
 
 #: what every :meth:`Evaluation.to_pandas` has: the four TRACe metrics and the continuous adherence score
-TRACE_COLUMNS = ("context_relevance", "context_utilization", "completeness", "adherence", "adherence_score")
+TRACE_COLUMNS = TRACE_SCORES  # the registry's TRACe scores, in its order
 #: the judge's reasons (and why an item failed), last in :meth:`Evaluation.to_pandas`
 REASON_COLUMNS = ("error", "relevance_explanation", "overall_supported_explanation")
 DEFAULT_NAME = "python-api"

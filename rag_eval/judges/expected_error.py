@@ -24,8 +24,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-#: Run-summary metric name -> the name the judge's own figures use.
-METRICS = {"context_relevance": "relevance", "context_utilization": "utilization", "completeness": "completeness"}
+from rag_eval.metrics.registry import TRACE_METRICS
+
+#: Run-summary metric name -> the name the judge's own figures use: the registry's TRACe
+#: metrics measured by an RMSE (adherence is measured by an AUROC), under RAGBench's short
+#: names (``rmse_relevance``, ``rmse_utilization``, ``rmse_completeness``).
+METRICS = {name: name.removeprefix("context_") for name in TRACE_METRICS if name != "adherence"}
 SOURCE_CALIBRATION = "calibration"
 SOURCE_HELD_OUT = "leave_one_domain_out"
 SOURCE_UNKNOWN = "unknown"

@@ -27,6 +27,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from rag_eval.metrics.registry import TRACE_SCORES
+
 DEFAULT_HIGH = 0.6
 DEFAULT_LOW = 0.4
 MAX_IDS_SHOWN = 10
@@ -157,8 +159,7 @@ def diagnose(
     hits: dict[str, list[str]] = {p.key: [] for p in PATTERNS}
     considered = 0
     for row_id, values in rows:
-        if not values or all(_value(values, m) is None for m in ("context_relevance", "context_utilization",
-                                                                  "completeness", "adherence", "adherence_score")):
+        if not values or all(_value(values, m) is None for m in TRACE_SCORES):
             continue
         considered += 1
         for key in row_patterns(values, high, low):
@@ -185,8 +186,7 @@ class DiagnosisTally:
 
     def add(self, row_id: str, values: Mapping[str, Any] | None) -> None:
         self.given += 1
-        if not values or all(_value(values, m) is None for m in ("context_relevance", "context_utilization",
-                                                                  "completeness", "adherence", "adherence_score")):
+        if not values or all(_value(values, m) is None for m in TRACE_SCORES):
             return
         self.considered += 1
         for key in row_patterns(values, self.high, self.low):

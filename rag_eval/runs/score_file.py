@@ -157,7 +157,7 @@ class ScoredRow:
         record: dict[str, Any] = {} if self.id is None else {"id": self.id}
         record.update(row=self.row, status=self.status)
         s = self.scores
-        for name in ("context_relevance", "context_utilization", "completeness", "adherence", "adherence_score"):
+        for name in TRACE_SCORES:
             record[name] = None if s is None else getattr(s, name)
         record["mode"] = None if s is None else s.mode
         if s is not None:
