@@ -45,6 +45,8 @@ __all__ = ["Comparison", "Evaluation", "Summary", "ask", "compare", "evaluate", 
 TRACE_COLUMNS = ("context_relevance", "context_utilization", "completeness", "adherence", "adherence_score")
 #: the judge's reasons (and why an item failed), last in :meth:`Evaluation.to_pandas`
 REASON_COLUMNS = ("error", "relevance_explanation", "overall_supported_explanation")
+#: why a per-item metric failed, and why it gave its value (a rubric's reason): dicts by metric name
+METRIC_REASON_COLUMNS = ("metric_errors", "metric_reasons")
 DEFAULT_NAME = "python-api"
 
 
@@ -122,16 +124,21 @@ def _judge(judge: Any, options: Mapping[str, Any]) -> Any:
     return build_judge(judge, **dict(options))
 
 
-def _config(judge: Any, mode: Any, name: str | None) -> RagConfig:
-    """The configuration a saved run records: the judge it used and the scoring mode (no
-    retrieval or generation: the rows carry their responses)."""
+def _config(judge: Any, mode: Any, name: str | None, options: Mapping[str, Any] | None = None) -> RagConfig:
+    """The configuration a saved run records: the judge it used (its kind as the judge-kind
+    registry knows it from the judge's name, a plugin's ``options``) and the scoring mode
+    (no retrieval or generation: the rows carry their responses)."""
+    from rag_eval.judges.kinds import JUDGE_KINDS
     from rag_eval.rag.config import JudgeConfig, RagConfig
 
     judge_name = str(getattr(judge, "name", "local"))
-    kind = "llm" if judge_name.startswith("llm") else "local"
+    declared = JUDGE_KINDS.find(judge_name)  # "llm:gpt-4o-mini" -> llm, "overlap:0.4" -> a plugin's overlap
+    kind = declared.name if declared is not None else "local"
     calibration = getattr(judge, "calibration", None)
     llm = getattr(judge, "config", None)
     settings: dict[str, Any] = {"kind": kind}
+    if options:
+        settings["options"] = dict(options)
     if kind == "local" and calibration:
         settings["calibration"] = str(calibration["name"]) if isinstance(calibration, Mapping) else str(calibration)
     if kind == "llm" and llm is not None:
@@ -263,7 +270,8 @@ class Evaluation:
             extra += [k for k in keys if "." in k and k not in extra and any(
                 k.startswith(m.name + ".") for m in METRICS.per_item())]
         retrieval = sorted({k for r in self.rows for k in (r.get("retrieval") or {})})
-        return ["id", "status", *TRACE_COLUMNS, *extra, *retrieval, "judge", *REASON_COLUMNS]
+        why = [c for c in METRIC_REASON_COLUMNS if any(r.get(c) for r in self.rows)]  # only where a metric said
+        return ["id", "status", *TRACE_COLUMNS, *extra, *retrieval, "judge", *REASON_COLUMNS, *why]
 
     def to_pandas(self) -> pd.DataFrame:
         """One row per item, in input order: ``id``, ``status``, the four TRACe scores and
@@ -392,7 +400,7 @@ def evaluate(
     scoring = ScoringMode(mode) if mode is not None else DEFAULT_MODE
     the_judge = _judge(judge, judge_options or {})
     source = _rows_source(data, RowCache.for_judge(the_judge))
-    config = _config(the_judge, scoring, name)
+    config = _config(the_judge, scoring, name, (judge_options or {}).get("options") if isinstance(judge, str) else None)
     sink = MemorySink()
     update, close = _progress(progress, str(getattr(the_judge, "name", "judge")))
     try:
@@ -420,6 +428,8 @@ def _row_of_stored(item: Mapping[str, Any]) -> dict[str, Any]:
     row.update({k: trace.get(k) for k in TRACE_COLUMNS})
     row.update(item.get("report") or {})
     row.update(item.get("correctness") or {})
+    row.update(item.get("metrics") or {})
+    row.update({c: dict(item[c]) for c in METRIC_REASON_COLUMNS if item.get(c)})
     row.update(mode=item.get("mode"), judge=item.get("judge"), retrieval=item.get("retrieval") or {})
     return row
 
