@@ -388,6 +388,7 @@ def evaluate(
 
     Raises before any row is judged when the file cannot be read or the judge cannot be
     built (:class:`~rag_eval.judges.base.JudgeUsageError`); a bad row never raises."""
+    from rag_eval.judges.base import ManagedJudge
     from rag_eval.judges.expected_error import expected_judge_error
     from rag_eval.metrics.trace import DEFAULT_MODE
     from rag_eval.runs.engine import evaluate as run_engine
@@ -408,7 +409,7 @@ def evaluate(
                              metrics=_per_item(wanted, metrics is not None))
     finally:
         close()
-        if isinstance(judge, str) and hasattr(the_judge, "close"):
+        if isinstance(judge, str) and isinstance(the_judge, ManagedJudge):
             the_judge.close()  # a judge built here (Ray workers, clients) is ours to close
     result = Evaluation([to_file_row(r) | ({"retrieval": r.retrieval} if r.retrieval else {}) for r in sink.records],
                         summary, expected_judge_error(the_judge), metrics=wanted, records=sink.records, source=source,
