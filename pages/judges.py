@@ -3,7 +3,8 @@
 Pick a run; queue its rows for review (random, lowest judge confidence, two judges'
 largest disagreement, flagged as hallucinated) and review them in the support map;
 see every judge's agreement with those labels (RMSE per TRACe metric with bootstrap
-intervals, hallucination AUROC, sentence-key precision / recall / F1, Cohen's kappa)
+intervals, hallucination AUROC, sentence-key precision / recall / F1, Cohen's kappa),
+each per-item metric the reviewers scored (a rubric) against the run's values of it,
 and judge against judge; calibrate the local judge on the reviewed rows and rerun
 them with it. Every figure comes from ``rag_eval.labels``.
 """
@@ -85,6 +86,9 @@ def render_agreement(run: dict) -> None:
     if not result.n_reviewed:
         st.info("No reviewed rows yet: build a queue and review rows in the support map.")
         return
+    if result.metrics:  # reviewers scored per-item metrics (a rubric): can its scores be trusted?
+        st.markdown("**Per-item metrics against the reviewers' scores** (this run's values, rows both scored)")
+        components.draw_table(review.metric_table(result), key=f"{PAGE}.metrics")
     if not result.judges:
         st.info("No judge labelled the reviewed rows.")
         return

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rag_eval.api import Comparison, Evaluation, Summary, ask, compare, evaluate, known_metrics, load_run
     from rag_eval.judges.kinds import JUDGE_KINDS, JudgeKind
-    from rag_eval.metrics.registry import METRICS, Metric, MetricItem, metric
+    from rag_eval.metrics.registry import METRICS, Explained, Metric, MetricItem, metric
 
 #: public name -> the module that defines it (loaded on first use)
 _EXPORTS = {
@@ -43,13 +43,14 @@ _EXPORTS = {
     "metric": "rag_eval.metrics.registry",
     "Metric": "rag_eval.metrics.registry",
     "MetricItem": "rag_eval.metrics.registry",
+    "Explained": "rag_eval.metrics.registry",
     "METRICS": "rag_eval.metrics.registry",
     "JudgeKind": "rag_eval.judges.kinds",
     "JUDGE_KINDS": "rag_eval.judges.kinds",
 }
 
-__all__ = ["JUDGE_KINDS", "METRICS", "Comparison", "Evaluation", "JudgeKind", "Metric", "MetricItem", "Summary", "ask",
-           "compare", "evaluate", "known_metrics", "load_run", "metric"]
+__all__ = ["JUDGE_KINDS", "METRICS", "Comparison", "Evaluation", "Explained", "JudgeKind", "Metric", "MetricItem",
+           "Summary", "ask", "compare", "evaluate", "known_metrics", "load_run", "metric"]
 
 
 def __getattr__(name: str) -> Any:

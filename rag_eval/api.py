@@ -47,6 +47,8 @@ __all__ = ["Comparison", "Evaluation", "Summary", "ask", "compare", "evaluate", 
 TRACE_COLUMNS = TRACE_SCORES  # the registry's TRACe scores, in its order
 #: the judge's reasons (and why an item failed), last in :meth:`Evaluation.to_pandas`
 REASON_COLUMNS = ("error", "relevance_explanation", "overall_supported_explanation")
+#: why a per-item metric failed, and why it gave its value (a rubric's reason): dicts by metric name
+METRIC_REASON_COLUMNS = ("metric_errors", "metric_reasons")
 DEFAULT_NAME = "python-api"
 
 
@@ -124,16 +126,21 @@ def _judge(judge: Any, options: Mapping[str, Any]) -> Any:
     return build_judge(judge, **dict(options))
 
 
-def _config(judge: Any, mode: Any, name: str | None) -> RagConfig:
-    """The configuration a saved run records: the judge it used and the scoring mode (no
-    retrieval or generation: the rows carry their responses)."""
+def _config(judge: Any, mode: Any, name: str | None, options: Mapping[str, Any] | None = None) -> RagConfig:
+    """The configuration a saved run records: the judge it used (its kind as the judge-kind
+    registry knows it from the judge's name, a plugin's ``options``) and the scoring mode
+    (no retrieval or generation: the rows carry their responses)."""
+    from rag_eval.judges.kinds import JUDGE_KINDS
     from rag_eval.rag.config import JudgeConfig, RagConfig
 
     judge_name = str(getattr(judge, "name", "local"))
-    kind = "llm" if judge_name.startswith("llm") else "local"
+    declared = JUDGE_KINDS.find(judge_name)  # "llm:gpt-4o-mini" -> llm, "overlap:0.4" -> a plugin's overlap
+    kind = declared.name if declared is not None else "local"
     calibration = getattr(judge, "calibration", None)
     llm = getattr(judge, "config", None)
     settings: dict[str, Any] = {"kind": kind}
+    if options:
+        settings["options"] = dict(options)
     if kind == "local" and calibration:
         settings["calibration"] = str(calibration["name"]) if isinstance(calibration, Mapping) else str(calibration)
     if kind == "llm" and llm is not None:
@@ -265,7 +272,8 @@ class Evaluation:
             extra += [k for k in keys if "." in k and k not in extra and any(
                 k.startswith(m.name + ".") for m in METRICS.per_item())]
         retrieval = sorted({k for r in self.rows for k in (r.get("retrieval") or {})})
-        return ["id", "status", *TRACE_COLUMNS, *extra, *retrieval, "judge", *REASON_COLUMNS]
+        why = [c for c in METRIC_REASON_COLUMNS if any(r.get(c) for r in self.rows)]  # only where a metric said
+        return ["id", "status", *TRACE_COLUMNS, *extra, *retrieval, "judge", *REASON_COLUMNS, *why]
 
     def to_pandas(self) -> pd.DataFrame:
         """One row per item, in input order: ``id``, ``status``, the four TRACe scores and
@@ -388,6 +396,7 @@ def evaluate(
 
     Raises before any row is judged when the file cannot be read or the judge cannot be
     built (:class:`~rag_eval.judges.base.JudgeUsageError`); a bad row never raises."""
+    from rag_eval.judges.base import ManagedJudge
     from rag_eval.judges.expected_error import expected_judge_error
     from rag_eval.metrics.trace import DEFAULT_MODE
     from rag_eval.runs.engine import evaluate as run_engine
@@ -400,7 +409,7 @@ def evaluate(
     scoring = ScoringMode(mode) if mode is not None else DEFAULT_MODE
     the_judge = _judge(judge, judge_options or {})
     source = _rows_source(data, RowCache.for_judge(the_judge))
-    config = _config(the_judge, scoring, name)
+    config = _config(the_judge, scoring, name, (judge_options or {}).get("options") if isinstance(judge, str) else None)
     sink = MemorySink()
     update, close = _progress(progress, str(getattr(the_judge, "name", "judge")))
     try:
@@ -408,7 +417,7 @@ def evaluate(
                              metrics=_per_item(wanted, metrics is not None))
     finally:
         close()
-        if isinstance(judge, str) and hasattr(the_judge, "close"):
+        if isinstance(judge, str) and isinstance(the_judge, ManagedJudge):
             the_judge.close()  # a judge built here (Ray workers, clients) is ours to close
     result = Evaluation([to_file_row(r) | ({"retrieval": r.retrieval} if r.retrieval else {}) for r in sink.records],
                         summary, expected_judge_error(the_judge), metrics=wanted, records=sink.records, source=source,
@@ -428,6 +437,8 @@ def _row_of_stored(item: Mapping[str, Any]) -> dict[str, Any]:
     row.update({k: trace.get(k) for k in TRACE_COLUMNS})
     row.update(item.get("report") or {})
     row.update(item.get("correctness") or {})
+    row.update(item.get("metrics") or {})
+    row.update({c: dict(item[c]) for c in METRIC_REASON_COLUMNS if item.get(c)})
     row.update(mode=item.get("mode"), judge=item.get("judge"), retrieval=item.get("retrieval") or {})
     return row
 

@@ -295,6 +295,8 @@ class ItemRecord:
     # ``metric_errors`` (never 0 or NaN).
     metrics: dict[str, float | None] | None = None
     metric_errors: dict[str, str] = field(default_factory=dict)
+    # Why a per-item metric gave its value, where it says (a rubric's one-sentence reason).
+    metric_reasons: dict[str, str] = field(default_factory=dict)
     trace: dict[str, Any] | None = None  # TraceScores.to_dict(): mode, per document, diagnostics
     report: dict[str, Any] = field(default_factory=dict)  # the original project's report fields
     retrieval: dict[str, float] | None = None

@@ -116,3 +116,22 @@ def test_run_store_summary_gate_exports_and_report(plugins, rows_file, tmp_path)
     made = _invoke("report", run["id"], "--out", str(report), "--db", str(db))
     assert made.exit_code == 0, made.output
     assert "answer_words" in report.read_text(encoding="utf-8")
+
+
+def test_python_api_with_the_plugin_judge_saves_its_kind_and_options(plugins, rows_file, tmp_path):
+    import rag_eval
+
+    path, rows = rows_file
+    result = rag_eval.evaluate(str(path), judge="overlap", judge_options={"options": {"threshold": 0.4}},
+                               metrics=["answer_words"], progress=False)
+    frame = result.to_pandas()
+    assert list(frame["id"]) == [r["id"] for r in rows] and set(frame["judge"]) == {"overlap:0.4"}
+    run_id = result.save("plugged-api", store=tmp_path / "runs.sqlite")
+    loaded = rag_eval.load_run(run_id, store=tmp_path / "runs.sqlite")
+    from rag_eval.runs.store import RunStore
+
+    judge = RunStore(tmp_path / "runs.sqlite").get_run(run_id)["config"]["judge"]
+    assert judge["kind"] == "overlap" and judge["options"] == {"threshold": 0.4}  # not "local"
+    stored = loaded.to_pandas()  # a loaded run's rows carry the plugin metric and why it failed
+    assert list(stored["answer_words"].isna()) == ["FAIL_ME" in r["response"] for r in rows]
+    assert "asked to fail" in stored["metric_errors"].dropna().iloc[0]["answer_words"]

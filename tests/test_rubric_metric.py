@@ -60,6 +60,7 @@ def test_judge_scores_a_rubric_file_and_stores_reasons_for_failures(endpoint, ro
     scored = [r for r in written if r.get("politeness") is not None]
     assert len(failed) == 1 and "no score from 1 to 5" in failed[0]["metric_errors"]["politeness"]
     assert all(r["politeness"] == pytest.approx(4.5) for r in scored)  # G-Eval: 0.5 * 4 + 0.5 * 5
+    assert all(r["metric_reasons"]["politeness"].startswith("Polite.") for r in scored)  # the judge's reason
     assert "politeness" in result.output  # the summary's means
     assert KEY not in out.read_text(encoding="utf-8") and KEY not in result.output
     assert all(h.get("authorization") == f"Bearer {KEY}" for h in endpoint.headers)  # the owner's endpoint only

@@ -62,6 +62,12 @@ def agreement_lines(result: RunAgreement) -> list[str]:
         for kind, prf in j.sentences.items():
             lines.append(f"| {kind} keys P / R / F1 | {_f(prf.precision)} / {_f(prf.recall)} / {_f(prf.f1)} | "
                          f"tp {prf.tp}, fp {prf.fp}, fn {prf.fn} |")
+    if result.metrics:
+        lines += ["", "## Per-item metrics against the reviewers' scores (same rows)", "",
+                  "| metric | rows | mean abs error | RMSE | Spearman |", "|---|---:|---:|---:|---|"]
+        for m in result.metrics:
+            lines.append(f"| {m.metric} | {m.n_rows} | {_f(m.mae)} | {_f(m.rmse)} | "
+                         f"{_f(m.spearman) if m.spearman is not None else m.spearman_reason or 'n/a'} |")
     if result.pairs:
         lines += ["", "## Rater against rater (same rows)", "",
                   "| a | b | rows | kappa (adherence) | relevant-key F1 | RMSE relevance | RMSE utilization |",

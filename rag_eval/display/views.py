@@ -98,7 +98,8 @@ def view_from_record(record: dict[str, Any], run_label: str = "") -> SupportView
         judge=str(record.get("judge") or ""),
         status=str(record.get("status") or ""),
         error=str(record.get("error") or ""),
-        extra={"trace_url": _trace_url(record)},
+        # the per-item metrics the row was measured on: the review form offers a score for each
+        extra={"trace_url": _trace_url(record), "metrics": dict(record.get("metrics") or {})},
     )
 
 

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from rag_eval.schema import EvalItem, JudgeResult
+
+if TYPE_CHECKING:
+    from rag_eval.llm.config import LLMConfig
 
 ProgressCallback = Callable[[int, int], None]  # (done, total)
 # Rows per call of a batch judge: the local judge's own batch, a Ray task, the streaming
@@ -47,6 +51,40 @@ class ManagedJudge(Judge, Protocol):
     def start(self) -> None: ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class PooledClient(Protocol):
+    """An LLM client whose connections a whole stream of rows can share:
+    ``session()`` opens (or reuses) the running event loop's session, closed when its
+    outermost user exits (:class:`~rag_eval.llm.client.LLMClient`)."""
+
+    def session(self) -> AbstractAsyncContextManager[Any]: ...
+
+
+@runtime_checkable
+class ClientJudge(Judge, Protocol):
+    """A judge that sends its rows through an LLM client (the LLM judge): the streaming
+    executor opens the client's session once for every row instead of once per row."""
+
+    client: PooledClient
+
+
+@runtime_checkable
+class PromptJudge(Judge, Protocol):
+    """A judge that asks an LLM endpoint with a prompt of its own (the LLM judge): what
+    :class:`~rag_eval.runs.row_cache.RowCache` keys a judged row on, so a change of
+    endpoint, prompt or sampling is a miss and an identical rerun a hit."""
+
+    config: LLMConfig
+    prompt_id: str
+    samples: int
+    consistency_check: bool
+    sample_temperature: float
+
+    def messages_for(self, item: EvalItem) -> list[dict[str, str]]:
+        """The chat messages the judge would send for ``item`` (nothing is sent)."""
+        ...
 
 
 # -- what build_judge (rag_eval.judges.factory) builds from: plain, picklable data ----------

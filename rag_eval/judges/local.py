@@ -502,6 +502,11 @@ class LocalJudge:
         except Exception:  # noqa: BLE001 - reported per row by judge()
             pass
 
+    def close(self) -> None:
+        """Nothing to let go of: the encoder stays loaded for the next run of this judge.
+        (With :meth:`start` it makes this a :class:`~rag_eval.judges.base.ManagedJudge`,
+        which is how ``evaluate`` knows to warm it up before the first row.)"""
+
     def judge(
         self,
         items: Sequence[EvalItem],

@@ -257,15 +257,16 @@ def rubrics_dir() -> Path:
 def rubric_metric(rubric: Rubric, llm: LLMConfig | None = None, samples: int | None = None, origin: str = "rubric") -> Any:
     """The rubric as a registry metric (family ``custom``): computed per item by the engine
     for every entry point, stored, summarised, gated and exported like any plugin metric.
-    One sampling gives the score; ``samples`` > 1 gives ``NAME.mean`` and ``NAME.spread``.
+    One sampling gives the score; ``samples`` > 1 gives ``NAME.mean`` and ``NAME.spread``;
+    the judge's reason is stored with it (the record's ``metric_reasons``).
     An item without a score fails this metric with the judge's reason (never a 0). The
     endpoint is ``llm``, else the environment's (``RAG_EVAL_LLM_MODEL``, ``_BASE_URL``, key)."""
-    from rag_eval.metrics.registry import Metric, MetricItem
+    from rag_eval.metrics.registry import Explained, Metric, MetricItem
 
     samples = samples or rubric.samples
     state: dict[str, RubricScorer] = {}
 
-    def compute(item: MetricItem) -> float | dict[str, float]:
+    def compute(item: MetricItem) -> Explained:
         scorer = state.get("scorer")
         if scorer is None:
             scorer = state["scorer"] = RubricScorer(rubric, llm or LLMConfig.from_settings(), samples=samples)
@@ -274,8 +275,8 @@ def rubric_metric(rubric: Rubric, llm: LLMConfig | None = None, samples: int | N
         if result.value is None:
             raise RubricError(result.error or "no score")
         if samples == 1:
-            return result.value
-        return {"mean": result.value, "spread": float(result.spread or 0.0)}
+            return Explained(result.value, result.reason)
+        return Explained({"mean": result.value, "spread": float(result.spread or 0.0)}, result.reason)
 
     needs = {"llm", *(n for n in rubric.inputs if n in ("response", "documents", "reference"))}
     low, high = rubric.score_range
@@ -312,6 +313,24 @@ def install_rubric(path: str | Path, samples: int | None = None) -> Path:
     target.write_text(yaml.safe_dump(rubric.model_dump(mode="json"), sort_keys=False, allow_unicode=True),
                       encoding="utf-8")
     return target
+
+
+_seen_folders: dict[str, tuple[tuple[str, int], ...]] = {}
+
+
+def refresh_installed_rubrics() -> None:
+    """Have the metric registry read the installed rubrics again when the rubrics folder
+    changed since this process last looked (a dashboard started before ``rag-eval metrics
+    add``): the registry's entry points are loaded again, ``RUBRICS`` of
+    :mod:`rag_eval.judges.rubric_plugin` with them. An unchanged folder costs one listing."""
+    from rag_eval.metrics.registry import METRICS
+
+    folder = rubrics_dir()
+    listing = tuple(sorted((p.name, p.stat().st_mtime_ns) for p in folder.glob("*.y*ml"))) if folder.is_dir() else ()
+    if _seen_folders.get(str(folder)) == listing:
+        return
+    METRICS.reload_plugins()
+    _seen_folders[str(folder)] = listing
 
 
 def installed_rubrics() -> list[Any]:

@@ -1,9 +1,20 @@
 """This package's own entry point in group ``rag_eval.metrics`` (pyproject.toml): the rubrics
 ``rag-eval metrics add`` installed, registered through the same door as any plugin's
-metrics, so every entry point (CLI, Python API, Batch page, Ray) sees them."""
+metrics, so every entry point (CLI, Python API, Batch page, Ray) sees them.
+
+``RUBRICS`` is read from the rubrics folder each time the entry point is loaded (a module
+``__getattr__``, PEP 562), not once per process: when the registry looks at its entry
+points again (:meth:`~rag_eval.metrics.registry.MetricRegistry.reload_plugins`), a
+long-running dashboard sees a rubric installed after it started."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from rag_eval.judges.rubric import installed_rubrics
 
-RUBRICS = installed_rubrics()
+
+def __getattr__(name: str) -> Any:
+    if name == "RUBRICS":
+        return installed_rubrics()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

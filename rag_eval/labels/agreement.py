@@ -204,8 +204,8 @@ def human_ratings(label_sets: Sequence[Mapping[str, Any]]) -> list[Rated]:
             for s in label_sets]
 
 
-def reference_ratings(label_sets: Sequence[Mapping[str, Any]], reviewer: str | None = None) -> dict[str, Rated]:
-    """The human truth per item: ``reviewer``'s label set, or (None) the latest save of any reviewer."""
+def reference_sets(label_sets: Sequence[Mapping[str, Any]], reviewer: str | None = None) -> list[Mapping[str, Any]]:
+    """The human truth's label set per item: ``reviewer``'s, or (None) the latest save of any reviewer."""
     chosen: dict[str, Mapping[str, Any]] = {}
     for s in label_sets:
         if reviewer is not None and s["reviewer"] != reviewer:
@@ -213,4 +213,71 @@ def reference_ratings(label_sets: Sequence[Mapping[str, Any]], reviewer: str | N
         current = chosen.get(str(s["item_id"]))
         if current is None or (s["created_at"], s.get("id", 0)) > (current["created_at"], current.get("id", 0)):
             chosen[str(s["item_id"])] = s
-    return {i: r for i, r in ((r.item_id, r) for r in human_ratings(list(chosen.values())))}
+    return list(chosen.values())
+
+
+def reference_ratings(label_sets: Sequence[Mapping[str, Any]], reviewer: str | None = None) -> dict[str, Rated]:
+    """The human truth per item (:func:`reference_sets`) as ratings."""
+    return {r.item_id: r for r in human_ratings(reference_sets(label_sets, reviewer))}
+
+
+# ---------------------------------------------------------------- per-item metrics against reviewers
+#: Fewer scored rows than this leave a rank correlation undefined.
+MIN_RANK_ROWS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class MetricAgreement:
+    """A per-item metric (a rubric, a plugin's) against the reviewers' scores of it, on
+    the rows both scored: mean absolute error, RMSE (in the metric's own units) and
+    Spearman's rank correlation (None with the reason when undefined)."""
+
+    metric: str
+    n_rows: int
+    mae: float | None
+    rmse: float | None
+    spearman: float | None
+    spearman_reason: str | None = None
+    item_ids: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def spearman(a: Sequence[float], b: Sequence[float]) -> tuple[float | None, str | None]:
+    """Spearman's rank correlation of aligned values (scipy), or None with the reason."""
+    if len(a) != len(b):
+        raise ValueError(f"{len(a)} values against {len(b)}")
+    if len(a) < MIN_RANK_ROWS:
+        return None, f"too few rows ({len(a)})"
+    if len(set(a)) < 2 or len(set(b)) < 2:
+        return None, "one side gives one constant score"
+    from scipy.stats import spearmanr
+
+    value = float(spearmanr(a, b).statistic)
+    return (None, "undefined") if math.isnan(value) else (value, None)
+
+
+def metric_vs_human(measured: Mapping[str, Mapping[str, Any]], human: Mapping[str, Mapping[str, Any]]
+                    ) -> list[MetricAgreement]:
+    """Each metric the reviewers scored, against the values it gave: ``measured`` is item
+    id -> the item's metric values (a failed metric's None is left out, never a 0; a
+    sampled rubric's ``NAME.mean`` stands for ``NAME``), ``human`` item id -> the reviewer's
+    scores. Metrics in name order."""
+
+    def value(item_id: str, name: str) -> Any:
+        values = measured.get(item_id) or {}
+        return values.get(name, values.get(f"{name}.mean"))
+
+    names = sorted({n for scores in human.values() for n in scores})
+    out = []
+    for name in names:
+        pairs = [(i, float(value(i, name)), float(human[i][name])) for i in sorted(human)
+                 if human[i].get(name) is not None and value(i, name) is not None]
+        got, truth = [p[1] for p in pairs], [p[2] for p in pairs]
+        errors = [abs(x - y) for x, y in zip(got, truth)]
+        mae = sum(errors) / len(errors) if errors else None
+        root = math.sqrt(sum(e * e for e in errors) / len(errors)) if errors else None
+        rho, why = spearman(got, truth)
+        out.append(MetricAgreement(name, len(pairs), mae, root, rho, why, [p[0] for p in pairs]))
+    return out

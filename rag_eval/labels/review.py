@@ -38,6 +38,9 @@ class ReviewDraft:
     support: dict[str, str] = field(default_factory=dict)  # response key -> SUPPORT_CHOICES
     supporting: dict[str, list[str]] = field(default_factory=dict)  # response key -> document keys
     note: str = ""
+    # The reviewer's own scores of per-item metrics (a rubric's criteria), name -> value; a
+    # metric left unscored is absent.
+    metrics: dict[str, float] = field(default_factory=dict)
 
 
 def item_hash(item: EvalItem) -> str:
@@ -128,12 +131,48 @@ def labels_from_review(item: EvalItem, draft: ReviewDraft) -> Labels:
     )
 
 
+def reviewable_metrics() -> list[Any]:
+    """The registry's per-item metrics a reviewer may score (a rubric, a plugin's metric),
+    in declaration order."""
+    from rag_eval.metrics.registry import METRICS
+
+    return list(METRICS.per_item())
+
+
+def check_metric_scores(scores: Mapping[str, Any]) -> dict[str, float]:
+    """A reviewer's metric scores as stored: every name a registered per-item metric,
+    every value a finite number within the metric's declared range. A score left empty
+    (None) is dropped. Raises ``ValueError`` naming the metric otherwise."""
+    import math
+
+    declared = {m.name: m for m in reviewable_metrics()}
+    checked: dict[str, float] = {}
+    for name, value in scores.items():
+        if value is None:
+            continue
+        metric = declared.get(name)
+        if metric is None:
+            raise ValueError(f"{name}: not a per-item metric a reviewer can score "
+                             f"(choose from {', '.join(declared) or 'none installed'})")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ValueError(f"{name}: a score must be a number, got {value!r}")
+        low, high = metric.range
+        if (low is not None and value < low) or (high is not None and value > high):
+            raise ValueError(f"{name}: {value:g} is outside its range {low:g} to {high:g}"
+                             if low is not None and high is not None else f"{name}: {value:g} is out of range")
+        checked[name] = float(value)
+    return checked
+
+
 def build_label_set(item: EvalItem, labels: Labels, note: str = "", judge: str = "",
-                    source: str = "") -> dict[str, Any]:
+                    source: str = "", metrics: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The record stored for one human review (reviewer and time are added by the store):
-    the labels, TRACe recomputed from them, the item itself and what was reviewed."""
+    the labels, TRACe recomputed from them, the item itself and what was reviewed, and the
+    reviewer's scores of per-item metrics (``metrics``, checked by :func:`check_metric_scores`)."""
     scores = score_item(item, labels, HUMAN_MODE)
+    scored = check_metric_scores(metrics or {})
     return {
+        **({"metrics": scored} if scored else {}),
         "labels": labels.to_dict(),
         "note": note,
         "trace": scores.to_dict(),

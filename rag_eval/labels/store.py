@@ -7,7 +7,7 @@ earlier saves remain as history.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from rag_eval.labels.review import build_label_set, item_hash
@@ -24,9 +24,11 @@ def adhoc_run_id(source: str) -> str:
 
 
 def save_review(store: RunStore, run_id: str, item: EvalItem, labels: Labels, reviewer: str, note: str = "",
-                judge: str = "", source: str = "", created_at: str | None = None) -> dict[str, Any]:
-    """Store one human label set (scores recomputed from ``labels``) and return it as read back."""
-    record = build_label_set(item, labels, note=note, judge=judge, source=source)
+                judge: str = "", source: str = "", created_at: str | None = None,
+                metrics: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Store one human label set (scores recomputed from ``labels``; ``metrics``: the
+    reviewer's scores of per-item metrics) and return it as read back."""
+    record = build_label_set(item, labels, note=note, judge=judge, source=source, metrics=metrics)
     store.add_human_labels(run_id, item.id, reviewer, record, created_at=created_at)
     saved = latest_review(store, run_id, item.id, reviewer)
     if saved is None:  # pragma: no cover - the write above either raised or is readable
@@ -125,28 +127,40 @@ class RunAgreement:
     reviewer: str | None
     judges: list[Any]  # list[agreement.JudgeAgreement]
     pairs: list[Any]  # list[agreement.PairAgreement]
+    metrics: list[Any] = field(default_factory=list)  # list[agreement.MetricAgreement]: per-item metrics
 
     def to_dict(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "n_reviewed": self.n_reviewed, "reviewer": self.reviewer,
-                "judges": [j.to_dict() for j in self.judges], "pairs": [p.to_dict() for p in self.pairs]}
+                "judges": [j.to_dict() for j in self.judges], "pairs": [p.to_dict() for p in self.pairs],
+                "metrics": [m.to_dict() for m in self.metrics]}
 
 
 def agreement_for_run(store: RunStore, run_id: str, reviewer: str | None = None, n_boot: int = 1000,
                       seed: int = 0) -> RunAgreement:
-    """Judge-vs-human and rater-vs-rater agreement on the run's reviewed rows."""
+    """Judge-vs-human and rater-vs-rater agreement on the run's reviewed rows, and each
+    per-item metric the reviewers scored (a rubric) against the run's own values of it."""
     from rag_eval.labels.agreement import (
         Rated,
         human_ratings,
         judge_vs_human,
+        metric_vs_human,
         pairwise,
         reference_ratings,
+        reference_sets,
     )
+    from rag_eval.schema import is_usable
 
     sets = reviews(store, run_id)
     truth = reference_ratings(sets, reviewer)
+    scored = {str(s["item_id"]): dict(s["metrics"]) for s in reference_sets(sets, reviewer) if s.get("metrics")}
+    measured = {}
+    if scored and not run_id.startswith(ADHOC_PREFIX):  # the run's values, of usable items only (as summaries)
+        measured = {str(i["item_id"]): dict(i.get("metrics") or {})
+                    for i in store.items(run_id, ("item_id", "status", "metrics")) if is_usable(i.get("status"))}
+    metrics = metric_vs_human(measured, scored) if scored else []
     judged = [Rated(j.judge, j.item_id, j.labels, j.scores) for j in judgements_for(store, sets)]
     judges = judge_vs_human(judged, truth, n_boot=n_boot, seed=seed)
     # Judge against judge, reviewer against reviewer (judge against human is above).
     pairs = [p for p in pairwise([*judged, *human_ratings(sets)])
              if p.a.startswith("human:") == p.b.startswith("human:")]
-    return RunAgreement(run_id, len(truth), reviewer, judges, pairs)
+    return RunAgreement(run_id, len(truth), reviewer, judges, pairs, metrics)

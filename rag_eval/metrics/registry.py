@@ -43,6 +43,7 @@ NEEDS = ("response", "documents", "reference", "labels", "llm", "retrieval")
 FAMILY_FIELD = {"trace": "scores", "correctness": "correctness", "retrieval": "retrieval", "custom": "metrics"}
 AGGREGATES = ("mean",)
 METRICS_GROUP = "rag_eval.metrics"
+BUILT_IN = "rag_eval"  # the origin of the metrics this package declares
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +59,16 @@ class MetricItem:
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
 
-MetricValue = float | Mapping[str, float]
+class Explained(NamedTuple):
+    """A per-item value with the reason the metric gives for it (a rubric's one-sentence
+    reason from its LLM judge): ``value`` is stored as a plain return would be, ``reason``
+    in the record's ``metric_reasons`` under the metric's name."""
+
+    value: float | Mapping[str, float]
+    reason: str
+
+
+MetricValue = float | Mapping[str, float] | Explained
 MetricFunction = Callable[[MetricItem], MetricValue]
 
 
@@ -66,8 +76,9 @@ MetricFunction = Callable[[MetricItem], MetricValue]
 class Metric:
     """One metric's declaration (see the module docstring). ``compute`` is None for the
     metrics the scorer or the retriever computes (TRACe, retrieval); a per-item function
-    returns a float, or a dict of named values (stored as ``name.key``), or raises to mark
-    that item's metric as failed with the exception as the reason."""
+    returns a float, or a dict of named values (stored as ``name.key``), either one with
+    its reason as an :class:`Explained`, or raises to mark that item's metric as failed
+    with the exception as the reason."""
 
     name: str
     label: str
@@ -78,7 +89,7 @@ class Metric:
     compute: MetricFunction | None = field(default=None, compare=False)
     aggregate: str = "mean"
     help: str = ""
-    origin: str = "rag_eval"
+    origin: str = BUILT_IN
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-z][a-z0-9_]*", self.name):
@@ -128,10 +139,13 @@ class MetricRegistry:
     # -- declaring
     def register(self, metric: Metric) -> Metric:
         """Add ``metric``; a second declaration of a name is an error (one declaration per
-        concept), unless it is the very same declaration (a module imported twice)."""
+        concept), unless it is the very same declaration (a module imported twice) or a
+        plugin's new declaration of its own metric (an installed rubric edited, then loaded
+        again: same origin), which replaces the earlier one. Built-ins are never replaced."""
         with self._lock:
             known = self._metrics.get(metric.name)
-            if known is not None and known != metric:
+            own = known is not None and known.origin == metric.origin and known.origin != BUILT_IN
+            if known is not None and known != metric and not own:
                 raise ValueError(f"metric {metric.name!r} is already registered (from {known.origin})")
             self._metrics[metric.name] = metric
         return metric
@@ -153,7 +167,7 @@ class MetricRegistry:
 
     def _register_loaded(self, obj: Any, origin: str) -> None:
         if isinstance(obj, Metric):
-            self.register(obj if obj.origin != "rag_eval" else _with_origin(obj, origin))
+            self.register(obj if obj.origin != BUILT_IN else _with_origin(obj, origin))
         elif isinstance(obj, (list, tuple)):
             for one in obj:
                 self._register_loaded(one, origin)
@@ -295,10 +309,12 @@ def metric(
 
 # ---------------------------------------------------------------- per-item computation
 class MetricOutcome(NamedTuple):
-    """The values one item gave (``name`` or ``name.key``) and the metrics that failed."""
+    """The values one item gave (``name`` or ``name.key``), the metrics that failed (with
+    why) and the reasons metrics gave for their values (:class:`Explained`)."""
 
     values: dict[str, float | None]
     errors: dict[str, str]
+    reasons: dict[str, str] = {}  # a NamedTuple default (shared, never mutated)
 
 
 def compute_item_metrics(metrics: Sequence[Metric], item: MetricItem) -> MetricOutcome:
@@ -310,6 +326,7 @@ def compute_item_metrics(metrics: Sequence[Metric], item: MetricItem) -> MetricO
 
     values: dict[str, float | None] = {}
     errors: dict[str, str] = {}
+    reasons: dict[str, str] = {}
     for m in metrics:
         if m.compute is None:
             continue
@@ -319,6 +336,10 @@ def compute_item_metrics(metrics: Sequence[Metric], item: MetricItem) -> MetricO
             continue
         try:
             out = m.compute(item)
+            reason: str | None = None
+            if isinstance(out, Explained):
+                reason = str(out.reason)
+                out = out.value
             named = {m.name: out} if not isinstance(out, Mapping) else {f"{m.name}.{k}": v for k, v in out.items()}
             checked: dict[str, float | None] = {}
             for key, value in named.items():
@@ -330,7 +351,9 @@ def compute_item_metrics(metrics: Sequence[Metric], item: MetricItem) -> MetricO
             errors[m.name] = f"{type(err).__name__}: {err}"
             continue
         values.update(checked)
-    return MetricOutcome(values, errors)
+        if reason:
+            reasons[m.name] = reason
+    return MetricOutcome(values, errors, reasons)
 
 
 def _has(item: MetricItem, need: str) -> bool:

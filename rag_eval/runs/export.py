@@ -42,8 +42,9 @@ def flatten_item(item: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
     row.update({name: value for name, value in sorted((item.get("retrieval") or {}).items())})
     row.update({name: value for name, value in sorted((item.get("correctness") or {}).items())})
     row.update({name: value for name, value in sorted((item.get("metrics") or {}).items())})
-    errors = item.get("metric_errors")
-    row["metric_errors"] = json.dumps(errors, ensure_ascii=False) if errors else None
+    for key in ("metric_errors", "metric_reasons"):  # why a metric failed, why it gave its value
+        given = item.get(key)
+        row[key] = json.dumps(given, ensure_ascii=False) if given else None
     row["retrieved_doc_ids"] = json.dumps(item.get("retrieved_doc_ids") or [], ensure_ascii=False)
     row["gold_doc_ids"] = json.dumps(item.get("gold_doc_ids") or [], ensure_ascii=False)
     row["chunks"] = json.dumps(public_chunks(item.get("chunks") or []), ensure_ascii=False)

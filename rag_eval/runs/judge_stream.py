@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from rag_eval.judges.base import BATCH_ROWS, Judge
+from rag_eval.judges.base import BATCH_ROWS, ClientJudge, Judge, PooledClient
 from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus
 
 T = TypeVar("T")
@@ -192,12 +192,11 @@ async def _run_async(jobs: Iterator[Pending[T]], judge: Any, finish: Callable[[P
 
         async def open_session() -> None:
             """One client session for every row (connections reused), closed with the stream."""
-            client = getattr(judge, "client", None)
-            if client is not None and hasattr(client, "session"):
+            if isinstance(judge, ClientJudge) and isinstance(judge.client, PooledClient):
                 from rag_eval.llm import errors
 
                 with contextlib.suppress(errors.ConfigError):  # no key: every row then fails on its own
-                    await stack.enter_async_context(client.session())
+                    await stack.enter_async_context(judge.client.session())
 
         producer.start()
         dispatcher = asyncio.ensure_future(dispatch())

@@ -122,7 +122,7 @@ def build_record(source: SourceItem, result: JudgeResult | None, mode: ScoringMo
     measured = metric_item(source) if wanted else None
     if measured is not None:
         outcome = compute_item_metrics(wanted, measured)
-        record.metrics, record.metric_errors = outcome.values, outcome.errors
+        record.metrics, record.metric_errors, record.metric_reasons = outcome.values, outcome.errors, outcome.reasons
     elif wanted and item is not None:
         record.metrics = dict.fromkeys(m.name for m in wanted)
         record.metric_errors = dict.fromkeys((m.name for m in wanted), "the item has no response")
@@ -143,6 +143,7 @@ def to_store(record: ItemRecord) -> dict[str, Any]:
         "answer": record.answer, "generator": record.generator, "chunks": record.chunks,
         "retrieved_doc_ids": record.retrieved_doc_ids, "labels": record.labels, "scores": record.scores,
         "correctness": record.correctness, "metrics": record.metrics, "metric_errors": record.metric_errors or None,
+        "metric_reasons": record.metric_reasons or None,
         "trace": record.trace, "report": record.report,
         "retrieval": record.retrieval, "judge": record.judge, "prompt_id": record.prompt_id, "tokens": record.tokens,
         "cost_usd": record.cost_usd, "latency_s": record.latency_s, "timings": record.timings,
@@ -174,6 +175,8 @@ def to_file_row(record: ItemRecord) -> dict[str, Any]:
         row.update(record.metrics)
     if record.metric_errors:
         row["metric_errors"] = dict(record.metric_errors)
+    if record.metric_reasons:
+        row["metric_reasons"] = dict(record.metric_reasons)
     if record.status not in (JudgeStatus.OK.value, JudgeStatus.REPAIRED.value) and record.judge is not None:
         row["raw"] = record.raw  # what the judge said, to see why it failed
     row.update(tokens=dict(record.tokens), latency_s=record.latency_s, cost_usd=record.cost_usd)

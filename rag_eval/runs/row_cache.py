@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from rag_eval.judges.base import Judge, PromptJudge
 from rag_eval.llm.cache import LLMCache, cache_key
 from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus, Labels, Sentence
 
@@ -29,7 +30,7 @@ ROW_FIELDS = ("id", "question", "response", "answer", "documents", "contexts", "
 class RowCache:
     """Cached (item sentences, judge result) per raw row, for one LLM judge set-up."""
 
-    def __init__(self, directory: str | Path, judge: Any) -> None:
+    def __init__(self, directory: str | Path, judge: PromptJudge) -> None:
         self.store = LLMCache(Path(directory) / "rows")
         config = judge.config
         probe = judge.messages_for(EvalItem("probe", "q", [[Sentence("0a", "d")]], [Sentence("a", "r")]))
@@ -47,12 +48,12 @@ class RowCache:
         self.hits = 0
 
     @classmethod
-    def for_judge(cls, judge: Any) -> RowCache | None:
-        """A row cache for ``judge`` when it is an LLM judge with its cache on, else None."""
-        config = getattr(judge, "config", None)
-        if config is None or not getattr(config, "use_cache", False) or not hasattr(judge, "messages_for"):
+    def for_judge(cls, judge: Judge | None) -> RowCache | None:
+        """A row cache for ``judge`` when it asks an LLM with a prompt of its own
+        (:class:`~rag_eval.judges.base.PromptJudge`) and its cache is on, else None."""
+        if not isinstance(judge, PromptJudge) or not judge.config.use_cache:
             return None
-        return cls(config.resolved_cache_dir(), judge)
+        return cls(judge.config.resolved_cache_dir(), judge)
 
     def key(self, row: dict[str, Any], item_id: str) -> str:
         fields = {name: row.get(name) for name in ROW_FIELDS if row.get(name) is not None}

@@ -326,7 +326,10 @@ def save_uploads(files: list[Any], *subfolder: str) -> list[Path]:
 
 def per_item_metrics() -> list[tuple[str, str]]:
     """``(label, origin)`` of the registry's per-item metrics (installed rubrics, plugins'):
-    the Batch page names them, since every run computes them beside TRACe."""
+    the Batch page names them, since every run computes them beside TRACe. A rubric installed
+    while the dashboard runs is read here, so the page names it and the next run computes it."""
+    from rag_eval.judges.rubric import refresh_installed_rubrics
     from rag_eval.metrics.registry import METRICS
 
+    refresh_installed_rubrics()
     return [(m.label, m.origin) for m in METRICS.per_item()]

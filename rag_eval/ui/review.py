@@ -20,6 +20,7 @@ from rag_eval.labels.review import (
     ReviewDraft,
     draft_from_labels,
     labels_from_review,
+    reviewable_metrics,
 )
 from rag_eval.labels.store import (
     ADHOC_PREFIX,
@@ -60,11 +61,13 @@ def draw_progress(store: Any, run_id: str, slot: Any = None) -> None:
         (slot or st).caption(md("Review progress of this run: **{}**", review_progress(store, run_id).text))
 
 
-def _draw_form(view: SupportView, base: Labels | None, note: str, keys: str) -> tuple[bool, ReviewDraft]:
+def _draw_form(view: SupportView, base: Labels | None, note: str, keys: str,
+               scored: dict[str, float] | None = None) -> tuple[bool, ReviewDraft]:
     item = view.item
     text = item.sentence_text()
     doc_keys = item.document_keys
     draft = draft_from_labels(item, base, note)
+    scored = dict(scored or {})
 
     def label(k: str) -> str:  # short: a chip shows the key and the sentence's start, so several fit a line
         return f"{k} · {_short(text.get(k, ''), 20)}"
@@ -87,9 +90,32 @@ def _draw_form(view: SupportView, base: Labels | None, note: str, keys: str) -> 
                                              default=draft.supporting.get(key, []), format_func=label,
                                              key=f"{keys}.supporting.{key}", placeholder="supporting sentences",
                                              wrap=True)  # in a column the chips would scroll out of sight
+        scores = _draw_metric_scores(view, scored, keys)
         note_text = st.text_area("Note", value=draft.note, key=f"{keys}.note", height=68)
         saved = st.form_submit_button("Save review", type="primary", key=f"{keys}.save", shortcut="Alt+S")
-    return saved, ReviewDraft(relevant, utilized, support, supporting, note_text)
+    return saved, ReviewDraft(relevant, utilized, support, supporting, note_text, scores)
+
+
+def _draw_metric_scores(view: SupportView, scored: dict[str, float], keys: str) -> dict[str, float]:
+    """A score field per per-item metric the row was measured on (a rubric: its criteria as
+    the field's help), empty until the reviewer scores it; the run's value is not shown, so
+    it does not anchor the reviewer."""
+    measured = view.extra.get("metrics") or {}
+    metrics = [m for m in reviewable_metrics() if m.name in scored or m.name in measured
+               or f"{m.name}.mean" in measured]
+    if not metrics:
+        return {}
+    st.markdown("**Your scores** (leave empty to skip)")
+    out: dict[str, float] = {}
+    for m in metrics:
+        low, high = m.range
+        value = st.number_input(md("{} ({})", m.label, f"{low:g} to {high:g}" if low is not None and high is not None
+                                   else m.direction), min_value=low, max_value=high, value=scored.get(m.name),
+                                step=1.0 if low is not None and float(low).is_integer() else 0.05,
+                                help=m.help or None, key=f"{keys}.metric.{m.name}")
+        if value is not None:
+            out[m.name] = float(value)
+    return out
 
 
 def pending(queued: list[str], reviewed: set[str]) -> list[str]:
@@ -134,15 +160,16 @@ def draw_review(view: SupportView, store: Any) -> None:
     keys = f"{PREFIX}.{run_id}.{item_id}.{reviewer}.{version}"
     st.caption(("Editing your saved labels" if saved else md("Starting from the labels of {}", view.judge or "no judge"))
                + " · nothing is stored until Save review (Alt+S); Reset undoes unsaved edits (Alt+Z).")
-    submitted, draft = _draw_form(view, base, saved.get("note", "") if saved else "", keys)
+    submitted, draft = _draw_form(view, base, saved.get("note", "") if saved else "", keys,
+                                  saved.get("metrics") if saved else None)
     if submitted:
-        try:
+        try:  # a key the row lacks, a score outside its metric's range: nothing is stored
             labels = labels_from_review(view.item, draft)
+            saved = save_review(store, run_id, view.item, labels, reviewer, note=draft.note, judge=view.judge,
+                                source=view.title, metrics=draft.metrics)
         except ValueError as err:
             st.error(md("{}", err))
         else:
-            saved = save_review(store, run_id, view.item, labels, reviewer, note=draft.note, judge=view.judge,
-                                source=view.title)
             st.success(md("Saved {}'s labels at {} (the judge's labels are unchanged).", reviewer, saved["created_at"]))
     if st.button("Reset to last saved", key=f"{PREFIX}.reset", shortcut="Alt+Z"):
         state.put(_version_key(run_id, item_id), version + 1)
@@ -241,6 +268,19 @@ def judge_table(result: Any) -> Any:
             row[f"{kind} P"], row[f"{kind} R"], row[f"{kind} F1"] = prf.precision, prf.recall, prf.f1
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def metric_table(result: Any) -> Any:
+    """Each per-item metric the reviewers scored (a rubric) against the run's values of it
+    (drawing only; the figures come from ``labels.agreement.metric_vs_human``)."""
+    import pandas as pd
+
+    from rag_eval.ui.help import metric_label
+
+    return pd.DataFrame([{"metric": metric_label(m.metric), "mean abs error": _figure(m.mae, m.n_rows),
+                          "RMSE": _figure(m.rmse, m.n_rows),
+                          "Spearman": _figure(m.spearman, m.n_rows, m.spearman_reason), "rows": m.n_rows}
+                         for m in result.metrics])
 
 
 def pairs_table(result: Any) -> Any:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import and_, case, delete, func, insert, literal, or_, select, update
 
@@ -28,6 +28,16 @@ class RunNotFound(LookupError):
 
 class RunBusy(ValueError):
     """Another live process holds the run (resume refused)."""
+
+
+class RecordedConfig(Protocol):
+    """What a run records of the configuration it ran
+    (:class:`~rag_eval.rag.config.RagConfig`): its dict and its hash."""
+
+    @property
+    def config_hash(self) -> str: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
 
 
 def _check_status(status: str) -> None:
@@ -68,7 +78,7 @@ class RunQueries:
 
     def create_run(
         self,
-        config: Any,
+        config: RecordedConfig | Mapping[str, Any],
         collection: str | None = None,
         dataset_fingerprint: str | None = None,
         dataset_path: str | None = None,
@@ -79,8 +89,10 @@ class RunQueries:
         """A new run in status ``running``, held by this process; returns its id
         (``YYYYmmdd-HHMMSS-xxxxxx``). ``config`` is a :class:`~rag_eval.rag.config.RagConfig`
         or its dict."""
-        config_dict = config.to_dict() if hasattr(config, "to_dict") else dict(config)
-        config_hash = getattr(config, "config_hash", None) or str(config_dict.get("config_hash", ""))
+        if isinstance(config, Mapping):
+            config_dict, config_hash = dict(config), str(config.get("config_hash", ""))
+        else:
+            config_dict, config_hash = config.to_dict(), config.config_hash
         run_id = f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
         secrets = self._secrets()
         self.holdings.lock(run_id)  # before the row exists, so the run never looks interrupted
