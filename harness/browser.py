@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -595,18 +595,22 @@ def settle(session: BrowserSession, timeout_s: float = 60.0) -> None:
         session.idle(timeout_s, quiet_s=0.5)
 
 
-def fill_text_fields(session: BrowserSession, text: str, limit: int = 20, timeout_s: float = 60.0) -> list[str]:
-    """Type ``text`` into every visible text field (one at a time, committed by a blur, so
-    fields that appear on the rerun are filled too); the keys of the fields filled."""
+def fill_text_fields(session: BrowserSession, text: str | Callable[[str], str], limit: int = 20,
+                     timeout_s: float = 60.0) -> list[str]:
+    """Type ``text`` (or ``text(label)``, by the field's label) into every visible text field
+    (one at a time, committed by a blur, so fields that appear on the rerun are filled too);
+    the keys of the fields filled."""
+    value_for = text if callable(text) else (lambda _label: text)
     filled: list[str] = []
     for _ in range(limit):
-        todo = [(i, key) for i, (key, info) in enumerate(_keyed(as_list(session.evaluate(FIELD_INFO_JS))))
-                if info.get("value") != text and key not in filled]
+        todo = [(i, key, value_for(str(info.get("label")))) for i, (key, info)
+                in enumerate(_keyed(as_list(session.evaluate(FIELD_INFO_JS))))
+                if info.get("value") != value_for(str(info.get("label"))) and key not in filled]
         if not todo:
             break
-        index, key = todo[0]
+        index, key, value = todo[0]
         filled.append(key)
-        if session.evaluate(SET_FIELD_JS.format(fields=TEXT_FIELDS_JS, index=index, text=json.dumps(text))):
+        if session.evaluate(SET_FIELD_JS.format(fields=TEXT_FIELDS_JS, index=index, text=json.dumps(value))):
             time.sleep(0.1)  # React applies the input before the blur commits it
             session.evaluate("document.activeElement && document.activeElement.blur()")
             settle(session, timeout_s)
@@ -624,9 +628,10 @@ class Walk:
     navigated: list[str]
 
 
-def walk_page(session: BrowserSession, url: str, heading: str, text: str, max_presses: int = 12,
+def walk_page(session: BrowserSession, url: str, heading: str, text: str | Callable[[str], str], max_presses: int = 12,
               timeout_s: float = 120.0, press_last: tuple[str, ...] = ("Cancel",), linger_s: float = 10.0) -> Walk:
-    """A visitor on ``url``: every expander opened, ``text`` typed into every text field, then
+    """A visitor on ``url``: every expander opened, ``text`` typed into every text field (see
+    :func:`fill_text_fields`), then
     every button and tab pressed once (fields filled again before each press: a rerun may have
     emptied or added some), at most ``max_presses``. Download buttons first (a button further
     down may lead away), then the page's order; a button labelled ``press_last`` (a run's

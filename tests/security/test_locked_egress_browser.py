@@ -6,8 +6,8 @@ Chromium. Two locked servers, ``RAG_EVAL_DEPLOYMENT=public`` without ``SPACE_ID`
 Space (``SPACE_ID``), each with the owner's LLM endpoint (a local OpenAI-compatible server,
 not the listener) and the owner's keys set (the LLM key and ``PHOENIX_API_KEY``). On every
 page the browser opens every expander, types a loopback listener's address into every text
-field and presses every button (a bounded number per page; download buttons too: what they
-save is read back). Afterwards:
+field (a field naming what is saved gets a valid name, so the action goes ahead) and presses
+every button (a bounded number per page; download buttons too: what they save is read back). Afterwards:
 
 - the listener heard nothing;
 - no page's HTML or text, and no download, holds the server's project folder, its data
@@ -46,6 +46,10 @@ LOCKS = {"public": {"RAG_EVAL_DEPLOYMENT": "public"}, "space": {"SPACE_ID": "som
 PAGES = (("", APP_TITLE), ("/ask", "Ask"), ("/support_map", "Sentence support map"),
          ("/batch", "Batch evaluation"), ("/runs", "Runs and trends"), ("/compare", "Compare runs"),
          ("/judges", "Judges"), ("/datasets", "Datasets"), ("/corpus", "Corpus"), ("/settings", "Settings"))
+# Fields that name what is saved get a valid name, so the action they guard goes ahead (a
+# dataset named after a URL is refused before any import starts); every other field gets the
+# listener's address.
+NAME_FIELDS = ("Save as", "Run name", "Calibration name")
 PAGE_TEXT_JS = ("document.documentElement.outerHTML + '\\n' + document.body.innerText + '\\n' + "
                 "Array.from(document.querySelectorAll('input, textarea')).map(e => e.value).join('\\n')")
 
@@ -108,9 +112,10 @@ def test_a_visitor_in_a_browser_reaches_no_typed_address_and_sees_no_server_secr
                                                                                     owner_endpoint):
     session, url, home = locked_site["session"], locked_site["url"], locked_site["home"]
     walks, seconds = {}, {}
+    typed = lambda label: "visitor-x" if label in NAME_FIELDS else listener.url  # noqa: E731
     for path, heading in PAGES:
         started = time.perf_counter()
-        walk = browser.walk_page(session, url + path, heading, listener.url, MAX_PRESSES, WAIT_S)
+        walk = browser.walk_page(session, url + path, heading, typed, MAX_PRESSES, WAIT_S)
         walks[path or "/"], seconds[path or "/"] = walk, time.perf_counter() - started
         assert listener.heard == [], (locked_site["kind"], path, walk, listener.heard[:1])
         assert _leaks(str(session.evaluate(PAGE_TEXT_JS)), home) == [], (locked_site["kind"], path, walk)
