@@ -684,8 +684,9 @@ def walk_page(session: BrowserSession, url: str, heading: str, text: str | Calla
 
 # What a page's layout does wrong, in words (empty when nothing): the main area scrolls
 # sideways; an element reaches past the right edge of its column (or of the main block), or
-# holds content wider than its own box (an unbroken word, a fixed-width table); a chart drawn
-# past its column. Hidden elements (a closed expander, another tab) are skipped.
+# holds content wider than its own box (an unbroken word, a wide fixed layout; not a table,
+# whose grid scrolls inside its box); a chart drawn past its column. Hidden elements (a closed
+# expander, another tab) are skipped.
 LAYOUT_PROBLEMS_JS = """(() => {
   const problems = [];
   const main = document.querySelector('[data-testid=stMain]');
@@ -700,7 +701,7 @@ LAYOUT_PROBLEMS_JS = """(() => {
     if (!r.width || !r.height) return;
     const box = column(e);
     if (box && r.right > edge(box) + 1) problems.push(name(e) + ' ends ' + Math.round(r.right - edge(box)) + ' px past its column');
-    if (e.scrollWidth > e.clientWidth + 1)
+    if (e.scrollWidth > e.clientWidth + 1 && !e.querySelector('[data-testid=stDataFrame]'))  // a grid scrolls itself
       problems.push(name(e) + ' holds content ' + (e.scrollWidth - e.clientWidth) + ' px wider than its box');
   });
   const charts = '[data-testid=stMain] [data-testid=stVegaLiteChart] ';
