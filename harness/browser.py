@@ -712,14 +712,3 @@ LAYOUT_PROBLEMS_JS = """(() => {
   });
   return problems;
 })()"""
-# The text of the cells a table (``st.dataframe``, drawn on a canvas) shows, by its column
-# headers: the grid keeps an accessible copy of its visible cells in the DOM. One list per
-# table: ``{column: [cell text, ...]}``.
-TABLE_CELLS_JS = """Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stDataFrame]')).map(t => {
-  const grid = t.querySelector('table[role=grid]'); if (!grid) return {};
-  const heads = Array.from(grid.querySelectorAll('thead th')).map(h => h.innerText.trim());
-  const columns = {}; heads.forEach(h => columns[h] = []);
-  grid.querySelectorAll('tbody tr').forEach(row => Array.from(row.querySelectorAll('td')).forEach((c, i) => {
-    if (heads[i] !== undefined) columns[heads[i]].push(c.innerText.trim()); }));
-  return columns;
-})"""
