@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -154,6 +154,17 @@ class DevTools:
         self._open = contextlib.ExitStack()  # websockets 17 wants its connection entered as a context
         self._ws = self._open.enter_context(connect(ws_url, max_size=None, open_timeout=10))
         self._next = 0
+        self.events: list[dict] = []  # the events of KEPT_EVENTS received so far, in order
+
+    # Events kept for the caller (the browser's console, page errors, downloads); every
+    # other event a domain sends while a call waits for its reply is dropped.
+    KEPT_EVENTS = frozenset({"Runtime.consoleAPICalled", "Runtime.exceptionThrown", "Log.entryAdded",
+                             "Page.downloadWillBegin", "Page.downloadProgress",
+                             "Browser.downloadWillBegin", "Browser.downloadProgress"})
+
+    def _keep(self, message: dict) -> None:
+        if message.get("method") in self.KEPT_EVENTS:
+            self.events.append(message)
 
     def call(self, method: str, **params: object) -> dict:
         self._next += 1
@@ -165,6 +176,16 @@ class DevTools:
                 if "error" in reply:
                     raise RuntimeError(f"DevTools {method}: {reply['error']}")
                 return reply.get("result", {})
+            self._keep(reply)
+
+    def drain(self) -> list[dict]:
+        """Read the events waiting on the socket (kept ones join :attr:`events`); returns
+        :attr:`events`."""
+        while True:
+            try:
+                self._keep(json.loads(self._ws.recv(timeout=0.05)))
+            except TimeoutError:
+                return self.events
 
     def evaluate(self, expression: str) -> object:
         result = self.call("Runtime.evaluate", expression=expression, returnByValue=True)
@@ -401,6 +422,40 @@ class BrowserSession:
         if not clicked:
             raise LookupError(f"no {kind} '{label}'")
 
+    def watch_console(self) -> None:
+        """Record the page's console from now on (``console.*`` calls, uncaught exceptions and
+        the browser's own log entries): read them with :meth:`console_lines`."""
+        self.tools.call("Runtime.enable")
+        self.tools.call("Log.enable")
+
+    def console_lines(self) -> list[str]:
+        """What the page wrote to its console since :meth:`watch_console`, one line each:
+        ``level: text`` (a ``console.warn`` of Vega reads ``warning: WARN …``)."""
+        lines = []
+        for event in self.tools.drain():
+            params = event.get("params", {})
+            if event["method"] == "Runtime.consoleAPICalled":
+                args = params.get("args", [])
+                text = " ".join(str(a.get("value", a.get("description", ""))) for a in args)
+                lines.append(f"{params.get('type', 'log')}: {text}")
+            elif event["method"] == "Log.entryAdded":
+                entry = params.get("entry", {})
+                lines.append(f"{entry.get('level', 'info')}: {entry.get('text', '')}")
+            elif event["method"] == "Runtime.exceptionThrown":
+                details = params.get("exceptionDetails", {})
+                lines.append(f"exception: {details.get('exception', {}).get('description') or details.get('text', '')}")
+        return lines
+
+    def allow_downloads(self, folder: Path) -> None:
+        """Save what the page downloads (a ``st.download_button``) into ``folder``, as a
+        person's browser would (headless Chromium refuses downloads by default)."""
+        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            self.tools.call("Browser.setDownloadBehavior", behavior="allow", downloadPath=str(folder),
+                            eventsEnabled=True)
+        except RuntimeError:  # an older Chromium: the page-level call
+            self.tools.call("Page.setDownloadBehavior", behavior="allow", downloadPath=str(folder))
+
     def screenshot(self, path: Path, full_height: bool = False, max_height: int = 2400) -> Path:
         """A PNG of the viewport, or of the page's whole height (capped at ``max_height``):
         Streamlit scrolls inside its own container, so the window is made that tall first."""
@@ -487,3 +542,181 @@ def selectbox_value(session: BrowserSession, label: str) -> str:
     value = session.evaluate(f"(() => {{ const w = {widget_js('stSelectbox', label)}; if (!w) return null; "
                              "const v = w.querySelector('input[role=combobox]'); return v ? v.value : null; })()")
     return str(value or "").strip()
+
+
+# What a visitor can type into and press, for a walk over a page (the egress test): the
+# visible, enabled text inputs and text areas of the page and its sidebar (not a select box's
+# search box, a number, a file picker or a table's cell editor), and its visible, enabled
+# buttons and tabs (not a select box's opener, a file picker's "Browse files", a table's
+# toolbar, a number's steppers, a multiselect's chips, a help icon, a code block's copy button
+# or the sidebar's collapse control: none of them sends anything anywhere).
+_IN_APP = "[data-testid=stMain] {0}, [data-testid=stSidebar] {0}"
+TEXT_FIELDS_JS = (
+    f"Array.from(document.querySelectorAll('{_IN_APP.format('input')}, {_IN_APP.format('textarea')}')).filter(e => "
+    "(e.tagName === 'TEXTAREA' || ['text', 'password', 'search', 'url', 'email'].includes(e.type)) "
+    "&& e.getAttribute('role') !== 'combobox' && !e.disabled && !e.readOnly && e.getClientRects().length > 0 "
+    "&& !e.closest('[data-testid=stFileUploader], [data-testid=stDataFrame], [data-testid=stNumberInput]'))")
+BUTTONS_JS = (
+    f"Array.from(document.querySelectorAll('{_IN_APP.format('button')}, {_IN_APP.format('[data-testid=stTab]')}'))"
+    ".filter(b => !b.disabled && b.getAttribute('aria-disabled') !== 'true' && b.getClientRects().length > 0 "
+    "&& b.getAttribute('aria-haspopup') !== 'listbox' && !/^(Help( for |$)|Copy to clipboard|Copied)/"
+    ".test(b.getAttribute('aria-label') || b.innerText || '') "
+    "&& !b.closest('[data-testid=stFileUploader], [data-testid=stElementToolbar], [data-testid=stDataFrame], "
+    "[data-testid=stNumberInput], [data-testid=stMultiSelect], "
+    "[data-testid=stSidebarHeader], [data-testid=stSidebarCollapseButton]'))")
+_LABEL_JS = "(e.getAttribute('aria-label') || e.innerText || e.placeholder || e.dataset.testid || e.tagName).trim()"
+FIELD_INFO_JS = f"{TEXT_FIELDS_JS}.map(e => ({{label: {_LABEL_JS}, value: e.value}}))"
+BUTTON_INFO_JS = (f"{BUTTONS_JS}.map(e => ({{label: {_LABEL_JS}, "
+                  "download: !!e.closest('[data-testid=stDownloadButton]')}))")
+# Set the value of text field %d as React sees a person's typing (the native setter, then an
+# input event); committed by the blur that follows in a separate call.
+SET_FIELD_JS = ("(() => {{ const e = {fields}[{index}]; if (!e) return false; e.scrollIntoView({{block: 'center'}}); "
+                "e.focus(); const proto = e.tagName === 'TEXTAREA' ? HTMLTextAreaElement.prototype : HTMLInputElement.prototype; "
+                "Object.getOwnPropertyDescriptor(proto, 'value').set.call(e, {text}); "
+                "e.dispatchEvent(new Event('input', {{bubbles: true}})); return true; }})()")
+OPEN_EXPANDERS_JS = ("Array.from(document.querySelectorAll('[data-testid=stMain] [data-testid=stExpander] details'))"
+                     ".filter(d => !d.open).map(d => { d.querySelector('summary').click(); return 1; }).length")
+
+
+def as_list(value: object) -> list:
+    """A JavaScript array the page returned, as a list (empty for null or anything else)."""
+    return list(value) if isinstance(value, list) else []
+
+
+def _keyed(infos: list[dict]) -> list[tuple[str, dict]]:
+    """Each widget with a key that stays the same across reruns: its label and the number of
+    widgets with the same label before it (``Save as#1``)."""
+    seen: dict[str, int] = {}
+    keyed = []
+    for info in infos:
+        label = str(info.get("label") or "")
+        keyed.append((f"{label}#{seen.get(label, 0)}", info))
+        seen[label] = seen.get(label, 0) + 1
+    return keyed
+
+
+def settle(session: BrowserSession, timeout_s: float = 60.0) -> None:
+    """Wait for the script to finish after an action; a page that keeps refreshing (a running
+    job's progress) is left as it is after ``timeout_s``."""
+    time.sleep(0.2)
+    with contextlib.suppress(TimeoutError):
+        session.idle(timeout_s, quiet_s=0.5)
+
+
+def fill_text_fields(session: BrowserSession, text: str | Callable[[str], str], limit: int = 20,
+                     timeout_s: float = 60.0) -> list[str]:
+    """Type ``text`` (or ``text(label)``, by the field's label) into every visible text field
+    (one at a time, committed by a blur, so fields that appear on the rerun are filled too);
+    the keys of the fields filled."""
+    value_for = text if callable(text) else (lambda _label: text)
+    filled: list[str] = []
+    for _ in range(limit):
+        todo = [(i, key, value_for(str(info.get("label")))) for i, (key, info)
+                in enumerate(_keyed(as_list(session.evaluate(FIELD_INFO_JS))))
+                if info.get("value") != value_for(str(info.get("label"))) and key not in filled]
+        if not todo:
+            break
+        index, key, value = todo[0]
+        filled.append(key)
+        if session.evaluate(SET_FIELD_JS.format(fields=TEXT_FIELDS_JS, index=index, text=json.dumps(value))):
+            time.sleep(0.1)  # React applies the input before the blur commits it
+            session.evaluate("document.activeElement && document.activeElement.blur()")
+            settle(session, timeout_s)
+    return filled
+
+
+@dataclass
+class Walk:
+    """What a walk over one page did: the text fields filled, the buttons pressed (download
+    buttons among them), the buttons that took the browser to another page."""
+
+    filled: list[str]
+    pressed: list[str]
+    downloads: list[str]
+    navigated: list[str]
+
+
+def walk_page(session: BrowserSession, url: str, heading: str, text: str | Callable[[str], str], max_presses: int = 12,
+              timeout_s: float = 120.0, press_last: tuple[str, ...] = ("Cancel",), linger_s: float = 10.0) -> Walk:
+    """A visitor on ``url``: every expander opened, ``text`` typed into every text field (see
+    :func:`fill_text_fields`), then
+    every button and tab pressed once (fields filled again before each press: a rerun may have
+    emptied or added some), at most ``max_presses``. Download buttons first (a button further
+    down may lead away), then the page's order; a button labelled ``press_last`` (a run's
+    Cancel) only when nothing else is left and it is still there after ``linger_s`` (a visitor
+    waits for a short run; what a finished run offers comes first). A button that leads to
+    another page is followed back (the browser's Back: the session keeps its state). Returns
+    what was done."""
+    session.goto(url, heading, timeout_s)
+    walk = Walk([], [], [], [])
+    path = str(session.evaluate("location.pathname"))
+    lingered = False
+    for _ in range(max_presses):
+        if session.evaluate(OPEN_EXPANDERS_JS):
+            settle(session, timeout_s)
+        walk.filled += [k for k in fill_text_fields(session, text, timeout_s=timeout_s) if k not in walk.filled]
+        buttons = _keyed(as_list(session.evaluate(BUTTON_INFO_JS)))
+        todo = sorted(((i, key, info) for i, (key, info) in enumerate(buttons) if key not in walk.pressed),
+                      key=lambda entry: (str(entry[2].get("label")) in press_last, not entry[2].get("download")))
+        if not todo:
+            break
+        last_gone = f"!{BUTTON_INFO_JS}.some(b => {json.dumps(list(press_last))}.includes(b.label))"
+        if str(todo[0][2].get("label")) in press_last and not lingered:
+            lingered = True
+            with contextlib.suppress(TimeoutError):
+                session.wait_for(last_gone, linger_s, interval_s=1.0)
+            settle(session, timeout_s)
+            continue
+        index, key, info = todo[0]
+        walk.pressed.append(key)
+        if info.get("download"):
+            walk.downloads.append(key)
+        session.evaluate(f"(() => {{ const b = {BUTTONS_JS}[{index}]; if (b) {{ b.scrollIntoView({{block: 'center'}}); "
+                         "b.click(); } })()")
+        settle(session, timeout_s)
+        if str(info.get("label")) in press_last:  # a cancelled run ends after its current items: what it leaves
+            with contextlib.suppress(TimeoutError):
+                session.wait_for(last_gone, timeout_s, interval_s=1.0)
+            settle(session, timeout_s)
+        if str(session.evaluate("location.pathname")) != path:
+            walk.navigated.append(key)
+            session.tools.call("Runtime.evaluate", expression="history.back()")
+            try:
+                session.wait_for(f"location.pathname === {json.dumps(path)} && {HEADING_JS % json.dumps(heading)}",
+                                 timeout_s=30)
+                settle(session, timeout_s)
+            except TimeoutError:
+                session.goto(url, heading, timeout_s)
+    return walk
+
+
+# What a page's layout does wrong, in words (empty when nothing): the main area scrolls
+# sideways; an element reaches past the right edge of its column (or of the main block), or
+# holds content wider than its own box (an unbroken word, a wide fixed layout; not a table,
+# whose grid scrolls inside its box); a chart drawn past its column. Hidden elements (a closed
+# expander, another tab) are skipped.
+LAYOUT_PROBLEMS_JS = """(() => {
+  const problems = [];
+  const main = document.querySelector('[data-testid=stMain]');
+  if (main && main.scrollWidth > main.clientWidth + 1)
+    problems.push('the page scrolls sideways by ' + (main.scrollWidth - main.clientWidth) + ' px');
+  const edge = box => box.getBoundingClientRect().right - parseFloat(getComputedStyle(box).paddingRight || '0');
+  const column = e => e.parentElement.closest('[data-testid=stColumn], [data-testid=stMainBlockContainer]');
+  const name = e => { const inner = e.querySelector('[data-testid]');
+    return (inner ? inner.dataset.testid : 'element') + ' "' + e.innerText.trim().slice(0, 40) + '"'; };
+  document.querySelectorAll('[data-testid=stMain] [data-testid=stElementContainer]').forEach(e => {
+    const r = e.getBoundingClientRect();
+    if (!r.width || !r.height) return;
+    const box = column(e);
+    if (box && r.right > edge(box) + 1) problems.push(name(e) + ' ends ' + Math.round(r.right - edge(box)) + ' px past its column');
+    if (e.scrollWidth > e.clientWidth + 1 && !e.querySelector('[data-testid=stDataFrame]'))  // a grid scrolls itself
+      problems.push(name(e) + ' holds content ' + (e.scrollWidth - e.clientWidth) + ' px wider than its box');
+  });
+  const charts = '[data-testid=stMain] [data-testid=stVegaLiteChart] ';
+  document.querySelectorAll(charts + 'svg, ' + charts + 'canvas').forEach(c => {
+    const r = c.getBoundingClientRect(); const box = column(c);
+    if (r.width && box && r.right > edge(box) + 1)
+      problems.push('a chart ends ' + Math.round(r.right - edge(box)) + ' px past its column');
+  });
+  return problems;
+})()"""

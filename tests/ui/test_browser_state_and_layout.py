@@ -5,7 +5,12 @@ questions at top-k 2 and 5, the RAGBench sample judged by the local judge).
 - Ask: a sentence clicked in the support map, then a new question asked: the picker shows
   the new answer's first sentence, the one the map outlines (AppTest could not see this:
   the browser keeps a widget's value while its key is unchanged);
-- Overview, Runs and Compare at 1280 px: no metric cut off, no chart wider than its column.
+- Overview, Runs and Compare at 1280 px: no metric cut off, no chart wider than its column;
+- every page at 1280 and at 1920 px: the main area does not scroll sideways, no element or
+  chart reaches past its column, no metric value is cut off, no exception or error shown;
+- Runs → One run makes Vega log no warning (the console, over the DevTools protocol). A
+  table's numbers are not read here: the grid draws them on a canvas, and the copy it keeps
+  in the DOM for screen readers holds the raw values, not the formatted ones.
 
 Every wait polls with a generous limit (the machine may be loaded); nothing is timed.
 """
@@ -14,6 +19,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import urllib.parse
 from collections.abc import Iterator
 
 import pytest
@@ -176,3 +182,69 @@ def test_locked_overview_at_1280_px_shows_every_value_whole(tmp_path):
             text = session.main_text()
             assert session.evaluate(browser.TRUNCATED_METRICS_JS) == []
             assert model in text and "Qdrant Edge" in text and "Qdrant local" not in text
+
+
+# Every page for the layout checks: its address (filled with the site's runs), its heading and
+# how many charts it draws once ready.
+LAYOUT_PAGES = {
+    "overview": ("", APP_TITLE, 0),
+    "ask": ("/ask", "Ask", 0),  # an example question is asked first
+    "support_map": ("/support_map?run={k2}&item={item}", "Sentence support map", 1),
+    "batch": ("/batch?run={judge}", "Batch evaluation", 0),
+    "runs": ("/runs?dataset=all", "Runs and trends", 4),
+    "runs_one_run": ("/runs?run={k5}", "Runs and trends", 1),
+    "compare": ("/compare?runs={k2},{k5}", "Compare runs", 1),
+    "judges": ("/judges", "Judges", 0),
+    "datasets": ("/datasets", "Datasets", 0),
+    "corpus": ("/corpus", "Corpus", 0),
+    "settings": ("/settings", "Settings", 0),
+}
+
+
+def _at_width(session: browser.BrowserSession, width: int) -> None:
+    if session.width != width:
+        session.width = width
+        session.tools.call("Emulation.setDeviceMetricsOverride", width=width, height=session.height,
+                           deviceScaleFactor=1, mobile=False)
+
+
+def _address(site: dict, template: str) -> str:
+    k2, k5 = site["runs"]["rag"]
+    item = urllib.parse.quote(site["runs"]["items"][0], safe="")
+    return site["url"] + template.format(k2=k2, k5=k5, judge=site["runs"]["judge"], item=item)
+
+
+@pytest.mark.parametrize("width, page", [(w, p) for w in (WIDTH, 1920) for p in LAYOUT_PAGES])
+def test_every_page_fits_its_width(site, width, page):
+    """Issue 33, "what to build" 4: every page at 1280 and 1920 px, on a store with runs."""
+    session = site["session"]
+    _at_width(session, width)
+    template, heading, charts = LAYOUT_PAGES[page]
+    if page == "ask":
+        session.goto(f"{site['url']}/ask", "Ask", WAIT_S)
+        session.wait_for("!!document.querySelector('[role=combobox][aria-label=\"Example questions\"]')", WAIT_S)
+        _ask(session, str(load_demo()[1][0]["question"]))
+    else:
+        session.goto(_address(site, template), heading, WAIT_S)
+    if charts:
+        session.wait_for(f"{browser.CHARTS_DRAWN_JS} >= {charts}", WAIT_S)
+        session.idle(WAIT_S)
+    _clean(session)
+    assert session.evaluate(browser.LAYOUT_PROBLEMS_JS) == [], (page, width)
+    assert session.evaluate(browser.TRUNCATED_METRICS_JS) == [], (page, width)
+
+
+def test_one_run_view_makes_vega_log_no_warning(site):
+    """Issue 33, item 8: Runs → One run logged Vega's 'WARN x2 dropped as it is incompatible
+    with "text"' on every visit. The browser's console, read over the DevTools protocol."""
+    session = site["session"]
+    _at_width(session, WIDTH)
+    session.watch_console()
+    session.console_lines()  # what earlier visits logged
+    _, k5 = site["runs"]["rag"]
+    session.goto(f"{site['url']}/runs?run={k5}", "Runs and trends", WAIT_S)
+    session.wait_for("document.body.innerText.includes('Metric spread per row (how evenly')", WAIT_S)
+    session.wait_for(f"{browser.CHARTS_DRAWN_JS} >= 1", WAIT_S)
+    session.idle(WAIT_S)
+    lines = session.console_lines()
+    assert [line for line in lines if "WARN" in line or "incompatible" in line] == [], lines
