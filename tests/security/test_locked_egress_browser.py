@@ -20,6 +20,7 @@ loaded); nothing is timed.
 
 from __future__ import annotations
 
+import secrets
 import shutil
 import time
 from collections.abc import Iterator
@@ -38,8 +39,9 @@ pytestmark = pytest.mark.browser
 
 WAIT_S = 240.0
 MAX_PRESSES = 10  # buttons pressed per page (each page has fewer today, once its fields hold the address)
-OWNER_KEY = "sk-test-owner-not-real-7a7a"
-PHOENIX_KEY = "phx-SECRET-not-real-8b8b"
+# Made up per session: a fixed string shaped like a provider key would sit in the repository.
+OWNER_KEY = f"owner-llm-{secrets.token_hex(8)}"
+PHOENIX_KEY = f"owner-phoenix-{secrets.token_hex(8)}"
 LOCKS = {"public": {"RAG_EVAL_DEPLOYMENT": "public"}, "space": {"SPACE_ID": "someone/rag-eval"}}
 # Every page, by its address and its h1 heading, in the navigation's order (Batch before
 # Runs: the run the walk starts there is listed on Runs and Compare).
