@@ -257,3 +257,23 @@ def test_the_holder_keeps_its_claim_alive_with_a_heartbeat(tmp_path, monkeypatch
         time.sleep(0.05)
     assert store.holdings.thread is None  # no claims left: the heartbeat thread has ended
     store.close()
+
+
+def test_picked_fields_read_alike_on_both_backends(store_url):
+    """A run's items read as a few fields (what a run's summary reads: top-level fields, which
+    PostgreSQL picks from one parse of each record) give the same objects on both backends:
+    every field named, in the order asked, null when the record lacks it."""
+    store = RunStore(store_url)
+    run = store.create_run(default_config(), name="picked")
+    store.add_items(run, [
+        {"item_id": "a", "position": 0, "status": "ok", "question": "q?", "scores": {"relevance": 0.5},
+         "item": {"question": "q", "documents": [["d"]]}},
+        {"item_id": "b", "position": 1, "status": "failed", "error": "timeout"},
+    ])
+    top = store.items(run, ["item_id", "scores", "error", "absent"])
+    assert top == [{"item_id": "a", "scores": {"relevance": 0.5}, "error": None, "absent": None},
+                   {"item_id": "b", "scores": None, "error": "timeout", "absent": None}]
+    assert [list(d) for d in top] == [["item_id", "scores", "error", "absent"]] * 2
+    assert store.items(run, ["question"]) == [{"question": "q?"}, {"question": None}]
+    assert store.items(run, ["item.question", "item_id"]) == [{"item": {"question": "q"}, "item_id": "a"},
+                                                            {"item": {"question": None}, "item_id": "b"}]

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from sqlalchemy import JSON, Text, cast, func, literal, select, tuple_
+from sqlalchemy import JSON, Text, cast, func, literal, select, text, tuple_
 from sqlalchemy.sql import ColumnElement
 
 from rag_eval.runs.store.database import Database
@@ -44,6 +44,8 @@ def _projection(db: Database, run_id: str, fields: Sequence[str], after: tuple[i
     of ``fields`` (SQLite's ``json_extract``, PostgreSQL's ``json_extract_path``), its
     position and id; ``after`` (position, item id) and ``limit``: one page of them."""
     tree = _field_tree(fields)
+    if db.backend == "postgresql" and all(child is None for child in tree.values()):
+        return _top_level_projection(run_id, list(tree), after, limit)
     where = [items.c.run_id == run_id]
     if after is not None:
         where.append(tuple_(items.c.position, items.c.item_id) > tuple_(literal(after[0]), literal(after[1])))
@@ -78,6 +80,30 @@ def _projection(db: Database, run_id: str, fields: Sequence[str], after: tuple[i
     query = select(lite(tree, []), items.c.position, items.c.item_id).where(*where).order_by(
         items.c.position, items.c.item_id)
     return query.limit(limit) if limit is not None else query
+
+
+def _top_level_projection(run_id: str, fields: list[str], after: tuple[int, str] | None, limit: int | None) -> Any:
+    """PostgreSQL, top-level fields only (a stored run's summary reads 14 of them): the same
+    rows as the general projection, each record parsed once by ``json_each``. Every
+    ``json_extract_path`` on a ``json`` value parses the record's text again, once per
+    field, which made a run's summary cost the server ~0.4 ms per item (docs/benchmarks.md,
+    a million items). Missing fields come back as null, in ``fields`` order, as there."""
+    page = "AND (position, item_id) > (:after_position, :after_id)" if after is not None else ""
+    statement = text(f"""
+        SELECT CAST((SELECT json_object_agg(f.key, e.value ORDER BY f.n)
+                     FROM unnest(CAST(:fields AS text[])) WITH ORDINALITY AS f(key, n)
+                     LEFT JOIN json_each(q.j) AS e ON e.key = f.key) AS text), q.position, q.item_id
+        FROM (SELECT position, item_id,
+                     CAST(replace(record_json, '\\u0000', '\\ufffd') AS json) AS j
+              FROM items WHERE run_id = :run_id {page}
+              ORDER BY position, item_id {"LIMIT :limit" if limit is not None else ""}) AS q
+        ORDER BY q.position, q.item_id""")
+    params: dict[str, Any] = {"run_id": run_id, "fields": fields}
+    if after is not None:
+        params.update(after_position=after[0], after_id=after[1])
+    if limit is not None:
+        params["limit"] = limit
+    return statement.bindparams(**params)
 
 
 def read_items(db: Database, run_id: str, fields: Sequence[str] | None = None) -> list[dict[str, Any]]:
