@@ -9,7 +9,7 @@ loaded and warmed before any timing, and its vector cache emptied before each ti
 run. Each step prints its wall time and the process CPU time it used (the primary
 figure on a shared machine), with the load average.
 
-    nice .venv/bin/python bench/bench_ingest.py [--pages 150] [--seed 0]
+    nice .venv/bin/python bench/bench_ingest.py [--pages 150] [--seed 0] [--embedder-model all-MiniLM-L6-v2-int8]
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=150, help="pages sampled from the manual (0: all)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--embedder-model", default=None,
+                        help="The pipeline's embedder model, e.g. all-MiniLM-L6-v2-int8 (default: the configuration's).")
     args = parser.parse_args()
     pages = sorted(MANUAL.glob("*.html")) if MANUAL.is_dir() else []
     if not pages:
@@ -51,6 +53,8 @@ def main() -> None:
     from rag_eval.rag.loaders import load_file
 
     config = default_config()
+    if args.embedder_model:
+        config = config.with_changes(**{"embedder.model": args.embedder_model})
     embedder = make_embedder(config.embedder)
     embedder.encode(["warm up the model", "and its session"])
 

@@ -65,6 +65,8 @@ def main() -> None:
     parser.add_argument("--limit", type=int, help="Only the first N queries (the corpus is always complete).")
     parser.add_argument("--fresh", action="store_true", help="Delete the cached collection and ingest again.")
     parser.add_argument("--store", default="/tmp/rag-eval-bench/qdrant", help="Embedded Qdrant folder.")
+    parser.add_argument("--embedder-model", default=None,
+                        help="The pipeline's embedder model, e.g. all-MiniLM-L6-v2-int8 (default: the configuration's).")
     args = parser.parse_args()
 
     root = shared_data_dir() / "ragbench" / "retrieval"
@@ -74,6 +76,8 @@ def main() -> None:
         shutil.rmtree(args.store)
     client = open_qdrant(path=args.store)
     base = default_config("bench")
+    if args.embedder_model:
+        base = base.with_changes(**{"embedder.model": args.embedder_model})
 
     shown = [-1]
 
@@ -83,13 +87,16 @@ def main() -> None:
             shown[0] = decile
             print(f"ingest: {done}/{total} documents", file=sys.stderr, flush=True)
 
+    cpu = time.process_time()
     report = ingest_paths([root / "corpus.jsonl"], COLLECTION, base, client=client, progress=progress)
+    ingest_cpu = time.process_time() - cpu
     print(f"## Ingestion ({platform.machine()}, {os.cpu_count()} cores, embedder {base.embedder.model}, "
           f"chunking {base.chunking.strategy} {base.chunking.size}/{base.chunking.overlap})\n")
-    print("| documents added | unchanged | chunks written | seconds | chunks/s |")
-    print("|---:|---:|---:|---:|---:|")
+    print("| documents added | unchanged | chunks written | seconds | chunks/s | CPU ms per chunk | load (1 min) |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
     print(f"| {report.documents_added} | {report.documents_unchanged} | {report.chunks_added} | "
-          f"{report.seconds:.1f} | {report.chunks_per_second:.1f} |")
+          f"{report.seconds:.1f} | {report.chunks_per_second:.1f} | "
+          f"{1000 * ingest_cpu / max(report.chunks_added, 1):.1f} | {os.getloadavg()[0]:.2f} |")
     if report.chunks_added == 0:
         print("\n(collection cached from an earlier run: nothing embedded; use --fresh to time ingestion)")
     if report.errors:

@@ -14,8 +14,17 @@ from collections.abc import Sequence
 import numpy as np
 
 from rag_eval.encoders.cache import VectorCache
-from rag_eval.encoders.onnx import DIMENSION, FULL_MINILM, encode_each
+from rag_eval.encoders.onnx import DIMENSION, FULL_MINILM, FULL_MINILM_INT8, EncoderSpec, encode_each
 from rag_eval.encoders.packaged import DEFAULT_MODEL, load_sentence_model
+
+#: The packaged model's variants, by the name a configuration gives them. Each name is
+#: its own embedder (a collection records it), since their vectors differ.
+PACKAGED_MODELS: dict[str, EncoderSpec] = {DEFAULT_MODEL: FULL_MINILM, f"{DEFAULT_MODEL}-int8": FULL_MINILM_INT8}
+
+
+def packaged_spec(model_name: str) -> EncoderSpec | None:
+    """The ONNX variant a model name means, or None for any other sentence-transformers model."""
+    return PACKAGED_MODELS.get(model_name.removeprefix("sentence-transformers/"))
 
 
 class Embedder:
@@ -33,21 +42,22 @@ class Embedder:
         self.cache = VectorCache(cache_size)
 
     @property
-    def _packaged(self) -> bool:
-        return self.model_name in (DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}")
+    def _packaged(self) -> EncoderSpec | None:
+        return packaged_spec(self.model_name)
 
     @property
     def dimension(self) -> int:
-        if self._packaged:
+        if self._packaged is not None:
             return DIMENSION
         return int(load_sentence_model(self.model_name).get_sentence_embedding_dimension())
 
     def _embed(self, texts: list[str]) -> np.ndarray:
-        if self._packaged:
+        spec = self._packaged
+        if spec is not None:
             # Each text alone, one single-threaded session per core: no padding, no threads
             # spin-waiting, activations that stay in cache (bench/bench_ingest.py: batches of
             # 16 on a two-threaded session cost about 1.5x the CPU per chunk).
-            return encode_each(texts, FULL_MINILM)
+            return encode_each(texts, spec)
         return load_sentence_model(self.model_name).encode(
             texts, batch_size=self.batch_size, normalize_embeddings=True,
             convert_to_numpy=True, show_progress_bar=False,

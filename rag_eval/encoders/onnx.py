@@ -70,6 +70,9 @@ class EncoderSpec:
 
 #: The full model in float32, fused: the pipeline's default embedder.
 FULL_MINILM = EncoderSpec(fused=True)
+#: The full model fused with int8 weights: about two thirds of the float32 model's CPU
+#: per chunk, vectors at cosine ~0.99 to it (docs/benchmarks.md, ingest).
+FULL_MINILM_INT8 = EncoderSpec(quantization=INT8, fused=True)
 
 
 def _export(spec: EncoderSpec, target: Path) -> None:
@@ -114,8 +117,13 @@ def _export(spec: EncoderSpec, target: Path) -> None:
             _fuse(float_path, model.config.num_attention_heads, model.config.hidden_size)
         if spec.quantization == INT8:
             with quiet_third_party():  # "Please consider to run pre-processing before quantization"
+                # A fused graph's contrib operators (Attention, SkipLayerNorm) defeat the
+                # quantizer's shape inference; their outputs are float32.
+                import onnx
+
                 quantize_dynamic(str(float_path), str(tmp_path), weight_type=QuantType.QInt8,
-                                 per_channel=True, reduce_range=True)
+                                 per_channel=True, reduce_range=True,
+                                 extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT} if spec.fused else {})
             os.replace(tmp_path, target)
         else:
             os.replace(float_path, target)

@@ -76,3 +76,23 @@ def test_encoder_spec_round_trips_every_field():
     spec = EncoderSpec(layers=3, quantization=INT8, max_tokens=128, base_model="other-minilm")
     assert EncoderSpec.from_dict(spec.to_dict()) == spec
     assert EncoderSpec.from_dict({}, default=spec) == spec
+
+
+def test_the_int8_embedder_is_its_own_model_close_to_float32():
+    """``all-MiniLM-L6-v2-int8`` (the faster ingest path, docs/benchmarks.md) is the packaged
+    model with int8 weights: close to the float32 vectors, never mistaken for them (its own
+    label, recorded by a collection), and each text's vector independent of its batch-mates."""
+    from rag_eval.encoders.embedder import Embedder
+    from rag_eval.rag.config import EmbedderConfig
+
+    texts = ["Press and hold the power button for five seconds.", "COVID-19 spreads through droplets.",
+             "VACUUM reclaims storage occupied by dead tuples. " * 20]
+    fast = Embedder("all-MiniLM-L6-v2-int8").encode(texts)
+    exact = Embedder().encode(texts)
+    assert fast.shape == (3, 384)
+    assert np.allclose(np.linalg.norm(fast, axis=1), 1.0, atol=1e-5)
+    assert ((fast * exact).sum(axis=1) > 0.97).all()
+    assert not np.array_equal(fast, exact)
+    alone = np.stack([Embedder("all-MiniLM-L6-v2-int8").encode([t])[0] for t in texts])
+    assert np.array_equal(alone, fast)
+    assert EmbedderConfig(model="all-MiniLM-L6-v2-int8").label != EmbedderConfig().label
