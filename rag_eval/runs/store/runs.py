@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
-from sqlalchemy import and_, case, delete, func, insert, literal, or_, select, update
+from sqlalchemy import delete, func, insert, or_, select, update
 
 from rag_eval.runs.liveness import INTERRUPTED
 from rag_eval.runs.stats import summarize_stored_run
@@ -149,18 +149,26 @@ class RunQueries:
         """Runs, newest first, each with ``n_done`` (items stored so far). A finished run's
         count is its summary's (items are only added while a run runs; a resumed run is
         summarized again), so a store of 500 runs × 2,000 items does not count a million
-        index entries on every visit of a page: only running runs are counted."""
-        counted = select(func.count()).select_from(items).where(items.c.run_id == runs.c.id).scalar_subquery()
-        summarized = and_(runs.c.summary_json.is_not(None), runs.c.status != "running")
-        n_done = case((summarized, literal(None)), else_=counted)
-        query = select(runs, n_done.label("n_done")).order_by(runs.c.created_at.desc(), runs.c.id.desc())
+        index entries on every visit of a page: only running runs are counted, in a second
+        query. (One query with a counting subquery per run made PostgreSQL's planner
+        estimate the list as costly and compile it with JIT: 150 ms for 100 runs, on
+        every visit, for a query that runs in under 1 ms.)"""
+        query = select(runs).order_by(runs.c.created_at.desc(), runs.c.id.desc())
         if limit is not None:
             query = query.limit(int(limit))
+        rows = self.db.read(query)
+        unsummarized = [row.id for row in rows if row.summary_json is None or row.status == "running"]
+        counts: dict[str, int] = {}
+        for start in range(0, len(unsummarized), 500):
+            chunk = unsummarized[start:start + 500]
+            counts.update((str(run_id), int(n)) for run_id, n in self.db.read(
+                select(items.c.run_id, func.count()).where(items.c.run_id.in_(chunk)).group_by(items.c.run_id)))
+        counted = set(unsummarized)
         out = []
-        for row in self.db.read(query):
+        for row in rows:
             run = self._run_dict(row)
-            if run["n_done"] is None:
-                run["n_done"] = int((run["summary"] or {}).get("n_items", 0))
+            run["n_done"] = counts.get(run["id"], 0) if run["id"] in counted else int(
+                (run["summary"] or {}).get("n_items", 0))
             out.append(run)
         return out
 
