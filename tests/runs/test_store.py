@@ -78,6 +78,10 @@ def test_run_lifecycle_and_summary(store_url):
     store.add_item(run, {"item_id": "b", "position": 1, "status": "ok", "question": "qb\x00",
                          "scores": {"completeness": 0.5, "adherence": 0.0}, "latency_s": 1.5})
     store.add_item(run, {"item_id": "c", "position": 2, "status": "timeout", "error": "took too long"})
+    running = store.create_run(default_config("base"), name="still running")  # counted, having no summary
+    store.add_item(running, {"item_id": "x", "position": 0, "status": "ok"})
+    assert {r["id"]: r["n_done"] for r in store.list_runs()} == {run: 3, running: 1}
+    store.delete_run(running)
     summary = store.finish_run(run)
     assert summary["n_items"] == 3 and summary["n_scored"] == 2 and summary["coverage"] == pytest.approx(2 / 3)
     assert summary["status_counts"] == {"ok": 2, "timeout": 1}
