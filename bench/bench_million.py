@@ -143,12 +143,40 @@ def store_urls(backends: list[str], workdir: Path) -> Iterator[dict[str, Any]]:
 
                 server = stack.enter_context(running_postgres())
 
+                urls["postgresql_port"] = server.port
+
                 def pg(n: int, server: Any = server) -> str:
                     server.admin(f"CREATE DATABASE runs_{n}")
                     return str(server.url(f"runs_{n}"))
 
                 urls[backend] = pg
         yield urls
+
+
+def postgres_cpu_s(port: int) -> float:
+    """CPU seconds the PostgreSQL server listening on ``port`` has used so far: its
+    postmaster's own, its reaped backends' (the postmaster's cutime/cstime) and the live
+    ones' (read from /proc), so a step's server share is the difference around it."""
+    tick = os.sysconf("SC_CLK_TCK")
+    stats: dict[int, list[str]] = {}
+    postmaster = None
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        stats[int(entry.name)] = fields
+        if cmdline and cmdline[0].endswith(b"postgres") and str(port).encode() in cmdline:
+            postmaster = int(entry.name)
+    if postmaster is None:
+        return float("nan")
+    own = stats[postmaster]  # after ")": state ppid ... utime(12) stime(13) cutime(14) cstime(15)
+    total = sum(int(own[i]) for i in (11, 12, 13, 14))
+    total += sum(int(f[11]) + int(f[12]) for f in stats.values() if int(f[1]) == postmaster)
+    return total / tick
 
 
 def _load() -> str:
@@ -180,7 +208,11 @@ def main() -> None:
                 write_rows(rows, n)
             for backend in args.backends:
                 db = urls[backend](n)
+                port = urls.get(f"{backend}_port")
+                server_before = postgres_cpu_s(port) if port else float("nan")
                 done = run_child("evaluate", str(rows), db)
+                time.sleep(0.5)  # the connections' backends exit and are reaped
+                server_cpu = postgres_cpu_s(port) - server_before if port else float("nan")
                 if done["n_items"] != n:
                     raise SystemExit(f"{backend}: {done['n_items']} items stored of {n}")
                 steps = [("evaluate", done)]
@@ -195,6 +227,9 @@ def main() -> None:
                         "cpu_s": done["write_cpu_s"], "wall_s": done["write_wall_s"], "peak_rss_mb": float("nan")}),
                               ("  of which the stored summary (finish_run)", {
                         "cpu_s": done["summary_cpu_s"], "wall_s": done["summary_wall_s"], "peak_rss_mb": float("nan")})]
+                if port:
+                    steps.append(("  the server's CPU during evaluate (postgres processes)", {
+                        "cpu_s": server_cpu, "wall_s": float("nan"), "peak_rss_mb": float("nan")}))
                 for name, r in steps:
                     print(f"| {backend} | {n:,} | {name} | {r['cpu_s']:.1f} | {r['wall_s']:.1f} | "
                           f"{n / r['cpu_s']:,.0f} | {n / r['wall_s']:,.0f} | {r['peak_rss_mb']:.0f} | {_load()} |",
