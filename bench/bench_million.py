@@ -132,8 +132,10 @@ def run_child(*args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- the stores
 @contextlib.contextmanager
-def store_urls(backends: list[str], workdir: Path) -> Iterator[dict[str, Any]]:
+def store_urls(backends: list[str], workdir: Path) -> Iterator[tuple[dict[str, Any], dict[str, int]]]:
+    """Per backend, a store URL for ``n`` items; and each server's port (to read its CPU)."""
     urls: dict[str, Any] = {}
+    ports: dict[str, int] = {}
     with contextlib.ExitStack() as stack:
         for backend in backends:
             if backend == "sqlite":
@@ -143,14 +145,14 @@ def store_urls(backends: list[str], workdir: Path) -> Iterator[dict[str, Any]]:
 
                 server = stack.enter_context(running_postgres())
 
-                urls["postgresql_port"] = server.port
+                ports[backend] = server.port
 
                 def pg(n: int, server: Any = server) -> str:
                     server.admin(f"CREATE DATABASE runs_{n}")
                     return str(server.url(f"runs_{n}"))
 
                 urls[backend] = pg
-        yield urls
+        yield urls, ports
 
 
 def postgres_cpu_s(port: int) -> float:
@@ -201,14 +203,14 @@ def main() -> None:
     print(f"cpus {os.cpu_count()}; load at start {_load()}; workdir {workdir}")
     print("| backend | items | step | CPU s | wall s | items/s (CPU) | items/s (wall) | peak RSS MB | load 1/5/15 |")
     print("|---|---:|---|---:|---:|---:|---:|---:|---|")
-    with store_urls(args.backends, workdir) as urls:
+    with store_urls(args.backends, workdir) as (urls, ports):
         for n in args.sizes:
             rows = workdir / f"rows-{n}.jsonl"
             if not rows.exists():
                 write_rows(rows, n)
             for backend in args.backends:
                 db = urls[backend](n)
-                port = urls.get(f"{backend}_port")
+                port = ports.get(backend)
                 server_before = postgres_cpu_s(port) if port else float("nan")
                 done = run_child("evaluate", str(rows), db)
                 time.sleep(0.5)  # the connections' backends exit and are reaped

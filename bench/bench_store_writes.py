@@ -30,7 +30,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-COLUMNS = ("run_id", "item_id", "position", "status", "error", "question", "record_json", "updated_at")
 BATCH = 500
 
 
@@ -50,22 +49,18 @@ def records(n: int) -> list[dict[str, Any]]:
     return [to_store(r) for r in sink.records]
 
 
-def encoded(run_id: str, batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """What ``add_items`` sends for each record (no secrets configured here)."""
-    from rag_eval.runs.store.redaction import clean, dumps
-    from rag_eval.runs.store.tables import now
-
-    stamp = now()
-    return [{"run_id": run_id, "item_id": str(r["item_id"]), "position": int(r.get("position", 0)),
-             "status": str(r["status"]), "error": clean(str(r["error"]), []) if r.get("error") else None,
-             "question": clean(r.get("question"), []), "record_json": dumps(r, []), "updated_at": stamp}
-            for r in batch]
-
-
 def executemany(db: Any, values: list[dict[str, Any]]) -> None:
     from rag_eval.runs.store.items import _upsert
 
     db.write(_upsert("postgresql"), values)
+
+
+def _columns() -> tuple[list[str], list[str]]:
+    """The ``items`` table's columns, and those an upsert replaces (all but the key)."""
+    from rag_eval.runs.store.tables import items
+
+    names = [c.name for c in items.columns]
+    return names, [c.name for c in items.columns if not c.primary_key]
 
 
 def multi_row_values(db: Any, values: list[dict[str, Any]]) -> None:
@@ -75,13 +70,14 @@ def multi_row_values(db: Any, values: list[dict[str, Any]]) -> None:
 
     statement = postgresql.insert(items).values(values)
     statement = statement.on_conflict_do_update(index_elements=[items.c.run_id, items.c.item_id],
-                                                set_={c: statement.excluded[c] for c in COLUMNS[2:]})
+                                                set_={c: statement.excluded[c] for c in _columns()[1]})
     with db.transaction(write=True) as conn:
         conn.execute(statement)
 
 
 def copy_then_merge(db: Any, values: list[dict[str, Any]]) -> None:
-    names, replaced = ", ".join(COLUMNS), ", ".join(f"{c} = excluded.{c}" for c in COLUMNS[2:])
+    columns, replaceable = _columns()
+    names, replaced = ", ".join(columns), ", ".join(f"{c} = excluded.{c}" for c in replaceable)
     with db.transaction(write=True) as conn:
         raw = conn.connection.driver_connection
         with raw.cursor() as cursor:
@@ -89,7 +85,7 @@ def copy_then_merge(db: Any, values: list[dict[str, Any]]) -> None:
                            "ON COMMIT DELETE ROWS")
             with cursor.copy(f"COPY incoming_items ({names}) FROM STDIN") as copy:
                 for row in values:
-                    copy.write_row([row[c] for c in COLUMNS])
+                    copy.write_row([row[c] for c in columns])
             cursor.execute(f"INSERT INTO items ({names}) SELECT {names} FROM incoming_items "
                            f"ON CONFLICT (run_id, item_id) DO UPDATE SET {replaced}")
 
@@ -109,6 +105,7 @@ def main() -> None:
     from harness.pg_server import running_postgres
     from rag_eval.rag.config import RagConfig
     from rag_eval.runs.store import RunStore
+    from rag_eval.runs.store.items import stored_rows
 
     built = records(args.items)
     print(f"{len(built):,} records, batches of {BATCH}; 2 cores; load at start {os.getloadavg()[0]:.2f}\n")
@@ -123,7 +120,7 @@ def main() -> None:
                 wall, cpu, encoding = time.perf_counter(), time.process_time(), 0.0
                 for start in range(0, len(built), BATCH):
                     before = time.process_time()
-                    values = encoded(run_id, built[start:start + BATCH])
+                    values = stored_rows(run_id, built[start:start + BATCH], [])  # what add_items sends
                     encoding += time.process_time() - before
                     write(store.db, values)
                 wall, cpu = time.perf_counter() - wall, time.process_time() - cpu

@@ -17,7 +17,8 @@ from rag_eval.runs.store.redaction import clean, dumps, store_secrets
 from rag_eval.runs.store.tables import items, now
 
 _FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
-_IDS_PER_QUERY = 500
+#: ids per ``IN (…)`` list: one query per this many runs or items
+IDS_PER_QUERY = 500
 
 
 def _field_tree(fields: Sequence[str]) -> dict[str, Any]:
@@ -143,6 +144,16 @@ def iter_items(db: Database, run_id: str, fields: Sequence[str] | None = None,
         after = (int(rows[-1][1]), str(rows[-1][2]))
 
 
+def stored_rows(run_id: str, records: Sequence[dict[str, Any]], secrets: Sequence[str]) -> list[dict[str, Any]]:
+    """The ``items`` table's rows for ``records``: the record as redacted JSON beside the
+    columns the store filters and orders by."""
+    stamp = now()
+    return [{"run_id": run_id, "item_id": str(r["item_id"]), "position": int(r.get("position", 0)),
+             "status": str(r["status"]), "error": clean(str(r["error"]), secrets) if r.get("error") else None,
+             "question": clean(r.get("question"), secrets), "record_json": dumps(r, secrets),
+             "updated_at": stamp} for r in records]
+
+
 @functools.cache
 def _upsert(backend: str) -> Any:
     """``INSERT … ON CONFLICT (run_id, item_id) DO UPDATE``, in the backend's dialect.
@@ -174,12 +185,7 @@ class ItemQueries:
                     raise ValueError(f"item record needs '{key}'")
         if not records:
             return
-        secrets, stamp = store_secrets([self._password]), now()
-        values = [{"run_id": run_id, "item_id": str(r["item_id"]), "position": int(r.get("position", 0)),
-                   "status": str(r["status"]), "error": clean(str(r["error"]), secrets) if r.get("error") else None,
-                   "question": clean(r.get("question"), secrets), "record_json": dumps(r, secrets),
-                   "updated_at": stamp} for r in records]
-        self.db.write(_upsert(self.db.backend), values)
+        self.db.write(_upsert(self.db.backend), stored_rows(run_id, records, store_secrets([self._password])))
 
     def items(self, run_id: str, fields: Sequence[str] | None = None) -> list[dict[str, Any]]:
         """The run's item records in dataset order. ``fields`` (top-level keys, or dotted
@@ -206,8 +212,8 @@ class ItemQueries:
         """``(run_id, record)`` of every stored item, in any run, whose id is in ``item_ids``."""
         ids = sorted({str(i) for i in item_ids})
         out: list[tuple[str, dict[str, Any]]] = []
-        for start in range(0, len(ids), _IDS_PER_QUERY):
-            part = ids[start:start + _IDS_PER_QUERY]
+        for start in range(0, len(ids), IDS_PER_QUERY):
+            part = ids[start:start + IDS_PER_QUERY]
             rows = self.db.read(select(items.c.run_id, items.c.record_json).where(items.c.item_id.in_(part)))
             out.extend((r[0], json.loads(r[1])) for r in rows)
         return out

@@ -13,7 +13,7 @@ from sqlalchemy import delete, func, insert, or_, select, update
 from rag_eval.runs.liveness import INTERRUPTED
 from rag_eval.runs.stats import summarize_stored_run
 from rag_eval.runs.store.database import Database
-from rag_eval.runs.store.items import iter_items
+from rag_eval.runs.store.items import IDS_PER_QUERY, iter_items
 from rag_eval.runs.store.lease import LEASE_S, Holdings
 from rag_eval.runs.store.redaction import clean, dumps, store_secrets
 from rag_eval.runs.store.tables import items, now, runs
@@ -159,8 +159,8 @@ class RunQueries:
         rows = self.db.read(query)
         unsummarized = [row.id for row in rows if row.summary_json is None or row.status == "running"]
         counts: dict[str, int] = {}
-        for start in range(0, len(unsummarized), 500):
-            chunk = unsummarized[start:start + 500]
+        for start in range(0, len(unsummarized), IDS_PER_QUERY):
+            chunk = unsummarized[start:start + IDS_PER_QUERY]
             counts.update((str(run_id), int(n)) for run_id, n in self.db.read(
                 select(items.c.run_id, func.count()).where(items.c.run_id.in_(chunk)).group_by(items.c.run_id)))
         counted = set(unsummarized)
