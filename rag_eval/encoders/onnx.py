@@ -49,9 +49,15 @@ class EncoderSpec:
     def file_name(self) -> str:
         return f"minilm-l{self.layers}-{self.quantization}{'-fused' if self.fused else ''}.onnx"
 
+    @property
+    def static(self) -> bool:
+        """No transformer layers: the embedding layer alone, computed with numpy
+        (:mod:`rag_eval.encoders.static`), with nothing to export or quantise."""
+        return self.layers == 0
+
     def to_dict(self) -> dict:
         d = {"layers": self.layers, "quantization": self.quantization, "max_tokens": self.max_tokens,
-             "base_model": self.base_model, "runtime": "onnxruntime"}
+             "base_model": self.base_model, "runtime": "numpy" if self.static else "onnxruntime"}
         if self.fused:  # absent when False: specs recorded before the field existed read back equal
             d["fused"] = True
         return d
@@ -195,6 +201,8 @@ def encode_texts(texts: Sequence[str], spec: EncoderSpec = FULL_MINILM, batch_si
     """
     if not texts:
         return np.zeros((0, DIMENSION), dtype=np.float32)
+    if spec.static:
+        return _encode_static(texts, spec)
     session = _session(spec, threads or os.cpu_count() or 1)
     tokenizer = _tokenizer(spec.max_tokens)
     order = np.argsort([-len(t) for t in texts], kind="stable")
@@ -207,6 +215,17 @@ def encode_texts(texts: Sequence[str], spec: EncoderSpec = FULL_MINILM, batch_si
         hidden = session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
         out[idx] = _pool(hidden, mask)
     return out
+
+
+def _encode_static(texts: Sequence[str], spec: EncoderSpec) -> np.ndarray:
+    """The embedding layer alone (``layers=0``): each text on its own word pieces, no
+    padding, so alone and in any batch it gets the same vector."""
+    from rag_eval.encoders.static import embedding_layer
+
+    if spec.quantization != NO_QUANTIZATION:
+        raise ValueError("an encoder without transformer layers has nothing to quantise")
+    encodings = _tokenizer(spec.max_tokens, pad=False).encode_batch(list(texts))
+    return embedding_layer().vectors([e.ids for e in encodings])
 
 
 #: Texts per task of :func:`encode_each`: small enough to balance two workers, large
@@ -235,6 +254,8 @@ def encode_each(texts: Sequence[str], spec: EncoderSpec, workers: int | None = N
     graph's many small operators)."""
     if not texts:
         return np.zeros((0, DIMENSION), dtype=np.float32)
+    if spec.static:
+        return _encode_static(texts, spec)
     session = _session(spec, 1)
     # No padding: each encoding is exactly what the text gets alone. encode_batch
     # tokenises in Rust, in parallel, without the GIL.

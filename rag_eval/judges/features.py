@@ -72,10 +72,24 @@ _MONTH = re.compile(
 _YEAR = re.compile(r"(?<![\d.,])(1[5-9]\d\d|20\d\d)s?(?![\d.,]\d)")
 
 
+#: What a month name must contain, lower-cased; the four non-ASCII letters that Python's
+#: case-insensitive matching equates with ASCII ones are folded first (``re`` docs).
+_MONTH_KEYS = ("jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_CASE_FOLDS = {0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k"}
+
+
 def dates(text: str) -> set[str]:
     """Years (1500-2099, '1990s') and month names, normalised ('Sept.' == 'september'[:3]):
-    a date a response states that its documents never mention is a classic fabrication."""
-    return {m.group(1) for m in _YEAR.finditer(text)} | {m.group(1).lower()[:3] for m in _MONTH.finditer(text)}
+    a date a response states that its documents never mention is a classic fabrication.
+    Each pattern runs only on a text that holds what it needs (a '1' or '2'; a month's
+    first three letters): the same sets, at half the CPU (most sentences hold neither)."""
+    out = {m.group(1) for m in _YEAR.finditer(text)} if "1" in text or "2" in text else set()
+    low = text.lower()
+    if not low.isascii():
+        low = low.translate(_CASE_FOLDS)
+    if any(key in low for key in _MONTH_KEYS):
+        out |= {m.group(1).lower()[:3] for m in _MONTH.finditer(text)}
+    return out
 
 
 def capitalised_tokens(text: str) -> set[str]:
@@ -91,7 +105,7 @@ def capitalised_tokens(text: str) -> set[str]:
 
 def words(text: str) -> list[str]:
     """Lower-cased word tokens."""
-    return [w.lower() for w in _WORD.findall(text)]
+    return list(_words(text))
 
 
 def content_tokens(text: str) -> list[str]:
@@ -108,19 +122,31 @@ TEXT_MEMO = 1 << 12
 
 
 @lru_cache(maxsize=TEXT_MEMO)
+def _words(text: str) -> tuple[str, ...]:
+    """:func:`words`, remembered: a document sentence's content tokens and stemmed words
+    both start from them."""
+    return tuple(w.lower() for w in _WORD.findall(text))
+
+
+@lru_cache(maxsize=TEXT_MEMO)
 def _content_tokens(text: str) -> tuple[str, ...]:
-    return tuple(_stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 1 or w.isdigit())
+    return tuple(_stem(w) for w in _words(text) if w not in STOPWORDS and len(w) > 1 or w.isdigit())
 
 
 @lru_cache(maxsize=TEXT_MEMO)
 def _stemmed_words(text: str) -> frozenset[str]:
     """Every word of ``text`` stemmed (stop words kept): what a name is looked up in."""
-    return frozenset(_stem(w) for w in words(text))
+    return frozenset(_stem(w) for w in _words(text))
 
 
 @lru_cache(maxsize=TEXT_MEMO)
 def _sentence_numbers(text: str) -> frozenset[str]:
     return frozenset(numbers(text))
+
+
+@lru_cache(maxsize=TEXT_MEMO)
+def _sentence_dates(text: str) -> frozenset[str]:
+    return frozenset(dates(text))
 
 
 @lru_cache(maxsize=1 << 16)
@@ -180,7 +206,8 @@ def bigrams(tokens: Sequence[str]) -> set[tuple[str, str]]:
 def recall(needles: Sequence | set, haystack: set) -> float:
     """Share of ``needles`` found in ``haystack``; 1.0 when there is nothing to find
     (an empty claim cannot be contradicted)."""
-    needles = set(needles)
+    if not isinstance(needles, (set, frozenset)):  # a set is not copied: called ~10^3 times a row
+        needles = set(needles)
     if not needles:
         return 1.0
     return len(needles & haystack) / len(needles)
@@ -257,10 +284,10 @@ def row_features(
     r_sets = [set(t) for t in r_toks]
     context_tokens = set().union(*d_sets)
     context_bigrams = set().union(*(bigrams(t) for t in d_toks))
-    context_text = " ".join(flat)
-    # The union over sentences equals the same over the joined text (no token spans
-    # the joining space) and reuses each shared sentence's remembered sets.
+    # The union over sentences equals the same over the joined text (no token, number or
+    # date spans the joining space) and reuses each shared sentence's remembered sets.
     context_numbers = set().union(*(_sentence_numbers(s) for s in flat))
+    context_dates = set().union(*(_sentence_dates(s) for s in flat))
     context_names = set().union(*(_stemmed_words(s) for s in flat))
     response_tokens = set().union(*r_sets)
     response_numbers = numbers(" ".join(response_sentences))
@@ -271,12 +298,12 @@ def row_features(
     resp_rows = []
     missing_numbers, missing_names = [], []
     n_resp = len(response_sentences)
-    context_dates = dates(context_text)
     # Lexical novelty: the share of a sentence's content words that appear nowhere in
     # the documents (the issue's one-line baseline, per sentence), and the best share
     # any single document sentence covers.
     novel_frac = [1.0 - recall(r, context_tokens) if r else 0.0 for r in r_sets]
-    resp_novel = lexical_novelty(response_sentences, flat)
+    # lexical_novelty(response_sentences, flat), from the sets already built
+    resp_novel = 1.0 - recall(response_tokens, context_tokens) if response_tokens else 0.0
     share_novel = float(np.mean([f > 0.5 for f in novel_frac]))
     q_resp = (resp_vecs @ q_vec).astype(np.float32)
     for i, text in enumerate(response_sentences):
@@ -361,13 +388,12 @@ def _doc_matrix(
     out[:, 5] = r_cos - r_cos.max()
     out[:, 6] = _rank01(r_cos)
     out[:, 7] = _zscore(r_cos)
-    for j in range(n):
-        s_set = d_sets[j]
-        out[j, 8] = recall(q_tok, s_set) if q_tok else 0.0
-        out[j, 9] = recall(s_set, q_tok) if s_set else 0.0
-        out[j, 10] = recall(s_set, response_tokens) if s_set else 0.0
-        out[j, 11] = max((recall(r, s_set) if r else 0.0) for r in r_sets)
-        out[j, 12] = float(bool(_sentence_numbers(flat[j]) & response_numbers))
+    # Column by column (one array write each instead of five scalar writes per sentence).
+    out[:, 8] = [recall(q_tok, s_set) if q_tok else 0.0 for s_set in d_sets]
+    out[:, 9] = [recall(s_set, q_tok) if s_set else 0.0 for s_set in d_sets]
+    out[:, 10] = [recall(s_set, response_tokens) if s_set else 0.0 for s_set in d_sets]
+    out[:, 11] = [max((recall(r, s_set) if r else 0.0) for r in r_sets) for s_set in d_sets]
+    out[:, 12] = [float(bool(_sentence_numbers(s) & response_numbers)) for s in flat]
     out[:, 13] = best_support
     out[:, 14] = top3_support
     out[:, 15] = doc_index / max(n_docs - 1, 1)

@@ -96,3 +96,22 @@ def test_remembered_tokens_are_fresh_lists_and_equal_the_computed_ones():
     first = content_tokens(text)
     first.append("mutated")
     assert content_tokens(text) == ["virus", "spread", "2020", "through", "droplet", "say", "dr", "smith"]
+
+
+def _dates_reference(text: str) -> set[str]:
+    """dates() before its pre-checks: both patterns on every text."""
+    from rag_eval.judges.features import _MONTH, _YEAR
+
+    return {m.group(1) for m in _YEAR.finditer(text)} | {m.group(1).lower()[:3] for m in _MONTH.finditer(text)}
+
+
+def test_dates_pre_checks_find_what_the_patterns_find():
+    """dates() skips a pattern when the text cannot match it; the sets are the same,
+    including the non-ASCII letters Python's case-insensitive matching folds to ASCII."""
+    from rag_eval.judges.features import dates
+
+    texts = ["Founded in 1990s, renamed in Sept. 2001.", "no dates here", "in 1499 and 2100 and 15000",
+             "MARCH 3rd, 2020", "Auguſt 1914", "SEPTEMBER", "octobre 2.2019", "Ünïcödé dec 1,999", "",
+             "the 1980s and '90s", "Jan-Feb 2023", "page 12, item 2"]
+    for text in texts:
+        assert dates(text) == _dates_reference(text), text
