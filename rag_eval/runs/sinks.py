@@ -9,7 +9,8 @@ closed with the run's final status.
   same dataset; items that ended in a transient failure are judged again). Records are
   written in batches (:data:`WRITE_BATCH` items, or whatever came within
   ``FLUSH_EVERY_S``), one transaction each: one transaction per item caps a run at a
-  few hundred items a second.
+  few hundred items a second. One batch is in the database while the next is encoded:
+  the writing thread's JSON and the server's insert overlap instead of taking turns.
 - :class:`FileSink`: a ``rag-eval judge`` output file, ``.jsonl`` written line by line as
   rows finish (flushed at least every ``FLUSH_EVERY_S``), other formats at close.
 - :class:`MemorySink`: the records themselves (``ask``, :mod:`rag_eval.testing`).
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import json
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +45,8 @@ class StoreSink:
         self.run_id: str | None = None
         self._held: list[dict[str, Any]] = []
         self._flushed = time.monotonic()
+        self._writer: ThreadPoolExecutor | None = None
+        self._in_database: Future[None] | None = None
 
     needs_info = True
 
@@ -73,16 +77,44 @@ class StoreSink:
             self.flush()
 
     def flush(self) -> None:
-        """Store the records held so far (items show up for a reader within ``FLUSH_EVERY_S``
-        while records keep coming)."""
+        """Send the records held so far to the store: encoded here, then written by the
+        sink's writer thread while the caller goes on (items show up for a reader within
+        ``FLUSH_EVERY_S`` and one batch's write while records keep coming). A failed write
+        raises from the next flush or from :meth:`close`."""
         held, self._held = self._held, []
         self._flushed = time.monotonic()
-        if held:
-            self.store.add_items(self.run_id, held)
+        if not held:
+            return
+        rows = self.store.encode_items(self.run_id, held)
+        try:
+            self.wait_for_writes()  # at most one batch in flight: memory stays bounded
+        except Exception:
+            self._held = held + self._held  # not written: close() tries these again
+            raise
+        if self._writer is None:
+            self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rag-eval-store-writer")
+        self._in_database = self._writer.submit(self.store.write_encoded_items, rows)
+
+    def wait_for_writes(self) -> None:
+        """Return once every batch :meth:`flush` sent is in the store (or raise its error)."""
+        in_database, self._in_database = self._in_database, None
+        if in_database is not None:
+            in_database.result()
 
     def close(self, status: str, error: str | None = None) -> None:
         if self.run_id is not None:
-            self.flush()  # also when the run stops on an error: every finished record is kept
+            try:
+                self.flush()  # also when the run stops on an error: every finished record is kept
+                self.wait_for_writes()
+            except Exception as err:  # a write failed: the run did not keep every record
+                if status == "finished":
+                    status, error = "failed", f"{type(err).__name__}: {err}"
+                self.store.finish_run(self.run_id, status, error=error)
+                raise
+            finally:
+                if self._writer is not None:
+                    self._writer.shutdown(wait=True)
+                    self._writer = None
             self.store.finish_run(self.run_id, status, error=error)
             # Every stored run carries its judge's expected error (docs/local-judge.md), whichever
             # entry point ran it: the calibration's cross-validated error, the shipped model's
