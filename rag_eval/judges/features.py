@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -134,6 +135,16 @@ def _content_tokens(text: str) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=TEXT_MEMO)
+def _content_set(text: str) -> frozenset[str]:
+    return frozenset(_content_tokens(text))
+
+
+@lru_cache(maxsize=TEXT_MEMO)
+def _sentence_bigrams(text: str) -> frozenset[tuple[str, str]]:
+    return frozenset(bigrams(_content_tokens(text)))
+
+
+@lru_cache(maxsize=TEXT_MEMO)
 def _stemmed_words(text: str) -> frozenset[str]:
     """Every word of ``text`` stemmed (stop words kept): what a name is looked up in."""
     return frozenset(_stem(w) for w in _words(text))
@@ -203,7 +214,7 @@ def bigrams(tokens: Sequence[str]) -> set[tuple[str, str]]:
     return set(zip(tokens, tokens[1:]))
 
 
-def recall(needles: Sequence | set, haystack: set) -> float:
+def recall(needles: Sequence | AbstractSet, haystack: AbstractSet) -> float:
     """Share of ``needles`` found in ``haystack``; 1.0 when there is nothing to find
     (an empty claim cannot be contradicted)."""
     if not isinstance(needles, (set, frozenset)):  # a set is not copied: called ~10^3 times a row
@@ -279,11 +290,11 @@ def row_features(
     sim = (resp_vecs @ doc_vecs.T).astype(np.float32)  # (n_resp, n_doc)
     q_tok = set(content_tokens(question))
     d_toks = [_content_tokens(s) for s in flat]
-    d_sets = [set(t) for t in d_toks]
+    d_sets = [_content_set(s) for s in flat]
     r_toks = [_content_tokens(s) for s in response_sentences]
     r_sets = [set(t) for t in r_toks]
     context_tokens = set().union(*d_sets)
-    context_bigrams = set().union(*(bigrams(t) for t in d_toks))
+    context_bigrams = set().union(*(_sentence_bigrams(s) for s in flat))
     # The union over sentences equals the same over the joined text (no token, number or
     # date spans the joining space) and reuses each shared sentence's remembered sets.
     context_numbers = set().union(*(_sentence_numbers(s) for s in flat))
@@ -356,7 +367,7 @@ def _doc_matrix(
     sim: np.ndarray,
     q_tok: set[str],
     d_toks: Sequence[Sequence[str]],
-    d_sets: list[set[str]],
+    d_sets: Sequence[AbstractSet[str]],
     r_sets: list[set[str]],
     response_tokens: set[str],
     response_numbers: set[str],
@@ -411,7 +422,7 @@ def _doc_matrix(
         mask = doc_index == d
         out[mask, 24] = q_cos[mask].mean()
         out[mask, 25] = r_cos[mask].mean()
-        tokens = set().union(*(d_sets[j] for j in np.flatnonzero(mask)))
+        tokens = set().union(*(d_sets[int(j)] for j in np.flatnonzero(mask)))
         out[mask, 28] = recall(q_tok, tokens) if q_tok else 0.0
         out[mask, 29] = out[mask, 10].mean()
     for j in range(n):
