@@ -116,7 +116,7 @@ def _json_row(row: dict) -> str:
 
 def bench_cli(rows: list[dict], n: int) -> dict[str, float]:
     """``rag-eval judge FILE --judge local`` in a new process on ``n`` mixed rows: wall
-    time from process start to exit, and the child's CPU time. The ONNX file is already
+    time from process start to exit, and the child's CPU time. The encoder is already
     exported (``bench_speed`` ran first, in the same data directory)."""
     with tempfile.TemporaryDirectory(prefix="bench-local-judge-") as tmp:
         src, out = Path(tmp) / "rows.jsonl", Path(tmp) / "judged.jsonl"
@@ -202,7 +202,8 @@ def _speed_tables(rows: list[dict], n_speed: int) -> None:
     print(f"| ceiling: every embedding cached (features, heads, labels) | 200 |  |  | "
           f"{speed['warm_rows_per_s']:.0f} |  |  |  |\n")
     print(f"peak RSS of the library run: {speed['peak_rss_mb']:.0f} MB; of the `rag-eval judge` process: "
-          f"{cli['peak_rss_mb']:.0f} MB\n", flush=True)
+          f"{cli['peak_rss_mb']:.0f} MB (ru_maxrss: a forked child starts from this process's own peak, so this is "
+          "an upper bound; /usr/bin/time -v gives the command's alone)\n", flush=True)
 
 
 def _profile_table(rows: list[dict]) -> None:
@@ -218,7 +219,7 @@ def _profile_table(rows: list[dict]) -> None:
     judge = LocalJudge()
     judge.embedder.encode(["warm up"])
     judge.embedder.clear()
-    stages["start-up: model JSON, ONNX session, first call"] = cpu() - t0
+    stages["start-up: model JSON, the encoder loaded, first call"] = cpu() - t0
     embed = feats = labels = 0.0
     encoded = 0
     cache = judge.embedder.cache
@@ -236,7 +237,7 @@ def _profile_table(rows: list[dict]) -> None:
             if not isinstance(f, str):
                 labels_from_features(item, f, judge.model)
         labels += cpu() - t0
-    stages["embedding (tokenise, ONNX Runtime, pool)"] = embed
+    stages["embedding (tokenise, encode, pool)"] = embed
     stages["features (`row_features`)"] = feats
     stages["heads + labels (`labels_from_features`)"] = labels
     n, total = len(items), sum(stages.values())

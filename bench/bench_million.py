@@ -231,11 +231,8 @@ def main() -> None:
                 if "write_cpu_s" in done:
                     steps += [("  of which encoding the items (encode_items, the engine's thread)", {
                         "cpu_s": done["encode_cpu_s"], "wall_s": done["encode_wall_s"], "peak_rss_mb": float("nan")}),
-                              ("  of which writing them (write_encoded_items, the sink's writer thread, overlapped)", {
+                              ("  writing them (write_encoded_items: the writer thread, overlapped; wall includes GIL and server waits)", {
                         "cpu_s": done["write_cpu_s"], "wall_s": done["write_wall_s"], "peak_rss_mb": float("nan")}),
-                              ("  the store's write throughput (one batch encoded while one is written)", {
-                        "cpu_s": done["encode_cpu_s"] + done["write_cpu_s"],
-                        "wall_s": max(done["encode_wall_s"], done["write_wall_s"]), "peak_rss_mb": float("nan")}),
                               ("  of which the stored summary (finish_run)", {
                         "cpu_s": done["summary_cpu_s"], "wall_s": done["summary_wall_s"], "peak_rss_mb": float("nan")})]
                 if port:
