@@ -4,8 +4,8 @@ How it works, per batch of items:
 
 1. embed the question, every document sentence and every response sentence with
    the judge's encoder (:mod:`rag_eval.judges.encoder`: the packaged
-   all-MiniLM-L6-v2 cut to its first layers and quantised to int8; each distinct
-   text once per batch, truncated to :data:`MAX_CHARS`, and alone, so its vector
+   all-MiniLM-L6-v2's embedding layer, mean-pooled; each distinct text once while
+   the cache keeps it, truncated to :data:`MAX_CHARS`, and on its own, so its vector
    does not depend on the rest of the batch);
 2. compute the features of :mod:`rag_eval.judges.features`;
 3. apply seven small learned models (plain JSON weights, no pickle): P(relevant) and
@@ -493,10 +493,11 @@ class LocalJudge:
 
     def start(self) -> None:
         """Load the encoder before the first row (``evaluate`` calls this before it reports
-        progress): on a cold process that exports the packaged encoder to ONNX and opens its
-        sessions, ~19 s here, which a progress bar can then call "warming up the judge"
-        instead of an unexplained 0/N. Later calls cost one cached lookup. A failing encoder
-        is left to the rows: each gets its status (embedding failed), none is lost."""
+        progress): the embedding layer's weights and the tokenizer (~0.1 s), or, for a model
+        that names a transformer encoder, its ONNX export and sessions (~19 s cold), which a
+        progress bar can then call "warming up the judge" instead of an unexplained 0/N.
+        Later calls cost one cached lookup. A failing encoder is left to the rows: each
+        gets its status (embedding failed), none is lost."""
         try:
             self.embedder.encode(["warm-up"])
         except Exception:  # noqa: BLE001 - reported per row by judge()

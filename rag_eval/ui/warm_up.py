@@ -20,7 +20,8 @@ server.
 What takes tens of seconds is prepared after that, in a background thread, while the server
 already answers (:func:`prepare_in_background`): the demo collection Ask opens on (27 s on a
 fresh server, which the first question used to wait for, and eight visitors arriving together
-each waited for) and the local judge's encoder (~19 s of Batch's first run). A visitor who
+each waited for) and the local judge's encoder (its embedding layer, ~0.1 s; a judge with a
+transformer encoder, ~19 s of Batch's first run). A visitor who
 comes before they are ready waits for the same build, never a second one.
 """
 
@@ -195,10 +196,10 @@ def _demo_collection() -> None:
 
 
 def _local_judge() -> None:
-    """The local judge's encoder (exported to ONNX from the packaged model on first use, then
-    its sessions opened: ~19 s that Batch's first run and Ask's first answer used to pay).
-    The export and the sessions are kept by the process, so the judge a page builds later
-    finds them ready."""
+    """The local judge's encoder: the packaged model's embedding layer (~0.1 s), or for a
+    model that names a transformer encoder its ONNX export and sessions (~19 s that Batch's
+    first run and Ask's first answer used to pay). The process keeps it, so the judge a page
+    builds later finds it ready."""
     from rag_eval.judges.factory import build_judge
     from rag_eval.rag.config import JudgeConfig
 
