@@ -115,3 +115,38 @@ def test_dates_pre_checks_find_what_the_patterns_find():
              "the 1980s and '90s", "Jan-Feb 2023", "page 12, item 2"]
     for text in texts:
         assert dates(text) == _dates_reference(text), text
+
+
+def test_pairwise_and_neighbour_features_follow_their_definitions():
+    """The features computed from shared tables (one sort, one intersection per pair,
+    shifted arrays for neighbours) equal their plain per-sentence definitions."""
+    documents = [["Title: Paris", "Paris is the capital of France.", "The Seine flows through Paris."],
+                 ["Lyon lies on the Rhone."], ["Berlin is in Germany.", "It has many museums."]]
+    response = ["Paris is the capital of France.", "It is.", "The Rhone flows past Lyon museums."]
+    flat = [s for doc in documents for s in doc]
+    rng = np.random.default_rng(7)
+
+    def unit(n):
+        v = rng.normal(size=(n, 8)).astype(np.float32)
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+    q_vec, doc_vecs, resp_vecs = unit(1)[0], unit(len(flat)), unit(len(response))
+    feats = F.row_features("What is the capital of France?", documents, response, q_vec, doc_vecs, resp_vecs)
+    dcol = {name: i for i, name in enumerate(F.DOC_FEATURES)}
+    rcol = {name: i for i, name in enumerate(F.RESP_FEATURES)}
+    d_sets = [set(F.content_tokens(s)) for s in flat]
+    r_sets = [set(F.content_tokens(s)) for s in response]
+    assert not r_sets[1]  # "It is." has no content word
+    doc_of = [d for d, doc in enumerate(documents) for _ in doc]
+    q_cos = doc_vecs @ q_vec
+    r_cos = (resp_vecs @ doc_vecs.T).max(axis=0)
+    for j, s_set in enumerate(d_sets):
+        assert feats.doc[j, dcol["r_in_s"]] == np.float32(max(F.recall(r, s_set) if r else 0.0 for r in r_sets))
+        same = [k for k in (j - 1, j + 1) if 0 <= k < len(flat) and doc_of[k] == doc_of[j]]
+        assert feats.doc[j, dcol["neighbour_q_cos"]] == np.float32(max((q_cos[k] for k in same), default=q_cos[j]))
+        assert feats.doc[j, dcol["neighbour_r_cos"]] == np.float32(max((r_cos[k] for k in same), default=r_cos[j]))
+    for i, r in enumerate(r_sets):
+        best = int(np.argmax(resp_vecs[i] @ doc_vecs.T))
+        assert feats.resp[i, rcol["recall_best"]] == np.float32(F.recall(r, d_sets[best]))
+        expected = max(F.recall(r, d) for d in d_sets) if r else 1.0
+        assert feats.resp[i, rcol["best_sentence_recall"]] == np.float32(expected)
