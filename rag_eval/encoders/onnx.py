@@ -209,7 +209,7 @@ def encode_texts(texts: Sequence[str], spec: EncoderSpec = FULL_MINILM, batch_si
     out = np.zeros((len(texts), DIMENSION), dtype=np.float32)
     for start in range(0, len(texts), batch_size):
         idx = order[start:start + batch_size]
-        encodings = tokenizer.encode_batch([texts[i] for i in idx])
+        encodings = tokenizer.encode_batch_fast([texts[i] for i in idx])
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
         hidden = session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
@@ -224,7 +224,8 @@ def _encode_static(texts: Sequence[str], spec: EncoderSpec) -> np.ndarray:
 
     if spec.quantization != NO_QUANTIZATION:
         raise ValueError("an encoder without transformer layers has nothing to quantise")
-    encodings = _tokenizer(spec.max_tokens, pad=False).encode_batch(list(texts))
+    # encode_batch_fast: the same ids without the character offsets (a fifth of the CPU).
+    encodings = _tokenizer(spec.max_tokens, pad=False).encode_batch_fast(list(texts))
     return embedding_layer().vectors([e.ids for e in encodings])
 
 
@@ -259,7 +260,7 @@ def encode_each(texts: Sequence[str], spec: EncoderSpec, workers: int | None = N
     session = _session(spec, 1)
     # No padding: each encoding is exactly what the text gets alone. encode_batch
     # tokenises in Rust, in parallel, without the GIL.
-    encodings = _tokenizer(spec.max_tokens, pad=False).encode_batch(list(texts))
+    encodings = _tokenizer(spec.max_tokens, pad=False).encode_batch_fast(list(texts))
     out = np.zeros((len(texts), DIMENSION), dtype=np.float32)
 
     def run(indices: Sequence[int]) -> None:
