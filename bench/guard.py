@@ -95,7 +95,9 @@ def measure_local_judge(env: dict[str, str], tmp: Path) -> float:
     warm = tmp / "warm.jsonl"
     warm.write_text("".join(rows.read_text().splitlines(keepends=True)[:2]))
     child_cpu(cli("judge", str(warm), "--judge", "local", "--out", str(tmp / "warm-out.jsonl")), env)  # exports the model
-    cpu, _ = child_cpu(cli("judge", str(rows), "--judge", "local", "--out", str(tmp / "local.jsonl")), env)
+    # One process: the CPU of worker processes would not be the child's (and per row it is the same work).
+    cpu, _ = child_cpu(cli("judge", str(rows), "--judge", "local", "--workers", "1", "--out", str(tmp / "local.jsonl")),
+                       env)
     return 1000 * cpu / n
 
 

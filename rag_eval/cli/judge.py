@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from rag_eval.cli.gate_options import apply_gate, gate_options, request_from
+from rag_eval.judges.base import LOCAL_WORKERS_MAX, local_workers
 from rag_eval.llm.config import LLMConfig
 from rag_eval.metrics.trace import DEFAULT_MODE
 from rag_eval.schema import ScoringMode
@@ -81,6 +82,12 @@ def _echo_invalid(entries) -> None:
     bad = [e for e in entries if e.error is not None]
     for entry in bad[:MAX_ERRORS_SHOWN]:
         click.echo(f"invalid row: {entry.error}", err=True)
+
+
+#: ``--workers`` of ``rag-eval judge`` and ``rag-eval run``: the local judge's processes.
+workers_option = click.option(
+    "--workers", type=click.IntRange(min=1), default=None,
+    help=f"Processes the local judge uses on this machine [default: one per core, at most {LOCAL_WORKERS_MAX}].")
 
 
 def build_judge_or_exit(config: Any, ray_address: str | None = None, ray_workers: int = 2, **changes: Any) -> Any:
@@ -217,8 +224,10 @@ judge_option_option = click.option(
                    "alone: a local Ray instance). LLM calls stay in this process under one rate limiter.")
 @click.option("--ray-workers", type=click.IntRange(min=1), default=2, show_default=True,
               help="Ray workers (actors), each holding a local judge.")
+@workers_option
 def judge_command(file: Path | None, out: Path | None, kind: str, mode: str, samples: int, consistency_check: bool,
                   model_path: Path | None, dry_run: bool, ray_address: str | None, ray_workers: int,
+                  workers: int | None,
                   calibrate: Path | None, cal_name: str | None, cal_seed: int, force: bool,
                   metrics: list[str] | None, judge_option: dict[str, Any] | None, **llm_options: Any) -> None:
     """Label every row of FILE with a judge and score TRACe.
@@ -276,7 +285,8 @@ def judge_command(file: Path | None, out: Path | None, kind: str, mode: str, sam
             click.echo(f"Dry run: the {kind} judge runs on this machine; {len(items)} row(s), no requests, no cost.")
             return
         judge = build_judge_or_exit(kind, ray_address, ray_workers,
-                                    model_path=str(model_path) if model_path else None, options=judge_option)
+                                    model_path=str(model_path) if model_path else None, options=judge_option,
+                                    workers=workers or local_workers())
     if out is None:
         raise click.UsageError("--out is required (except with --dry-run)")
     if ray_address and kind == "llm":

@@ -19,7 +19,8 @@ import click
 
 from rag_eval.cli.exits import Interrupted, Unavailable
 from rag_eval.cli.gate_options import apply_gate, gate_options, request_from
-from rag_eval.cli.judge import metrics_option
+from rag_eval.cli.judge import metrics_option, workers_option
+from rag_eval.judges.base import local_workers
 from rag_eval.metrics.registry import TRACE_METRICS
 from rag_eval.metrics.report_fields import REPORT_FIELDS
 
@@ -185,6 +186,7 @@ def _dataset_rows(dataset: str) -> tuple[list, str]:
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]",
               help="Judge on a Ray cluster (ADDRESS, or alone: a local Ray instance); LLM calls stay here.")
 @click.option("--ray-workers", type=click.IntRange(min=1), default=2, show_default=True, help="Ray workers.")
+@workers_option
 @click.option("--judge-only", "--given-responses", "judge_only", is_flag=True,
               help="Judge the responses the rows already carry (response/answer + documents/contexts, or RAGBench "
                    "columns); no retrieval or generation. The same rows, ids and checks as `rag-eval judge` and the "
@@ -193,7 +195,7 @@ def _dataset_rows(dataset: str) -> tuple[list, str]:
 @db_option
 @gate_options
 @_user_errors
-def run(dataset, config_path, collection, name, resume_run, ray_address, ray_workers, judge_only, metrics, db,
+def run(dataset, config_path, collection, name, resume_run, ray_address, ray_workers, workers, judge_only, metrics, db,
         **gate_kwargs) -> None:
     """Run every question of DATASET (.jsonl/.json/.csv/.parquet, or 'demo') through the
     RAG system: retrieve, generate, judge, score; store the run.
@@ -211,7 +213,8 @@ def run(dataset, config_path, collection, name, resume_run, ray_address, ray_wor
 
     gate = request_from(gate_kwargs)
     config = _load_config(config_path, {})
-    judge = build_judge_or_exit(config.judge, ray_address, ray_workers)  # before any row: a bad judge runs nothing
+    judge = build_judge_or_exit(config.judge, ray_address, ray_workers,  # before any row: a bad judge runs nothing
+                                workers=workers or local_workers())
     try:
         source, path = _run_source(dataset, config, collection, judge, judge_only)
         store = _store(db)

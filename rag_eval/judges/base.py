@@ -23,6 +23,17 @@ ProgressCallback = Callable[[int, int], None]  # (done, total)
 # executor's batch for a judge without ``judge_one``. One constant: a Ray worker then embeds
 # exactly what one process would, and progress/cancel are checked between batches everywhere.
 BATCH_ROWS = 64
+#: The local judge's processes on the command line when not told (``--workers``): one per
+#: core, at most this many. Each is a Python process with its own GIL (the judge's features
+#: are Python) and ~150 MB; the dashboard and the Python API use one unless asked.
+LOCAL_WORKERS_MAX = 4
+
+
+def local_workers() -> int:
+    """The command line's default number of local-judge processes (see :data:`LOCAL_WORKERS_MAX`)."""
+    import os
+
+    return max(1, min(os.cpu_count() or 1, LOCAL_WORKERS_MAX))
 
 
 @runtime_checkable
@@ -122,3 +133,4 @@ class JudgeSpec:
     samples: int = 1
     consistency_check: bool = False
     options: Any = None  # a plugin kind's options (dict), validated by its JudgeKind's model
+    workers: int | None = None  # the local judge's processes (None: one, this process)

@@ -69,7 +69,8 @@ def build_judge(config: Any = "local", ray: RaySpec | None = None, **changes: An
         from rag_eval.judges.ray import ray_judge, require_ray
 
         require_ray()
-        return ray_judge(spec, ray, build_from_spec, in_driver=declared.uses_llm)
+        # Ray spreads the rows over its actors: each actor's judge is one process.
+        return ray_judge(replace(spec, workers=1), ray, build_from_spec, in_driver=declared.uses_llm)
     return declared.build(spec)
 
 

@@ -183,7 +183,7 @@ def _local(spec: JudgeSpec) -> Judge:
     from rag_eval.judges.local import LocalJudge
 
     try:
-        return LocalJudge(model_path=spec.model_path, calibration=spec.calibration)
+        return LocalJudge(model_path=spec.model_path, calibration=spec.calibration, workers=spec.workers or 1)
     except (OSError, ValueError, KeyError) as err:  # no model, no calibration, a calibration of another model
         raise JudgeUsageError(f"cannot load the local judge: {str(err).splitlines()[0] if str(err) else err!r}") from err
 

@@ -265,3 +265,57 @@ def test_lexical_evidence_features_flag_what_no_document_sentence_contains():
     from rag_eval.judges.features import RowFeatures
 
     assert isinstance(f, RowFeatures) and row_novelty(f) == pytest.approx(copied[col["resp_novel_content_frac"]])
+
+
+def _copies(items: list[EvalItem], n: int) -> list[EvalItem]:
+    """``n`` copies of every row under new ids (enough rows to fill several batches)."""
+    return [dataclasses.replace(it, id=f"{it.id}~{k}") for k in range(n) for it in items]
+
+
+def test_worker_processes_give_every_row_the_labels_this_process_gives(items, results):
+    """``workers=2``: the first full batch is judged here while a worker process starts,
+    later batches are split between the two. Every row gets exactly the labels and scores
+    of the one-process judge, in input order."""
+    together = {it.id: _scored(it, r) for it, r in zip(items, results)}
+    rows = _copies(items, 7)  # 98 rows: batches of 32, 32, 32, 2
+    judge = LocalJudge(chunk_size=32, workers=2)
+    try:
+        out = judge.judge(rows)
+        assert judge._pool is not None  # the workers took part
+    finally:
+        judge.close()
+    assert [r.item_id for r in out] == [it.id for it in rows]
+    assert all(r.status is JudgeStatus.OK for r in out)
+    assert [_scored(it, r) for it, r in zip(rows, out)] == [together[it.id.split("~")[0]] for it in rows]
+
+
+def test_a_dead_worker_loses_no_row(items, results):
+    """A worker process that dies (killed here) fails the pool: its rows, and every later
+    batch, are judged in this process, with the same labels."""
+    import os
+    import signal
+
+    together = {it.id: _scored(it, r) for it, r in zip(items, results)}
+    rows = _copies(items, 5)
+    judge = LocalJudge(chunk_size=32, workers=2)
+    try:
+        judge.judge(rows[:32])  # starts the worker
+        for future in [judge._pool.submit(int, 0)]:
+            future.result(timeout=120)  # it is up
+        for pid in list(judge._pool._processes):
+            os.kill(pid, signal.SIGKILL)
+        out = judge.judge(rows)
+        assert judge._pool is None  # closed after the failure; the rest ran here
+    finally:
+        judge.close()
+    assert [r.status for r in out] == [JudgeStatus.OK] * len(rows)
+    assert [_scored(it, r) for it, r in zip(rows, out)] == [together[it.id.split("~")[0]] for it in rows]
+
+
+def test_workers_need_the_judges_own_encoder():
+    from rag_eval.judges.encoder import JudgeEncoder
+
+    assert LocalJudge(workers=3).workers == 3
+    assert LocalJudge(embedder=JudgeEncoder(cache_size=8), workers=3).workers == 1
+    with pytest.raises(ValueError, match="workers"):
+        LocalJudge(workers=0)
