@@ -214,10 +214,10 @@ def _speed_tables(rows: list[dict], n_speed: int) -> None:
         print(f"| {label} | {run['rows']} | {run['ok']} | {run['seconds']:.1f} | {run['rows_per_s']:.1f} | "
               f"{run['machine_cpu_ms_per_row']:.1f} | {TARGET_ROWS_PER_S:.0f} | "
               f"{run['rows_per_s'] / TARGET_ROWS_PER_S:.2f} |")
-    print("\n(end to end, CPU ms/row is the whole machine's busy CPU during the command: its worker "
-          "processes are not its children)\n")
     print(f"| ceiling: every embedding cached (features, heads, labels) | 200 |  |  | "
           f"{speed['warm_rows_per_s']:.0f} |  |  |  |\n")
+    print("End to end, CPU ms/row is the whole machine's busy CPU during the command (its worker processes are "
+          "not its children).\n")
     print(f"peak RSS of the library run: {speed['peak_rss_mb']:.0f} MB; of the `rag-eval judge` process: "
           f"{cli['peak_rss_mb']:.0f} MB (ru_maxrss: a forked child starts from this process's own peak, so this is "
           "an upper bound; /usr/bin/time -v gives the command's alone)\n", flush=True)
