@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -183,7 +184,9 @@ def _local(spec: JudgeSpec) -> Judge:
     from rag_eval.judges.local import LocalJudge
 
     try:
-        return LocalJudge(model_path=spec.model_path, calibration=spec.calibration, workers=spec.workers or 1)
+        # A worker process builds its judge here too, from the same spec (one process each).
+        return LocalJudge(model_path=spec.model_path, calibration=spec.calibration, workers=spec.workers or 1,
+                          worker_judge=partial(_local, replace(spec, workers=1)))
     except (OSError, ValueError, KeyError) as err:  # no model, no calibration, a calibration of another model
         raise JudgeUsageError(f"cannot load the local judge: {str(err).splitlines()[0] if str(err) else err!r}") from err
 

@@ -463,21 +463,22 @@ class LocalJudge:
     """
 
     def __init__(self, model_path: str | Path | None = None, embedder=None, chunk_size: int = CHUNK_SIZE,
-                 calibration: str | dict[str, Any] | None = None, workers: int = 1):
+                 calibration: str | dict[str, Any] | None = None, workers: int = 1,
+                 worker_judge: Callable[[], Any] | None = None):
         if chunk_size < 1:
             raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
+        if workers > 1 and worker_judge is None:
+            raise ValueError("workers > 1 needs worker_judge, how a worker process builds this judge: "
+                             "build_judge('local', workers=N) passes it")
         self.model = LocalModel.load(model_path)
-        self._model_path = None if model_path is None else str(model_path)
-        self._calibration: dict[str, Any] | None = None  # the loaded calibration, what a worker process gets
         self.name = f"local:{self.model.version}"
         self.calibration: dict[str, Any] | None = None
         if calibration is not None:  # a name under $RAG_EVAL_HOME/calibrations, or the loaded JSON
             from rag_eval.judges.calibration import apply_calibration, load_calibration
 
             cal = load_calibration(calibration) if isinstance(calibration, str) else dict(calibration)
-            self._calibration = cal
             base = cal.get("base_version")
             if base is not None and str(base) != self.model.version:
                 # Its intercept shifts were fitted against another model's heads.
@@ -493,6 +494,7 @@ class LocalJudge:
         # Worker processes judge part of every batch (a process has one GIL, and features are
         # Python): only with the judge's own encoder, which a worker can build for itself.
         self.workers = workers if embedder is None else 1
+        self._worker_judge = worker_judge  # picklable: the judge factory's builder and this judge's spec
         self._pool: Any = None
 
     @property
@@ -543,7 +545,10 @@ class LocalJudge:
                 # The first full batch is judged here while the workers start (a fresh
                 # interpreter each, through a fork server: none of this process's threads
                 # or state is copied); a smaller input never pays for them.
-                self._pool = _start_workers(self.workers - 1, self._model_path, self._calibration)
+                try:
+                    self._pool = _start_workers(self.workers - 1, self._worker_judge)
+                except Exception:  # noqa: BLE001 - e.g. no working sem_open: everything is judged here
+                    self.workers = 1
                 results.extend(self._judge_chunk(chunk))
             elif self._pool is not None:
                 results.extend(self._judge_shared(chunk))
@@ -651,23 +656,27 @@ class LocalJudge:
 _worker_judge: LocalJudge | None = None  # in a worker process: the judge it runs
 
 
-def _start_workers(n: int, model_path: str | None, calibration: dict[str, Any] | None) -> Any:
-    """``n`` worker processes, each loading the same model (and calibration) once; a task
-    is queued at once so they start loading while the caller warms up its own encoder."""
+def _start_workers(n: int, build: Any) -> Any:
+    """``n`` worker processes, each building the same judge once with ``build`` (the judge
+    factory's builder and spec: model and calibration); a task is queued at once so they
+    start loading at once."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("forkserver"),
-                               initializer=_init_worker, initargs=(model_path, calibration))
+                               initializer=_init_worker, initargs=(build,))
     for _ in range(n):
         pool.submit(_worker_ready)
     return pool
 
 
-def _init_worker(model_path: str | None, calibration: dict[str, Any] | None) -> None:
+def _init_worker(build: Callable[[], Any]) -> None:
     global _worker_judge
-    _worker_judge = LocalJudge(model_path, calibration=calibration)
-    _worker_judge.start()
+    judge = build()
+    if not isinstance(judge, LocalJudge):
+        raise TypeError(f"a local judge's worker got a {type(judge).__name__}")
+    judge.start()
+    _worker_judge = judge
 
 
 def _worker_ready() -> bool:

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from rag_eval.judges.base import Judge
+from rag_eval.judges.factory import build_judge
 from rag_eval.judges.features import RESP_FEATURES
 from rag_eval.judges.local import MODEL_DIR, SUPPORT_FEATURES, LocalJudge, LocalModel
 from rag_eval.metrics.trace import score_item
@@ -278,7 +279,8 @@ def test_worker_processes_give_every_row_the_labels_this_process_gives(items, re
     of the one-process judge, in input order."""
     together = {it.id: _scored(it, r) for it, r in zip(items, results)}
     rows = _copies(items, 7)  # 98 rows: batches of 32, 32, 32, 2
-    judge = LocalJudge(chunk_size=32, workers=2)
+    judge = build_judge("local", workers=2)
+    judge.chunk_size = 32
     try:
         out = judge.judge(rows)
         assert judge._pool is not None  # the workers took part
@@ -297,7 +299,8 @@ def test_a_dead_worker_loses_no_row(items, results):
 
     together = {it.id: _scored(it, r) for it, r in zip(items, results)}
     rows = _copies(items, 5)
-    judge = LocalJudge(chunk_size=32, workers=2)
+    judge = build_judge("local", workers=2)
+    judge.chunk_size = 32
     try:
         judge.judge(rows[:32])  # starts the worker
         for future in [judge._pool.submit(int, 0)]:
@@ -312,10 +315,13 @@ def test_a_dead_worker_loses_no_row(items, results):
     assert [_scored(it, r) for it, r in zip(rows, out)] == [together[it.id.split("~")[0]] for it in rows]
 
 
-def test_workers_need_the_judges_own_encoder():
+def test_workers_need_the_judges_own_encoder_and_the_factory():
     from rag_eval.judges.encoder import JudgeEncoder
 
-    assert LocalJudge(workers=3).workers == 3
-    assert LocalJudge(embedder=JudgeEncoder(cache_size=8), workers=3).workers == 1
+    assert build_judge("local", workers=3).workers == 3
+    assert build_judge("local").workers == 1
+    assert LocalJudge(embedder=JudgeEncoder(cache_size=8), workers=3, worker_judge=LocalJudge).workers == 1
     with pytest.raises(ValueError, match="workers"):
         LocalJudge(workers=0)
+    with pytest.raises(ValueError, match="build_judge"):
+        LocalJudge(workers=2)  # a worker process would not know how to build this judge
