@@ -672,6 +672,12 @@ def _start_workers(n: int, build: Any) -> Any:
 
 def _init_worker(build: Callable[[], Any]) -> None:
     global _worker_judge
+    import signal
+
+    # Ctrl-C reaches every process of the terminal's group: the command's handler cancels
+    # the run (the rows not yet judged end `cancelled`) and closes the pool; a worker
+    # interrupted mid-batch would instead fail that batch.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     judge = build()
     if not isinstance(judge, LocalJudge):
         raise TypeError(f"a local judge's worker got a {type(judge).__name__}")
