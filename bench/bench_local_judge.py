@@ -218,8 +218,8 @@ def _speed_tables(rows: list[dict], n_speed: int) -> None:
           f"{speed['warm_rows_per_s']:.0f} |  |  |  |\n")
     print("End to end, CPU ms/row is the whole machine's busy CPU during the command (its worker processes are "
           "not its children).\n")
-    print(f"peak RSS of the library run: {speed['peak_rss_mb']:.0f} MB; of the `rag-eval judge` process: "
-          f"{cli['peak_rss_mb']:.0f} MB (ru_maxrss: a forked child starts from this process's own peak, so this is "
+    print(f"peak RSS of the library run: {speed['peak_rss_mb']:.0f} MB; of the `rag-eval judge` process (without its "
+          f"worker processes): {cli['peak_rss_mb']:.0f} MB (ru_maxrss: a forked child starts from this process's own peak, so this is "
           "an upper bound; /usr/bin/time -v gives the command's alone)\n", flush=True)
 
 

@@ -86,7 +86,7 @@ def _echo_invalid(entries) -> None:
 
 #: ``--workers`` of ``rag-eval judge`` and ``rag-eval run``: the local judge's processes.
 workers_option = click.option(
-    "--workers", type=click.IntRange(min=1), default=None,
+    "--workers", type=click.IntRange(min=1), default=None, callback=lambda ctx, param, value: value or local_workers(),
     help=f"Processes the local judge uses on this machine [default: one per core, at most {LOCAL_WORKERS_MAX}].")
 
 
@@ -227,7 +227,7 @@ judge_option_option = click.option(
 @workers_option
 def judge_command(file: Path | None, out: Path | None, kind: str, mode: str, samples: int, consistency_check: bool,
                   model_path: Path | None, dry_run: bool, ray_address: str | None, ray_workers: int,
-                  workers: int | None,
+                  workers: int,
                   calibrate: Path | None, cal_name: str | None, cal_seed: int, force: bool,
                   metrics: list[str] | None, judge_option: dict[str, Any] | None, **llm_options: Any) -> None:
     """Label every row of FILE with a judge and score TRACe.
@@ -286,7 +286,7 @@ def judge_command(file: Path | None, out: Path | None, kind: str, mode: str, sam
             return
         judge = build_judge_or_exit(kind, ray_address, ray_workers,
                                     model_path=str(model_path) if model_path else None, options=judge_option,
-                                    workers=workers or local_workers())
+                                    workers=workers)
     if out is None:
         raise click.UsageError("--out is required (except with --dry-run)")
     if ray_address and kind == "llm":

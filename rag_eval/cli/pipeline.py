@@ -20,7 +20,6 @@ import click
 from rag_eval.cli.exits import Interrupted, Unavailable
 from rag_eval.cli.gate_options import apply_gate, gate_options, request_from
 from rag_eval.cli.judge import metrics_option, workers_option
-from rag_eval.judges.base import local_workers
 from rag_eval.metrics.registry import TRACE_METRICS
 from rag_eval.metrics.report_fields import REPORT_FIELDS
 
@@ -214,7 +213,7 @@ def run(dataset, config_path, collection, name, resume_run, ray_address, ray_wor
     gate = request_from(gate_kwargs)
     config = _load_config(config_path, {})
     judge = build_judge_or_exit(config.judge, ray_address, ray_workers,  # before any row: a bad judge runs nothing
-                                workers=workers or local_workers())
+                                workers=workers)
     try:
         source, path = _run_source(dataset, config, collection, judge, judge_only)
         store = _store(db)

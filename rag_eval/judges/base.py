@@ -25,7 +25,7 @@ ProgressCallback = Callable[[int, int], None]  # (done, total)
 BATCH_ROWS = 64
 #: The local judge's processes on the command line when not told (``--workers``): one per
 #: core, at most this many. Each is a Python process with its own GIL (the judge's features
-#: are Python) and ~150 MB; the dashboard and the Python API use one unless asked.
+#: are Python) and ~180 MB; the dashboard and the Python API use one unless asked.
 LOCAL_WORKERS_MAX = 4
 
 
