@@ -62,22 +62,6 @@ def view_from_result(
     )
 
 
-def item_from_record(record: dict[str, Any]) -> EvalItem:
-    """The judged item of a stored run record. Records that kept the keyed sentences
-    (``item``) are used as stored; pipeline records are re-keyed from their chunks and
-    answer exactly as the pipeline keyed them (``runs.ask.build_item``)."""
-    stored = record.get("item")
-    if isinstance(stored, dict) and stored.get("documents_sentences") is not None:
-        return item_from_row({"id": record.get("item_id"), "question": record.get("question"), **stored})
-    from rag_eval.rag.retrieve import RetrievedChunk
-    from rag_eval.runs.ask import build_item
-
-    chunks = [RetrievedChunk.from_dict(c) for c in record.get("chunks") or []]
-    chosen = (record.get("generator") or {}).get("sentences") or None  # the extractive answer's own sentences
-    return build_item(str(record.get("item_id")), str(record.get("question") or ""), chunks,
-                      str(record.get("answer") or ""), response_sentences=chosen)
-
-
 def scores_from_record(record: dict[str, Any]) -> TraceScores | None:
     trace = record.get("trace")
     if not isinstance(trace, dict):
@@ -88,6 +72,8 @@ def scores_from_record(record: dict[str, Any]) -> TraceScores | None:
 
 def view_from_record(record: dict[str, Any], run_label: str = "") -> SupportView:
     """A stored run item (run store record) as a support-map view."""
+    from rag_eval.labels.store import item_from_record  # the one rebuild of a record's item (the run store's)
+
     labels = record.get("labels")
     title = f"{run_label} · {record.get('item_id')}" if run_label else str(record.get("item_id"))
     return SupportView(

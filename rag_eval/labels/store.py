@@ -66,9 +66,10 @@ def review_progress(store: RunStore, run_id: str) -> Progress:
 
 
 def item_from_record(record: dict[str, Any]) -> EvalItem:
-    """The judged item of a stored run record (as the support map shows it): records
-    that kept their keyed sentences are used as stored; pipeline records are re-keyed
-    from their chunks and answer exactly as the pipeline keyed them."""
+    """The judged item of a stored run record (the support map shows it, a review keys its
+    labels to it): records that kept their keyed sentences (``item``) are used as stored;
+    pipeline records are re-keyed from their chunks and answer exactly as the pipeline
+    keyed them (``runs.ask.build_item``, with the extractive answer's own sentences)."""
     stored = record.get("item")
     if isinstance(stored, dict) and stored.get("documents_sentences") is not None:
         return item_from_row({"id": record.get("item_id"), "question": record.get("question"), **stored})
@@ -76,8 +77,9 @@ def item_from_record(record: dict[str, Any]) -> EvalItem:
     from rag_eval.runs.ask import build_item
 
     chunks = [RetrievedChunk.from_dict(c) for c in record.get("chunks") or []]
+    chosen = (record.get("generator") or {}).get("sentences") or None  # the extractive answer's own sentences
     return build_item(str(record.get("item_id")), str(record.get("question") or ""), chunks,
-                      str(record.get("answer") or ""))
+                      str(record.get("answer") or ""), response_sentences=chosen)
 
 
 def item_from_label_set(label_set: dict[str, Any]) -> EvalItem:

@@ -31,9 +31,8 @@ def _store_hostile_runs() -> dict[str, str]:
     local judge. Tags, notes, a review and a saved dataset with hostile names too."""
     from rag_eval.config import data_dir
     from rag_eval.demo import DEMO_COLLECTION, load_demo, load_labelled_sample
-    from rag_eval.display.views import item_from_record
     from rag_eval.judges.registry import make_judge
-    from rag_eval.labels.store import save_review
+    from rag_eval.labels.store import item_from_record, save_review
     from rag_eval.rag.config import default_config
     from rag_eval.runs.judge_only import judge_dataset
     from rag_eval.runs.runner import run_dataset

@@ -79,8 +79,7 @@ def _judged_run(rows: int = 3) -> str:
 
 
 def test_review_queue_drops_reviewed_rows_and_start_moves_on(rag_eval_home, local_judge_ready):
-    from rag_eval.display.views import item_from_record
-    from rag_eval.labels.store import save_review
+    from rag_eval.labels.store import item_from_record, save_review
     from rag_eval.runs.store import RunStore
     from rag_eval.schema import Labels
 
