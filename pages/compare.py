@@ -13,7 +13,7 @@ import streamlit as st
 from rag_eval.display.views import view_from_record
 from rag_eval.judges import expected_error
 from rag_eval.metrics.registry import TRACE_METRICS
-from rag_eval.runs.compare import config_diff, format_diff, judge_error_notes
+from rag_eval.runs.compare import differences_message, format_diff, judge_error_notes, run_diff
 from rag_eval.ui import charts, components, data, frames, run_charts, run_views, state
 from rag_eval.ui.help import glossary, metric_help, metric_label
 from rag_eval.ui.markdown import md
@@ -58,7 +58,7 @@ def render_config_diff(chosen: list[dict], labels: dict[str, str]) -> None:
     base = chosen[0]
     lines = []
     for run in chosen[1:]:
-        diff = format_diff(config_diff(base.get("config") or {}, run.get("config") or {}))
+        diff = format_diff(run_diff(base, run))
         changes = ", ".join(md("{}", d) for d in diff) if diff else "same configuration"
         lines.append(md("- **{} → {}**: ", labels[base["id"]], labels[run["id"]]) + changes)
         if run_views.dataset_key(run) != run_views.dataset_key(base):
@@ -104,7 +104,7 @@ def render_metrics(result: dict, labels: dict[str, str]) -> None:
                    + ", ".join(md("{}", metric_label(m)) for m in result["left_out"]) + ".")
     with st.expander("All metrics with intervals and coverage, and what each means"):
         st.markdown(glossary([*table["metric"], "coverage", "ci"]))
-        shown = table.assign(run=table["run"].map(labels), metric=table["metric"].map(metric_label))
+        shown = frames.with_reasons(table.assign(run=table["run"].map(labels), metric=table["metric"].map(metric_label)))
         components.draw_table(shown, key=f"{PAGE}.metrics_table")
     if result["paired"]:
         st.markdown("**Paired differences against the baseline** (same questions, both scored; every metric above)",
@@ -129,10 +129,11 @@ def render_costs(chosen: list[dict], labels: dict[str, str]) -> None:
 
 def render_differences(result: dict, labels: dict[str, str]) -> None:
     st.subheader("Questions whose scores differ most")
-    diffs = frames.differing_questions(result["differences"])
-    if diffs.empty:
-        st.info("No question was scored by both the baseline and another run.")
+    empty = differences_message(result)
+    if empty:
+        st.info(empty)
         return
+    diffs = frames.differing_questions(result["differences"])
     components.draw_table(diffs.assign(run=diffs["run"].map(labels), metric=diffs["metric"].map(metric_label)),
                           key=f"{PAGE}.differences")
     options = list(range(len(diffs)))
@@ -168,9 +169,9 @@ def main() -> None:
     result = data.comparison(data.where(), tuple(chosen_ids), tuple(data.run_stamp(r) for r in chosen),
                              st.session_state.get(K_CUTOFF))
     render_metrics(result, labels)
-    notes = judge_error_notes(chosen, result["paired"])
+    notes = judge_error_notes(chosen, result["paired"], data.compared_items(chosen), data.reviewed_scores(chosen_ids))
     for line in [expected_error.run_caption(r) for r in chosen] + notes:
-        st.caption(md("{}", line))  # every mean beside its judge's expected error; differences within the judges' band
+        st.caption(md("{}", line))  # every mean beside its judge's expected error; the judge and each difference
     render_differences(result, labels)
 
 

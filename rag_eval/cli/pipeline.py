@@ -407,7 +407,8 @@ def compare(run_refs, metrics, cutoff, top, as_json, db) -> None:
     against the first run, and the questions that changed most. Retrieval metrics are
     compared at one cut-off k every run reaches (hit@2 of a top-2 run is never set beside
     hit@5 of a top-5 run), as on the Compare page."""
-    from rag_eval.runs.compare import compare_at_cutoff, compare_runs, judge_error_notes
+    from rag_eval.labels.store import reviewed_scores
+    from rag_eval.runs.compare import compare_at_cutoff, compare_runs, differences_message, judge_error_notes
 
     if len(run_refs) < 2:
         raise click.ClickException("compare needs at least two runs")
@@ -422,7 +423,7 @@ def compare(run_refs, metrics, cutoff, top, as_json, db) -> None:
             raise click.UsageError(f"-k {cutoff}: not a cut-off every run reaches (choose one of "
                                    f"{', '.join(map(str, result.get('cutoffs') or [])) or 'none: a run has no ranking'})")
     runs = [store.get_run(i) for i in ids]
-    result["judge_error_notes"] = judge_error_notes(runs, result["paired"])
+    result["judge_error_notes"] = judge_error_notes(runs, result["paired"], items, reviewed_scores(store, ids))
     if as_json:
         click.echo(json.dumps(result, indent=1, default=str))
         return
@@ -442,7 +443,10 @@ def compare(run_refs, metrics, cutoff, top, as_json, db) -> None:
                         p["n_pairs"]) for p in result["paired"]]))
     for note in result["judge_error_notes"]:
         click.echo(f"note: {note}")
-    if top:
+    empty = differences_message(result)
+    if top and empty:
+        click.echo(f"\n{empty}")
+    elif top:
         click.echo(f"\nLargest per-question differences (top {top}):\n")
         click.echo(_table(["item", "metric", "run", "baseline", "other", "difference", "question"],
                           [(d["item_id"], d["metric"], d["run"], d["base"], d["other"], d["difference"],

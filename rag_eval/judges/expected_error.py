@@ -21,7 +21,6 @@ the pages and the report all show the same thing.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from rag_eval.metrics.registry import TRACE_METRICS
@@ -180,57 +179,6 @@ def summary_lines(expected: dict[str, Any], means: dict[str, float | None] | Non
         lines.append(head + describe(expected, metric))
     lines.append(f"judge error basis: {expected.get('basis', 'unknown')}")
     return lines
-
-
-#: The two-sided 95% normal quantile.
-Z95 = 1.959963984540054
-
-
-def same_judge(expected_a: dict[str, Any], expected_b: dict[str, Any]) -> bool:
-    """Whether two runs were scored by one judge (same name, calibration included), so a
-    bias the judge has in common cancels in their paired difference."""
-    name_a, name_b = expected_a.get("judge"), expected_b.get("judge")
-    return bool(name_a) and name_a == name_b and expected_a.get("source") == expected_b.get("source")
-
-
-def difference_band(metric: str, n_pairs: int, n_changed: int, expected_a: dict[str, Any],
-                    expected_b: dict[str, Any]) -> float | None:
-    """Half-width of the 95% band that the judges' own errors put on a *paired difference of
-    means* over ``n_pairs`` questions, ``n_changed`` of which scored differently; None when a
-    judge's error is unknown.
-
-    A judge's per-row error is a bias plus a random part. Scored by one judge, the bias is
-    shared by both runs and cancels in the paired difference; the random parts of the
-    changed pairs do not, and they average out as 1/n: band = z * sqrt(m * (e_a² + e_b²)) / n,
-    with m changed pairs and the per-row errors e as the bound of each random part (a per-row
-    RMSE is at least the residuals' spread, so the band errs on the wide side). A pair whose
-    score did not change carries no judge disagreement, and identical runs get a band of 0.
-    Scored by two judges, their biases need not cancel: the per-row errors bound them,
-    sqrt(e_a² + e_b²), added to the random part."""
-    err_a, err_b = metric_error(expected_a, metric), metric_error(expected_b, metric)
-    if err_a is None or err_b is None or n_pairs <= 0:
-        return None
-    random_part = Z95 * math.sqrt(max(0, n_changed) * (err_a ** 2 + err_b ** 2)) / n_pairs
-    if same_judge(expected_a, expected_b):
-        return random_part
-    return random_part + math.sqrt(err_a ** 2 + err_b ** 2)
-
-
-def difference_note(metric: str, difference: float | None, n_pairs: int, n_changed: int,
-                    expected_a: dict[str, Any], expected_b: dict[str, Any]) -> str | None:
-    """A sentence when a paired difference of means (``run - baseline``) lies inside the band
-    of :func:`difference_band`, so it may be the judges' rather than the systems'. None when
-    it lies outside, when nothing changed, or when a judge's error is unknown."""
-    if difference is None or n_changed <= 0:
-        return None
-    band = difference_band(metric, n_pairs, n_changed, expected_a, expected_b)
-    if band is None or band <= 0 or abs(difference) > band:
-        return None
-    how = ("one judge: its shared bias cancels, the random part of the changed pairs does not"
-           if same_judge(expected_a, expected_b) else "two judges: their biases need not cancel")
-    return (f"{metric.replace('_', ' ')}: the difference {difference:+.3f} lies within the judge error of a paired "
-            f"difference (± {band:.3f}, 95%; {n_changed} of {n_pairs} questions changed; {how}): it may come "
-            "from the judge rather than the systems; confirm on reviewed rows")
 
 
 def run_caption(run: dict[str, Any]) -> str:

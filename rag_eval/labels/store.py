@@ -7,6 +7,7 @@ earlier saves remain as history.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +45,16 @@ def latest_review(store: RunStore, run_id: str, item_id: str, reviewer: str) -> 
 def reviews(store: RunStore, run_id: str, reviewer: str | None = None) -> list[dict[str, Any]]:
     """The current label set of every reviewed item (per reviewer) of a run."""
     return store.human_labels(run_id, reviewer=reviewer)
+
+
+def reviewed_scores(store: RunStore, run_ids: Sequence[str]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per run, item id -> the reviewer's scores of the item: TRACe recomputed from the
+    current human label set (the latest save of any reviewer, the truth agreement uses) and
+    the per-item metrics the reviewer scored. What Compare sets against the judge's scores."""
+    from rag_eval.labels.agreement import reference_sets
+
+    return {run_id: {str(s["item_id"]): {**(s.get("scores") or {}), **(s.get("metrics") or {})}
+                     for s in reference_sets(reviews(store, run_id))} for run_id in run_ids}
 
 
 @dataclass(frozen=True, slots=True)

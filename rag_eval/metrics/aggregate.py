@@ -19,7 +19,7 @@ comparisons, agreement against ground truth).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -213,3 +213,38 @@ class MeanTally:
         _check_confidence(confidence)
         low, high, why = normal_interval(self._mean, self._m2 / (self.n - 1), self.n, confidence)
         return MeanWithCoverage(self._mean, low, high, self.n, coverage_fraction(self.n, total), why)
+
+
+def mean_difference_interval(
+    first: Mapping[Any, float], second: Mapping[Any, float], *, n_boot: int = DEFAULT_N_BOOT,
+    confidence: float = DEFAULT_CONFIDENCE, seed: int = DEFAULT_SEED,
+) -> tuple[float | None, float | None, float | None, str | None]:
+    """``mean(second) - mean(first)`` of two samples keyed by unit (e.g. item id), with a
+    bootstrap interval that resamples *units*: a unit in both samples is drawn as one, so
+    the pairing is kept where it exists and the samples are independent where it does not.
+    Returns ``(difference, low, high, reason)``; without a value on one side there is no
+    difference, and each side needs :data:`MIN_ROWS_FOR_INTERVAL` values for an interval."""
+    a, b = finite(first.values()), finite(second.values())
+    if not a or not b:
+        return None, None, None, "no value on one side"
+    difference = float(np.mean(b) - np.mean(a))
+    if min(len(a), len(b)) < MIN_ROWS_FOR_INTERVAL:
+        return difference, None, None, f"too few rows for a bootstrap ({min(len(a), len(b))})"
+    units = sorted(set(first) | set(second), key=str)
+    x = np.array([_or_nan(first.get(u)) for u in units])
+    y = np.array([_or_nan(second.get(u)) for u in units])
+
+    def side_mean(values: np.ndarray) -> np.ndarray:
+        present = ~np.isnan(values)
+        count = present.sum(axis=1)
+        total = np.where(present, values, 0.0).sum(axis=1)
+        return np.where(count > 0, total / np.maximum(count, 1), np.nan)  # NaN: a resample without that side
+
+    low, high, why = bootstrap_ci(lambda idx: side_mean(y[idx]) - side_mean(x[idx]), len(units), n_boot=n_boot,
+                                  confidence=confidence, rng=np.random.default_rng(seed))
+    return difference, low, high, why
+
+
+def _or_nan(value: Any) -> float:
+    kept = finite([value])
+    return kept[0] if kept else math.nan

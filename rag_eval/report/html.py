@@ -41,7 +41,7 @@ from rag_eval.metrics.report_fields import (
     rmse_band,
 )
 from rag_eval.report.defaults import DEFAULT_WORST
-from rag_eval.runs.compare import compare_at_cutoff, judge_error_notes, metric_table
+from rag_eval.runs.compare import compare_at_cutoff, differences_message, judge_error_notes, metric_table
 from rag_eval.runs.item_fields import item_report_fields, run_diagnosis
 from rag_eval.runs.stats import summarize_items
 from rag_eval.text.numbers import Unit, format_number
@@ -83,8 +83,6 @@ details.row>summary{cursor:pointer} details.row[open]>summary{margin-bottom:0.4e
 {% endfor %}</table>
 <p class="muted">Expected judge error (how far a row's score may be from a careful label, per row; docs/local-judge.md):</p>
 <ul>{% for r in runs %}<li>{{ r.label }}: {{ r.expected_error }}</li>{% endfor %}</ul>
-{% if expected_error_notes %}<p class="muted">Differences the judges' own error could explain (95% band of a paired difference):</p>
-<ul>{% for n in expected_error_notes %}<li>{{ n }}</li>{% endfor %}</ul>{% endif %}
 {{ charts.metrics }}
 </section>
 
@@ -143,10 +141,12 @@ details.row>summary{cursor:pointer} details.row[open]>summary{margin-bottom:0.4e
 <table><tr><th>metric</th><th>run</th><th>mean difference</th><th>95% CI</th><th>pairs</th></tr>
 {% for p in comparison.paired %}<tr><td>{{ p.metric }}</td><td>{{ p.run }}</td><td class="num">{{ p.diff }}</td><td class="num">{{ p.ci }}</td><td class="num">{{ p.n }}</td></tr>
 {% endfor %}</table>
+{% if expected_error_notes %}<p class="muted">The judge and these differences:</p>
+<ul>{% for n in expected_error_notes %}<li>{{ n }}</li>{% endfor %}</ul>{% endif %}
 <h3>Largest per-question differences</h3>
-<table><tr><th>item</th><th>metric</th><th>run</th><th>baseline</th><th>other</th><th>difference</th><th>question</th></tr>
+{% if comparison.empty %}<p class="note">{{ comparison.empty }}</p>{% else %}<table><tr><th>item</th><th>metric</th><th>run</th><th>baseline</th><th>other</th><th>difference</th><th>question</th></tr>
 {% for d in comparison.differences %}<tr><td class="ids">{{ d.item_id }}</td><td>{{ d.metric }}</td><td>{{ d.run }}</td><td class="num">{{ d.base }}</td><td class="num">{{ d.other }}</td><td class="num">{{ d.difference }}</td><td>{{ d.question }}</td></tr>
-{% endfor %}</table>
+{% endfor %}</table>{% endif %}
 {% else %}<p class="note">One run in this report: pass several runs to compare them.</p>{% endif %}
 </section>
 </body></html>
@@ -293,9 +293,12 @@ def build_report(
     worst: int = DEFAULT_WORST,
     title: str | None = None,
     generated: str | None = None,
+    reviewed: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
 ) -> str:
     """The report as one HTML string. ``runs`` are run records (the first is the
-    comparison baseline); ``items_by_run`` maps each run id to its item records."""
+    comparison baseline); ``items_by_run`` maps each run id to its item records;
+    ``reviewed`` the reviewers' scores per run (``labels.store.reviewed_scores``), which
+    measure a judge bias that differs between the compared runs."""
     from importlib.metadata import PackageNotFoundError
     from importlib.metadata import version as package_version
 
@@ -347,8 +350,9 @@ def build_report(
     comparison, notes = None, []
     if len(runs) >= 2:
         result = compare_at_cutoff({r["id"]: list(items_by_run[r["id"]]) for r in runs})  # retrieval at one k
-        notes = judge_error_notes(runs, result["paired"])
+        notes = judge_error_notes(runs, result["paired"], items_by_run, reviewed or {})
         comparison = {
+            "empty": differences_message(result),
             "baseline": labels[runs[0]["id"]],
             "paired": [{"metric": p["metric"], "run": labels.get(p["run"], p["run"]), "diff": format_number(p["mean_difference"], signed=True),
                         "ci": _ci(p["ci_low"], p["ci_high"]), "n": p["n_pairs"]} for p in result["paired"]],
@@ -372,7 +376,10 @@ def write_report(store: Any, run_refs: Sequence[str], path: str | Path, *, worst
     """Build the report of ``run_refs`` (ids, id prefixes or names) from ``store`` and write it."""
     ids = [store.resolve_run_id(ref) for ref in run_refs]
     runs = [store.get_run(i) for i in ids]
-    html_text = build_report(runs, {i: store.items(i) for i in ids}, worst=worst)
+    from rag_eval.labels.store import reviewed_scores
+
+    html_text = build_report(runs, {i: store.items(i) for i in ids}, worst=worst,
+                             reviewed=reviewed_scores(store, ids) if len(ids) > 1 else None)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(html_text, encoding="utf-8")

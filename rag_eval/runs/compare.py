@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rag_eval.metrics.aggregate import finite, mean_interval
+from rag_eval.metrics.aggregate import finite, mean_difference_interval, mean_interval
 from rag_eval.metrics.registry import TRACE_SCORES, stored_value
 from rag_eval.runs.stats import mean_with_ci
 
@@ -249,29 +249,126 @@ def config_summary(config: Mapping[str, Any]) -> str:
     return " · ".join(parts) or "—"
 
 
-# ---------------------------------------------------------------------- the judges' error
-def judge_error_notes(runs: Sequence[Mapping[str, Any]], paired: Sequence[Mapping[str, Any]]) -> list[str]:
-    """The paired differences (rows of :func:`paired_table`) that the judges' own error could
-    explain, as sentences naming both runs: the one rule that the Compare page, ``rag-eval
-    compare`` and the HTML report apply (``judges.expected_error.difference_note`` says how
-    the band is computed). Runs with identical configurations get no note: whatever differs
-    between them is the judge's or the sample's, never the systems'."""
-    from rag_eval.judges import expected_error
+# ---------------------------------------------------------------------- what a run does
+#: ``meta.kind`` of a run that judged the responses its rows carried (no retrieval, no generation)
+JUDGE_ONLY = "judge-given-responses"
 
+
+def _acting(run: Mapping[str, Any]) -> tuple[bool, dict[str, Any]]:
+    """Whether ``run`` judged given responses, and the part of its configuration that acted:
+    a judge-only run stores the whole configuration, but only its judge did anything."""
+    config = dict(run.get("config") or {})
+    if (run.get("meta") or {}).get("kind") == JUDGE_ONLY:
+        return True, {"judge": config.get("judge") or {}}
+    return False, config
+
+
+def run_diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """What differs between what two runs did, as :func:`config_diff` rows. Beside a RAG run,
+    a judge-only run differs first in where its responses came from (``responses: retrieved
+    and generated (dense top-5 · extractive) → given by the dataset``), then in its judge's
+    settings; its stored retrieval and generator settings never acted, so they never count."""
+    judge_only_a, acting_a = _acting(before)
+    judge_only_b, acting_b = _acting(after)
+    if judge_only_a == judge_only_b:
+        return config_diff(acting_a, acting_b)
+
+    def responses(judge_only: bool, acting: Mapping[str, Any]) -> str:
+        if judge_only:
+            return "given by the dataset"
+        return f"retrieved and generated ({config_summary({k: v for k, v in acting.items() if k != 'judge'})})"
+
+    return [{"path": "responses", "before": responses(judge_only_a, acting_a),
+             "after": responses(judge_only_b, acting_b)},
+            *config_diff({"judge": acting_a.get("judge") or {}}, {"judge": acting_b.get("judge") or {}})]
+
+
+def differences_message(result: Mapping[str, Any]) -> str | None:
+    """What stands in place of the per-question differences when none is listed, agreeing
+    with the paired table beside it (None when some question differs): questions scored by
+    both runs that all scored the same are not "no question scored by both"."""
+    if result.get("differences"):
+        return None
+    pairs = max((int(p.get("n_pairs") or 0) for p in result.get("paired") or ()), default=0)
+    if pairs:
+        return (f"No question differs: each of the {pairs} question(s) scored by both the baseline and another run "
+                "got the same score on every metric compared.")
+    return "No question was scored by both the baseline and another run."
+
+
+# ---------------------------------------------------------------------- the judge and a difference
+def judge_residuals(items: Sequence[Mapping[str, Any]], reviewed: Mapping[str, Mapping[str, Any]],
+                    metric: str) -> dict[str, float]:
+    """Item id -> the judge's score of ``metric`` minus the reviewer's, on the run's items
+    that both scored (a failed item has no judge score and is left out, never a 0)."""
+    out = {}
+    for item in items:
+        human = reviewed.get(str(item.get("item_id")))
+        judged = _value(dict(item), metric) if human else None
+        truth = finite([human.get(metric)]) if human else []
+        if judged is not None and truth:
+            out[str(item["item_id"])] = judged - truth[0]
+    return out
+
+
+#: Where the reviewed rows a judge bias is measured on come from (the Compare notes say it).
+HOW_TO_REVIEW = ("Judges page → Review queue, then Save review in the support map; or `rag-eval labels queue RUN`, "
+                 "then `rag-eval labels import FILE --run RUN --reviewer NAME`")
+
+
+def judge_error_notes(runs: Sequence[Mapping[str, Any]], paired: Sequence[Mapping[str, Any]],
+                      items_by_run: Mapping[str, Sequence[Mapping[str, Any]]],
+                      reviewed: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> list[str]:
+    """What the judge may have to do with each paired difference (rows of :func:`paired_table`)
+    of a judge-scored metric: the one rule of the Compare page, ``rag-eval compare`` and the
+    HTML report. ``reviewed``: per run id, item id -> the reviewer's scores
+    (``labels.store.reviewed_scores``).
+
+    The judge's *random* error never explains a difference: every per-question difference
+    already contains it, so the paired interval does too. What can is a *bias* that differs
+    between the configurations (completeness judged against more context at a larger k),
+    and only reviewed rows of both runs measure it: per run, the residuals judge - reviewer
+    on its reviewed rows; their difference of means (run - baseline) with a bootstrap
+    interval over the reviewed questions. A difference the paired interval sets apart from 0
+    "may come from the judge" when it lies inside that interval, and gets the measured bias
+    beside it when it does not. Where a pair of runs lacks
+    reviewed rows, one sentence per comparison says the bias is not measured and how to
+    measure it. Runs that did the same thing (:func:`run_diff` empty) get nothing: no bias
+    can depend on a configuration they share."""
     by_id = {str(r["id"]): r for r in runs}
-    expected = {run_id: expected_error.for_run(dict(r)) for run_id, r in by_id.items()}
-    notes = []
+    judged = set(TRACE_SCORES) | {m for scores in reviewed.values() for row in scores.values() for m in row}
+    notes: list[str] = []
+    unmeasured: dict[tuple[str, str], str] = {}
     for row in paired:
-        run, baseline = by_id.get(str(row["run"])), by_id.get(str(row["baseline"]))
-        if run is None or baseline is None:
+        run, base = by_id.get(str(row["run"])), by_id.get(str(row["baseline"]))
+        metric, difference = str(row["metric"]), row.get("mean_difference")
+        if run is None or base is None or metric not in judged or difference is None or not run_diff(base, run):
             continue
-        if not config_diff(baseline.get("config") or {}, run.get("config") or {}):
+        ids = str(base["id"]), str(run["id"])
+        pair = f"{run.get('name') or run['id']} vs {base.get('name') or base['id']} (baseline)"
+        res = [judge_residuals(items_by_run.get(i) or (), reviewed.get(i) or {}, metric) for i in ids]
+        bias, low, high, _ = mean_difference_interval(res[0], res[1])
+        if bias is None or low is None or high is None:
+            unmeasured.setdefault(ids, f"{pair}: {len(reviewed.get(ids[1]) or {})} and "
+                                       f"{len(reviewed.get(ids[0]) or {})} reviewed rows")
             continue
-        note = expected_error.difference_note(
-            str(row["metric"]), row.get("mean_difference"), int(row.get("n_pairs") or 0),
-            int(row.get("n_changed", row.get("n_pairs")) or 0), expected[str(baseline["id"])], expected[str(run["id"])])
-        if note:
-            notes.append(f"{run.get('name') or run['id']} vs {baseline.get('name') or baseline['id']} (baseline), {note}")
+        if difference == 0 or (row.get("ci_low") is not None and row["ci_low"] <= 0 <= row["ci_high"]):
+            continue  # the paired interval already allows no difference at all: nothing to explain
+        label = metric.replace("_", " ")
+        measured = (f"the judge's bias difference measured on reviewed rows ({bias:+.3f}, 95% CI [{low:+.3f}, "
+                    f"{high:+.3f}]; {len(res[1])} and {len(res[0])} reviewed rows)")
+        if low <= difference <= high:
+            notes.append(f"{pair}, {label}: the difference {difference:+.3f} lies within {measured}: it may come "
+                         "from the judge rather than the systems")
+        else:
+            notes.append(f"{pair}, {label}: {measured} does not explain the difference {difference:+.3f}")
+    if unmeasured:
+        notes.append(
+            "A judge bias that differs between configurations is not measured (" + "; ".join(unmeasured.values())
+            + "; at least 2 in each run needed). Each paired interval already contains the judge's random error; a "
+            "bias that depends on the configuration (e.g. completeness judged against more context at a larger k) "
+            f"does not show in it. To measure it, review rows of both runs ({HOW_TO_REVIEW}): the comparison then "
+            "sets the bias beside each difference.")
     return notes
 
 
@@ -329,5 +426,10 @@ def compare_at_cutoff(items_by_run: Mapping[str, Sequence[dict[str, Any]]], k: i
     else:
         metrics = available_metrics(items_by_run)
         result = compare_runs(items_by_run, metrics)
-    left_out = [m for m in all_metrics(items_by_run) if m not in metrics and m not in TRACE_SCORES]
+    present = all_metrics(items_by_run)
+    if chosen is not None:  # a run's stored ``mrr`` is over its own k retrieved: MRR at its own k
+        own = sorted({f"mrr@{own_k}" for items in items_by_run.values() if (own_k := run_cutoff(items)) is not None
+                      and any("mrr" in (i.get("retrieval") or {}) for i in items)}, key=lambda m: int(m[4:]))
+        present = [n for m in present for n in (own if m == "mrr" else [m])]
+    left_out = [m for m in present if m not in metrics and m not in TRACE_SCORES]
     return {**result, "cutoffs": cutoffs, "k": chosen, "left_out": left_out}

@@ -192,6 +192,19 @@ def comparison(location: str, run_ids: tuple[str, ...], stamps: tuple[str, ...],
     return compare_at_cutoff(items_by_run, k)
 
 
+def compared_items(runs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The compared runs' items as :func:`comparison` reads them (the same cache entries)."""
+    return {r["id"]: run_item_fields(where(), r["id"], run_stamp(r), COMPARE_FIELDS) for r in runs}
+
+
+def reviewed_scores(run_ids: list[str]) -> dict[str, dict[str, dict[str, Any]]]:
+    """The reviewers' scores of the runs' rows (``labels.store.reviewed_scores``), read on
+    every rerun: a review saved on another page counts at once."""
+    from rag_eval.labels.store import reviewed_scores as stored
+
+    return stored(run_store(), run_ids)
+
+
 def run_item(location: str, run_id: str, item_id: str) -> dict[str, Any] | None:
     """One item's whole record (opening its support map), read when asked."""
     return run_store().item(run_id, item_id)

@@ -89,6 +89,17 @@ def agreement_rows_frame(rows_by_run: Mapping[str, Sequence[Mapping[str, Any]]])
     return pd.DataFrame(rows, columns=AGREEMENT_COLUMNS)
 
 
+def with_reasons(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its ``reason`` column (why a mean or interval is missing) as text: an
+    empty cell where nothing is missing (never a grey ``None``), and no column at all when
+    no row has a reason."""
+    if "reason" not in frame.columns:
+        return frame
+    if not frame["reason"].notna().any():
+        return frame.drop(columns="reason")
+    return frame.assign(reason=frame["reason"].fillna(""))
+
+
 def differing_questions(differences: Sequence[Mapping[str, Any]], limit: int = 20) -> pd.DataFrame:
     """The library's per-question differences (already sorted, largest first), top ``limit``."""
     frame = pd.DataFrame(list(differences)[:limit])

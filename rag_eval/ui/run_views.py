@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from rag_eval.metrics.registry import TRACE_METRICS
-from rag_eval.runs.compare import config_diff, config_summary, format_diff
+from rag_eval.runs.compare import JUDGE_ONLY, config_summary, format_diff, run_diff
 
 NO_DATASET = "(no fingerprint)"
 
@@ -50,7 +50,7 @@ def run_configuration(run: Mapping[str, Any]) -> str:
     """What a run's configuration does; a judge-only run (responses given by the
     dataset) has no retrieval or generation of its own."""
     config = run.get("config") or {}
-    if (run.get("meta") or {}).get("kind") == "judge-given-responses":
+    if (run.get("meta") or {}).get("kind") == JUDGE_ONLY:
         return "judge given responses · " + config_summary({"judge": config.get("judge") or {}})
     return config_summary(config)
 
@@ -103,7 +103,7 @@ def changes_since(run: Mapping[str, Any], runs: Sequence[Mapping[str, Any]]) -> 
     previous = previous_same_dataset(run, runs)
     if previous is None:
         return "first run on this dataset"
-    diff = format_diff(config_diff(previous.get("config") or {}, run.get("config") or {}))
+    diff = format_diff(run_diff(previous, run))
     return "; ".join(diff) if diff else "same configuration"
 
 

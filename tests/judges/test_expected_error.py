@@ -36,7 +36,6 @@ def test_an_llm_judge_is_unknown_and_says_how_to_measure_it():
     assert e["source"] == ee.SOURCE_UNKNOWN and e["metrics"] == {}
     assert "review rows on the Judges page" in e["basis"]
     assert ee.describe(e, "context_relevance") == "expected judge error unknown"
-    assert ee.difference_note("context_relevance", 0.01, 20, 20, e, e) is None  # nothing to compare with
 
 
 def test_a_calibrated_judge_reports_its_cross_validated_error(rag_eval_home):
@@ -73,49 +72,3 @@ def test_for_run_prefers_what_the_run_stored_and_every_caption_names_its_run():
                "summary": {"metrics": {"context_relevance": {"mean": 0.4}}}}
     assert ee.for_run(llm_run)["source"] == ee.SOURCE_UNKNOWN
     assert "expected judge error unknown" in ee.run_caption(llm_run)
-
-
-_HELD_OUT = {"judge": "local:x", "source": ee.SOURCE_HELD_OUT, "basis": "b",
-             "metrics": {"context_relevance": {"rmse": 0.19, "range": None}}}
-
-
-def test_a_paired_difference_is_judged_against_the_error_of_a_difference_not_a_row():
-    # k2 vs k5 on the demo: n = 20, every pair changed, difference -0.19 with a paired CI of
-    # [-0.225, -0.152]. The per-row error (0.19) is not the error of a mean difference.
-    band = ee.difference_band("context_relevance", 20, 20, _HELD_OUT, _HELD_OUT)
-    assert band is not None and abs(band - 1.96 * (20 * 2 * 0.19 ** 2) ** 0.5 / 20) < 1e-3  # ~0.118
-    assert ee.difference_note("context_relevance", -0.19, 20, 20, _HELD_OUT, _HELD_OUT) is None
-    note = ee.difference_note("context_relevance", -0.05, 20, 20, _HELD_OUT, _HELD_OUT)
-    assert note is not None and "-0.050" in note and "± 0.118" in note  # the sign is kept
-    # It shrinks as 1/sqrt(n) ...
-    assert ee.difference_band("context_relevance", 2000, 2000, _HELD_OUT, _HELD_OUT) < band / 9
-    # ... and a pair whose score did not change carries no judge disagreement.
-    assert ee.difference_band("context_relevance", 20, 0, _HELD_OUT, _HELD_OUT) == 0
-    assert ee.difference_note("context_relevance", 0.0, 20, 0, _HELD_OUT, _HELD_OUT) is None
-    # Two judges: their biases need not cancel, so the band is wider than one judge's.
-    other = {**_HELD_OUT, "judge": "local:x+dom", "source": ee.SOURCE_CALIBRATION}
-    assert ee.difference_band("context_relevance", 20, 20, _HELD_OUT, other) > band + 0.2
-
-
-def _run(run_id: str, k: int, mean: float) -> dict:
-    return {"id": run_id, "name": f"k{k}-{run_id}", "config": {"retrieval": {"k": k}, "judge": {"kind": "local"}},
-            "summary": {"expected_judge_error": _HELD_OUT, "metrics": {"context_relevance": {"mean": mean}}}}
-
-
-def test_compare_notes_come_from_the_paired_rows_and_never_for_identical_configurations():
-    from rag_eval.runs.compare import judge_error_notes
-
-    base, same, k5 = _run("a", 2, 0.5), _run("b", 2, 0.5), _run("c", 5, 0.45)
-    paired = [
-        {"run": "b", "baseline": "a", "metric": "context_relevance", "n_pairs": 20, "n_changed": 3,
-         "mean_difference": 0.01},
-        {"run": "c", "baseline": "a", "metric": "context_relevance", "n_pairs": 20, "n_changed": 20,
-         "mean_difference": -0.05},
-        {"run": "c", "baseline": "a", "metric": "hit_rate@2", "n_pairs": 20, "n_changed": 20, "mean_difference": 0.0},
-    ]
-    notes = judge_error_notes([base, same, k5], paired)
-    assert len(notes) == 1
-    assert notes[0].startswith("k5-c vs k2-a (baseline), context relevance: the difference -0.050")
-    # A large difference (outside the band) gets no note.
-    paired[1]["mean_difference"] = -0.19
-    assert judge_error_notes([base, same, k5], paired) == []

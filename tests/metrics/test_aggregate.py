@@ -7,7 +7,13 @@ import math
 
 import pytest
 
-from rag_eval.metrics.aggregate import coverage_fraction, finite, mean_interval, mean_with_coverage
+from rag_eval.metrics.aggregate import (
+    coverage_fraction,
+    finite,
+    mean_difference_interval,
+    mean_interval,
+    mean_with_coverage,
+)
 from rag_eval.metrics.agreement import agreement
 from rag_eval.runs.stats import mean_with_ci, summarize_items
 from rag_eval.runs.summary import summarize_records
@@ -44,3 +50,17 @@ def test_interval_is_seeded_and_brackets_the_mean():
     low, high, why = mean_interval(values)
     assert why is None and low <= sum(values) / len(values) <= high
     assert mean_interval(values) == (low, high, None)
+
+
+def test_a_difference_of_means_resamples_units_and_keeps_their_pairing():
+    first = {f"u{i}": float(i) for i in range(10)}
+    shifted = {u: v + 0.5 for u, v in first.items()}  # the same units, each 0.5 higher
+    difference, low, high, why = mean_difference_interval(first, shifted)
+    assert difference == pytest.approx(0.5) and low == pytest.approx(0.5) and high == pytest.approx(0.5) and why is None
+    # Other units on each side: two independent samples, so their spread widens the interval.
+    apart = {f"v{i}": v for i, v in enumerate(shifted.values())}
+    difference, low, high, _ = mean_difference_interval(first, apart)
+    assert difference == pytest.approx(0.5) and low < 0 < 1 < high
+    # One value on a side: a difference, no interval, and why; none: nothing at all.
+    assert mean_difference_interval(first, {"u0": 1.0})[1:] == (None, None, "too few rows for a bootstrap (1)")
+    assert mean_difference_interval(first, {"u0": None})[0] is None

@@ -69,3 +69,12 @@ def test_default_comparison_pairs_runs_over_the_same_dataset():
     newest_alone = [{"id": "d", "dataset_fingerprint": "z"}, *runs]
     assert frames.default_comparison(newest_alone) == ["c", "a"]
     assert frames.default_comparison(runs[:1]) == ["c"]
+
+
+def test_a_reason_column_shows_empty_cells_and_goes_when_no_row_has_a_reason():
+    import pandas as pd
+
+    none = pd.DataFrame({"metric": ["a", "b"], "mean": [0.5, 0.6], "reason": [None, None]})
+    assert list(frames.with_reasons(none).columns) == ["metric", "mean"]
+    some = pd.DataFrame({"metric": ["a", "b"], "mean": [0.5, None], "reason": [None, "no value to average"]})
+    assert list(frames.with_reasons(some)["reason"]) == ["", "no value to average"]

@@ -83,3 +83,43 @@ def test_compare_shows_what_changed(dashboard_backend):
     assert at.multiselect(key="compare.runs").value == [k5, k2]  # the newest pair over one dataset
     text = " ".join(m.value for m in at.markdown)
     assert "retrieval.k: 5 → 2" in text and "k5-a → k2-a" in text
+
+
+def test_compare_messages_agree_with_the_numbers_beside_them(dashboard_backend):
+    """Two runs of one configuration (issue 41, items 3 and 8): no "No question was scored by
+    both" above 3 pairs, no judge note, no grey None in the reason column; a judge-only run
+    beside a RAG run is never "same configuration"."""
+    store = RunStore()
+    config = default_config("dashboard").with_changes(**{"retrieval.k": 5})
+    ids = []
+    for n, meta in enumerate((None, None, {"kind": "judge-given-responses"})):
+        run_id = store.create_run(config, dataset_fingerprint="sha256:aaaa", dataset_path="demo questions",
+                                  name=f"run{n}", meta=meta)
+        for i in range(3):
+            store.add_item(run_id, {"item_id": str(i), "position": i, "status": "ok", "question": f"q{i}",
+                                    "scores": {"context_relevance": 0.2 * i, "context_utilization": 0.1,
+                                               "completeness": 0.5, "adherence": 1.0}})
+        store.finish_run(run_id)
+        set_run_columns(store, run_id, created_at=f"2026-01-0{n + 1}T00:00:00+00:00")
+        ids.append(run_id)
+    store.close()
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page("pages/compare.py").run()
+    _ok(at)
+    at.multiselect(key="compare.runs").set_value(ids[:2]).run()
+    _ok(at)
+    assert "run0 → run1**: same configuration" in " ".join(m.value for m in at.markdown)
+    assert [i.value for i in at.info] == ["No question differs: each of the 3 question(s) scored by both the baseline "
+                                          "and another run got the same score on every metric compared."]
+    captions = " ".join(c.value for c in at.caption)
+    assert "judge bias" not in captions and "may come from the judge" not in captions
+    metrics_table = next(d.value for d in at.dataframe if "coverage" in d.value.columns and "mean" in d.value.columns)
+    reasons = dict(zip(metrics_table["metric"], metrics_table["reason"]))  # run1's rows: one a metric
+    assert reasons["Context relevance"] == "" and reasons["Adherence score"] == "no value to average"  # never None
+    at.multiselect(key="compare.runs").set_value([ids[0], ids[2]]).run()
+    _ok(at)
+    changed = " ".join(m.value for m in at.markdown)
+    assert "same configuration" not in changed
+    assert "responses: retrieved and generated (dense top-5 · extractive) → given by the dataset" in changed
+    assert "judge given responses" in " ".join(c.value for c in at.caption)  # the line below agrees
