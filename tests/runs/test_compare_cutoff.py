@@ -63,6 +63,10 @@ def test_identical_rankings_differ_by_zero_on_every_metric_at_the_common_k():
     for name in ("hit_rate@2", "recall@2", "precision@2", "ndcg@2", "mrr@2"):
         assert paired[name]["n_pairs"] == 3 and paired[name]["mean_difference"] == 0.0, name
     assert "recall@5" in result["left_out"]
+    # a run's stored MRR is over its own k: the top-5 run's is left out as MRR@5, the top-2 run's is compared
+    assert "mrr@5" in result["left_out"] and "mrr" not in result["left_out"]
+    same = compare_at_cutoff({"a": _items(5), "b": _items(5)})  # one cut-off: nothing left out, MRR@5 compared
+    assert same["left_out"] == [] and "mrr@5" in {r["metric"] for r in same["paired"]}
 
 
 def test_a_chosen_cutoff_is_used_and_an_unreachable_one_falls_back():
