@@ -92,7 +92,6 @@ def paired_table(items_by_run: Mapping[str, Sequence[dict[str, Any]]], metrics: 
             values = [d["difference"] for d in diffs if d["metric"] == metric]
             low, high, _ = mean_interval(values)
             rows.append({"run": run_id, "baseline": runs[0], "metric": metric, "n_pairs": len(values),
-                         "n_changed": sum(1 for v in values if v != 0),  # pairs a judge's error can move apart
                          "mean_difference": sum(values) / len(values) if values else None,
                          "ci_low": low, "ci_high": high})
     return rows
@@ -331,10 +330,10 @@ def judge_error_notes(runs: Sequence[Mapping[str, Any]], paired: Sequence[Mappin
     on its reviewed rows; their difference of means (run - baseline) with a bootstrap
     interval over the reviewed questions. A difference the paired interval sets apart from 0
     "may come from the judge" when it lies inside that interval, and gets the measured bias
-    beside it when it does not. Where a pair of runs lacks
-    reviewed rows, one sentence per comparison says the bias is not measured and how to
-    measure it. Runs that did the same thing (:func:`run_diff` empty) get nothing: no bias
-    can depend on a configuration they share."""
+    beside it when it does not. Where a pair of runs lacks reviewed rows, one sentence per
+    comparison says the bias is not measured and how to measure it. Runs that did the same
+    thing (:func:`run_diff` empty) get nothing: no bias can depend on a configuration they
+    share."""
     by_id = {str(r["id"]): r for r in runs}
     judged = set(TRACE_SCORES) | {m for scores in reviewed.values() for row in scores.values() for m in row}
     notes: list[str] = []
@@ -349,8 +348,7 @@ def judge_error_notes(runs: Sequence[Mapping[str, Any]], paired: Sequence[Mappin
         res = [judge_residuals(items_by_run.get(i) or (), reviewed.get(i) or {}, metric) for i in ids]
         bias, low, high, _ = mean_difference_interval(res[0], res[1])
         if bias is None or low is None or high is None:
-            unmeasured.setdefault(ids, f"{pair}: {len(reviewed.get(ids[1]) or {})} and "
-                                       f"{len(reviewed.get(ids[0]) or {})} reviewed rows")
+            unmeasured.setdefault(ids, f"{pair}: {len(res[1])} and {len(res[0])} reviewed rows")
             continue
         if difference == 0 or (row.get("ci_low") is not None and row["ci_low"] <= 0 <= row["ci_high"]):
             continue  # the paired interval already allows no difference at all: nothing to explain
