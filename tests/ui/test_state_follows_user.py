@@ -52,7 +52,7 @@ def test_datasets_uploader_is_empty_after_an_import_and_after_leaving(rag_eval_h
     assert any("The import reads 1 file(s): one.jsonl" in c.value for c in at.caption)  # said before it runs
     at.button(key="datasets.import").click().run()
     _ok(at)
-    assert any("Saved 1 rows as 'my-dataset'" in s.value for s in at.success)
+    assert any("Saved 1 row as 'my-dataset'" in s.value for s in at.success)
     at.run()
     assert not _uploader(at).value  # imported: the uploader starts empty
     _uploader(at).set_value([("two.jsonl", rows, "application/json")]).run()
