@@ -94,6 +94,7 @@ def test_an_ingest_where_every_file_fails_creates_no_collection(mixed, tmp_path)
     result = CliRunner().invoke(cli, ["ingest", str(broken), "--collection", "nothing"])
     assert result.exit_code == 1, result.output
     assert "no file yielded a chunk, so collection 'nothing' was not created" in result.output
+    assert "2 of 2 file(s) could not be ingested" in result.output and "the other files" not in result.output
     assert "nothing" not in [c.name for c in list_collections()]
     listed = CliRunner().invoke(cli, ["collections"])
     assert "nothing" not in listed.output, listed.output
