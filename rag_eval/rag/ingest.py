@@ -355,8 +355,8 @@ def ingest_paths(
 ) -> IngestReport:
     """Ingest files and folders into ``collection`` (created with the config's embedder and
     chunking when its first chunk is written: an ingest where no file yields a chunk
-    creates no empty collection to appear in the lists). Raises only for problems with the collection as a
-    whole (unreachable Qdrant, mismatched embedder or chunking); everything about a file
+    creates no empty collection to appear in the lists). Raises only for problems with the
+    collection as a whole (unreachable Qdrant, mismatched embedder or chunking); everything about a file
     or a row ends up in the report.
 
     Three stages overlap: a thread loads, extracts, chunks and splits the next files
@@ -376,6 +376,7 @@ def ingest_paths(
     if meta is not None:  # an existing collection: checked before any file is read
         check_compatible(meta, collection, config.embedder, config.chunking)
     existing = {} if meta is None else existing_documents(client, collection)
+    exists = meta is not None
     total, done = len(files), 0
     if progress:
         progress(0, total)
@@ -386,9 +387,10 @@ def ingest_paths(
             texts = [c.text for _, chunks, _ in batch.items for c in chunks]
             vectors: Any = embedder.encode(texts) if texts else []
             points = _points(batch, vectors, config)
-            if points and meta is None and not report.created_collection:  # created by its first chunk
+            if points and not exists:  # created by its first chunk
                 report.created_collection = ensure_collection(
                     client, collection, config.embedder, lambda: embedder.dimension, config.chunking)
+                exists = True
             if writing is not None:
                 writing.result()
                 done += pending_done
@@ -401,7 +403,7 @@ def ingest_paths(
             done += pending_done
     for file_report in report.files:
         file_report.settle()
-    report.not_created = meta is None and not report.created_collection
+    report.not_created = not exists
     if not report.not_created:
         finish_writes(client, collection)
         report.warning = collection_warning(client, collection)
