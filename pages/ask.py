@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from rag_eval.display.views import view_from_result
+from rag_eval.rag.retrieve import page_label
 from rag_eval.runs.ask import AskResult, ask
 from rag_eval.ui import components, data, panels, settings, state
 from rag_eval.ui.help import format_timings
@@ -75,7 +76,7 @@ def render_result(result: AskResult) -> None:
     chunks = pd.DataFrame(
         [
             {"rank": i + 1, "score": round(c.score, 4), "source": c.source_name, "title": c.title,
-             "section": " › ".join(c.heading_path), "page": c.page, "text": c.text}
+             "section": " › ".join(c.heading_path), "page": page_label(c.page, c.page_end), "text": c.text}
             for i, c in enumerate(result.chunks)
         ]
     )

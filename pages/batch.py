@@ -5,13 +5,12 @@ Deep link: ``/batch?run=ID`` (an id, a unique id prefix or a name) shows a store
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from rag_eval.display.views import view_from_record
 from rag_eval.judges.ray import RayUnavailable, configured_cluster
 from rag_eval.metrics.registry import TRACE_SCORES
-from rag_eval.runs.export import export_rows
+from rag_eval.runs.export import export_bytes
 from rag_eval.ui import batch_rows, components, cost, data, frames, jobs, panels, run_views, settings, state
 from rag_eval.ui.markdown import escape_markdown, md
 from rag_eval.ui.persist import link_once
@@ -166,10 +165,9 @@ def render_results(run_id: str) -> None:
             view.extra["run_id"] = run_id  # so a review is stored with this run
             state.open_support_map(view)
     # the files are built when a button is clicked (every record read then), not on each rerun
-    export = lambda: pd.DataFrame(export_rows(run, store.items(run_id)))  # noqa: E731
-    st.download_button("Download results (CSV)", lambda: export().to_csv(index=False).encode("utf-8"),
+    st.download_button("Download results (CSV)", lambda: export_bytes(run, store.items(run_id), "csv"),
                        file_name=f"{run_id}.csv", mime="text/csv", key=f"{PAGE}.download_csv", on_click="ignore")
-    st.download_button("Download results (JSONL)", lambda: export().to_json(orient="records", lines=True).encode("utf-8"),
+    st.download_button("Download results (JSONL)", lambda: export_bytes(run, store.items(run_id), "jsonl"),
                        file_name=f"{run_id}.jsonl", mime="application/json", key=f"{PAGE}.download_jsonl",
                        on_click="ignore")
 

@@ -11,6 +11,7 @@ import streamlit as st
 
 from rag_eval.rag.ingest import IngestReport, ingest_paths
 from rag_eval.rag.loaders import SUPPORTED_SUFFIXES
+from rag_eval.rag.retrieve import page_label
 from rag_eval.ui import components, data, settings, state, uploads
 from rag_eval.ui.markdown import escape_markdown, md
 
@@ -64,7 +65,8 @@ def render_upload() -> None:
         return
     data.refresh()
     st.session_state[K_REPORT] = _report_view(report, saved, target)
-    st.session_state[K_BROWSE], st.session_state[K_PAGE_NO] = target, 1  # browse what was just ingested
+    if not report.not_created:  # browse what was just ingested (no file yielded a chunk: no collection)
+        st.session_state[K_BROWSE], st.session_state[K_PAGE_NO] = target, 1
     st.rerun()  # redraw the collections table above with the new counts
 
 
@@ -110,7 +112,8 @@ def render_browser() -> None:
     if not chunks:
         st.info("No chunks on this page.")
         return
-    frame = pd.DataFrame(chunks)[["source_name", "title", "heading_path", "page", "chunk_index", "text"]]
+    frame = pd.DataFrame([{**c, "page": page_label(c["page"], c["page_end"])} for c in chunks])
+    frame = frame[["source_name", "title", "heading_path", "page", "chunk_index", "text"]]
     components.draw_table(frame, key=f"{PAGE}.chunks")
 
 

@@ -65,15 +65,15 @@ def render_import() -> None:
         result = load_datasets(list(saved)) if kind == "golden" else import_dataset(kind, list(saved))
     except (FileFormatError, ValueError) as err:
         raise ValueError(uploads.user_names(str(err), saved)) from None
-    if result.issues:
-        st.warning(f"{len(result.issues)} issue(s); rows with errors were left out, the rest were kept.")
+    if result.rows:
+        write_dataset(result.rows, data.datasets_dir() / f"{name}.jsonl")
+    # one outcome message (kept n, left out m and the first reasons; or nothing saved, and why)
+    outcome = md("{}", uploads.user_names(result.outcome(f"'{name}'"), saved))
+    (st.error if not result.rows else st.warning if result.left_out else st.success)(outcome)
+    if result.issues:  # every issue, warnings included, naming the user's files
         components.draw_table(_issues_frame(uploads.renamed(result.issues, saved)), key=f"{PAGE}.issues")
-    if not result.rows:
-        st.error("No usable row: nothing was saved.")
-        return
-    write_dataset(result.rows, data.datasets_dir() / f"{name}.jsonl")
-    st.success(md("Saved {} rows as '{}'.", len(result.rows), name))
-    clear_uploader()  # imported: the next import starts from an empty uploader
+    if result.rows:
+        clear_uploader()  # imported: the next import starts from an empty uploader
 
 
 def render_trace_import() -> None:

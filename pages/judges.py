@@ -15,6 +15,7 @@ import streamlit as st
 
 from rag_eval.display.views import view_from_record
 from rag_eval.judges.registry import make_judge
+from rag_eval.labels.agreement import REFERENCE_NOTE
 from rag_eval.labels.calibrate import MIN_ROWS, TooFewRows, calibrate_run, calibration_summary
 from rag_eval.labels.queue import STRATEGIES, build_queue
 from rag_eval.labels.rerun import rejudge_run
@@ -94,6 +95,8 @@ def render_agreement(run: dict) -> None:
         return
     st.caption(f"{result.n_reviewed} reviewed row(s); truth = each row's latest human label set; "
                "95% bootstrap intervals; failed judge rows are not counted.")
+    if result.reference:
+        st.caption(REFERENCE_NOTE)
     if result.n_reviewed < review.MIN_ROWS:
         st.warning(f"Only {result.n_reviewed} reviewed row(s): fewer than {review.MIN_ROWS} give no meaningful "
                    "agreement figure, so none is shown. Review more rows.")

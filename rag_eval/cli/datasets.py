@@ -76,10 +76,7 @@ def import_cmd(kind: str, paths: tuple[str, ...], out: str, prefix_subset: bool,
 
 def _fail_on_rejected(result) -> None:
     """Exit 1 (count on stderr) when rows were rejected, after the good rows were written."""
-    if hasattr(result, "row_numbers"):
-        rejected = _rejected_rows(result)
-    else:  # an import: every error is a row (or file) that did not come through
-        rejected = len({(i.file, i.row) for i in result.errors})
+    rejected = _rejected_rows(result)
     if rejected:
         click.echo(f"{rejected} row(s) rejected; the {len(result.rows)} good rows were written", err=True)
         raise click.exceptions.Exit(1)
@@ -138,7 +135,8 @@ def fingerprint_cmd(path: str, short: bool) -> None:
 
 
 def _rejected_rows(result) -> int:
-    return len({i.row for i in result.errors if i.row} - set(result.row_numbers))
+    """Rows (or whole files) read but not kept: a row kept despite an error is not one."""
+    return len(result.left_out)
 
 
 @dataset.command("show")

@@ -59,8 +59,9 @@ def ingest(paths, collection, config_path, chunking, chunk_size, chunk_overlap) 
         click.echo(f"warning: {report.warning}", err=True)
     if report.failed:
         names = ", ".join(Path(f.path).name for f in report.failed)
+        rest = "; the other files were ingested" if len(report.failed) < len(report.files) else ""
         raise RowsFailed(f"{len(report.failed)} of {len(report.files)} file(s) could not be ingested: {names} "
-                         "(reasons above); the other files were ingested")
+                         f"(reasons above){rest}")
 
 
 def register(group: click.Group) -> None:

@@ -48,6 +48,10 @@ def agreement_lines(result: RunAgreement) -> list[str]:
              + (f" (reviewer {result.reviewer})" if result.reviewer else " (latest label set per row)")]
     if not result.judges:
         lines.append("no judge labelled the reviewed rows")
+    if result.reference:
+        from rag_eval.labels.agreement import REFERENCE_NOTE
+
+        lines.append(REFERENCE_NOTE)
     for j in result.judges:
         t = j.trace
         lines += ["", f"## {j.judge} on {j.n_rows} reviewed row(s)", "",

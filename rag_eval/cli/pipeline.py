@@ -346,16 +346,17 @@ def runs_show(run_ref, show_items, as_json, db) -> None:
 @runs.command("export")
 @click.argument("run_ref")
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "parquet"]), default="jsonl", show_default=True)
-@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Output file (default: <run id>.<format>).")
+@click.option("--out", "-o", "out", type=click.Path(dir_okay=False), help="Output file (default: <run id>.<format>).")
+@click.option("--output", "output", type=click.Path(dir_okay=False), hidden=True)  # the old name of --out
 @db_option
 @_user_errors
-def runs_export(run_ref, fmt, output, db) -> None:
+def runs_export(run_ref, fmt, out, output, db) -> None:
     """Write a run's items (question, chunks, answer, labels, scores, status...) to a file."""
     from rag_eval.runs.export import export_run
 
     store = _store(db)
     run_id = store.resolve_run_id(run_ref)
-    path = export_run(store, run_id, output or f"{run_id}.{fmt}", fmt)
+    path = export_run(store, run_id, out or output or f"{run_id}.{fmt}", fmt)
     click.echo(f"wrote {store.get_run(run_id)['n_done']} items to {path}")  # counted by the database, not read
 
 

@@ -1,7 +1,7 @@
 """Importers: RAGBench rows, BEIR collections and plain question/answer/contexts CSV
 files into :class:`DatasetRow` rows.
 
-Each importer returns an :class:`ImportResult` with the rows it could build and an
+Each importer returns a :class:`~rag_eval.datasets.io.LoadResult` with the rows it could build and an
 issue for everything it could not (a bad line, a missing column, a qrels line naming
 an unknown query): good rows go through, nothing is dropped without a reason.
 """
@@ -11,31 +11,21 @@ from __future__ import annotations
 import csv
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from rag_eval.datasets.io import iter_raw
+from rag_eval.datasets.io import LoadResult, iter_raw
 from rag_eval.datasets.schema import DatasetRow, Provenance
-from rag_eval.datasets.validate import Issue, Severity, check_rows, issues_from_validation_error
+from rag_eval.datasets.validate import Issue, Severity, check_rows, issues_from_validation_error, missing_columns
 from rag_eval.io.rows import FileFormatError, RowError, _decode, _decode_lenient
 
 KINDS = ("ragbench", "beir", "csv")
 
 
-@dataclass(slots=True)
-class ImportResult:
-    rows: list[DatasetRow] = field(default_factory=list)
-    issues: list[Issue] = field(default_factory=list)
-
-    @property
-    def errors(self) -> list[Issue]:
-        return [i for i in self.issues if i.severity is Severity.ERROR]
-
-
-def _finish(result: ImportResult, numbered: list[tuple[int, dict[str, Any], str]]) -> ImportResult:
+def _finish(result: LoadResult, numbered: list[tuple[int, dict[str, Any], str]]) -> LoadResult:
     """Check every record (duplicate ids across files included), then build the rows;
     a record the schema rejects becomes issues (not already reported by the checks)."""
     by_file: dict[str, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
@@ -56,6 +46,8 @@ def _finish(result: ImportResult, numbered: list[tuple[int, dict[str, Any], str]
         except ValidationError as err:
             result.issues.extend(i for i in issues_from_validation_error(err, file, number)
                                  if (i.file, i.row, i.field) not in reported)
+            continue
+        result.origins.append((file, number))
     return result
 
 
@@ -102,15 +94,25 @@ def _unique_id(record: dict[str, Any], seen: dict[str, int], file: str, number: 
         issues.append(Issue(file, number, "id", f"id '{rid}' repeats in the source; imported as '{new}'", Severity.WARNING))
 
 
-def import_ragbench(paths: Sequence[str | Path], prefix_subset: bool = False) -> ImportResult:
+RAGBENCH_COLUMNS = {"id": ("id",), "question": ("question",)}  # what every RAGBench row has
+
+
+def import_ragbench(paths: Sequence[str | Path], prefix_subset: bool = False) -> LoadResult:
     """RAGBench rows from ``.parquet`` / ``.jsonl`` / ``.json`` / ``.csv`` files."""
-    result, numbered = ImportResult(), []
+    result, numbered = LoadResult(), []
     seen: dict[str, int] = {}
     for path in map(Path, paths):
+        rows = []
         for number, row in iter_raw(path):
             if isinstance(row, RowError):
                 result.issues.append(Issue.from_row_error(row))
-                continue
+            else:
+                rows.append((number, row))
+        columns = missing_columns(str(path), (k for _, row in rows for k in row), RAGBENCH_COLUMNS) if rows else None
+        if columns is not None:  # said once for the file, not on every row
+            result.issues.append(columns)
+            continue
+        for number, row in rows:
             record = ragbench_record(row, _subset_of(row, path), prefix_subset)
             _unique_id(record, seen, str(path), number, result.issues)
             numbered.append((number, record, str(path)))
@@ -180,13 +182,13 @@ def _corpus_texts(path: Path, wanted: set[str], issues: list[Issue]) -> dict[str
     return texts
 
 
-def import_beir(paths: Sequence[str | Path], min_score: int = 1) -> ImportResult:
+def import_beir(paths: Sequence[str | Path], min_score: int = 1) -> LoadResult:
     """One row per query: ``gold_doc_ids`` are the documents judged ``>= min_score``,
     ``qrels`` keeps every judgement, and with a corpus file ``gold_contexts`` holds the
     gold documents' texts (title and text). Queries without a relevant document are
     kept with a warning; qrels naming an unknown query or document are reported."""
     files = find_beir_files(paths)
-    result, numbered = ImportResult(), []
+    result, numbered = LoadResult(), []
     qrels: dict[str, dict[str, int]] = {}
     for path in files.qrels:
         for qid, docs in read_qrels(path, result.issues).items():
@@ -261,11 +263,11 @@ def _header(path: Path) -> list[str]:
     return [c.strip() for c in first]
 
 
-def import_csv(paths: Sequence[str | Path]) -> ImportResult:
+def import_csv(paths: Sequence[str | Path]) -> LoadResult:
     """Plain CSV files with question / answer / contexts columns (aliases in
     :data:`CSV_COLUMNS`). ``contexts`` and ``answer`` cells may hold one text or a JSON
     list; other columns go to ``metadata`` when they are metadata names, else are kept."""
-    result, numbered = ImportResult(), []
+    result, numbered = LoadResult(), []
     for path in map(Path, paths):
         if path.suffix.lower() != ".csv":
             raise FileFormatError(f"{path}: the csv importer reads .csv files")
@@ -276,9 +278,9 @@ def import_csv(paths: Sequence[str | Path]) -> ImportResult:
             result.issues.append(Issue(str(path), 0, None, "the file is empty (no header row)"))
             continue
         columns = {name: next((c for c in names if c in header), None) for name, names in CSV_COLUMNS.items()}
-        if columns["question"] is None:
-            result.issues.append(Issue(str(path), 0, "question",
-                                       f"missing column 'question' (found: {', '.join(header)})"))
+        missing = missing_columns(str(path), header, {"question": CSV_COLUMNS["question"]})
+        if missing is not None:
+            result.issues.append(missing)
             continue
         used = {c for c in columns.values() if c}
         for number, row in iter_raw(path):
@@ -319,7 +321,7 @@ def _csv_record(row: dict[str, Any], columns: dict[str, str | None], used: set[s
     return record
 
 
-def import_dataset(kind: str, paths: Sequence[str | Path], **options: Any) -> ImportResult:
+def import_dataset(kind: str, paths: Sequence[str | Path], **options: Any) -> LoadResult:
     """Dispatch on ``kind`` (``ragbench`` | ``beir`` | ``csv``)."""
     importers = {"ragbench": import_ragbench, "beir": import_beir, "csv": import_csv}
     if kind not in importers:

@@ -28,7 +28,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from rag_eval.datasets.schema import DatasetRow
-from rag_eval.datasets.validate import Issue, Severity, check_rows, issues_from_validation_error
+from rag_eval.datasets.validate import Issue, Severity, check_rows, issues_from_validation_error, missing_columns
 from rag_eval.io.rows import FileFormatError, RowError, iter_rows, write_rows
 
 JSON_COLUMNS_KEY = b"rag_eval.json_columns"
@@ -36,12 +36,17 @@ JSON_COLUMNS_KEY = b"rag_eval.json_columns"
 
 @dataclass(slots=True)
 class LoadResult:
-    """Valid rows (in file order), the row number each came from, and every issue
-    found (including rows that could not be loaded, with the reason)."""
+    """Valid rows (in file order), the file and row number each came from, and every issue
+    found (including rows that could not be loaded, with the reason). What reading a
+    dataset file and importing one both return."""
 
     rows: list[DatasetRow] = field(default_factory=list)
-    row_numbers: list[int] = field(default_factory=list)
+    origins: list[tuple[str, int]] = field(default_factory=list)
     issues: list[Issue] = field(default_factory=list)
+
+    @property
+    def row_numbers(self) -> list[int]:
+        return [number for _, number in self.origins]
 
     @property
     def errors(self) -> list[Issue]:
@@ -50,6 +55,32 @@ class LoadResult:
     @property
     def ok(self) -> bool:
         return not self.errors
+
+    @property
+    def left_out(self) -> list[Issue]:
+        """The first error of each input row (or whole file: row 0) that did not become a
+        row. A row kept despite an error (an empty context list) is not in it."""
+        kept = set(self.origins)
+        first: dict[tuple[str, int], Issue] = {}
+        for issue in self.errors:
+            if (issue.file, issue.row) not in kept:
+                first.setdefault((issue.file, issue.row), issue)
+        return list(first.values())
+
+    def outcome(self, saved_as: str, shown: int = 3) -> str:
+        """The one message an import ends with: what was kept (as ``saved_as``), how many
+        rows (or files) were left out and the first reasons; or that nothing was saved, and why."""
+        left = self.left_out
+        reasons = "; ".join(i.reason for i in left[:shown]) + (f"; and {len(left) - shown} more" if len(left) > shown else "")
+        rows, files = sum(1 for i in left if i.row), sum(1 for i in left if not i.row)
+        what = " and ".join(_count(n, word) for n, word in ((rows, "row"), (files, "file")) if n)
+        if not self.rows:
+            return f"Nothing was saved: left out {what}: {reasons}." if left else "Nothing was saved: the file(s) hold no row."
+        kept = f"Saved {_count(len(self.rows), 'row')} as {saved_as}"
+        return f"{kept}; left out {what}: {reasons}." if left else kept + "."
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 # ---------------------------------------------------------------- CSV cell codec
@@ -170,6 +201,10 @@ def load_dataset(path: str | Path) -> LoadResult:
     if not raw_rows and not result.issues:
         result.issues.append(Issue(name, 0, None, "the file has no rows", Severity.ERROR))
         return result
+    columns = missing_columns(name, (k for _, raw in raw_rows for k in raw), {"question": ("question",)})
+    if raw_rows and columns is not None:  # said once for the file, not as 'missing question' on every row
+        result.issues.append(columns)
+        return result
     raw_rows = [(number, _with_id(raw, number, name, result.issues)) for number, raw in raw_rows]
     result.issues.extend(check_rows(raw_rows, name))
     reported = {(i.row, i.field) for i in result.issues if i.severity is Severity.ERROR}
@@ -182,27 +217,26 @@ def load_dataset(path: str | Path) -> LoadResult:
             )
             continue
         result.rows.append(valid)
-        result.row_numbers.append(number)
+        result.origins.append((name, number))
     result.issues.sort(key=lambda i: (i.row, i.field or ""))
     return result
 
 
 def load_datasets(paths: Sequence[str | Path]) -> LoadResult:
     """Every file of ``paths`` through :func:`load_dataset`, in order, as one result. A row
-    whose id an earlier row (of any file) already has is reported and left out;
-    ``row_numbers`` are each row's number in its own file."""
+    whose id an earlier row (of any file) already has is reported and left out."""
     merged = LoadResult()
     seen: dict[str, str] = {}
     for path in paths:
         result = load_dataset(path)
         merged.issues.extend(result.issues)
-        for row, number in zip(result.rows, result.row_numbers):
+        for row, origin in zip(result.rows, result.origins):
             if row.id in seen:
-                merged.issues.append(Issue(str(path), number, "id", f"duplicate id '{row.id}' (first in {seen[row.id]})"))
+                merged.issues.append(Issue(origin[0], origin[1], "id", f"duplicate id '{row.id}' (first in {seen[row.id]})"))
                 continue
             seen[row.id] = str(path)
             merged.rows.append(row)
-            merged.row_numbers.append(number)
+            merged.origins.append(origin)
     return merged
 
 

@@ -9,7 +9,7 @@ sentence: the upstream data has some, and the scorer copes with them).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -38,10 +38,15 @@ class Issue:
     severity: Severity = Severity.ERROR
 
     def __str__(self) -> str:
+        return f"{self.reason} [{self.severity.value}]"
+
+    @property
+    def reason(self) -> str:
+        """Where and what, without the severity: ``file: row 3, field 'question': missing question``."""
         where = f"{self.file}: row {self.row}" if self.row else self.file
         if self.field:
             where += f", field '{self.field}'"
-        return f"{where}: {self.message} [{self.severity.value}]"
+        return f"{where}: {self.message}"
 
     def to_dict(self) -> dict[str, Any]:
         return {"file": self.file, "row": self.row, "field": self.field,
@@ -64,6 +69,25 @@ def issues_from_validation_error(err: ValidationError, file: str, row: int) -> l
             message += f" (got {type(e['input']).__name__}: {_short(e['input'])})"
         out.append(Issue(file, row, loc or None, message, Severity.ERROR))
     return out
+
+
+def missing_columns(file: str, found: Iterable[str], required: Mapping[str, Sequence[str]]) -> Issue | None:
+    """One file-level issue when no row of ``file`` has a column the rows need (``required``:
+    field -> the column names accepted for it), naming the missing column(s), the names
+    accepted and the columns found: said once for the file, not as the same error on
+    every row."""
+    found = list(dict.fromkeys(found))
+    missing = [name for name, accepted in required.items() if not set(accepted) & set(found)]
+    if not missing:
+        return None
+
+    def named(name: str) -> str:
+        others = [a for a in required[name] if a != name]
+        return f"'{name}'" + (f" (or {', '.join(others)})" if others else "")
+
+    return Issue(file, 0, None,
+                 f"missing column{'s' if len(missing) > 1 else ''} {' and '.join(map(named, missing))}; "
+                 f"found: {', '.join(found) or 'no column'}")
 
 
 def _short(value: Any, limit: int = 40) -> str:

@@ -6,7 +6,8 @@ whether it calls an LLM endpoint (``uses_llm``: a key, cost, one rate limiter in
 driver) or runs on this machine (spread over Ray actors with ``--ray``), and a help line.
 Entry points ask this registry instead of assuming "not llm means local".
 
-The built-in kinds (``llm``, ``local``) register here exactly as a plugin's do. A plugin
+The built-in kinds (``llm``, ``local``, and ``lexical``: the word-overlap reference,
+:mod:`rag_eval.judges.lexical`) register here exactly as a plugin's do. A plugin
 declares an entry point in group ``rag_eval.judges`` naming a :class:`JudgeKind`::
 
     [project.entry-points."rag_eval.judges"]
@@ -39,6 +40,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from rag_eval.judges.base import Judge, JudgeSpec, JudgeUsageError
+from rag_eval.judges.lexical import LexicalJudge, LexicalOptions
 from rag_eval.metrics.registry import PluginError, load_entry_points
 
 JUDGES_GROUP = "rag_eval.judges"
@@ -196,3 +198,5 @@ JUDGE_KINDS.register(JudgeKind("llm", from_spec=_llm, uses_llm=True,
                                help="An LLM labels every sentence (any OpenAI-compatible endpoint)."))
 JUDGE_KINDS.register(JudgeKind("local", from_spec=_local, calibrated=True,
                                help="The offline learned judge (ONNX encoder + heads); local:NAME with a calibration."))
+JUDGE_KINDS.register(JudgeKind("lexical", factory=LexicalJudge, options=LexicalOptions,
+                               help="Word overlap, the reference a judge should beat (no model, no network, no cost)."))

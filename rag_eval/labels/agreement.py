@@ -198,6 +198,29 @@ def pairwise(ratings: Sequence[Rated]) -> list[PairAgreement]:
     return out
 
 
+#: The word-overlap reference's rater name (:mod:`rag_eval.judges.lexical`): shown beside every judge.
+REFERENCE = "lexical (reference)"
+REFERENCE_NOTE = (f"{REFERENCE}: word overlap alone, recomputed on the reviewed rows: a judge that does not beat it "
+                  "on these rows adds nothing over counting shared words.")
+
+
+def reference_ratings_of(items: Sequence[Any]) -> list[Rated]:
+    """The lexical reference judge's ratings of ``items`` (the reviewed rows as reviewed),
+    scored as a run scores a judge's labels; rows it cannot judge are left out, as a failed
+    judge row is."""
+    from rag_eval.judges.lexical import LexicalJudge
+    from rag_eval.metrics.trace import score_item
+
+    by_id = {item.id: item for item in items}
+    out = []
+    for result in LexicalJudge().judge(list(items)):
+        if result.status.usable and result.labels is not None:
+            scores = score_item(by_id[result.item_id], result.labels)
+            out.append(Rated(REFERENCE, result.item_id, result.labels,
+                             dict(scores.metric_values(), adherence_score=scores.adherence_score)))
+    return out
+
+
 def human_ratings(label_sets: Sequence[Mapping[str, Any]]) -> list[Rated]:
     """Label sets (as the store returns them) as ratings by ``human:<reviewer>``."""
     return [Rated(f"human:{s['reviewer']}", str(s["item_id"]), Labels.from_dict(s["labels"]), dict(s["scores"]))

@@ -141,11 +141,12 @@ class RunAgreement:
     judges: list[Any]  # list[agreement.JudgeAgreement]
     pairs: list[Any]  # list[agreement.PairAgreement]
     metrics: list[Any] = field(default_factory=list)  # list[agreement.MetricAgreement]: per-item metrics
+    reference: str | None = None  # the word-overlap reference's name among ``judges`` (agreement.REFERENCE)
 
     def to_dict(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "n_reviewed": self.n_reviewed, "reviewer": self.reviewer,
                 "judges": [j.to_dict() for j in self.judges], "pairs": [p.to_dict() for p in self.pairs],
-                "metrics": [m.to_dict() for m in self.metrics]}
+                "metrics": [m.to_dict() for m in self.metrics], "reference": self.reference}
 
 
 def agreement_for_run(store: RunStore, run_id: str, reviewer: str | None = None, n_boot: int = 1000,
@@ -153,12 +154,14 @@ def agreement_for_run(store: RunStore, run_id: str, reviewer: str | None = None,
     """Judge-vs-human and rater-vs-rater agreement on the run's reviewed rows, and each
     per-item metric the reviewers scored (a rubric) against the run's own values of it."""
     from rag_eval.labels.agreement import (
+        REFERENCE,
         Rated,
         human_ratings,
         judge_vs_human,
         metric_vs_human,
         pairwise,
         reference_ratings,
+        reference_ratings_of,
         reference_sets,
     )
     from rag_eval.schema import is_usable
@@ -172,8 +175,11 @@ def agreement_for_run(store: RunStore, run_id: str, reviewer: str | None = None,
                     for i in store.items(run_id, ("item_id", "status", "metrics")) if is_usable(i.get("status"))}
     metrics = metric_vs_human(measured, scored) if scored else []
     judged = [Rated(j.judge, j.item_id, j.labels, j.scores) for j in judgements_for(store, sets)]
+    # beside every judge, word overlap on the same rows: the floor a judge must beat
+    judged += reference_ratings_of([item_from_label_set(dict(s)) for s in reference_sets(sets, reviewer)])
     judges = judge_vs_human(judged, truth, n_boot=n_boot, seed=seed)
     # Judge against judge, reviewer against reviewer (judge against human is above).
     pairs = [p for p in pairwise([*judged, *human_ratings(sets)])
              if p.a.startswith("human:") == p.b.startswith("human:")]
-    return RunAgreement(run_id, len(truth), reviewer, judges, pairs, metrics)
+    return RunAgreement(run_id, len(truth), reviewer, judges, pairs, metrics,
+                        reference=REFERENCE if any(j.judge == REFERENCE for j in judges) else None)

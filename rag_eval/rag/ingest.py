@@ -42,6 +42,8 @@ from rag_eval.rag.store import (
     DENSE,
     SPARSE,
     VectorStore,
+    check_compatible,
+    collection_metadata,
     collection_warning,
     delete_points,
     ensure_collection,
@@ -96,6 +98,7 @@ class IngestReport:
     collection: str
     files: list[FileReport] = field(default_factory=list)
     created_collection: bool = False
+    not_created: bool = False  # the collection did not exist and no file yielded a chunk: none was made
     chunks_added: int = 0
     chunks_deleted: int = 0
     seconds: float = 0.0
@@ -124,6 +127,8 @@ class IngestReport:
                 f"{counts[UNCHANGED]} unchanged (skipped), {counts[FAILED]} failed")
         if self.failed:
             line += ": " + ", ".join(Path(f.path).name for f in self.failed)
+        if self.not_created:
+            line += f"; no file yielded a chunk, so collection '{self.collection}' was not created"
         return line
 
     @property
@@ -348,9 +353,10 @@ def ingest_paths(
     progress: ProgressCallback | None = None,
     client: VectorStore | None = None,
 ) -> IngestReport:
-    """Ingest files and folders into ``collection`` (created on first use with the
-    config's embedder and chunking). Raises only for problems with the collection as a
-    whole (unreachable Qdrant, mismatched embedder or chunking); everything about a file
+    """Ingest files and folders into ``collection`` (created with the config's embedder and
+    chunking when its first chunk is written: an ingest where no file yields a chunk
+    creates no empty collection to appear in the lists). Raises only for problems with the
+    collection as a whole (unreachable Qdrant, mismatched embedder or chunking); everything about a file
     or a row ends up in the report.
 
     Three stages overlap: a thread loads, extracts, chunks and splits the next files
@@ -366,10 +372,11 @@ def ingest_paths(
     report.files.extend(FileReport(path=m.split(":")[0], status=FAILED, error=m) for m in missing)
     client = client or open_qdrant()
     embedder = make_embedder(config.embedder)
-    report.created_collection = ensure_collection(
-        client, collection, config.embedder, lambda: embedder.dimension, config.chunking
-    )
-    existing = {} if report.created_collection else existing_documents(client, collection)
+    meta = collection_metadata(client, collection)
+    if meta is not None:  # an existing collection: checked before any file is read
+        check_compatible(meta, collection, config.embedder, config.chunking)
+    existing = {} if meta is None else existing_documents(client, collection)
+    exists = meta is not None
     total, done = len(files), 0
     if progress:
         progress(0, total)
@@ -380,6 +387,10 @@ def ingest_paths(
             texts = [c.text for _, chunks, _ in batch.items for c in chunks]
             vectors: Any = embedder.encode(texts) if texts else []
             points = _points(batch, vectors, config)
+            if points and not exists:  # created by its first chunk
+                report.created_collection = ensure_collection(
+                    client, collection, config.embedder, lambda: embedder.dimension, config.chunking)
+                exists = True
             if writing is not None:
                 writing.result()
                 done += pending_done
@@ -392,8 +403,10 @@ def ingest_paths(
             done += pending_done
     for file_report in report.files:
         file_report.settle()
-    finish_writes(client, collection)
-    report.warning = collection_warning(client, collection)
+    report.not_created = not exists
+    if not report.not_created:
+        finish_writes(client, collection)
+        report.warning = collection_warning(client, collection)
     if progress:
         progress(total, total)
     report.seconds = time.perf_counter() - started

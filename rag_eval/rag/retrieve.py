@@ -21,6 +21,14 @@ from rag_eval.rag.store import DENSE, SPARSE, VectorStore, open_qdrant, require_
 HYBRID_CANDIDATES = 4  # each prefetch fetches k * this many candidates (at least 20)
 
 
+def page_label(page: int | None, page_end: int | None = None) -> str:
+    """A chunk's pages as a table shows them: ``3``, ``3–4``, or nothing for a chunk that has
+    no page (text, Markdown, HTML), never ``None``."""
+    if page is None:
+        return ""
+    return f"{page}–{page_end}" if page_end else str(page)
+
+
 @dataclass(frozen=True, slots=True)
 class RetrievedChunk:
     id: str
@@ -57,7 +65,7 @@ class RetrievedChunk:
         if self.heading_path:
             parts.append(" › ".join(self.heading_path))
         if self.page is not None:
-            parts.append(f"p. {self.page}" + (f"–{self.page_end}" if self.page_end else ""))
+            parts.append(f"p. {page_label(self.page, self.page_end)}")
         return " · ".join(p for p in parts if p)
 
     @classmethod

@@ -489,6 +489,7 @@ def chunk_payload(point_id_: str, payload: dict[str, Any]) -> dict[str, Any]:
         "source_name": payload.get("source_name") or Path(str(payload.get("source") or "")).name,
         "heading_path": " › ".join(payload.get("heading_path") or []),
         "page": payload.get("page"),
+        "page_end": payload.get("page_end"),
     }
 
 

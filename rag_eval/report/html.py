@@ -56,8 +56,9 @@ _TEMPLATE = """<!doctype html>
 <style>
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1150px;padding:1em 2em;color:#212529}
 h1{margin-bottom:0.1em} h2{border-bottom:2px solid #dee2e6;padding-bottom:0.2em;margin-top:1.6em}
-table{border-collapse:collapse;margin:0.5em 0 1em 0;font-size:0.9em} th,td{border:1px solid #dee2e6;padding:3px 8px;text-align:left}
-th{background:#f1f3f5} td.num{text-align:right;font-variant-numeric:tabular-nums}
+table{border-collapse:collapse;margin:0.5em 0 1em 0;font-size:0.9em;display:block;max-width:100%;overflow-x:auto} th,td{border:1px solid #dee2e6;padding:3px 8px;text-align:left}
+th{background:#f1f3f5;white-space:nowrap} td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td:first-child{min-width:8em}
 .muted{color:#6c757d} .note{background:#f8f9fa;border-left:4px solid #adb5bd;padding:0.4em 0.8em}
 .band-excellent{background:#f1f3f5} .band-good{background:#e7f0fa} .band-acceptable{background:#d0e2f5} .band-poor{background:#b6d1ee}
 details.row>summary{cursor:pointer} details.row[open]>summary{margin-bottom:0.4em}

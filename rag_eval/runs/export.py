@@ -2,16 +2,18 @@
 
 One row per item: identifiers, question, answer, status and error, the TRACe scores, the
 original project's report fields (``average``, ``rmse_aggregation``, support counts...) and
-retrieval metrics as columns, and the nested parts (retrieved chunks, labels, tokens)
-JSON-encoded so every format holds the same information. The stored records carry no
+retrieval metrics as columns, and the nested parts (retrieved chunks, labels, id lists):
+nested values in JSONL, JSON text in CSV and Parquet cells, so every format holds the same
+information. The stored records carry no
 secrets, and neither does the export.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,12 +45,11 @@ def flatten_item(item: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
     row.update({name: value for name, value in sorted((item.get("correctness") or {}).items())})
     row.update({name: value for name, value in sorted((item.get("metrics") or {}).items())})
     for key in ("metric_errors", "metric_reasons"):  # why a metric failed, why it gave its value
-        given = item.get(key)
-        row[key] = json.dumps(given, ensure_ascii=False) if given else None
-    row["retrieved_doc_ids"] = json.dumps(item.get("retrieved_doc_ids") or [], ensure_ascii=False)
-    row["gold_doc_ids"] = json.dumps(item.get("gold_doc_ids") or [], ensure_ascii=False)
-    row["chunks"] = json.dumps(public_chunks(item.get("chunks") or []), ensure_ascii=False)
-    row["labels"] = json.dumps(item.get("labels"), ensure_ascii=False) if item.get("labels") else None
+        row[key] = item.get(key) or None
+    row["retrieved_doc_ids"] = list(item.get("retrieved_doc_ids") or [])
+    row["gold_doc_ids"] = list(item.get("gold_doc_ids") or [])
+    row["chunks"] = public_chunks(item.get("chunks") or [])
+    row["labels"] = item.get("labels") or None
     row["tokens_total"] = (item.get("tokens") or {}).get("total")
     row["cost_usd"] = item.get("cost_usd")
     row["latency_s"] = item.get("latency_s")
@@ -70,6 +71,36 @@ def export_rows(run: dict[str, Any], items: Sequence[dict[str, Any]]) -> list[di
     rows = [flatten_item(i, run) for i in items]
     columns = list(dict.fromkeys(k for r in rows for k in r))
     return [{c: r.get(c) for c in columns} for r in rows]  # same columns in every row (parquet, csv)
+
+
+def flat_cells(row: dict[str, Any]) -> dict[str, Any]:
+    """A row as CSV and Parquet hold it: a nested value (chunks, labels, id lists) as JSON text,
+    as ``rag_eval.io.rows.write_rows`` writes CSV. JSONL keeps the values nested."""
+    return {k: json.dumps(v, ensure_ascii=False, default=str) if isinstance(v, (list, dict)) else v
+            for k, v in row.items()}
+
+
+def _write_text(fh: Any, batches: Iterable[list[dict[str, Any]]], columns: list[str], fmt: str) -> None:
+    """JSONL (nested values nested) or CSV (nested values as JSON text) rows into ``fh``."""
+    writer = csv.DictWriter(fh, fieldnames=columns) if fmt == "csv" else None
+    if writer is not None:
+        writer.writeheader()
+    for batch in batches:
+        for row in batch:
+            if writer is None:
+                fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+            else:
+                writer.writerow(flat_cells(row))
+
+
+def export_bytes(run: dict[str, Any], items: Sequence[dict[str, Any]], fmt: str) -> bytes:
+    """The run's items as a download (``jsonl`` or ``csv``), written as :func:`export_run` writes the file."""
+    if fmt not in ("jsonl", "csv"):
+        raise ValueError(f"a download is jsonl or csv; got {fmt!r}")
+    rows = export_rows(run, items)
+    out = io.StringIO(newline="")
+    _write_text(out, [rows], list(rows[0]) if rows else [], fmt)
+    return out.getvalue().encode("utf-8")
 
 
 #: items per batch of a streamed export (one Parquet row group, one page of the store)
@@ -151,17 +182,8 @@ def export_run(store: Any, run_id: str, path: str | Path, fmt: str | None = None
 
     path.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "parquet":
-        _write_parquet(batches(), path)
+        _write_parquet(([flat_cells(r) for r in batch] for batch in batches()), path)
         return path
     with path.open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=columns) if fmt == "csv" else None
-        if writer is not None:
-            writer.writeheader()
-        for batch in batches():
-            for row in batch:
-                if writer is None:
-                    fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
-                else:  # as rag_eval.io.rows.write_rows writes CSV: nested values JSON-encoded
-                    writer.writerow({k: json.dumps(v, ensure_ascii=False, default=str)
-                                     if isinstance(v, (list, dict)) else v for k, v in row.items()})
+        _write_text(fh, batches(), columns, fmt)
     return path

@@ -162,3 +162,29 @@ def test_local_judge_runs_offline(tmp_path, openai_server, ragbench_rows):
     assert [r["status"] for r in rows] == ["ok", "ok"] and rows[0]["judge"].startswith("local:")
     assert rows[0]["context_relevance"] is not None and openai_server.request_count == 0
     assert "trust: local:" in result.output and "hallucination AUROC" in result.output
+
+
+def test_lexical_reference_judge_labels_by_word_overlap(tmp_path, openai_server):
+    """`--judge lexical`: RAGBench labels and TRACe scores like any judge, on this machine, no
+    request; a sentence whose content words no document holds is unsupported; a row with no
+    documents ends invalid_input with its reason; its option is validated before any row."""
+    docs = ["The cat is black. It purrs loudly."]
+    rows = [{"id": "a1", "question": "What colour is the cat?", "documents": docs, "response": "The cat is black."},
+            {"id": "h", "question": "What colour is the cat?", "documents": docs,
+             "response": "The cat is black. Zebras paint violet skyscrapers."},
+            {"id": "none", "question": "q", "documents_sentences": [], "response": "r"}]
+    src = write_jsonl(tmp_path / "in.jsonl", rows)
+    out = tmp_path / "out.jsonl"
+    result = run([str(src), "--judge", "lexical", "--out", str(out)])
+    assert result.exit_code == 1, result.output  # the row without documents failed (and says why)
+    got = {r["id"]: r for r in read_jsonl(out)}
+    assert got["a1"]["status"] == "ok" and got["a1"]["judge"] == "lexical:1" and got["a1"]["adherence"] == 1.0
+    assert got["a1"]["all_relevant_sentence_keys"] == ["0a"] and got["a1"]["all_utilized_sentence_keys"] == ["0a"]
+    assert got["a1"]["context_relevance"] == 0.5 and got["a1"]["completeness"] == 1.0
+    assert got["h"]["unsupported_response_sentence_keys"] == ["b"] and got["h"]["adherence"] == 0.0
+    assert 0.0 < got["h"]["adherence_score"] < 1.0  # 1 - the row's share of novel content words
+    assert got["none"]["status"] == "invalid_input" and got["none"]["error"]
+    assert openai_server.request_count == 0
+    bad = CliRunner().invoke(cli, ["judge", str(src), "--judge", "lexical", "--judge-option", "max_novel=2",
+                                   "--out", str(out)])
+    assert bad.exit_code != 0 and "max_novel" in bad.output

@@ -83,8 +83,12 @@ def test_runs_list_show_export_and_compare(runner, tmp_path, demo_collection, de
     assert as_json["config"]["retrieval"]["k"] == 2
 
     out = tmp_path / "export.csv"
-    exported = runner.invoke(cli, ["runs", "export", a, "--format", "csv", "--output", str(out)])
+    exported = runner.invoke(cli, ["runs", "export", a, "--format", "csv", "--out", str(out)])
     assert exported.exit_code == 0 and out.read_text(encoding="utf-8").startswith("run_id,")
+    old_name = runner.invoke(cli, ["runs", "export", a, "--output", str(tmp_path / "old.jsonl")])  # still accepted
+    assert old_name.exit_code == 0 and (tmp_path / "old.jsonl").exists()
+    helped = runner.invoke(cli, ["runs", "export", "--help"]).output
+    assert "--out" in helped and "--output" not in helped  # --out, as every other command
 
     compared = runner.invoke(cli, ["compare", "k2", "k5", "--top", "3"])
     assert compared.exit_code == 0, compared.output

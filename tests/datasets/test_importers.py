@@ -119,7 +119,7 @@ def test_plain_csv_missing_question_column(tmp_path):
     path.write_text("prompt,answer\nWhat?,x\n", encoding="utf-8")
     result = import_dataset("csv", [path])
     assert result.rows == []
-    assert "missing column 'question' (found: prompt, answer)" in str(result.issues[0])
+    assert str(result.issues[0]) == (f"{path}: missing column 'question' (or query, user_input, q); found: prompt, answer [error]")
 
 
 def test_plain_csv_bad_rows_reported_good_rows_kept(tmp_path):
@@ -130,6 +130,9 @@ def test_plain_csv_bad_rows_reported_good_rows_kept(tmp_path):
     messages = sorted(str(i) for i in result.issues)
     assert any("row 3" in m and "'question'" in m and "missing question" in m for m in messages)
     assert any("row 4" in m and "empty contexts" in m for m in messages)
+    # one outcome: row 4 was kept despite its error, so only row 3 counts as left out
+    assert result.outcome("'mixed'") == (f"Saved 2 rows as 'mixed'; left out 1 row: {path}: row 3, field 'question': "
+                                         "missing question.")
 
 
 def test_unknown_kind_is_a_value_error():

@@ -23,11 +23,14 @@ def test_bad_json_line_is_reported_and_good_rows_load(tmp_path):
 
 
 def test_missing_question_column_in_csv(tmp_path):
+    """A file without the column is one file-level issue naming it and the columns found,
+    not 'missing question' on every row; a column present in some rows stays per row."""
     path = tmp_path / "d.csv"
     path.write_text("id,answer\n1,x\n2,y\n", encoding="utf-8")
     issues = validate_file(path)
-    assert [(i.row, i.field, i.message) for i in issues] == [
-        (2, "question", "missing question"), (3, "question", "missing question")]
+    assert [(i.row, i.field, i.message) for i in issues] == [(0, None, "missing column 'question'; found: id, answer")]
+    some = _jsonl(tmp_path / "some.jsonl", [{"id": "1", "question": "q?"}, {"id": "2"}])
+    assert [(i.row, i.message) for i in validate_file(some)] == [(2, "missing question")]
 
 
 def test_wrong_types_name_the_field_and_the_value(tmp_path):

@@ -88,9 +88,14 @@ def test_agreement_by_judge_and_queue_from_the_cli(labelled_run):
     _store, run_id = labelled_run
     out = _invoke("agreement", run_id, "--by-judge", "--n-boot", "100")
     assert f"## local:{VERSION} on 14 reviewed row(s)" in out and "Cohen's kappa" in out
+    # beside the judge, the word-overlap reference on the same reviewed rows
+    assert "## lexical (reference) on 14 reviewed row(s)" in out and "word overlap alone" in out
     data = json.loads(_invoke("agreement", run_id, "--by-judge", "--json", "--n-boot", "0"))
-    (judge,) = data["judges"]
-    assert judge["n_rows"] == 14 and set(judge["sentences"]) == {"relevant", "utilized", "supporting"}
+    judges = {j["judge"]: j for j in data["judges"]}
+    assert set(judges) == {f"local:{VERSION}", "lexical (reference)"} and data["reference"] == "lexical (reference)"
+    for judge in judges.values():
+        assert judge["n_rows"] == 14 and set(judge["sentences"]) == {"relevant", "utilized", "supporting"}
+        assert judge["trace"]["rmse"]["context_relevance"]["value"] is not None
     assert _invoke("labels", "queue", run_id, "--by", "random").strip() == ""  # all reviewed
     ids = _invoke("labels", "queue", run_id, "--by", "confidence", "--include-reviewed", "-n", "3").split()
     assert len(ids) == 3

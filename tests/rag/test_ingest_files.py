@@ -80,3 +80,26 @@ def test_nothing_to_ingest_is_a_usage_error(tmp_path):
     (tmp_path / "empty").mkdir()
     empty = runner.invoke(cli, ["ingest", str(tmp_path / "empty")])
     assert empty.exit_code == 2 and "no supported files" in empty.output
+
+
+def test_an_ingest_where_every_file_fails_creates_no_collection(mixed, tmp_path):
+    """No file yields a chunk: the report says so and no empty collection appears in the lists
+    (the CLI's and the library's); a later good file creates it."""
+    from rag_eval.rag.store import list_collections
+
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "truncated.pdf").write_bytes((DOCS / "bzip2-manual.pdf").read_bytes()[:3000])
+    (broken / "empty.md").write_text("", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["ingest", str(broken), "--collection", "nothing"])
+    assert result.exit_code == 1, result.output
+    assert "no file yielded a chunk, so collection 'nothing' was not created" in result.output
+    assert "2 of 2 file(s) could not be ingested" in result.output and "the other files" not in result.output
+    assert "nothing" not in [c.name for c in list_collections()]
+    listed = CliRunner().invoke(cli, ["collections"])
+    assert "nothing" not in listed.output, listed.output
+
+    report = ingest_paths([broken, mixed / "local-project-installs.md"], "nothing",
+                          default_config().with_changes(**{"chunking.strategy": "document"}))
+    assert report.created_collection and not report.not_created
+    assert [c.points for c in list_collections() if c.name == "nothing"] == [1]

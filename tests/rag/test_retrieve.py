@@ -4,7 +4,7 @@ import pytest
 
 from rag_eval.rag.config import default_config
 from rag_eval.rag.ingest import ingest_paths
-from rag_eval.rag.retrieve import retrieve
+from rag_eval.rag.retrieve import page_label, retrieve
 from rag_eval.rag.store import CollectionMismatch, CollectionNotFound
 
 
@@ -52,3 +52,8 @@ def test_errors(docs):
         retrieve("x", "nope", config("dense"))
     with pytest.raises(CollectionMismatch):
         retrieve("x", docs, config("dense", **{"embedder.model": "other-model"}))
+
+
+def test_a_chunk_without_a_page_shows_no_page():
+    """Tables (Ask's retrieved chunks, Corpus's browser) show a page only where there is one."""
+    assert [page_label(None), page_label(3), page_label(3, 4)] == ["", "3", "3–4"]

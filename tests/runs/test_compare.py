@@ -1,11 +1,13 @@
 """Comparisons: means with CIs and coverage, paired differences sorted by size."""
 
+import json
+
 import pytest
 
 from rag_eval.metrics.aggregate import mean_interval
 from rag_eval.rag.config import default_config
 from rag_eval.runs.compare import compare_runs, question_differences
-from rag_eval.runs.export import export_run
+from rag_eval.runs.export import export_bytes, export_run
 from rag_eval.runs.stats import summarize_items
 from rag_eval.runs.store import RunStore
 
@@ -60,5 +62,14 @@ def test_export_formats(tmp_path, fmt):
     first = rows[0][1]
     assert first["item_id"] in ("1", 1) and first["status"] == "ok" and float(first["completeness"]) == 0.5
     assert "chunks" in first and first["run_id"] == run
+    # JSONL keeps nested values nested (no JSON text inside JSON); CSV and Parquet cells hold JSON text
+    if fmt == "jsonl":
+        line = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
+        assert line["chunks"] == [{"id": "c", "text": "t", "score": 0.5}] and line["retrieved_doc_ids"] == []
+    else:
+        chunks = first["chunks"] if isinstance(first["chunks"], list) else json.loads(first["chunks"])
+        assert chunks == [{"id": "c", "text": "t", "score": 0.5}]
+    if fmt != "parquet":  # Batch's downloads are the export's files, byte for byte
+        assert export_bytes(store.get_run(run), store.items(run), fmt) == path.read_bytes()
     with pytest.raises(ValueError, match="export format"):
         export_run(store, run, tmp_path / "x", "xml")

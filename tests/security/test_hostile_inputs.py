@@ -102,7 +102,8 @@ def test_non_utf8_csv_keeps_its_good_rows_and_names_the_users_file(rag_eval_home
              b'r2,Caf\xe9 open?,Yes.,"[""It is open.""]"\nr3,What is Y?,Y.,"[""Y.""]"\n')
     at = _app()
     _import(at, "csv", [("latin.csv", latin, "text/csv")], "latin")
-    assert any("Saved 2 rows as 'latin'" in s.value for s in at.success)
+    (outcome,) = [m.value for m in (*at.success, *at.warning, *at.error)]  # one outcome message
+    assert outcome.startswith("Saved 2 rows as 'latin'; left out 1 row: latin.csv: row 3") and "not valid UTF-8" in outcome
     issues = at.dataframe[0].value
     assert list(issues["file"]) == ["latin.csv"] and "not valid UTF-8" in issues["message"][0]
     page = " ".join(_markdown_bodies(at)) + issues.to_string()
@@ -114,9 +115,27 @@ def test_golden_import_of_several_files_reads_all(rag_eval_home):
     two = b'{"id": "c", "question": "What is C?"}\n{"id": "a", "question": "A again?"}\n'
     at = _app()
     _import(at, "golden", [("one.jsonl", one, "application/json"), ("two.jsonl", two, "application/json")], "gold")
-    assert any("Saved 3 rows as 'gold'" in s.value for s in at.success)
+    (outcome,) = [m.value for m in (*at.success, *at.warning, *at.error)]  # one outcome message
+    assert outcome.startswith("Saved 3 rows as 'gold'; left out 1 row: two.jsonl: row 2, field 'id': duplicate id 'a'")
     issues = at.dataframe[0].value
     assert list(issues["file"]) == ["two.jsonl"] and "duplicate id 'a'" in issues["message"][0]
+
+
+def test_an_upload_ends_with_one_message_that_agrees_with_itself(rag_eval_home):
+    """Every row left out: one message saying nothing was saved and why (the missing column,
+    named once for the file, with the columns found), never 'left out, the rest kept' beside
+    'nothing was saved'; the issues table holds the file-level issue, not one per row."""
+    wrong = b"prompt,reply\nWhat is A?,A.\nWhat is B?,B.\n"
+    for kind, missing in (("golden", "missing column 'question'; found: prompt, reply"),
+                          ("csv", "missing column 'question' (or query, user_input, q); found: prompt, reply"),
+                          ("ragbench", "missing columns 'id' and 'question'; found: prompt, reply")):
+        at = _app()
+        _import(at, kind, [("wrong.csv", wrong, "text/csv")], "wrong")
+        messages = [m.value for m in (*at.success, *at.warning, *at.error)]
+        assert messages == [escape_markdown(f"Nothing was saved: left out 1 file: wrong.csv: {missing}.")], kind
+        issues = at.dataframe[0].value
+        assert list(issues["row"]) == [0] and list(issues["message"]) == [missing]
+    assert not (rag_eval_home / "datasets" / "wrong.jsonl").exists()
 
 
 def test_invalid_json_message_has_no_double_at(tmp_path):

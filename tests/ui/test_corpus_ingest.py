@@ -48,6 +48,9 @@ def test_a_mixed_upload_with_a_broken_file_ingests_the_others(rag_eval_home):
         pages += 1
         assert {"sql-vacuum.html", "local-project-installs.md", "shared-mime-info-spec.pdf"} >= set(browsed["source_name"])
         headings |= set(browsed[browsed["source_name"] == "sql-vacuum.html"]["heading_path"])
+        pages_shown = dict(zip(browsed["source_name"], browsed["page"]))  # a page where there is one, else nothing
+        assert pages_shown.get("sql-vacuum.html", "") == "" and pages_shown.get("local-project-installs.md", "") == ""
+        assert all(p.replace("–", "").isdigit() for n, p in pages_shown.items() if n.endswith(".pdf"))
         at.number_input(key="corpus.page_no").set_value(pages + 1).run()
         assert not at.exception
     assert pages > 1 and "VACUUM › Parameters" in headings, (pages, headings)
@@ -71,3 +74,19 @@ def test_a_collection_level_error_is_a_message_and_the_browser_stays(rag_eval_ho
     assert not at.exception, [e.value for e in at.exception]
     assert [e.value for e in at.error] and "chunking" in at.error[0].value
     assert any("reset button" in str(t) for t in at.dataframe[-1].value["text"])  # the browser is still there
+
+
+def test_an_upload_where_every_file_fails_adds_no_collection(rag_eval_home):
+    """No file yields a chunk: the summary says no collection was created, the collections
+    table does not list an empty one, and the page stays usable."""
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.run()
+    at.switch_page("pages/corpus.py").run()
+    broken = ("truncated.pdf", (DOCS / "bzip2-manual.pdf").read_bytes()[:3000], "application/pdf")
+    at.file_uploader(key="corpus.files").set_value([broken]).run()
+    at.text_input(key="corpus.target").set_value("broken").run()
+    at.button(key="corpus.ingest").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("collection 'broken' was not created" in w.value for w in at.warning), [w.value for w in at.warning]
+    assert all("collection" not in d.value.columns or "broken" not in set(d.value["collection"]) for d in at.dataframe)
+    assert any("No collection yet" in i.value for i in at.info)

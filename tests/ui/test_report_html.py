@@ -4,8 +4,10 @@ section present, user text escaped; opened offline in headless Chromium."""
 
 from __future__ import annotations
 
+import base64
 import re
 import subprocess
+import time
 
 import pytest
 from click.testing import CliRunner
@@ -119,3 +121,46 @@ def test_report_opens_offline_in_headless_chromium(stored_runs, tmp_path):
     subprocess.run([*offline, "--window-size=1300,5200", f"--screenshot={shot}", report.as_uri()],
                    check=False, capture_output=True, timeout=180)
     assert shot.is_file() and shot.stat().st_size > 50_000
+
+
+# Every table's right edge against its section's (px), and the page's scroll width.
+TABLES_INSIDE_JS = """(() => {
+  const out = [];
+  for (const t of document.querySelectorAll('section table')) {
+    const s = t.closest('section').getBoundingClientRect(), r = t.getBoundingClientRect();
+    out.push([t.closest('section').id, Math.round(r.right - s.right), t.scrollWidth > t.clientWidth]);
+  }
+  return {tables: out, page: document.documentElement.scrollWidth};
+})()"""
+
+
+@pytest.mark.browser
+def test_wide_tables_scroll_inside_their_section_at_1280px(stored_runs, tmp_path):
+    """Runs with many metrics: the metrics table scrolls inside its section at 1280 px (no
+    table runs past its section, the page never scrolls sideways)."""
+    if browser.find_chromium() is None:
+        pytest.skip("no chromium binary on PATH: install Debian's 'chromium' (make browser-deps) or set CHROMIUM")
+    store, first, second = stored_runs
+    runs = [store.get_run(first), store.get_run(second)]
+    items = {r["id"]: store.items(r["id"]) for r in runs}
+    extra = ["answer_similarity", "answer_words", "doc_count", "exact_match", "politeness", "rouge_l", "token_f1"]
+    for run_items in items.values():  # as a run with answer-match, text and plugin metrics stores them
+        for item in run_items:
+            item["metrics"] = {name: 0.5 for name in extra}
+    report = tmp_path / "wide.html"
+    report.write_text(build_report(runs, items, worst=3), encoding="utf-8")
+    with browser.chromium_tab() as tools:
+        tools.call("Emulation.setDeviceMetricsOverride", width=1280, height=900, deviceScaleFactor=1, mobile=False)
+        tools.call("Page.navigate", url=report.as_uri())
+        found: dict = {}
+        for _ in range(600):
+            found = tools.evaluate(TABLES_INSIDE_JS) or {}
+            if found.get("tables"):
+                break
+            time.sleep(0.05)
+        shot = tools.call("Page.captureScreenshot", format="png")["data"]
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    (OUTPUT / "report-1280.png").write_bytes(base64.b64decode(shot))
+    assert found["page"] <= 1280, found
+    assert all(overhang <= 0 for _, overhang, _ in found["tables"]), found
+    assert any(section == "metrics" and scrolls for section, _, scrolls in found["tables"]), found  # it scrolls

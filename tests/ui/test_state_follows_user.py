@@ -52,7 +52,7 @@ def test_datasets_uploader_is_empty_after_an_import_and_after_leaving(rag_eval_h
     assert any("The import reads 1 file(s): one.jsonl" in c.value for c in at.caption)  # said before it runs
     at.button(key="datasets.import").click().run()
     _ok(at)
-    assert any("Saved 1 rows as 'my-dataset'" in s.value for s in at.success)
+    assert any("Saved 1 row as 'my-dataset'" in s.value for s in at.success)
     at.run()
     assert not _uploader(at).value  # imported: the uploader starts empty
     _uploader(at).set_value([("two.jsonl", rows, "application/json")]).run()
@@ -118,3 +118,28 @@ def test_batch_drops_the_previous_results_for_a_new_dataset(rag_eval_home, local
     _ok(at)
     assert not any("Results" in s.value for s in at.subheader)
     assert at.session_state["batch.run_id"] is None
+
+
+def test_judges_page_shows_the_word_overlap_reference_beside_the_judge(rag_eval_home, local_judge_ready):
+    """Reviewed rows: every agreement table lists the run's judge and the lexical reference
+    (word overlap on the same rows), with the caption saying what the reference is."""
+    from rag_eval.demo import load_labelled_sample
+    from rag_eval.display.views import item_from_record
+    from rag_eval.labels.agreement import REFERENCE, REFERENCE_NOTE
+    from rag_eval.labels.store import save_review
+    from rag_eval.runs.store import RunStore
+    from rag_eval.schema import Labels
+
+    run_id = _judged_run()
+    store = RunStore()
+    truth = {str(r["id"]): r for r in load_labelled_sample()}
+    for record in store.items(run_id):
+        save_review(store, run_id, item_from_record(record), Labels.from_dict(truth[str(record["item_id"])]), "ann")
+    judge = store.items(run_id)[0]["judge"]
+    store.close()
+    at = _app()
+    at.switch_page("pages/judges.py").run()
+    _ok(at)
+    assert any(REFERENCE_NOTE in c.value for c in at.caption)
+    tables = [d.value for d in at.dataframe if "judge" in d.value.columns]
+    assert len(tables) == 3 and all({judge, REFERENCE} <= set(t["judge"]) for t in tables), tables
