@@ -60,7 +60,9 @@ def _metric_names(metrics: Iterable[str | Path | Metric] | str | Path | Metric |
     :class:`~rag_eval.metrics.registry.Metric` (registered, as ``@rag_eval.metric`` does)
     or a rubric file (registered, as ``--metrics politeness.yaml`` does). ValueError
     naming every unknown name, before any row is judged."""
-    from rag_eval.metrics.registry import METRICS
+    from dataclasses import replace
+
+    from rag_eval.metrics.registry import BUILT_IN, METRICS
 
     if metrics is None:
         return ()
@@ -68,7 +70,9 @@ def _metric_names(metrics: Iterable[str | Path | Metric] | str | Path | Metric |
     names = []
     for one in given:
         if isinstance(one, Metric):
-            names.append(METRICS.register(one).name)
+            if METRICS.find(one.name) != one:  # a new declaration: registered as @rag_eval.metric does
+                METRICS.register(one if one.origin != BUILT_IN else replace(one, origin="python"))
+            names.append(one.name)
         elif isinstance(one, Path) or str(one).endswith((".yaml", ".yml")):
             from rag_eval.judges.rubric import RubricError, register_rubric
 
@@ -236,21 +240,18 @@ def _progress(progress: bool | Callable[[int, int], None], label: str) -> tuple[
                                                                               Callable[[], None]]:
     """``(update(done, total), close())``: a progress bar, a caller's own function, or
     nothing. In Jupyter the notebook bar needs ipywidgets (``tqdm.auto`` warns without it),
-    so it is used only when ipywidgets imports; else tqdm's text bar, which a notebook
-    shows as text too."""
+    so it is used only when ipywidgets can be imported; else tqdm's text bar, which a
+    notebook shows as text."""
     if callable(progress):
         return progress, lambda: None
     if not progress:
         return None, lambda: None
-    try:
-        from importlib.util import find_spec
+    from importlib.util import find_spec
 
-        if find_spec("ipywidgets") is not None:
-            from tqdm.auto import tqdm
-        else:
-            from tqdm import tqdm
-    except ImportError:  # tqdm is a dependency; a trimmed environment still gets a line per tenth
-        return _plain_progress(label)
+    if find_spec("ipywidgets") is not None:
+        from tqdm.auto import tqdm
+    else:
+        from tqdm import tqdm
     bar = tqdm(total=None, unit="row", desc=label, file=sys.stderr)
 
     def update(done: int, total: int) -> None:
@@ -260,18 +261,6 @@ def _progress(progress: bool | Callable[[int, int], None], label: str) -> tuple[
         bar.refresh()
 
     return update, bar.close
-
-
-def _plain_progress(label: str) -> tuple[Callable[[int, int], None], Callable[[], None]]:
-    shown = {"tenth": -1}
-
-    def update(done: int, total: int) -> None:
-        tenth = done * 10 // total if total else 0
-        if tenth > shown["tenth"]:
-            shown["tenth"] = tenth
-            print(f"{label}: {done}/{total or '?'} rows", file=sys.stderr, flush=True)
-
-    return update, lambda: None
 
 
 # ---------------------------------------------------------------- results
@@ -340,9 +329,9 @@ class Summary:
         means = ", ".join(f"{n} {_fmt(s.mean)}" for n, s in self.metrics.items() if n in TRACE_COLUMNS)
         return f"<Summary: {self.headline}; {means}>"
 
-    def _repr_html_(self) -> str:
+    def _repr_html_(self, title: str = "") -> str:
         """Jupyter's view: each metric's mean with its 95% interval and the items it rests on."""
-        return _html_table(self.headline, ("metric", "mean", "95% interval", "n"),
+        return _html_table(title + self.headline, ("metric", "mean", "95% interval", "n"),
                            ((name, _fmt(s.mean), _interval(s.ci_low, s.ci_high), s.n)
                             for name, s in self.metrics.items()),
                            f"judge error: {self.expected_judge_error.get('basis', 'unknown')}")
@@ -375,8 +364,7 @@ class Evaluation:
 
     def _repr_html_(self) -> str:
         """Jupyter's view: the summary's table (``to_pandas()`` has the items)."""
-        saved = f" (run {self.run_id})" if self.run_id else ""
-        return self.summary._repr_html_().replace("<b>", f"<b>Evaluation{html.escape(saved)}: ", 1)
+        return self.summary._repr_html_(f"Evaluation{f' (run {self.run_id})' if self.run_id else ''}: ")
 
     # -------------------------------------------------------------- tables
     def _columns(self) -> list[str]:

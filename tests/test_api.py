@@ -124,6 +124,18 @@ def test_metrics_takes_every_listed_name_and_chooses_no_columns(rows):
     assert list(named.columns) == list(default.columns)
 
 
+def test_metrics_takes_a_metric_object(rows):
+    chars = rag_eval.Metric("answer_chars", "Answer length (characters)", higher_is_better=False, range=(0, None),
+                            compute=lambda item: rag_eval.Explained(float(len(item.response)), "counted"))
+    try:
+        frame = rag_eval.evaluate(rows[:2], metrics=[chars], progress=False).to_pandas()
+        assert list(frame["answer_chars"]) == [float(len(r["response"])) for r in rows[:2]]
+        assert list(frame["metric_reasons"]) == [{"answer_chars": "counted"}] * 2
+        assert rag_eval.METRICS.get("answer_chars").origin == "python"
+    finally:
+        rag_eval.METRICS.unregister("answer_chars")
+
+
 RAGAS = {"user_input": "question", "retrieved_contexts": "documents", "response": "response",
          "reference": "reference_answer"}
 DEEPEVAL = {"input": "question", "retrieval_context": "documents", "actual_output": "response",

@@ -86,6 +86,16 @@ def test_installed_rubric_with_samples_through_the_python_api(endpoint, rows):
     assert endpoint.request_count == 8
 
 
+def test_python_api_takes_a_rubric_file_as_metrics_does(endpoint, rows):
+    import rag_eval
+
+    endpoint.set_handler(_answers)
+    frame = rag_eval.evaluate(str(rows), metrics=[RUBRIC], progress=False).to_pandas()
+    assert frame["politeness"].notna().sum() == 3 and "politeness" in frame["metric_errors"].dropna().iloc[0]
+    with pytest.raises(ValueError, match="no_such.yaml"):
+        rag_eval.evaluate(str(rows), metrics=["no_such.yaml"], progress=False)
+
+
 def test_a_broken_rubric_is_named_and_refused(tmp_path, rows):
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: bad\ncriteria: x\nscore_range: [3, 1]\n", encoding="utf-8")

@@ -248,9 +248,7 @@ def load_entry_points(group: str, register: Callable[[Any, str], None]) -> list[
     or not its metadata is installed. A plugin that fails is returned as a :class:`PluginError`, never
     raised: the rest still loads."""
     import os
-    from importlib.metadata import entry_points
-
-    from importlib.metadata import EntryPoint
+    from importlib.metadata import EntryPoint, entry_points
 
     allowed = os.environ.get("RAG_EVAL_PLUGINS")
     only = None if allowed is None else {n.strip() for n in allowed.split(",") if n.strip()}
