@@ -110,15 +110,12 @@ def _rows_source(data: Any, column_map: Mapping[str, str] | None = None) -> Any:
     from rag_eval.runs.prepare import read_rows_to_judge
     from rag_eval.runs.sources import RowsSource
 
-    if isinstance(data, (str, Path)):
+    if isinstance(data, (str, Path)):  # its columns: its first row's
+        first = next((row for _, row in read_rows_to_judge(data, stream=True) if isinstance(row, dict)), None)
+        _check_columns(list(first or ()), str(data), column_map, empty=first is None)
         if not column_map:
-            first = next((row for _, row in read_rows_to_judge(data, stream=True) if isinstance(row, dict)), None)
-            _check_columns(list(first or ()), str(data), column_map, empty=first is None)
             return RowsSource(path=data)
-        pairs = list(read_rows_to_judge(data))  # (row number, row or read error), as the file numbers them
-        columns = list(dict.fromkeys(k for _, r in pairs if isinstance(r, dict) for k in r))
-        _check_columns(columns, str(data), column_map, empty=not columns)
-        return RowsSource([(n, _renamed(r, column_map)) for n, r in pairs], label=str(data))
+        return RowsSource([(n, _renamed(r, column_map)) for n, r in read_rows_to_judge(data)], label=str(data))
     label, rows = _rows_of(data)
     columns = ([str(c) for c in data.columns] if label == "DataFrame"
                else list(dict.fromkeys(k for r in rows if isinstance(r, Mapping) for k in r)))
@@ -126,13 +123,6 @@ def _rows_source(data: Any, column_map: Mapping[str, str] | None = None) -> Any:
     if column_map:
         rows = [_renamed(row, column_map) for row in rows]
     return RowsSource(rows, label=label)
-
-
-#: what ``column_map`` may name: the fields of a row to judge (besides the optional id and metadata)
-def _mappable() -> tuple[str, ...]:
-    from rag_eval.datasets.schema import JUDGED_ROW_COLUMNS
-
-    return ("id", *JUDGED_ROW_COLUMNS, "metadata")
 
 
 def _check_columns(columns: Sequence[str], label: str, column_map: Mapping[str, str] | None, *, empty: bool) -> None:
@@ -143,10 +133,11 @@ def _check_columns(columns: Sequence[str], label: str, column_map: Mapping[str, 
     from rag_eval.datasets.schema import JUDGED_ROW_COLUMNS, PRESPLIT_COLUMNS, missing_judged_fields
 
     column_map = dict(column_map or {})
-    wrong = [k for k in column_map if k not in _mappable()]
+    fields = ("id", *JUDGED_ROW_COLUMNS, "metadata")
+    wrong = [k for k in column_map if k not in fields]
     if wrong:
         raise ValueError(f"column_map maps a field to your column, e.g. {{'question': 'prompt'}}; "
-                         f"{', '.join(map(repr, wrong))} is not a field (fields: {', '.join(_mappable())})")
+                         f"{', '.join(map(repr, wrong))} is not a field (fields: {', '.join(fields)})")
     absent = [c for c in column_map.values() if c not in columns]
     if absent and not empty:
         raise ValueError(f"column_map: {label} has no column {', '.join(map(repr, absent))} "
