@@ -13,7 +13,7 @@ The Python API (documented in ``docs/python-api.md``)::
 
     rag_eval.load_run("nightly")           # a stored run, as an Evaluation
     rag_eval.compare("baseline", "nightly")
-    rag_eval.ask("What does the warranty cover?")
+    rag_eval.ask("How do I make the screen black and white?")  # over the demo TV manual
 
 What a plugin needs is here too: ``metric``/``Metric``/``MetricItem``/``Explained`` for a
 metric, ``register_rubric`` for a rubric, ``JudgeKind``/``JUDGE_KINDS`` with ``EvalItem``,
