@@ -13,7 +13,11 @@ The Python API (documented in ``docs/python-api.md``)::
 
     rag_eval.load_run("nightly")           # a stored run, as an Evaluation
     rag_eval.compare("baseline", "nightly")
-    rag_eval.ask("How long do refunds take?")
+    rag_eval.ask("How do I make the screen black and white?")  # over the demo TV manual
+
+What a plugin needs is here too: ``metric``/``Metric``/``MetricItem``/``Explained`` for a
+metric, ``register_rubric`` for a rubric, ``JudgeKind``/``JUDGE_KINDS`` with ``EvalItem``,
+``JudgeResult``, ``Labels`` and ``JudgeStatus`` for a judge (docs/plugins.md).
 
 Importing the package imports nothing else: each name is loaded on first use (module
 ``__getattr__``, PEP 562), so ``rag-eval --help`` and ``import rag_eval`` stay cheap.
@@ -25,32 +29,40 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from rag_eval.api import Comparison, Evaluation, Summary, ask, compare, evaluate, known_metrics, load_run
+    from rag_eval.api import Comparison, Evaluation, Summary, aevaluate, ask, compare, evaluate, load_run
     from rag_eval.judges.kinds import JUDGE_KINDS, JudgeKind
+    from rag_eval.judges.rubric import register_rubric
     from rag_eval.metrics.registry import METRICS, Explained, Metric, MetricItem, metric
+    from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus, Labels
 
 #: public name -> the module that defines it (loaded on first use)
 _EXPORTS = {
     "evaluate": "rag_eval.api",
+    "aevaluate": "rag_eval.api",
     "Evaluation": "rag_eval.api",
     "Summary": "rag_eval.api",
     "Comparison": "rag_eval.api",
     "load_run": "rag_eval.api",
     "compare": "rag_eval.api",
     "ask": "rag_eval.api",
-    "known_metrics": "rag_eval.api",
     # plugins: a metric is one decorated function, a judge kind one JudgeKind (docs/plugins.md)
     "metric": "rag_eval.metrics.registry",
     "Metric": "rag_eval.metrics.registry",
     "MetricItem": "rag_eval.metrics.registry",
     "Explained": "rag_eval.metrics.registry",
     "METRICS": "rag_eval.metrics.registry",
+    "register_rubric": "rag_eval.judges.rubric",
     "JudgeKind": "rag_eval.judges.kinds",
     "JUDGE_KINDS": "rag_eval.judges.kinds",
+    "EvalItem": "rag_eval.schema",
+    "JudgeResult": "rag_eval.schema",
+    "JudgeStatus": "rag_eval.schema",
+    "Labels": "rag_eval.schema",
 }
 
-__all__ = ["JUDGE_KINDS", "METRICS", "Comparison", "Evaluation", "Explained", "JudgeKind", "Metric", "MetricItem",
-           "Summary", "ask", "compare", "evaluate", "known_metrics", "load_run", "metric"]
+__all__ = ["JUDGE_KINDS", "METRICS", "Comparison", "EvalItem", "Evaluation", "Explained", "JudgeKind", "JudgeResult",
+           "JudgeStatus", "Labels", "Metric", "MetricItem", "Summary", "aevaluate", "ask", "compare", "evaluate",
+           "load_run", "metric", "register_rubric"]
 
 
 def __getattr__(name: str) -> Any:

@@ -5,6 +5,7 @@
     import rag_eval
 
     result = rag_eval.evaluate(df)                 # a DataFrame, a list of dicts, a file, a datasets.Dataset
+                                                    # (ragas's and deepeval's column names work as they are)
     result.to_pandas()                              # one row per item: id, status, TRACe, reasons
     result.summary                                  # means with 95% intervals, coverage, statuses, judge error
     result.gate(fail_under={"adherence": 0.9})      # the CLI's --fail-under, as a GateResult
@@ -23,13 +24,15 @@ stored run does. Nothing here computes a metric.
 
 from __future__ import annotations
 
+import asyncio
+import html
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rag_eval.metrics.registry import TRACE_SCORES
+from rag_eval.metrics.registry import TRACE_SCORES, Metric
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -41,7 +44,7 @@ if TYPE_CHECKING:
     from rag_eval.runs.summary import EvaluationSummary
     from rag_eval.schema import ItemRecord
 
-__all__ = ["Comparison", "Evaluation", "Summary", "ask", "compare", "evaluate", "load_run"]
+__all__ = ["Comparison", "Evaluation", "Summary", "aevaluate", "ask", "compare", "evaluate", "load_run"]
 
 #: what every :meth:`Evaluation.to_pandas` has: the four TRACe metrics and the continuous adherence score
 TRACE_COLUMNS = TRACE_SCORES  # the registry's TRACe scores, in its order
@@ -52,48 +55,112 @@ METRIC_REASON_COLUMNS = ("metric_errors", "metric_reasons")
 DEFAULT_NAME = "python-api"
 
 
-def known_metrics() -> tuple[str, ...]:
-    """The metric names ``metrics=`` takes: TRACe, answer correctness (rows with a
-    reference), the report fields and the LLM judge's adherence probability."""
-    from rag_eval.metrics.registry import CORRECTNESS_METRICS, METRICS, TRACE_SCORES
-    from rag_eval.metrics.report_fields import REPORT_FIELDS
+def _metric_names(metrics: Iterable[str | Path | Metric] | str | Path | Metric | None) -> tuple[str, ...]:
+    """The registry names of ``metrics``: any name ``rag-eval metrics list`` shows, a
+    :class:`~rag_eval.metrics.registry.Metric` (registered, as ``@rag_eval.metric`` does)
+    or a rubric file (registered, as ``--metrics politeness.yaml`` does). ValueError
+    naming every unknown name, before any row is judged."""
+    from dataclasses import replace
 
-    return (*TRACE_SCORES, *CORRECTNESS_METRICS, *REPORT_FIELDS, "adherence_probability",
-            *(m.name for m in METRICS.per_item()))
+    from rag_eval.metrics.registry import BUILT_IN, METRICS
+
+    if metrics is None:
+        return ()
+    given = [metrics] if isinstance(metrics, (str, Path, Metric)) else list(metrics)
+    names = []
+    for one in given:
+        if isinstance(one, Metric):
+            if METRICS.find(one.name) != one:  # a new declaration: registered as @rag_eval.metric does
+                METRICS.register(one if one.origin != BUILT_IN else replace(one, origin="python"))
+            names.append(one.name)
+        elif isinstance(one, Path) or str(one).endswith((".yaml", ".yml")):
+            from rag_eval.judges.rubric import RubricError, register_rubric
+
+            try:
+                names.append(register_rubric(one))
+            except (RubricError, OSError) as err:
+                raise ValueError(f"metrics: {err}") from None
+        else:
+            names.append(str(one))
+    unknown = [n for n in names if METRICS.find(n) is None]
+    if unknown:
+        raise ValueError(f"unknown metric(s) {', '.join(map(repr, unknown))}; installed (rag-eval metrics list): "
+                         f"{', '.join(METRICS.names())}; or give a Metric or a rubric's .yaml file")
+    return tuple(dict.fromkeys(names))
 
 
 def _per_item(names: tuple[str, ...], asked: bool) -> list[str] | None:
-    """The registry's per-item metrics the engine computes: those asked for, or (nothing
-    asked) every installed one, as ``rag-eval judge`` without ``--metrics``."""
+    """The per-item metrics the engine computes: those asked for, or (nothing asked) every
+    installed one, as ``rag-eval judge`` without ``--metrics``. The judge's TRACe scores,
+    answer correctness and retrieval metrics are computed whenever a row allows."""
     if not asked:
         return None
     from rag_eval.metrics.registry import METRICS
 
-    return [n for n in names if (m := METRICS.find(n)) is not None and m.compute is not None]
-
-
-def _metric_names(metrics: Iterable[str] | str | None) -> tuple[str, ...]:
-    if metrics is None:
-        return ()
-    names = (metrics,) if isinstance(metrics, str) else tuple(metrics)
-    known = known_metrics()
-    unknown = [m for m in names if m not in known]
-    if unknown:
-        raise ValueError(f"unknown metric(s) {', '.join(map(repr, unknown))}; known: {', '.join(known)}")
-    return names
+    per_item = {m.name for m in METRICS.per_item()}
+    return [n for n in names if n in per_item]
 
 
 # ---------------------------------------------------------------- the input
-def _rows_source(data: Any, row_cache: Any) -> Any:
+def _rows_source(data: Any, column_map: Mapping[str, str] | None = None) -> Any:
     """A :class:`~rag_eval.runs.sources.RowsSource` of ``data``: a path is read as the CLI
     reads it (streamed, any format it takes); a DataFrame, a ``datasets.Dataset`` or an
-    iterable of dicts row by row (row numbers count from 1 in the order given)."""
+    iterable of dicts row by row (row numbers count from 1 in the order given). The
+    columns are checked first (:func:`_check_columns`)."""
+    from rag_eval.runs.prepare import read_rows_to_judge
     from rag_eval.runs.sources import RowsSource
 
-    if isinstance(data, (str, Path)):
-        return RowsSource(path=data, row_cache=row_cache)
+    if isinstance(data, (str, Path)):  # its columns: its first row's
+        first = next((row for _, row in read_rows_to_judge(data, stream=True) if isinstance(row, dict)), None)
+        _check_columns(list(first or ()), str(data), column_map, empty=first is None)
+        if not column_map:
+            return RowsSource(path=data)
+        return RowsSource([(n, _renamed(r, column_map)) for n, r in read_rows_to_judge(data)], label=str(data))
     label, rows = _rows_of(data)
-    return RowsSource(rows, label=label, row_cache=row_cache)
+    columns = ([str(c) for c in data.columns] if label == "DataFrame"
+               else list(dict.fromkeys(k for r in rows if isinstance(r, Mapping) for k in r)))
+    _check_columns(columns, label, column_map, empty=not rows)
+    if column_map:
+        rows = [_renamed(row, column_map) for row in rows]
+    return RowsSource(rows, label=label)
+
+
+def _check_columns(columns: Sequence[str], label: str, column_map: Mapping[str, str] | None, *, empty: bool) -> None:
+    """Raise one ValueError, before any row is judged, naming every required field the
+    columns do not provide (under any accepted name, or through ``column_map``) and the
+    names each is accepted under. ``column_map`` maps a field to your column:
+    ``{"question": "prompt"}``."""
+    from rag_eval.datasets.schema import JUDGED_ROW_COLUMNS, PRESPLIT_COLUMNS, missing_judged_fields
+
+    column_map = dict(column_map or {})
+    fields = ("id", *JUDGED_ROW_COLUMNS, "metadata")
+    wrong = [k for k in column_map if k not in fields]
+    if wrong:
+        raise ValueError(f"column_map maps a field to your column, e.g. {{'question': 'prompt'}}; "
+                         f"{', '.join(map(repr, wrong))} is not a field (fields: {', '.join(fields)})")
+    absent = [c for c in column_map.values() if c not in columns]
+    if absent and not empty:
+        raise ValueError(f"column_map: {label} has no column {', '.join(map(repr, absent))} "
+                         f"(its columns: {', '.join(columns) or 'none'})")
+    if empty:
+        return
+    missing = missing_judged_fields([*columns, *column_map])
+    if missing:
+        accepted = "; ".join(f"'{name}' as {' or '.join(JUDGED_ROW_COLUMNS[name])}"
+                             + (f" (or {PRESPLIT_COLUMNS[name]})" if name in PRESPLIT_COLUMNS else "")
+                             for name in missing)
+        raise ValueError(f"{label} has no column for {', '.join(map(repr, missing))}; accepted: {accepted}. "
+                         f"Its columns: {', '.join(columns) or 'none'}. Name yours with "
+                         f"column_map={{{', '.join(f'{m!r}: ...' for m in missing)}}}")
+
+
+def _renamed(row: Any, column_map: Mapping[str, str]) -> Any:
+    """``row`` with each mapped column under its field's name (the mapped one wins)."""
+    if not isinstance(row, Mapping):
+        return row
+    mapped = set(column_map.values())
+    return {**{k: v for k, v in row.items() if k not in mapped},
+            **{name: row[column] for name, column in column_map.items() if column in row}}
 
 
 def _rows_of(data: Any) -> tuple[str, list[Any]]:
@@ -116,13 +183,24 @@ def _rows_of(data: Any) -> tuple[str, list[Any]]:
 # ---------------------------------------------------------------- the judge and the configuration
 def _judge(judge: Any, options: Mapping[str, Any]) -> Any:
     """A judge name goes through the one factory (``options``: :class:`JudgeSpec` fields
-    such as ``model``, ``base_url``, ``samples``, ``llm``); a judge object is used as given."""
+    such as ``model``, ``base_url``, ``samples``, ``llm``, and ``options``: a kind's own);
+    a judge object is used as given. An option the judge does not take is a ValueError
+    naming it and the ones it takes (here, once: never a raw ``TypeError``)."""
     if not isinstance(judge, str):
         if options:
             raise ValueError("judge_options apply to a judge name, not to a judge object")
         return judge
+    from dataclasses import fields
+
+    from rag_eval.judges.base import JudgeSpec
     from rag_eval.judges.factory import build_judge
 
+    accepted = sorted(f.name for f in fields(JudgeSpec) if f.name not in ("kind", "calibration"))
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        raise ValueError(f"judge_options: {', '.join(map(repr, unknown))} is not an option of judge {judge!r}; "
+                         f"accepted: {', '.join(accepted)} (a judge kind's own options go under 'options', "
+                         "see rag-eval judges list)")
     return build_judge(judge, **dict(options))
 
 
@@ -151,16 +229,20 @@ def _config(judge: Any, mode: Any, name: str | None, options: Mapping[str, Any] 
 # ---------------------------------------------------------------- progress
 def _progress(progress: bool | Callable[[int, int], None], label: str) -> tuple[Callable[[int, int], None] | None,
                                                                               Callable[[], None]]:
-    """``(update(done, total), close())``: tqdm's notebook-aware bar (``tqdm.auto``), a
-    caller's own function, or nothing."""
+    """``(update(done, total), close())``: a progress bar, a caller's own function, or
+    nothing. In Jupyter the notebook bar needs ipywidgets (``tqdm.auto`` warns without it),
+    so it is used only when ipywidgets can be imported; else tqdm's text bar, which a
+    notebook shows as text."""
     if callable(progress):
         return progress, lambda: None
     if not progress:
         return None, lambda: None
-    try:
+    from importlib.util import find_spec
+
+    if find_spec("ipywidgets") is not None:
         from tqdm.auto import tqdm
-    except ImportError:  # tqdm is a dependency; a trimmed environment still gets a line per tenth
-        return _plain_progress(label)
+    else:
+        from tqdm import tqdm
     bar = tqdm(total=None, unit="row", desc=label, file=sys.stderr)
 
     def update(done: int, total: int) -> None:
@@ -172,19 +254,24 @@ def _progress(progress: bool | Callable[[int, int], None], label: str) -> tuple[
     return update, bar.close
 
 
-def _plain_progress(label: str) -> tuple[Callable[[int, int], None], Callable[[], None]]:
-    shown = {"tenth": -1}
-
-    def update(done: int, total: int) -> None:
-        tenth = done * 10 // total if total else 0
-        if tenth > shown["tenth"]:
-            shown["tenth"] = tenth
-            print(f"{label}: {done}/{total or '?'} rows", file=sys.stderr, flush=True)
-
-    return update, lambda: None
-
-
 # ---------------------------------------------------------------- results
+def _fmt(value: float | None, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _interval(low: float | None, high: float | None) -> str:
+    return "" if low is None or high is None else f"[{_fmt(low)}, {_fmt(high)}]"
+
+
+def _html_table(caption: str, header: Sequence[str], rows: Iterable[Sequence[Any]], note: str = "") -> str:
+    """A compact HTML table (what Jupyter shows for a result), every cell escaped."""
+    head = "".join(f"<th>{html.escape(str(h))}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
+    foot = f"<p><small>{html.escape(note)}</small></p>" if note else ""
+    return (f"<div><p><b>{html.escape(caption)}</b></p><table><thead><tr>{head}</tr></thead>"
+            f"<tbody>{body}</tbody></table>{foot}</div>")
+
+
 @dataclass(frozen=True, slots=True)
 class Summary:
     """An evaluation at a glance: counts per status, coverage (usable items / all items;
@@ -215,16 +302,30 @@ class Summary:
         return pd.DataFrame([{"metric": name, "mean": s.mean, "ci_low": s.ci_low, "ci_high": s.ci_high, "n": s.n}
                              for name, s in self.metrics.items()])
 
-    def __str__(self) -> str:
-        def fmt(value: float | None) -> str:
-            return "n/a" if value is None else f"{value:.4f}"
+    @property
+    def headline(self) -> str:
+        """``9/10 items usable (coverage 0.900); ok: 9, invalid_input: 1``"""
+        return (f"{self.n_usable}/{self.n_items} items usable (coverage {_fmt(self.coverage)}); "
+                + ", ".join(f"{k}: {v}" for k, v in self.counts.items()))
 
-        lines = [f"{self.n_usable}/{self.n_items} items usable (coverage {fmt(self.coverage)}); "
-                 + ", ".join(f"{k}: {v}" for k, v in self.counts.items())]
-        lines += [f"  {name}: {fmt(s.mean)} [{fmt(s.ci_low)}, {fmt(s.ci_high)}] (n={s.n})"
+    def __str__(self) -> str:
+        lines = [self.headline]
+        lines += [f"  {name}: {_fmt(s.mean, 4)} [{_fmt(s.ci_low, 4)}, {_fmt(s.ci_high, 4)}] (n={s.n})"
                   for name, s in self.metrics.items()]
         lines.append(f"judge error: {self.expected_judge_error.get('basis', 'unknown')}")
         return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        """One line: coverage and the TRACe means (``print(summary)`` gives every metric)."""
+        means = ", ".join(f"{n} {_fmt(s.mean)}" for n, s in self.metrics.items() if n in TRACE_COLUMNS)
+        return f"<Summary: {self.headline}; {means}>"
+
+    def _repr_html_(self, title: str = "") -> str:
+        """Jupyter's view: each metric's mean with its 95% interval and the items it rests on."""
+        return _html_table(title + self.headline, ("metric", "mean", "95% interval", "n"),
+                           ((name, _fmt(s.mean), _interval(s.ci_low, s.ci_high), s.n)
+                            for name, s in self.metrics.items()),
+                           f"judge error: {self.expected_judge_error.get('basis', 'unknown')}")
 
 
 class Evaluation:
@@ -234,11 +335,10 @@ class Evaluation:
     field (a loaded run's are rebuilt from the store); ``run_id`` is set once saved."""
 
     def __init__(self, rows: list[dict[str, Any]], engine_summary: EvaluationSummary, expected_error: dict[str, Any],
-                 *, metrics: Sequence[str] = (), records: list[ItemRecord] | None = None, source: Any = None,
+                 *, records: list[ItemRecord] | None = None, source: Any = None,
                  config: RagConfig | None = None, run_id: str | None = None, store: RunStore | None = None) -> None:
         self.rows = rows
         self.records = records
-        self.metrics = tuple(metrics)
         self.run_id = run_id
         self._engine_summary = engine_summary
         self._expected_error = expected_error
@@ -253,33 +353,35 @@ class Evaluation:
         saved = f", run {self.run_id}" if self.run_id else ""
         return f"<Evaluation: {s.n_usable}/{s.n_items} items usable{saved}>"
 
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the summary's table (``to_pandas()`` has the items)."""
+        return self.summary._repr_html_(f"Evaluation{f' (run {self.run_id})' if self.run_id else ''}: ")
+
     # -------------------------------------------------------------- tables
     def _columns(self) -> list[str]:
-        wanted = [m for m in self.metrics if m not in TRACE_COLUMNS]
-        if not self.metrics:  # answer correctness (a row had a reference) and per-item metrics computed
-            from rag_eval.metrics.registry import CORRECTNESS_METRICS, METRICS
+        """Every registered metric a row has a value for, after the TRACe scores (a
+        dict-valued metric as its ``NAME.key`` columns), then retrieval, judge, reasons."""
+        from rag_eval.metrics.registry import METRICS
 
-            shown = (*CORRECTNESS_METRICS, *(m.name for m in METRICS.per_item()))
-            wanted = [c for c in shown if any(r.get(c) is not None for r in self.rows)] or []
         keys = list(dict.fromkeys(k for r in self.rows for k in r))
-        extra = []  # a dict-valued metric's columns are NAME.key (e.g. a sampled rubric's .mean, .spread)
-        for name in wanted:
-            parts = [k for k in keys if k.startswith(name + ".")]
-            extra += parts if parts and name not in keys else [name]
-        if not self.metrics:
-            from rag_eval.metrics.registry import METRICS
-
-            extra += [k for k in keys if "." in k and k not in extra and any(
-                k.startswith(m.name + ".") for m in METRICS.per_item())]
+        metrics: list[str] = []
+        for declared in METRICS:
+            if declared.name in TRACE_COLUMNS:
+                continue
+            if any(r.get(declared.name) is not None for r in self.rows):
+                metrics.append(declared.name)
+            else:  # a dict-valued metric's columns are NAME.key (e.g. a sampled rubric's .mean, .spread)
+                metrics += [k for k in keys if k.startswith(declared.name + ".")]
         retrieval = sorted({k for r in self.rows for k in (r.get("retrieval") or {})})
         why = [c for c in METRIC_REASON_COLUMNS if any(r.get(c) for r in self.rows)]  # only where a metric said
-        return ["id", "status", *TRACE_COLUMNS, *extra, *retrieval, "judge", *REASON_COLUMNS, *why]
+        return ["id", "status", *TRACE_COLUMNS, *metrics, *retrieval, "judge", *REASON_COLUMNS, *why]
 
     def to_pandas(self) -> pd.DataFrame:
         """One row per item, in input order: ``id``, ``status``, the four TRACe scores and
-        ``adherence_score``, every other metric asked for (``metrics=``; by default answer
-        correctness when rows had a reference), the judge, and the reasons (``error``, the
-        judge's explanations). A failed item keeps its row, its scores empty (never 0)."""
+        ``adherence_score``, every other registered metric computed (answer correctness when
+        rows had a reference, plugin and rubric metrics, retrieval), the judge, and the
+        reasons (``error``, the judge's explanations, each metric's). A failed item keeps
+        its row, its scores empty (never 0). ``rows`` has every field ``rag-eval judge`` writes."""
         import pandas as pd
 
         columns = self._columns()
@@ -371,8 +473,9 @@ def _store(store: RunStore | str | Path | None) -> RunStore:
 def evaluate(
     data: Any,
     judge: Any = "local",
-    metrics: Iterable[str] | str | None = None,
+    metrics: Iterable[str | Path | Metric] | str | Path | Metric | None = None,
     *,
+    column_map: Mapping[str, str] | None = None,
     concurrency: int | None = None,
     store: RunStore | str | Path | None = None,
     name: str | None = None,
@@ -384,18 +487,25 @@ def evaluate(
 
     ``data``: a file path (``.jsonl``, ``.json``, ``.csv``, ``.parquet``), a pandas
     DataFrame, a list of dicts or a Hugging Face ``datasets.Dataset``; columns as the
-    CLI's rows: ``id``, ``question``, ``documents`` (a list of texts), ``response``,
-    optional ``reference_answer``/``reference``. ``judge``: ``"local"`` (offline),
-    ``"llm"`` (the OpenAI-compatible endpoint of the environment; ``judge_options`` such
-    as ``model``, ``base_url``, ``samples``), ``"local:NAME"`` (a stored calibration), or
-    a judge object. ``metrics``: further columns of :meth:`Evaluation.to_pandas` (see
-    :func:`known_metrics`). ``concurrency``: items judged at once (default: the judge's).
-    ``store`` or ``name``: also save the run (see :meth:`Evaluation.save`). ``progress``:
-    a progress bar (tqdm's notebook bar in Jupyter), False, or ``fn(done, total)``.
+    CLI's rows: ``question``, ``documents`` (a list of texts), ``response``, optional
+    ``id`` and ``reference_answer``, each also under ragas's names (``user_input``,
+    ``retrieved_contexts``, ``response``, ``reference``) and deepeval's (``input``,
+    ``retrieval_context``, ``actual_output``, ``expected_output``); ``column_map`` names
+    your own: ``{"question": "prompt"}``. ``judge``: ``"local"`` (offline), ``"llm"``
+    (the OpenAI-compatible endpoint of the environment; ``judge_options`` such as
+    ``model``, ``base_url``, ``samples``), ``"local:NAME"`` (a stored calibration), a
+    plugin's kind, or a judge object. ``metrics``: the per-item metrics to compute besides
+    the judge's (names ``rag-eval metrics list`` shows, :class:`Metric` s, rubric
+    ``.yaml`` files; default: every installed one). ``concurrency``: items judged at once
+    (default: the judge's). ``store`` or ``name``: also save the run (see
+    :meth:`Evaluation.save`). ``progress``: a progress bar, False, or ``fn(done, total)``.
     ``mode``: the TRACe formulas (default the CLI's).
 
-    Raises before any row is judged when the file cannot be read or the judge cannot be
-    built (:class:`~rag_eval.judges.base.JudgeUsageError`); a bad row never raises."""
+    Raises ValueError before any row is judged when a required column is missing (one
+    message naming each and the names it is accepted under), a metric or a judge option
+    is unknown; ``FileFormatError`` when the file cannot be read,
+    :class:`~rag_eval.judges.base.JudgeUsageError` when the judge cannot be built. A bad
+    row never raises: it is an item with status ``invalid_input``."""
     from rag_eval.judges.base import ManagedJudge
     from rag_eval.judges.expected_error import expected_judge_error
     from rag_eval.metrics.trace import DEFAULT_MODE
@@ -407,8 +517,9 @@ def evaluate(
 
     wanted = _metric_names(metrics)
     scoring = ScoringMode(mode) if mode is not None else DEFAULT_MODE
+    source = _rows_source(data, column_map)  # its columns checked before the judge is built
     the_judge = _judge(judge, judge_options or {})
-    source = _rows_source(data, RowCache.for_judge(the_judge))
+    source.row_cache = RowCache.for_judge(the_judge)
     config = _config(the_judge, scoring, name, (judge_options or {}).get("options") if isinstance(judge, str) else None)
     sink = MemorySink()
     update, close = _progress(progress, str(getattr(the_judge, "name", "judge")))
@@ -420,11 +531,18 @@ def evaluate(
         if isinstance(judge, str) and isinstance(the_judge, ManagedJudge):
             the_judge.close()  # a judge built here (Ray workers, clients) is ours to close
     result = Evaluation([to_file_row(r) | ({"retrieval": r.retrieval} if r.retrieval else {}) for r in sink.records],
-                        summary, expected_judge_error(the_judge), metrics=wanted, records=sink.records, source=source,
-                        config=config)
+                        summary, expected_judge_error(the_judge), records=sink.records, source=source, config=config)
     if store is not None or name is not None:
         result.save(name, store=store)
     return result
+
+
+async def aevaluate(data: Any, judge: Any = "local", metrics: Any = None, **options: Any) -> Evaluation:
+    """:func:`evaluate` for a caller already inside an event loop (a notebook cell with
+    ``await``, an async service): the evaluation runs in a worker thread, so the engine's
+    own loop (the LLM judge's async client) never nests in the caller's, and the caller's
+    loop stays free meanwhile. Same arguments, same result."""
+    return await asyncio.to_thread(evaluate, data, judge, metrics, **options)
 
 
 # ---------------------------------------------------------------- stored runs
@@ -479,6 +597,37 @@ class Comparison:
         import pandas as pd
 
         return pd.DataFrame(self.paired)
+
+    def __repr__(self) -> str:
+        at = f" at k={self.k}" if self.k is not None else ""
+        return f"<Comparison: {' vs '.join(self.runs)}{at}; {len({m['metric'] for m in self.metrics})} metrics>"
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: per metric, each run's mean with its 95% interval and coverage,
+        and each later run's paired difference from the first."""
+        by_metric: dict[str, dict[str, dict[str, Any]]] = {}
+        for row in self.metrics:
+            by_metric.setdefault(row["metric"], {})[row["run"]] = row
+        paired = {(p["metric"], p["run"]): p for p in self.paired}
+        header = ["metric", *(f"{run} (coverage)" for run in self.runs),
+                  *(f"{run} − {self.runs[0]}" for run in self.runs[1:])]
+
+        def cell(stat: Mapping[str, Any] | None) -> str:
+            if not stat or stat.get("mean") is None:
+                return "n/a"
+            return f"{_fmt(stat['mean'])} {_interval(stat.get('ci_low'), stat.get('ci_high'))} ({_fmt(stat.get('coverage'), 2)})"
+
+        def diff(p: Mapping[str, Any] | None) -> str:
+            if not p or p.get("mean_difference") is None:
+                return "n/a"
+            return f"{p['mean_difference']:+.3f} {_interval(p.get('ci_low'), p.get('ci_high'))} (n={p['n_pairs']})"
+
+        rows = [[metric, *(cell(runs.get(run)) for run in self.runs),
+                 *(diff(paired.get((metric, run))) for run in self.runs[1:])] for metric, runs in by_metric.items()]
+        note = f"retrieval at k={self.k}" if self.k is not None else ""
+        if self.left_out:
+            note += ("; " if note else "") + f"not comparable: {', '.join(self.left_out)}"
+        return _html_table(f"Comparison of {len(self.runs)} runs: mean [95% interval] (coverage)", header, rows, note)
 
 
 def compare(a: Evaluation | str, b: Evaluation | str, *more: Evaluation | str, k: int | None = None,

@@ -105,13 +105,140 @@ def test_gate_equals_fail_under(options, api, rows, rows_file, tmp_path):
     assert "\n".join(gate.table()) in cli_result.output
 
 
-def test_unknown_metric_and_bad_data_fail_before_judging(rows):
-    with pytest.raises(ValueError, match="unknown metric"):
+def test_unknown_metric_option_and_bad_data_fail_before_judging(rows):
+    with pytest.raises(ValueError, match="unknown metric.*'no_such_metric'.*precision"):
         rag_eval.evaluate(rows, metrics=["no_such_metric"], progress=False)
+    with pytest.raises(ValueError, match="'temperature' is not an option of judge 'local'; accepted: .*model"):
+        rag_eval.evaluate(rows, judge_options={"temperature": 0}, progress=False)
     with pytest.raises(TypeError, match="not one dict"):
         rag_eval.evaluate(rows[0], progress=False)
-    frame = rag_eval.evaluate(rows[:2], metrics=["average", "unsupported_sentences"], progress=False).to_pandas()
-    assert {"average", "unsupported_sentences"} <= set(frame.columns)
+
+
+def test_metrics_takes_every_listed_name_and_chooses_no_columns(rows):
+    """``metrics=`` takes what ``rag-eval metrics list`` shows (``precision`` too); the
+    columns are every metric computed, whatever was named."""
+    listed = CliRunner().invoke(cli, ["metrics", "list"]).output.split()
+    assert "precision" in listed
+    named = rag_eval.evaluate(rows[:2], metrics=["precision", "bleu"], progress=False).to_pandas()
+    default = rag_eval.evaluate(rows[:2], progress=False).to_pandas()
+    assert list(named.columns) == list(default.columns)
+
+
+def test_metrics_takes_a_metric_object(rows):
+    chars = rag_eval.Metric("answer_chars", "Answer length (characters)", higher_is_better=False, range=(0, None),
+                            compute=lambda item: rag_eval.Explained(float(len(item.response)), "counted"))
+    try:
+        frame = rag_eval.evaluate(rows[:2], metrics=[chars], progress=False).to_pandas()
+        assert list(frame["answer_chars"]) == [float(len(r["response"])) for r in rows[:2]]
+        assert list(frame["metric_reasons"]) == [{"answer_chars": "counted"}] * 2
+        assert rag_eval.METRICS.get("answer_chars").origin == "python"
+    finally:
+        rag_eval.METRICS.unregister("answer_chars")
+
+
+RAGAS = {"user_input": "question", "retrieved_contexts": "documents", "response": "response",
+         "reference": "reference_answer"}
+DEEPEVAL = {"input": "question", "retrieval_context": "documents", "actual_output": "response",
+            "expected_output": "reference_answer"}
+
+
+@pytest.mark.parametrize("names", [RAGAS, DEEPEVAL], ids=["ragas", "deepeval"])
+def test_ragas_and_deepeval_columns_give_the_same_results(names, rows):
+    """A DataFrame under ragas's or deepeval's column names evaluates as under ours."""
+    ours = [{"id": r["id"], "question": r["question"], "documents": r["documents"], "response": r["response"],
+             "reference_answer": "Yes."} for r in rows[:3]]
+    theirs = pd.DataFrame([{"id": r["id"], **{their: r[field] for their, field in names.items()}} for r in ours])
+    want = [_untimed(r) for r in rag_eval.evaluate(ours, progress=False).rows]
+    got = [_untimed(r) for r in rag_eval.evaluate(theirs, progress=False).rows]
+    assert got == want and all(r["status"] == "ok" and r["rouge_l"] is not None for r in got)
+
+
+def test_unknown_columns_fail_before_any_row_with_one_message(rows, tmp_path):
+    frame = pd.DataFrame([{"prompt": r["question"], "ctx": r["documents"], "response": r["response"]} for r in rows[:2]])
+    with pytest.raises(ValueError) as err:
+        rag_eval.evaluate(frame, progress=False)
+    message = str(err.value)
+    assert message.startswith("DataFrame has no column for 'question', 'documents'; accepted:")
+    assert "user_input" in message and "retrieved_contexts" in message and "retrieval_context" in message
+    assert "Its columns: prompt, ctx, response" in message and "column_map=" in message
+    mapped = rag_eval.evaluate(frame, column_map={"question": "prompt", "documents": "ctx"}, progress=False)
+    assert [r["status"] for r in mapped.rows] == ["ok", "ok"]
+    path = tmp_path / "theirs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in frame.to_dict(orient="records")), encoding="utf-8")
+    with pytest.raises(ValueError, match="theirs.jsonl has no column for 'question', 'documents'"):
+        rag_eval.evaluate(path, progress=False)
+    from_file = rag_eval.evaluate(path, column_map={"question": "prompt", "documents": "ctx"}, progress=False)
+    assert [_untimed(r) for r in from_file.rows] == [_untimed(r) for r in mapped.rows]
+    with pytest.raises(ValueError, match="'prompt' is not a field"):
+        rag_eval.evaluate(frame, column_map={"prompt": "question"}, progress=False)
+    with pytest.raises(ValueError, match="has no column 'nope'"):
+        rag_eval.evaluate(frame, column_map={"question": "nope"}, progress=False)
+
+
+def test_rag_eval_judge_reads_ragas_columns_too(rows, tmp_path):
+    """The aliases are declared once, with the row schema: a file under ragas's names is
+    judged by the CLI as the API judges it."""
+    path = tmp_path / "ragas.jsonl"
+    path.write_text("".join(json.dumps({"id": r["id"], "user_input": r["question"], "retrieved_contexts": r["documents"],
+                                        "response": r["response"]}) + "\n" for r in rows[:2]), encoding="utf-8")
+    judged, result = _cli_rows(path, tmp_path)
+    assert result.exit_code == 0, result.output
+    assert [r["status"] for r in judged] == ["ok", "ok"]
+    assert [_untimed(r) for r in judged] == [_untimed(r) for r in rag_eval.evaluate(path, progress=False).rows]
+
+
+def test_results_render_as_tables_in_jupyter(rows):
+    """What Jupyter shows: ``_repr_html_`` tables with coverage and 95% intervals; a
+    one-line ``repr`` for the summary (not the dataclass's)."""
+    first, second = rag_eval.evaluate(rows, progress=False), rag_eval.evaluate(rows[:4], progress=False)
+    summary = first.summary
+    assert len(repr(summary)) < 300 and repr(summary).startswith(f"<Summary: {len(rows) - 1}/{len(rows)} items usable")
+    page = first._repr_html_()
+    assert page.startswith("<div><p><b>Evaluation: ") and "<th>95% interval</th>" in page and "coverage" in page
+    stat = summary.metrics["adherence_score"]
+    assert f"<td>adherence_score</td><td>{stat.mean:.3f}</td><td>[{stat.ci_low:.3f}, {stat.ci_high:.3f}]</td>" in page
+    assert summary._repr_html_() in page.replace("<b>Evaluation: ", "<b>")
+    comparison = rag_eval.compare(first, second)
+    table = comparison._repr_html_()
+    assert "evaluation-2 − evaluation-1" in table and "(coverage)" in table and "context_relevance" in table
+    assert repr(comparison).startswith("<Comparison: evaluation-1 vs evaluation-2")
+
+
+#: a Jupyter kernel as tqdm.auto recognises one (``ipykernel.zmqshell`` imported), without ipywidgets: no
+#: kernel can run here (ipykernel and nbclient are not installed)
+KERNEL_WITHOUT_WIDGETS = ("import sys, types, warnings; warnings.simplefilter('always'); "
+                          "sys.modules['ipywidgets'] = None; "
+                          "sys.modules['ipykernel.zmqshell'] = types.ModuleType('ipykernel.zmqshell'); "
+                          "ipython = types.ModuleType('IPython'); ipython.get_ipython = lambda: object(); "
+                          "sys.modules['IPython'] = ipython; ")
+
+
+@pytest.mark.parametrize(("code", "warns"), [
+    ("import tqdm.auto", True),  # what the bar used before: TqdmWarning (IProgress not found)
+    ("from rag_eval.api import _progress; update, close = _progress(True, 'x'); update(1, 2); close()", False),
+])
+def test_progress_bar_gives_no_warning_in_jupyter_without_ipywidgets(code, warns):
+    done = subprocess.run([sys.executable, "-c", KERNEL_WITHOUT_WIDGETS + code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert ("TqdmWarning" in done.stderr) == warns, done.stderr
+
+
+def test_aevaluate_inside_a_running_event_loop(rows):
+    import asyncio
+
+    async def notebook_cell():
+        return await rag_eval.aevaluate(rows[:2], progress=False)
+
+    result = asyncio.run(notebook_cell())
+    assert [r["status"] for r in result.rows] == ["ok", "ok"]
+
+
+def test_a_plugin_finds_its_types_at_the_root():
+    from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus, Labels
+
+    assert (rag_eval.EvalItem, rag_eval.JudgeResult, rag_eval.JudgeStatus, rag_eval.Labels) == (
+        EvalItem, JudgeResult, JudgeStatus, Labels)
+    assert rag_eval.register_rubric.__module__ == "rag_eval.judges.rubric" and rag_eval.Explained
 
 
 def test_progress_reaches_the_end(rows):

@@ -86,9 +86,68 @@ def test_installed_rubric_with_samples_through_the_python_api(endpoint, rows):
     assert endpoint.request_count == 8
 
 
+def test_python_api_takes_a_rubric_file_as_metrics_does(endpoint, rows):
+    import rag_eval
+
+    endpoint.set_handler(_answers)
+    frame = rag_eval.evaluate(str(rows), metrics=[RUBRIC], progress=False).to_pandas()
+    assert frame["politeness"].notna().sum() == 3 and "politeness" in frame["metric_errors"].dropna().iloc[0]
+    with pytest.raises(ValueError, match="no_such.yaml"):
+        rag_eval.evaluate(str(rows), metrics=["no_such.yaml"], progress=False)
+
+
 def test_a_broken_rubric_is_named_and_refused(tmp_path, rows):
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: bad\ncriteria: x\nscore_range: [3, 1]\n", encoding="utf-8")
     result = CliRunner().invoke(cli, ["judge", str(rows), "--judge", "local", "--metrics", str(bad),
                                       "--out", str(tmp_path / "o.jsonl")])
     assert result.exit_code == 2 and "bad.yaml" in result.output and "score_range" in result.output
+
+
+def _requirements_only_path(tmp_path: Path) -> str:
+    """What a Space's ``pip install -r requirements.txt`` leaves importable: every installed
+    distribution but this package (no ``rag_eval`` dist-info, hence no entry points of
+    ours), with the source tree on the path, as the Space runs it."""
+    import os
+    import site
+
+    packages = tmp_path / "site-packages"
+    packages.mkdir()
+    here = next(Path(p) for p in site.getsitepackages() if Path(p, "numpy").exists())
+    for entry in here.iterdir():
+        if not entry.name.lower().startswith(("rag_eval", "__editable__", "rag-eval")):
+            (packages / entry.name).symlink_to(entry)
+    return os.pathsep.join([str(Path(__file__).resolve().parents[1]), str(packages)])
+
+
+def test_an_installed_rubric_registers_on_a_requirements_only_install(endpoint, rows, tmp_path):
+    """Issue 42 item 6: ``rag-eval metrics add`` works where the package itself is not
+    installed (the registry loads the installed rubrics by name, not through our metadata).
+    The process runs without ``site`` (``-S``), so only the requirements-only path counts."""
+    import os
+    import subprocess
+    import sys
+
+    endpoint.set_handler(_answers)
+    env = {**os.environ, "PYTHONPATH": _requirements_only_path(tmp_path)}
+
+    def rag_eval(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-S", "-m", "rag_eval.cli", *args], env=env, capture_output=True,
+                              text=True, timeout=600)
+
+    probe = subprocess.run([sys.executable, "-S", "-c", (
+        "import importlib.metadata as md, rag_eval; print(rag_eval.__file__); "
+        "print(len(md.entry_points(group='rag_eval.metrics'))); "
+        "print(any(d.metadata['Name'] == 'rag-eval' for d in md.distributions()))")],
+        env=env, capture_output=True, text=True, check=True).stdout.split()
+    assert probe[1:] == ["0", "False"] and probe[0].startswith(str(Path(__file__).resolve().parents[1]))
+    added = rag_eval("metrics", "add", str(RUBRIC))
+    assert added.returncode == 0 and "installed rubric 'politeness'" in added.stdout, added.stderr
+    listed = rag_eval("metrics", "list")
+    assert "politeness" in listed.stdout and "rubric politeness.yaml" in listed.stdout, listed.stderr
+    out = tmp_path / "out.jsonl"
+    judged = rag_eval("judge", str(rows), "--judge", "local", "--out", str(out), "--min-coverage", "0")
+    assert judged.returncode == 0, judged.stderr
+    written = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert [r.get("politeness") is not None for r in written].count(True) == 3  # one item the judge cannot score
+    assert "politeness" in judged.stdout  # the summary's means

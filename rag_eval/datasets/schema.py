@@ -16,6 +16,7 @@ RAGBench's GPT-4 labels), ``synthetic`` (generated, not yet reviewed) or
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import Enum
 from typing import Any
 
@@ -78,6 +79,28 @@ ALWAYS_WRITTEN = ("id", "question", "provenance")
 
 # Input names accepted for ``reference_answers`` (one string or a list).
 _REFERENCE_ALIASES = ("reference_answer", "reference", "ground_truth", "answer", "answers")
+
+#: The fields of a row to judge (one that carries its response) and the column names each is read from,
+#: first present wins: rag-eval's own, then ragas's (``user_input``, ``retrieved_contexts``, ``response``,
+#: ``reference``) and deepeval's (``input``, ``actual_output``, ``retrieval_context``, ``expected_output``).
+#: Every reader of such rows takes them (``rag-eval judge``'s files, the Batch page, the Python API);
+#: ``answer`` here is the response, not a reference.
+JUDGED_ROW_COLUMNS: dict[str, tuple[str, ...]] = {
+    "question": ("question", "user_input", "input"),
+    "response": ("response", "answer", "actual_output"),
+    "documents": ("documents", "contexts", "retrieved_contexts", "retrieval_context"),
+    "reference_answer": ("reference_answers", "reference_answer", "reference", "ground_truth", "expected_output"),
+}
+#: what stands in for a required field when its text is given already split into keyed sentences (RAGBench)
+PRESPLIT_COLUMNS = {"documents": "documents_sentences", "response": "response_sentences"}
+REQUIRED_JUDGED_FIELDS = ("question", "response", "documents")
+
+
+def missing_judged_fields(columns: Iterable[str]) -> list[str]:
+    """The required fields of a row to judge that none of ``columns`` provides."""
+    present = set(columns)
+    return [name for name in REQUIRED_JUDGED_FIELDS
+            if not present.intersection(JUDGED_ROW_COLUMNS[name]) and PRESPLIT_COLUMNS.get(name) not in present]
 
 
 class DatasetRow(BaseModel):

@@ -302,7 +302,7 @@ def register_rubric(source: str | Path | Rubric, samples: int | None = None, llm
 
 def install_rubric(path: str | Path, samples: int | None = None) -> Path:
     """Check a rubric file and keep a copy among the installed rubrics (registered in every
-    later process through this package's ``rag_eval.metrics`` entry point); ``samples``
+    later process through the registry's own plugin, :mod:`rag_eval.judges.rubric_plugin`); ``samples``
     overrides the file's."""
     rubric = load_rubric(path)
     if samples is not None:
@@ -334,7 +334,7 @@ def refresh_installed_rubrics() -> None:
 
 
 def installed_rubrics() -> list[Any]:
-    """The installed rubrics as metrics (what this package's entry point in group
+    """The installed rubrics as metrics (what this package's own plugin in group
     ``rag_eval.metrics`` hands the registry). A rubric file that cannot be read is one line
     among the registry's plugin errors; the others still load."""
     from rag_eval.metrics.registry import METRICS, PluginError

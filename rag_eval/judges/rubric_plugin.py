@@ -1,6 +1,8 @@
-"""This package's own entry point in group ``rag_eval.metrics`` (pyproject.toml): the rubrics
-``rag-eval metrics add`` installed, registered through the same door as any plugin's
-metrics, so every entry point (CLI, Python API, Batch page, Ray) sees them.
+"""This package's own plugin in group ``rag_eval.metrics``
+(:data:`rag_eval.metrics.registry.OWN_PLUGINS`, loaded by name: a requirements-only
+install has no entry points): the rubrics ``rag-eval metrics add`` installed, registered
+through the same door as any plugin's metrics, so every entry point (CLI, Python API,
+Batch page, Ray) sees them.
 
 ``RUBRICS`` is read from the rubrics folder each time the entry point is loaded (a module
 ``__getattr__``, PEP 562), not once per process: when the registry looks at its entry

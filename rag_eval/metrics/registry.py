@@ -43,6 +43,10 @@ NEEDS = ("response", "documents", "reference", "labels", "llm", "retrieval")
 FAMILY_FIELD = {"trace": "scores", "correctness": "correctness", "retrieval": "retrieval", "custom": "metrics"}
 AGGREGATES = ("mean",)
 METRICS_GROUP = "rag_eval.metrics"
+#: this package's own plugins by entry point group, loaded by name whether or not the package's metadata is
+#: installed (a Space installs ``requirements.txt`` alone: no dist-info, no entry points): the rubrics
+#: ``rag-eval metrics add`` keeps in the data folder
+OWN_PLUGINS = {METRICS_GROUP: {"rubrics": "rag_eval.judges.rubric_plugin:RUBRICS"}}
 BUILT_IN = "rag_eval"  # the origin of the metrics this package declares
 
 
@@ -240,16 +244,18 @@ def load_entry_points(group: str, register: Callable[[Any, str], None]) -> list[
     """Load every entry point of ``group`` (``importlib.metadata``), handing each loaded
     object and its distribution's name to ``register``. ``RAG_EVAL_PLUGINS`` (a comma list
     of entry point names; empty: none) limits which load, like simonw/llm's
-    ``LLM_LOAD_PLUGINS``. A plugin that fails is returned as a :class:`PluginError`, never
+    ``LLM_LOAD_PLUGINS``. This package's own (:data:`OWN_PLUGINS`) come first, whether
+    or not its metadata is installed. A plugin that fails is returned as a :class:`PluginError`, never
     raised: the rest still loads."""
     import os
-    from importlib.metadata import entry_points
+    from importlib.metadata import EntryPoint, entry_points
 
     allowed = os.environ.get("RAG_EVAL_PLUGINS")
     only = None if allowed is None else {n.strip() for n in allowed.split(",") if n.strip()}
     errors: list[PluginError] = []
     seen: set[tuple[str, str]] = set()
-    for ep in entry_points(group=group):
+    own = [EntryPoint(name, value, group) for name, value in OWN_PLUGINS.get(group, {}).items()]
+    for ep in [*own, *entry_points(group=group)]:
         if (ep.name, ep.value) in seen or (only is not None and ep.name not in only):
             continue
         seen.add((ep.name, ep.value))

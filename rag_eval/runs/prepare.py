@@ -5,7 +5,9 @@ same file gives the same ids, the same accepted fields and the same errors every
 - Files are read with :func:`rag_eval.datasets.io.iter_raw` (the dataset formats with
   their CSV/Parquet encodings undone); a row's number is its line in a JSONL file (blank
   lines keep their numbers), its data row in CSV/JSON/Parquet.
-- Accepted fields: ``response`` or ``answer``; ``documents`` or ``contexts`` (a list of
+- Accepted fields: each under any of its names in
+  :data:`rag_eval.datasets.schema.JUDGED_ROW_COLUMNS` (rag-eval's, ragas's and deepeval's):
+  ``question``; ``response`` (or ``answer``...); ``documents`` (or ``contexts``...: a list of
   texts), or RAGBench's ``documents_sentences`` (then ``response_sentences`` as given).
 - Id: the row's ``id``; a missing, null or blank id becomes ``row-{row number}``.
 - The row, with those fields normalised, is validated against the dataset schema
@@ -24,7 +26,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from rag_eval.datasets.io import iter_raw
-from rag_eval.datasets.schema import DatasetRow
+from rag_eval.datasets.schema import JUDGED_ROW_COLUMNS, DatasetRow
 from rag_eval.datasets.validate import issues_from_validation_error
 from rag_eval.io.rows import RowError
 from rag_eval.metrics.registry import TRACE_METRICS
@@ -32,8 +34,9 @@ from rag_eval.runs.score_file import truth_number
 from rag_eval.schema import RAGBENCH_TRUTH_COLUMNS, EvalItem, _as_list
 from rag_eval.text.sentences import item_from_row
 
-RESPONSE_FIELDS = ("response", "answer")
-CONTEXT_FIELDS = ("documents", "contexts")
+QUESTION_FIELDS = JUDGED_ROW_COLUMNS["question"]
+RESPONSE_FIELDS = JUDGED_ROW_COLUMNS["response"]
+CONTEXT_FIELDS = JUDGED_ROW_COLUMNS["documents"]
 
 
 @dataclass(slots=True)
@@ -70,6 +73,11 @@ def _first(row: dict[str, Any], names: Sequence[str]) -> tuple[str | None, Any]:
     return None, None
 
 
+def row_question(row: dict[str, Any]) -> Any:
+    """The row's question, under any name it is accepted under (None when it has none)."""
+    return _first(row, QUESTION_FIELDS)[1]
+
+
 def has_response(row: dict[str, Any]) -> bool:
     """Whether a row is to be judged as given (it holds a response and contexts)."""
     return _first(row, RESPONSE_FIELDS)[0] is not None and (
@@ -100,18 +108,19 @@ class _FieldError(ValueError):
 def _normalised(row: dict[str, Any], item_id: str) -> dict[str, Any]:
     """The row with ``response`` and ``documents`` under their schema names (``answer``
     here is the response, not a reference answer), or a :class:`_FieldError`."""
-    question = row.get("question")
+    q_name, question = _first(row, QUESTION_FIELDS)
     if not isinstance(question, str) or not question.strip():
-        raise _FieldError("question", "missing or empty")
-    out = {**row, "id": item_id}
+        raise _FieldError(q_name or "question", "missing or empty")
+    out = {**{k: v for k, v in row.items() if k not in QUESTION_FIELDS}, "id": item_id, "question": question}
     name, response = _first(row, RESPONSE_FIELDS)
     if name is None:
         if row.get("response_sentences") is None:
-            raise _FieldError("response", "is missing (give response or answer)")
+            raise _FieldError("response", f"is missing (give {' or '.join(RESPONSE_FIELDS)})")
     elif not isinstance(response, str):
         raise _FieldError(name, f"must be text, got {type(response).__name__}")
     else:
-        out.pop("answer", None)
+        for alias in RESPONSE_FIELDS:
+            out.pop(alias, None)
         out["response"] = response
     if row.get("documents_sentences") is not None:
         for d, doc in enumerate(_as_list(row["documents_sentences"])):
@@ -121,14 +130,16 @@ def _normalised(row: dict[str, Any], item_id: str) -> dict[str, Any]:
         return out
     ctx_name, contexts = _first(row, CONTEXT_FIELDS)
     if ctx_name is None:
-        raise _FieldError("documents", "is missing (give documents or contexts, a list of texts, or documents_sentences)")
+        raise _FieldError("documents", f"is missing (give {' or '.join(CONTEXT_FIELDS)}: a list of texts; "
+                                       "or documents_sentences)")
     if isinstance(contexts, str) or not isinstance(contexts, (list, tuple)) and not hasattr(contexts, "tolist"):
         raise _FieldError(ctx_name, "must be a list of texts")
     docs = _as_list(contexts)
     for i, doc in enumerate(docs):
         if not isinstance(doc, str):
             raise _FieldError(f"{ctx_name}[{i}]", f"must be text, got {type(doc).__name__}")
-    out.pop("contexts", None)
+    for alias in CONTEXT_FIELDS:
+        out.pop(alias, None)
     out["documents"] = docs
     return out
 
@@ -139,7 +150,7 @@ def prepare_row(value: dict[str, Any] | RowError, row_number: int, source: str =
     if isinstance(value, RowError):
         return PreparedRow(row_number, default_row_id(row_number), error=value)
     item_id = row_id(value, row_number)
-    raw_question = value.get("question")
+    raw_question = row_question(value)
     question = raw_question if isinstance(raw_question, str) else ""
     try:
         row = _normalised(value, item_id)

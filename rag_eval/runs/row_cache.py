@@ -18,13 +18,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+from rag_eval.datasets.schema import JUDGED_ROW_COLUMNS, PRESPLIT_COLUMNS
 from rag_eval.judges.base import Judge, PromptJudge
 from rag_eval.llm.cache import LLMCache, cache_key
 from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus, Labels, Sentence
 
 ROW_CACHE_FORMAT = "judged-row-1"
-ROW_FIELDS = ("id", "question", "response", "answer", "documents", "contexts", "documents_sentences",
-              "response_sentences")
+#: what a row's judgement depends on: its id, and its question, response and documents under any accepted name
+ROW_FIELDS = ("id", *(n for f in ("question", "response", "documents") for n in JUDGED_ROW_COLUMNS[f]),
+              *PRESPLIT_COLUMNS.values())
 
 
 class RowCache:

@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rag_eval.datasets.schema import JUDGED_ROW_COLUMNS
 from rag_eval.io.rows import RowError
-from rag_eval.runs.prepare import default_row_id, prepare_row, row_id, truth_of
+from rag_eval.runs.prepare import default_row_id, prepare_row, row_id, row_question, truth_of
 from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus, _as_list
 
 CANCELLED_ERROR = "run cancelled before this item"
@@ -119,9 +120,9 @@ def _strings(value: Any) -> list[str]:
 
 
 def _references(value: dict[str, Any]) -> list[str]:
-    """The row's reference answers, under any name ``docs/datasets.md`` accepts except
-    ``answer(s)`` (a judged row's ``answer`` is its response)."""
-    for name in ("reference_answers", "reference_answer", "reference", "ground_truth"):
+    """The row's reference answers, under any name a row to judge takes for them
+    (``answer`` is not one: a judged row's ``answer`` is its response)."""
+    for name in JUDGED_ROW_COLUMNS["reference_answer"]:
         found = _strings(value.get(name))
         if found:
             return found
@@ -201,7 +202,7 @@ class RowsSource:
             key = ids(raw_id)
             if key in skip:
                 continue
-            question = value.get("question") if isinstance(value, dict) else None
+            question = row_question(value) if isinstance(value, dict) else None
             base = SourceItem(position, key, question.strip() if isinstance(question, str) else "",
                               metadata=_metadata(value))
             if cancel is not None and cancel.is_set():  # stop preparing: the rest is cancelled
