@@ -63,6 +63,32 @@ def render_form() -> None:
             st.success("Saved for this session.")
 
 
+def render_link_proposal() -> None:
+    """Settings a link proposed while the server holds a key: shown, used only once confirmed."""
+    proposal = settings.link_proposal()
+    if not proposal:
+        return
+    values = settings.current_settings()
+    shown = {"provider": PROVIDERS.get(proposal.get("provider", ""), proposal.get("provider")),
+             "model": proposal.get("model"), "endpoint": endpoint_label(str(proposal["base_url"]))
+             if "base_url" in proposal else None}
+    st.warning(
+        "**A link proposed these settings. They are not in use.** "
+        + "; ".join(md("{}: {}", name, value) for name, value in shown.items() if value is not None)
+        + md(". Using them sends requests with the key in {} ", values["api_key_env"])
+        + md("to {}. Use them only if you wrote this link.", endpoint_label(str(proposal.get("base_url",
+                                                                                           values["base_url"])))))
+    cols = st.columns(2)
+    if cols[0].button("Use the linked settings", key=f"{PAGE}.link_accept"):
+        settings.accept_link_proposal()
+        for name, value in settings.current_settings().items():  # the form shows what is in use now
+            st.session_state[f"{PAGE}.{name}"] = value
+        st.rerun()
+    if cols[1].button("Dismiss", key=f"{PAGE}.link_dismiss"):
+        settings.dismiss_link_proposal()
+        st.rerun()
+
+
 def render_own_key() -> None:
     """Deployment mode with visitor keys allowed: the visitor's own key, this session only."""
     policy = settings.policy()
@@ -117,6 +143,7 @@ def render_status() -> None:
 def main() -> None:
     init_page_state()
     st.title("Settings")
+    render_link_proposal()
     render_form()
     render_own_key()
     render_status()
