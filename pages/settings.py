@@ -64,22 +64,15 @@ def render_form() -> None:
 
 
 def render_link_proposal() -> None:
-    """Settings a link proposed while the server holds a key: shown, used only once confirmed."""
+    """An endpoint a link proposed while the server holds a key: shown, used only once confirmed."""
     proposal = settings.link_proposal()
     if not proposal:
         return
-    values = settings.current_settings()
-    shown = {"provider": PROVIDERS.get(proposal.get("provider", ""), proposal.get("provider")),
-             "model": proposal.get("model"), "endpoint": endpoint_label(str(proposal["base_url"]))
-             if "base_url" in proposal else None}
-    st.warning(
-        "**A link proposed these settings. They are not in use.** "
-        + "; ".join(md("{}: {}", name, value) for name, value in shown.items() if value is not None)
-        + md(". Using them sends requests with the key in {} ", values["api_key_env"])
-        + md("to {}. Use them only if you wrote this link.", endpoint_label(str(proposal.get("base_url",
-                                                                                           values["base_url"])))))
+    st.warning(md("**A link proposed another endpoint: {}. It is not in use.** ", endpoint_label(proposal["base_url"]))
+               + md("Using it sends requests with the key in {} there; use it only if you wrote this link.",
+                    settings.current_settings()["api_key_env"]))
     cols = st.columns(2)
-    if cols[0].button("Use the linked settings", key=f"{PAGE}.link_accept"):
+    if cols[0].button("Use the linked endpoint", key=f"{PAGE}.link_accept"):
         settings.accept_link_proposal()
         for name, value in settings.current_settings().items():  # the form shows what is in use now
             st.session_state[f"{PAGE}.{name}"] = value

@@ -206,8 +206,9 @@ def enforce(policy: DeployPolicy, values: Mapping[str, Any]) -> dict[str, Any]:
 
 
 #: The settings a link may propose but, while the server holds a key, not apply: where requests
-#: go and what they cost. A link's key variable is never taken (the key is the environment's).
-LINK_HELD = ("provider", "model", "base_url")
+#: (and so the key) go. A link's key variable is never taken (the key is the environment's); its
+#: model and provider apply, as they only choose what the owner's endpoint is asked.
+LINK_HELD = ("base_url",)
 
 
 def _split_link(policy: DeployPolicy, base: Mapping[str, Any], proposed: Mapping[str, Any],
@@ -219,9 +220,8 @@ def _split_link(policy: DeployPolicy, base: Mapping[str, Any], proposed: Mapping
         enforced = enforce(policy, merged)
         kept = {name: value for name, value in offered.items() if enforced.get(name) == value}
         return (kept if not check(policy, {**base, **kept}) else {}), {}
-    same = lambda name: (_norm(offered[name]) == _norm(base.get(name)) if name == "base_url"  # noqa: E731
-                         else offered[name] == base.get(name))
-    held = {name: offered[name] for name in LINK_HELD if name in offered and server_key and not same(name)}
+    held = {name: offered[name] for name in LINK_HELD
+            if name in offered and server_key and _norm(offered[name]) != _norm(base.get(name))}
     return {name: value for name, value in offered.items() if name not in held}, held
 
 

@@ -208,7 +208,8 @@ class RagConfig(_Frozen):
         from rag_eval.llm.config import public_url
         from rag_eval.llm.policy import file_endpoints
 
-        parts = {"embedder": self.embedder, "generator": self.generator, "judge": self.judge}
+        parts: dict[str, EmbedderConfig | GeneratorConfig | JudgeConfig] = {
+            "embedder": self.embedder, "generator": self.generator, "judge": self.judge}
         configured = setting("RAG_EVAL_LLM_BASE_URL") or setting("OPENAI_BASE_URL")
         named = {f"{name}.base_url": part.base_url for name, part in parts.items()}
         for field, url in file_endpoints(named, configured).items():

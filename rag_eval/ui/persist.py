@@ -93,7 +93,7 @@ def sync_settings() -> None:
     """Called by ``dashboard.py`` on every run: a new session (a reload) takes its settings
     from the URL, as far as the deployment policy accepts them (``llm.policy.url_settings``:
     a forged link changes nothing, the judge included; while the server holds a key, a link's
-    endpoint, model and provider are only proposed, ``llm.policy.held_by_link``); then the URL
+    endpoint is only proposed, ``llm.policy.held_by_link``); then the URL
     is brought in line with the session's settings, so what was not applied leaves the address bar."""
     import streamlit as st
 

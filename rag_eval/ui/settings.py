@@ -119,13 +119,13 @@ def forget_own_key() -> None:
 
 
 def link_proposal() -> dict[str, Any]:
-    """The settings a link proposed that would send the server's key elsewhere (or with
-    another model): not in use until :func:`accept_link_proposal` (``llm.policy.held_by_link``)."""
+    """The endpoint a link proposed that would take the server's key elsewhere: not in use
+    until :func:`accept_link_proposal` (``llm.policy.held_by_link``)."""
     return dict(st.session_state.get(STATE_LINK_PROPOSAL) or {})
 
 
 def accept_link_proposal() -> None:
-    """The user confirmed the link's settings (the Settings page's button): saved like typed ones."""
+    """The user confirmed the link's endpoint (the Settings page's button): saved like a typed one."""
     save_settings(link_proposal())
     st.session_state.pop(STATE_LINK_PROPOSAL, None)
 
@@ -134,8 +134,7 @@ def dismiss_link_proposal() -> None:
     st.session_state.pop(STATE_LINK_PROPOSAL, None)
 
 
-LINK_NOTE = ("A link proposed other LLM settings (endpoint, model or provider). They are not in use: confirm or "
-             "dismiss them on the Settings page.")
+LINK_NOTE = ("A link proposed another LLM endpoint. It is not in use: confirm or dismiss it on the Settings page.")
 
 
 def key_present(env_name: str | None = None) -> bool:
