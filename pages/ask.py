@@ -110,6 +110,8 @@ def render_result(result: AskResult) -> None:
 def main() -> None:
     init_page_state()
     st.title("Ask")
+    if settings.link_proposal():
+        st.info(settings.LINK_NOTE)
     names = ensure_demo(data.collection_names())
     collection, config, question = render_inputs(names)
     if st.button("Ask", key=f"{PAGE}.ask", type="primary"):

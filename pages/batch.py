@@ -237,6 +237,8 @@ def render_setup() -> None:
 def main() -> None:
     init_page_state()
     st.title("Batch evaluation")
+    if settings.link_proposal():
+        st.info(settings.LINK_NOTE)
     render_setup()
     if st.session_state.get(K_JOB) is not None:
         render_job()

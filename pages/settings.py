@@ -63,6 +63,25 @@ def render_form() -> None:
             st.success("Saved for this session.")
 
 
+def render_link_proposal() -> None:
+    """An endpoint a link proposed while the server holds a key: shown, used only once confirmed."""
+    proposal = settings.link_proposal()
+    if not proposal:
+        return
+    st.warning(md("**A link proposed another endpoint: {}. It is not in use.** ", endpoint_label(proposal["base_url"]))
+               + md("Using it sends requests with the key in {} there; use it only if you wrote this link.",
+                    settings.current_settings()["api_key_env"]))
+    cols = st.columns(2)
+    if cols[0].button("Use the linked endpoint", key=f"{PAGE}.link_accept"):
+        settings.accept_link_proposal()
+        for name, value in settings.current_settings().items():  # the form shows what is in use now
+            st.session_state[f"{PAGE}.{name}"] = value
+        st.rerun()
+    if cols[1].button("Dismiss", key=f"{PAGE}.link_dismiss"):
+        settings.dismiss_link_proposal()
+        st.rerun()
+
+
 def render_own_key() -> None:
     """Deployment mode with visitor keys allowed: the visitor's own key, this session only."""
     policy = settings.policy()
@@ -117,6 +136,7 @@ def render_status() -> None:
 def main() -> None:
     init_page_state()
     st.title("Settings")
+    render_link_proposal()
     render_form()
     render_own_key()
     render_status()

@@ -170,6 +170,28 @@ def setting(name: str, default: str | None = None) -> str | None:
     return str(value) if value not in (None, "") else default
 
 
+# Endpoints a configuration file named that the environment does not configure
+# (``RagConfig.from_yaml``, by ``llm.policy.file_endpoints``): no key from the environment goes
+# there in this process. Kept by address, so every copy of a configuration (a page's, a judge's,
+# a serialised one) is covered: nothing has to carry where an endpoint came from.
+_keyless_endpoints: set[str] = set()
+
+
+def withhold_keys_from(url: str, withhold: bool = True) -> None:
+    """From now on, :func:`key_for` gives no key for requests to ``url`` (``withhold=False``:
+    it does again, the user trusted a file naming it)."""
+    (_keyless_endpoints.add if withhold else _keyless_endpoints.discard)(url.strip().rstrip("/"))
+
+
+def key_for(api_key_env: str, base_url: str | None) -> str | None:
+    """The key in ``api_key_env`` for a request to ``base_url``: None when a configuration
+    file named that endpoint and the environment does not configure it (docs/security.md,
+    "Keys go where the owner says"). The one place a request's key is read."""
+    if base_url and base_url.strip().rstrip("/") in _keyless_endpoints:
+        return None
+    return setting(api_key_env)
+
+
 def redact(text: str, *secrets: str | None) -> str:
     """``text`` with every given secret replaced, for error messages and logs."""
     for secret in sorted((s for s in secrets if s), key=len, reverse=True):

@@ -87,7 +87,9 @@ def _progress_bar(label: str, unit: str):
 def _load_config(path: str | None, overrides: dict[str, Any]) -> RagConfig:
     from rag_eval.rag.config import RagConfig, default_config
 
-    config = RagConfig.from_yaml(Path(path)) if path else default_config()
+    context = click.get_current_context(silent=True)
+    trust = bool(context and context.meta.get(TRUST_ENDPOINTS))
+    config = RagConfig.from_yaml(Path(path), trust_endpoints=trust) if path else default_config()
     changes = {k: v for k, v in overrides.items() if v is not None}
     return config.with_changes(**changes) if changes else config
 
@@ -113,8 +115,18 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return "\n".join(lines)
 
 
-config_option = click.option("--config", "config_path", type=click.Path(dir_okay=False),
-                             help="RAG configuration YAML (default: the offline default configuration).")
+TRUST_ENDPOINTS = "trust_config_endpoints"
+
+
+def config_option(command: Callable) -> Callable:
+    """``--config FILE`` and ``--trust-config-endpoints`` (read by :func:`_load_config`)."""
+    command = click.option(
+        "--trust-config-endpoints", is_flag=True, expose_value=False,
+        callback=lambda ctx, param, value: ctx.meta.__setitem__(TRUST_ENDPOINTS, value),
+        help="Send the environment's API key to the endpoints the --config file names (by default an endpoint "
+             "the environment does not configure gets no key: a file can come from a pull request).")(command)
+    return click.option("--config", "config_path", type=click.Path(dir_okay=False),
+                        help="RAG configuration YAML (default: the offline default configuration).")(command)
 db_option = click.option("--db", metavar="PATH|URL",
                          help="Run store: a SQLite file or a database URL "
                               "(default: RAG_EVAL_DB_URL, RAG_EVAL_DB or <data dir>/runs.sqlite).")

@@ -114,8 +114,9 @@ class LLMConfig:
         return cls(**values)
 
     def api_key(self) -> str | None:
-        """The key, read now from the variable named by ``api_key_env`` (env, then secrets)."""
-        return app_config.setting(self.api_key_env)
+        """The key, read now from the variable named by ``api_key_env`` (env, then secrets),
+        for this endpoint: none for one a configuration file named (``rag_eval.config.key_for``)."""
+        return app_config.key_for(self.api_key_env, self.base_url)
 
     def has_key(self) -> bool:
         return bool(self.api_key())

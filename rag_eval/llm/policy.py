@@ -32,7 +32,9 @@ every page, widget, download and command asks it before it reaches an address a 
 (:meth:`DeployPolicy.phoenix_target`), shows or writes a server path
 (:attr:`DeployPolicy.show_paths`) or accepts a setting from the address bar
 (:func:`url_settings`). Locked, no visitor input becomes a network address: the owner's
-configured hosts are the only egress.
+configured hosts are the only egress. On every deployment, what a link or a configuration
+file names is a proposal, never a route for the environment's key (:func:`held_by_link`,
+:func:`file_endpoints`; docs/security.md, "Keys go where the owner says").
 
 Pure: :func:`load_policy` reads settings through a lookup function, :func:`check` and
 :func:`enforce` work on plain dicts, so the Settings page only wires them.
@@ -203,21 +205,54 @@ def enforce(policy: DeployPolicy, values: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-#: A key variable a link may name: one that reads as a key or token (``OPENAI_API_KEY``,
-#: ``GROQ_TOKEN``), never an arbitrary server variable (``HOME``, ``DATABASE_URL``).
-_KEY_VARIABLE = re.compile(r"[A-Z_][A-Z0-9_]*(KEY|TOKEN)")
+#: The settings a link may propose but, while the server holds a key, not apply: where requests
+#: (and so the key) go. A link's key variable is never taken (the key is the environment's); its
+#: model and provider apply, as they only choose what the owner's endpoint is asked.
+LINK_HELD = ("base_url",)
 
 
-def url_settings(policy: DeployPolicy, base: Mapping[str, Any], proposed: Mapping[str, Any]) -> dict[str, Any]:
+def _split_link(policy: DeployPolicy, base: Mapping[str, Any], proposed: Mapping[str, Any],
+                server_key: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(applied, held)``: see :func:`url_settings` and :func:`held_by_link`."""
+    offered = {name: value for name, value in proposed.items() if name != "api_key_env"}
+    if policy.locked:  # the owner's allow-lists decide; nothing outside them is even proposed
+        merged = {**base, **offered}
+        enforced = enforce(policy, merged)
+        kept = {name: value for name, value in offered.items() if enforced.get(name) == value}
+        return (kept if not check(policy, {**base, **kept}) else {}), {}
+    held = {name: offered[name] for name in LINK_HELD
+            if name in offered and server_key and _norm(offered[name]) != _norm(base.get(name))}
+    return {name: value for name, value in offered.items() if name not in held}, held
+
+
+def url_settings(policy: DeployPolicy, base: Mapping[str, Any], proposed: Mapping[str, Any],
+                 server_key: bool = False) -> dict[str, Any]:
     """The part of settings read from a link (``proposed``, over ``base``: what the
-    environment configures) that this deployment accepts. A value :func:`enforce` would
-    replace, that :func:`check` refuses, or a key variable that does not read as a key is
-    dropped, so a forged link changes nothing (the judge included) and leaves nothing."""
-    accepted = {name: value for name, value in proposed.items()
-                if name != "api_key_env" or (_KEY_VARIABLE.fullmatch(str(value)) and not is_session_key(value))}
-    if not policy.locked:
-        return accepted
-    merged = {**base, **accepted}
-    enforced = enforce(policy, merged)
-    kept = {name: value for name, value in accepted.items() if enforced.get(name) == value}
-    return kept if not check(policy, {**base, **kept}) else {}
+    environment configures) applied at once. On every deployment a link's key variable is
+    dropped (``?key_env=HOME`` changes nothing). Locked, a value :func:`enforce` would replace
+    or :func:`check` refuses is dropped too. Unlocked, while the environment holds a key
+    (``server_key``), what decides where it goes (:data:`LINK_HELD`) is not applied but held
+    (:func:`held_by_link`): a page a developer did not write must not route their key."""
+    return _split_link(policy, base, proposed, server_key)[0]
+
+
+def held_by_link(policy: DeployPolicy, base: Mapping[str, Any], proposed: Mapping[str, Any],
+                 server_key: bool = False) -> dict[str, Any]:
+    """The settings a link proposes that differ from ``base`` and would route the server's
+    key (unlocked, with ``server_key``): shown for the user to confirm, used only after an
+    explicit confirmation (the Settings page's button); empty when there is nothing to confirm."""
+    return _split_link(policy, base, proposed, server_key)[1]
+
+
+def file_endpoints(named: Mapping[str, Any], configured: Any) -> dict[str, str]:
+    """The endpoints a configuration file names (``{field: url}``) that are not the one the
+    environment configures (``configured``; empty: the provider's own). The environment's key
+    does not go to these (:func:`rag_eval.config.key_for`): a configuration file can come from
+    anyone, a pull request included; the command line, a Python argument or the environment
+    name an endpoint for the key."""
+    home = _norm(configured)
+    return {name: _norm(url) for name, url in named.items()
+            if url and _norm(url) not in (home, *((_OPENAI,) if not home else ()))}
+
+
+_OPENAI = "https://api.openai.com/v1"  # the provider's own endpoint, spelled out

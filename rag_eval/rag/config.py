@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from pathlib import Path
 from typing import Any, Literal
 
@@ -19,6 +20,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from rag_eval.schema import ScoringMode
+
+log = logging.getLogger(__name__)
 
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
 
@@ -176,8 +179,12 @@ class RagConfig(_Frozen):
             raise ValueError(f"{source}: {problems}") from None
 
     @classmethod
-    def from_yaml(cls, source: str | Path) -> RagConfig:
-        """Load from a YAML file path (or YAML text when ``source`` is not an existing file)."""
+    def from_yaml(cls, source: str | Path, trust_endpoints: bool = False) -> RagConfig:
+        """Load from a YAML file path (or YAML text when ``source`` is not an existing file).
+
+        An endpoint the file names that the environment does not configure gets no key from
+        the environment in this process (a file can come from a pull request; a warning says
+        so), unless ``trust_endpoints`` (the CLI's ``--trust-config-endpoints``)."""
         label = "configuration"
         text = source
         if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source and source.endswith((".yaml", ".yml"))):
@@ -189,7 +196,29 @@ class RagConfig(_Frozen):
             data = yaml.safe_load(text) or {}
         except yaml.YAMLError as err:
             raise ValueError(f"{label}: not valid YAML ({err})") from None
-        return cls.from_dict(data, source=label)
+        config = cls.from_dict(data, source=label)
+        config._withhold_keys(label, withhold=not trust_endpoints)
+        return config
+
+    def _withhold_keys(self, label: str, withhold: bool) -> None:
+        """No key from the environment for the endpoints this configuration names that the
+        environment does not configure (``llm.policy.file_endpoints``), with a warning for each
+        that a key would otherwise have gone to; ``withhold=False``: the user trusts them."""
+        from rag_eval.config import setting, withhold_keys_from
+        from rag_eval.llm.config import public_url
+        from rag_eval.llm.policy import file_endpoints
+
+        parts: dict[str, EmbedderConfig | GeneratorConfig | JudgeConfig] = {
+            "embedder": self.embedder, "generator": self.generator, "judge": self.judge}
+        configured = setting("RAG_EVAL_LLM_BASE_URL") or setting("OPENAI_BASE_URL")
+        named = {f"{name}.base_url": part.base_url for name, part in parts.items()}
+        for field, url in file_endpoints(named, configured).items():
+            withhold_keys_from(url, withhold)
+            key_env = parts[field.split(".")[0]].api_key_env
+            if withhold and setting(key_env):
+                log.warning("%s: %s names the endpoint %s, which the environment does not configure: %s is not sent "
+                            "there (a configuration file can come from anyone). To send it, set RAG_EVAL_LLM_BASE_URL "
+                            "to that endpoint or pass --trust-config-endpoints.", label, field, public_url(url), key_env)
 
 
 def default_config(name: str = "default") -> RagConfig:

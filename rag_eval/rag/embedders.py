@@ -14,7 +14,7 @@ from typing import Protocol
 
 import numpy as np
 
-from rag_eval.config import redact, setting
+from rag_eval.config import key_for, redact, setting
 from rag_eval.rag.config import EmbedderConfig
 
 
@@ -67,8 +67,9 @@ class OpenAIEmbedder:
         self.label = f"openai:{model}"
         self.model = model
         self.batch_size = batch_size
-        self._key = setting(api_key_env) or "not-needed"
-        self._client = OpenAI(base_url=base_url or setting("OPENAI_BASE_URL"), api_key=self._key, max_retries=3)
+        base_url = base_url or setting("OPENAI_BASE_URL")
+        self._key = key_for(api_key_env, base_url) or "not-needed"
+        self._client = OpenAI(base_url=base_url, api_key=self._key, max_retries=3)
         self._dimension: int | None = None
 
     @property

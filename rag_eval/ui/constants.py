@@ -66,6 +66,7 @@ STATE_SUPPORT_SOURCE = "shared.support_source"  # what the support map page show
 STATE_COMPARE_PAIR = "shared.compare_pair"  # (left, right) support sources for side-by-side
 STATE_FOCUS = "shared.support_focus"  # "single" or "pair": which of the two the sender meant
 STATE_SETTINGS = "shared.settings"  # the session's LLM / run settings overrides
+STATE_LINK_PROPOSAL = "shared.link_proposal"  # settings a link proposed, not in use until confirmed
 STATE_REVIEWER = "shared.reviewer"  # the reviewer's name, kept across rows
 STATE_REVIEW_QUEUE = "shared.review_queue"  # {"run_id", "ids"}: rows queued for review (Judges page)
 

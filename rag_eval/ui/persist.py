@@ -2,9 +2,9 @@
 
 The session's settings are mirrored into the URL's query parameters (only the values
 that differ from the defaults), so a reload - which starts a new Streamlit session -
-reads them back. Nothing secret is ever written: the settings hold the *name* of the
-environment variable with the key, never a key, and a base URL carrying credentials
-(``user:password@`` or a query string) is left out of the URL.
+reads them back. Nothing secret is ever written, nor the key variable (a link never names
+it: the key is the environment's), and a base URL carrying credentials (``user:password@``
+or a query string) is left out of the URL.
 
 Deep links (``/runs?run=ID``, ``/compare?runs=A,B``, ``/support_map?run=ID&item=X``) are
 read with :func:`link_once`, which hands a page each link value once, so the visitor's
@@ -13,7 +13,6 @@ later choices on that page are not overridden by the address bar.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -26,14 +25,14 @@ PARAMS: dict[str, str] = {
     "judge": "judge",
     "model": "model",
     "base_url": "base_url",
-    "api_key_env": "key_env",
     "concurrency": "concurrency",
     "rate_limit_rpm": "rpm",
     "cache": "cache",
     "use_llm_generator": "llm_generator",
 }
-_ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,127}")
 _PROVIDERS = ("local", "openai")
+# What a link may carry but no page ever reads: removed from the address bar (issue 41).
+_NEVER_READ = ("key_env",)
 
 
 def safe_base_url(url: str) -> bool:
@@ -55,8 +54,6 @@ def settings_to_params(values: Mapping[str, Any], baseline: Mapping[str, Any] = 
         if value == baseline.get(name, DEFAULTS[name]) or value is None:
             continue
         if name == "base_url" and value and not safe_base_url(str(value)):
-            continue
-        if name == "api_key_env" and not _ENV_NAME.fullmatch(str(value)):
             continue
         out[param] = ("1" if value else "0") if isinstance(value, bool) else str(value)
     return out
@@ -84,9 +81,6 @@ def settings_from_params(params: Mapping[str, Any]) -> dict[str, Any]:
         elif name == "judge":
             if raw in local_judge_kinds():
                 out[name] = raw
-        elif name == "api_key_env":
-            if _ENV_NAME.fullmatch(raw):
-                out[name] = raw
         elif name == "base_url":
             if safe_base_url(raw):
                 out[name] = raw
@@ -98,21 +92,28 @@ def settings_from_params(params: Mapping[str, Any]) -> dict[str, Any]:
 def sync_settings() -> None:
     """Called by ``dashboard.py`` on every run: a new session (a reload) takes its settings
     from the URL, as far as the deployment policy accepts them (``llm.policy.url_settings``:
-    a forged link changes nothing, the judge included); then the URL is brought in line
-    with the session's settings, so what was not accepted leaves the address bar."""
+    a forged link changes nothing, the judge included; while the server holds a key, a link's
+    endpoint is only proposed, ``llm.policy.held_by_link``); then the URL
+    is brought in line with the session's settings, so what was not applied leaves the address bar."""
     import streamlit as st
 
-    from rag_eval.llm.policy import url_settings
-    from rag_eval.ui.constants import STATE_SETTINGS
+    from rag_eval.config import setting
+    from rag_eval.llm.policy import held_by_link, url_settings
+    from rag_eval.ui.constants import STATE_LINK_PROPOSAL, STATE_SETTINGS
     from rag_eval.ui.settings import environment_settings, policy
 
     base = environment_settings()
     if st.session_state.get(STATE_SETTINGS) is None:
-        loaded = url_settings(policy(), base, settings_from_params(st.query_params.to_dict()))
+        linked, rules = settings_from_params(st.query_params.to_dict()), policy()
+        server_key = bool(setting(base["api_key_env"]))
+        loaded = url_settings(rules, base, linked, server_key)
         if loaded:
             st.session_state[STATE_SETTINGS] = {**base, **loaded}
+        held = held_by_link(rules, base, linked, server_key)
+        if held:  # shown on Settings (Ask and Batch say so) until confirmed or dismissed
+            st.session_state[STATE_LINK_PROPOSAL] = held
     wanted = settings_to_params(st.session_state.get(STATE_SETTINGS) or {}, base)
-    for param in PARAMS.values():
+    for param in (*PARAMS.values(), *_NEVER_READ):
         if param in wanted:
             if st.query_params.get(param) != wanted[param]:
                 st.query_params[param] = wanted[param]

@@ -20,7 +20,7 @@ from rag_eval.config import forget_session_key, register_session_key, setting
 from rag_eval.llm.constants import DEFAULT_API_KEY_ENV, DEFAULT_MODEL
 from rag_eval.llm.policy import DeployPolicy, check, enforce, is_session_key, load_policy
 from rag_eval.rag.config import RagConfig, default_config
-from rag_eval.ui.constants import STATE_SETTINGS
+from rag_eval.ui.constants import STATE_LINK_PROPOSAL, STATE_SETTINGS
 
 #: The settings with nothing configured anywhere (the environment fills them in: see
 #: :func:`environment_settings`).
@@ -116,6 +116,25 @@ def forget_own_key() -> None:
         saved = dict(st.session_state.get(STATE_SETTINGS) or {})
         saved["api_key_env"] = policy().api_key_env
         st.session_state[STATE_SETTINGS] = enforce(policy(), saved)
+
+
+def link_proposal() -> dict[str, Any]:
+    """The endpoint a link proposed that would take the server's key elsewhere: not in use
+    until :func:`accept_link_proposal` (``llm.policy.held_by_link``)."""
+    return dict(st.session_state.get(STATE_LINK_PROPOSAL) or {})
+
+
+def accept_link_proposal() -> None:
+    """The user confirmed the link's endpoint (the Settings page's button): saved like a typed one."""
+    save_settings(link_proposal())
+    st.session_state.pop(STATE_LINK_PROPOSAL, None)
+
+
+def dismiss_link_proposal() -> None:
+    st.session_state.pop(STATE_LINK_PROPOSAL, None)
+
+
+LINK_NOTE = ("A link proposed another LLM endpoint. It is not in use: confirm or dismiss it on the Settings page.")
 
 
 def key_present(env_name: str | None = None) -> bool:

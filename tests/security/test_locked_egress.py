@@ -104,12 +104,12 @@ def test_a_forged_settings_link_changes_nothing_and_leaves_the_address_bar(locke
     assert listener.heard == []
 
 
-def test_settings_links_name_only_key_variables_even_unlocked():
+def test_settings_links_name_no_key_variable_even_unlocked():
     from rag_eval.llm.policy import DeployPolicy, url_settings
 
     accepted = url_settings(DeployPolicy(), {}, {"api_key_env": "HOME", "model": "m"})
     assert accepted == {"model": "m"}
-    assert url_settings(DeployPolicy(), {}, {"api_key_env": "GROQ_API_KEY"}) == {"api_key_env": "GROQ_API_KEY"}
+    assert url_settings(DeployPolicy(), {}, {"api_key_env": "GROQ_API_KEY"}) == {}  # issue 41: never by link
 
 
 def test_downloads_and_the_cli_carry_no_server_path(demo_home):

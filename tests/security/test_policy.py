@@ -85,3 +85,59 @@ def test_visitor_keys_only_when_allowed_and_only_to_visitor_endpoints():
 
 def test_defaults_are_unlocked():
     assert DeployPolicy().locked is False
+
+
+# ---- issue 41: a link or a configuration file never routes a key the server holds
+def test_a_link_proposes_but_does_not_route_the_server_key_unlocked():
+    from rag_eval.llm.policy import held_by_link, url_settings
+
+    policy = _policy(server_secret=False, RAG_EVAL_DEPLOYMENT="local")
+    base = {"provider": "openai", "model": "m1", "base_url": SERVER, "api_key_env": "OPENAI_API_KEY", "concurrency": 4}
+    link = {"base_url": ATTACKER, "api_key_env": "HOME", "model": "m2", "concurrency": 8}
+    # what the owner's endpoint is asked applies; where the key goes is held
+    assert url_settings(policy, base, link, server_key=True) == {"model": "m2", "concurrency": 8}
+    assert held_by_link(policy, base, link, server_key=True) == {"base_url": ATTACKER}
+    # nothing of the server's goes anywhere: the link applies, but never its key variable
+    assert url_settings(policy, base, link, server_key=False) == {"base_url": ATTACKER, "model": "m2", "concurrency": 8}
+    assert held_by_link(policy, base, link, server_key=False) == {}
+    # the link repeating what the environment configures proposes nothing
+    same = {"base_url": SERVER + "/", "model": "m1", "provider": "openai"}
+    assert url_settings(policy, base, same, server_key=True) == same and held_by_link(policy, base, same, True) == {}
+
+
+def test_a_link_on_a_locked_deployment_proposes_nothing_and_names_no_key_variable():
+    from rag_eval.llm.policy import held_by_link, url_settings
+
+    policy = _policy(RAG_EVAL_LLM_BASE_URL=SERVER, RAG_EVAL_ALLOWED_MODELS="m1,m2")
+    base = {"base_url": SERVER, "api_key_env": "OPENAI_API_KEY", "model": "m1"}
+    # an allowed model applies, an endpoint outside the owner's list is dropped (not even proposed)
+    assert url_settings(policy, base, {"base_url": ATTACKER, "model": "m2"}, server_key=True) == {"model": "m2"}
+    assert url_settings(policy, base, {"api_key_env": "OPENAI_API_KEY"}, server_key=True) == {}
+    assert held_by_link(policy, base, {"base_url": ATTACKER, "model": "m2"}, server_key=True) == {}
+
+
+@pytest.mark.parametrize("configured, named, held", [
+    (SERVER, {"judge.base_url": SERVER + "/", "generator.base_url": None}, {}),
+    (SERVER, {"judge.base_url": ATTACKER}, {"judge.base_url": ATTACKER}),
+    (None, {"judge.base_url": "https://api.openai.com/v1", "embedder.base_url": "default"}, {}),  # the provider's own
+    (None, {"generator.base_url": ATTACKER + "/"}, {"generator.base_url": ATTACKER}),
+    (SERVER, {"judge.base_url": "https://api.openai.com/v1"}, {"judge.base_url": "https://api.openai.com/v1"}),
+])
+def test_a_configuration_files_endpoint_other_than_the_environments_gets_no_key(configured, named, held):
+    from rag_eval.llm.policy import file_endpoints
+
+    assert file_endpoints(named, configured) == held
+
+
+def test_the_key_is_read_for_an_endpoint_and_withheld_from_a_files(monkeypatch):
+    from rag_eval.config import key_for, withhold_keys_from
+
+    monkeypatch.setenv("POLICY_TEST_KEY", "test-key-not-real-policy-1234")
+    url = "http://127.0.0.1:9/v1/policy-test"
+    assert key_for("POLICY_TEST_KEY", url) == "test-key-not-real-policy-1234"
+    try:
+        withhold_keys_from(url + "/")
+        assert key_for("POLICY_TEST_KEY", url) is None and key_for("POLICY_TEST_KEY", SERVER) is not None
+    finally:
+        withhold_keys_from(url, withhold=False)
+    assert key_for("POLICY_TEST_KEY", url) == "test-key-not-real-policy-1234"
