@@ -64,15 +64,18 @@ def render_form() -> None:
 
 
 def render_link_proposal() -> None:
-    """An endpoint a link proposed while the server holds a key: shown, used only once confirmed."""
+    """LLM settings a link proposed while the server holds a key: shown, used only once confirmed."""
     proposal = settings.link_proposal()
     if not proposal:
         return
-    st.warning(md("**A link proposed another endpoint: {}. It is not in use.** ", endpoint_label(proposal["base_url"]))
-               + md("Using it sends requests with the key in {} there; use it only if you wrote this link.",
-                    settings.current_settings()["api_key_env"]))
+    named = {"base_url": "endpoint", "provider": "provider", "model": "model"}
+    shown = "; ".join(f"{named.get(name, name)} " + (endpoint_label(value) if name == "base_url" else str(value))
+                      for name, value in proposal.items())
+    st.warning(md("**A link proposed other LLM settings: {}. They are not in use.** ", shown)
+               + md("Using them sends requests with the key in {} as the link says; use them only if you wrote "
+                    "this link.", settings.current_settings()["api_key_env"]))
     cols = st.columns(2)
-    if cols[0].button("Use the linked endpoint", key=f"{PAGE}.link_accept"):
+    if cols[0].button("Use the linked settings", key=f"{PAGE}.link_accept"):
         settings.accept_link_proposal()
         for name, value in settings.current_settings().items():  # the form shows what is in use now
             st.session_state[f"{PAGE}.{name}"] = value

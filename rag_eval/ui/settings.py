@@ -134,7 +134,7 @@ def dismiss_link_proposal() -> None:
     st.session_state.pop(STATE_LINK_PROPOSAL, None)
 
 
-LINK_NOTE = ("A link proposed another LLM endpoint. It is not in use: confirm or dismiss it on the Settings page.")
+LINK_NOTE = ("A link proposed other LLM settings. They are not in use: confirm or dismiss them on the Settings page.")
 
 
 def key_present(env_name: str | None = None) -> bool:

@@ -76,7 +76,7 @@ def test_a_crafted_link_then_ask_sends_nothing_to_the_links_address(unlocked_sit
     owner, other = endpoints["owner"], endpoints["other"]
     session.goto(f"{url}/settings?base_url={other.base_url}&key_env=HOME", "Settings", WAIT_S)
     text = session.main_text().replace("\u2060", "")  # the page keeps addresses from becoming links
-    assert "A link proposed another endpoint" in text and "It is not in use." in text, text[:2000]
+    assert "A link proposed other LLM settings" in text and "They are not in use." in text, text[:2000]
     assert other.base_url.rstrip("/") in text  # the user sees where the link would send the key
     base_url_field = session.evaluate("(() => { const e = Array.from(document.querySelectorAll('input'))"
                                       ".find(i => i.getAttribute('aria-label') === 'Base URL'); "

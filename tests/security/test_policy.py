@@ -94,9 +94,9 @@ def test_a_link_proposes_but_does_not_route_the_server_key_unlocked():
     policy = _policy(server_secret=False, RAG_EVAL_DEPLOYMENT="local")
     base = {"provider": "openai", "model": "m1", "base_url": SERVER, "api_key_env": "OPENAI_API_KEY", "concurrency": 4}
     link = {"base_url": ATTACKER, "api_key_env": "HOME", "model": "m2", "concurrency": 8}
-    # what the owner's endpoint is asked applies; where the key goes is held
-    assert url_settings(policy, base, link, server_key=True) == {"model": "m2", "concurrency": 8}
-    assert held_by_link(policy, base, link, server_key=True) == {"base_url": ATTACKER}
+    # where the key goes and what it is spent on are held; the rest applies
+    assert url_settings(policy, base, link, server_key=True) == {"concurrency": 8}
+    assert held_by_link(policy, base, link, server_key=True) == {"base_url": ATTACKER, "model": "m2"}
     # nothing of the server's goes anywhere: the link applies, but never its key variable
     assert url_settings(policy, base, link, server_key=False) == {"base_url": ATTACKER, "model": "m2", "concurrency": 8}
     assert held_by_link(policy, base, link, server_key=False) == {}
