@@ -47,7 +47,7 @@ def ask_now(session: browser.BrowserSession, url: str, question: str) -> str:
     the outcome (scores, or a judge status without scores); the page's main text."""
     session.tools.call("Emulation.setFocusEmulationEnabled", enabled=True)
     session.tools.call("Page.navigate", url=f"{url}/ask")
-    session.wait_for(ASK_BUTTON_JS, WAIT_S)
+    session.wait_for(f"{ASK_BUTTON_JS} && !{browser.RUNNING_JS}", WAIT_S)
     session.type_into("[data-testid=stTextInput] input", question)
     for kind in ("keyDown", "keyUp"):  # Enter commits the field, as a person's
         session.tools.call("Input.dispatchKeyEvent", type=kind, key="Enter", code="Enter", windowsVirtualKeyCode=13)
@@ -121,23 +121,23 @@ def eight_ask_at_once(home: Path, llm_url: str, questions: list[str]) -> list[st
     press Ask together; what each visitor's page shows in the end (or when it gave up)."""
     env = {"RAG_EVAL_DEPLOYMENT": "public", "OPENAI_API_KEY": OWNER_KEY, "RAG_EVAL_LLM_BASE_URL": llm_url,
            "RAG_EVAL_LLM_MODEL": "test-model", "RAG_EVAL_PREPARE": "background"}
-    with browser.streamlit_server(home, extra_env=env) as server:
+    # the browser is up first: its visitors arrive the moment the server listens
+    with browser.chromium_tabs(len(questions)) as tabs, browser.streamlit_server(home, extra_env=env) as server:
         browser.wait_healthy(server.url, timeout_s=WAIT_S, process=server.process)
-        with browser.chromium_tabs(len(questions)) as tabs:
-            for tab in tabs:
-                tab.call("Page.navigate", url=f"{server.url}/ask")
-            deadline = time.perf_counter() + WAIT_S
-            for tab, question in zip(tabs, questions):
-                if _until(tab, ASK_BUTTON_JS, deadline):
-                    _type_question(tab, question)
-            for tab in tabs:
-                _until(tab, f"!{browser.RUNNING_JS}", deadline)
-            for tab in tabs:
-                tab.evaluate(PRESS_ASK_JS)
-            deadline = time.perf_counter() + WAIT_S
-            for tab in tabs:
-                _until(tab, f"({SCORED_JS} || {NOT_SCORED_JS}) && !{browser.RUNNING_JS}", deadline)
-            return [str(tab.evaluate(MAIN_TEXT_JS) or "") for tab in tabs]
+        for tab in tabs:
+            tab.call("Page.navigate", url=f"{server.url}/ask")
+        deadline = time.perf_counter() + WAIT_S
+        for tab, question in zip(tabs, questions):  # typed once the page is drawn and idle, as a person would
+            if _until(tab, f"{ASK_BUTTON_JS} && !{browser.RUNNING_JS}", deadline):
+                _type_question(tab, question)
+        for tab in tabs:
+            _until(tab, f"!{browser.RUNNING_JS}", deadline)
+        for tab in tabs:
+            tab.evaluate(PRESS_ASK_JS)
+        deadline = time.perf_counter() + WAIT_S
+        for tab in tabs:
+            _until(tab, f"({SCORED_JS} || {NOT_SCORED_JS}) && !{browser.RUNNING_JS}", deadline)
+        return [str(tab.evaluate(MAIN_TEXT_JS) or "") for tab in tabs]
 
 
 def test_eight_visitors_asking_at_once_on_a_fresh_locked_server_all_get_scores(tmp_path: Path,
