@@ -232,6 +232,35 @@ def chromium_tab(start_timeout_s: float = 60.0) -> Iterator[DevTools]:
             stop_process(proc)
 
 
+@contextmanager
+def chromium_tabs(count: int, start_timeout_s: float = 60.0) -> Iterator[list[DevTools]]:
+    """One fresh headless Chromium with ``count`` tabs, a DevTools client on each: to the
+    server, each tab is a visitor of its own (its own websocket, its own Streamlit session),
+    at a fraction of the memory of ``count`` browsers. None of the tabs is throttled as a
+    background tab, and each gets focus and blur as the front one would."""
+    binary = find_chromium()
+    if binary is None:
+        raise RuntimeError("no chromium binary found (install Debian's 'chromium' package)")
+    with tempfile.TemporaryDirectory(prefix="rag-eval-chromium-", ignore_cleanup_errors=True) as profile:
+        args = _chromium_args(binary, profile)
+        args[1:1] = ["--disable-background-timer-throttling", "--disable-renderer-backgrounding",
+                     "--disable-backgrounding-occluded-windows"]
+        proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        tabs: list[DevTools] = []
+        try:
+            port = _devtools_port(profile, proc, timeout_s=start_timeout_s)
+            for _ in range(count):
+                request = urllib.request.Request(f"http://127.0.0.1:{port}/json/new?about:blank", method="PUT")
+                with urllib.request.urlopen(request, timeout=20) as resp:
+                    tabs.append(DevTools(json.load(resp)["webSocketDebuggerUrl"]))
+                tabs[-1].call("Emulation.setFocusEmulationEnabled", enabled=True)
+            yield tabs
+        finally:
+            for tab in tabs:
+                tab.close()
+            stop_process(proc)
+
+
 def _visit(
     tools: DevTools, url: str, heading: str, ready_text: str, screenshot: Path | None, timeout_s: float, settle_s: float) -> PageLoad:
     quoted = json.dumps(heading)

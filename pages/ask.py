@@ -27,18 +27,6 @@ def init_page_state() -> None:
     state.init_defaults({K_MODE: "dense", K_K: 5, K_QUESTION: "", K_RESULT: None})
 
 
-def ensure_demo(names: list[str]) -> list[str]:
-    """The demo collection (40 RAGBench emanual documents, CC-BY-4.0), so a question can be
-    asked straight away, offline: built when the server starts; a visitor who comes before
-    that build ends waits for it (or builds it, on a server started without ``app.py``)."""
-    if data.DEMO_COLLECTION in names:
-        return names
-    with st.spinner("Preparing the demo collection (all-MiniLM-L6-v2, offline; once per server)…"):
-        data.ensure_demo()
-    data.refresh()
-    return data.collection_names()
-
-
 def render_inputs(names: list[str]):
     """The collection, configuration and question; returns (collection, config, question)."""
     default = names.index(data.DEMO_COLLECTION) if data.DEMO_COLLECTION in names else 0
@@ -112,7 +100,7 @@ def main() -> None:
     st.title("Ask")
     if settings.link_proposal():
         st.info(settings.LINK_NOTE)
-    names = ensure_demo(data.collection_names())
+    names = data.ready_collection_names()  # waits, with a message, while the demo collection is built
     collection, config, question = render_inputs(names)
     if st.button("Ask", key=f"{PAGE}.ask", type="primary"):
         run_ask(collection, config, question)

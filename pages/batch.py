@@ -189,7 +189,7 @@ def render_setup() -> None:
     mode = st.radio("What to evaluate", modes, key=f"{K_MODE}.{source}", horizontal=True)
     collection, config = None, settings.current_config()
     if mode == MODE_RAG:
-        names = data.collection_names() or [data.ensure_demo().collection]
+        names = data.ready_collection_names()
         default = names.index(data.DEMO_COLLECTION) if data.DEMO_COLLECTION in names else 0
         cols = st.columns([2, 2, 1, 1])
         collection = cols[0].selectbox("Collection", names, index=default, key=K_COLLECTION)

@@ -287,6 +287,7 @@ def _local_model():
 
 
 _DEMO_BUILD = threading.Lock()  # one build per process: the server's warm-up and every visitor share it
+_DEMO_READY: set[str] = set()  # data locations (where()) whose build, or check that nothing was missing, finished here
 
 
 def ensure_demo() -> Any:
@@ -299,7 +300,36 @@ def ensure_demo() -> Any:
     from rag_eval.demo import ensure_demo_collection
 
     with _DEMO_BUILD:
-        return ensure_demo_collection()
+        report = ensure_demo_collection()
+        _DEMO_READY.add(where())
+        return report
+
+
+def demo_ready() -> bool:
+    """Whether this process has finished building (or checking) the demo collection of the
+    current data location. Its name alone says nothing: the build creates the collection
+    first and fills it for tens of seconds, so a page that saw the name during the build
+    answered from an empty or partial collection ("I could not find any relevant context")."""
+    return where() in _DEMO_READY
+
+
+#: What a visitor reads while a page waits for the demo collection.
+DEMO_WAIT_MESSAGE = ("Preparing the demo collection (40 documents, all-MiniLM-L6-v2, offline; once per server). "
+                     "The page goes on, and a question is answered from it, as soon as it is ready…")
+
+
+def ready_collection_names() -> list[str]:
+    """The collection names, once the demo collection Ask and Batch open on is ready: while the
+    server's build runs (or on a server started without ``app.py``, or after the demo was
+    deleted) the page waits here for that one build, with :data:`DEMO_WAIT_MESSAGE`, so no
+    question is ever answered from a collection still being filled."""
+    names = collection_names()
+    if demo_ready() and DEMO_COLLECTION in names:
+        return names
+    with st.spinner(DEMO_WAIT_MESSAGE):
+        ensure_demo()
+    refresh()
+    return collection_names()
 
 
 @st.cache_data(show_spinner=False)
