@@ -31,7 +31,7 @@ from rag_eval.labels.store import (
 )
 from rag_eval.schema import Labels
 from rag_eval.text.numbers import format_number
-from rag_eval.ui import components, state
+from rag_eval.ui import panels, state
 from rag_eval.ui.constants import STATE_REVIEW_QUEUE, STATE_REVIEWER
 from rag_eval.ui.markdown import md
 
@@ -177,7 +177,7 @@ def draw_review(view: SupportView, store: Any) -> None:
     draw_progress(store, run_id, progress)
     if saved:
         st.markdown(md("**Human scores** ({}, saved {})", saved["reviewer"], saved["created_at"]))
-        components.draw_scores(scores_from_record(saved), f"human:{saved['reviewer']}", "reviewed")
+        panels.draw_scores(scores_from_record(saved), f"human:{saved['reviewer']}", "reviewed")
     _draw_queue_nav(store, run_id, item_id)
 
 
