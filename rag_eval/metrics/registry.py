@@ -238,19 +238,6 @@ class MetricRegistry:
         the ``custom`` family's are computed when a run asks for them."""
         return tuple(m for m in self if m.compute is not None and m.family != "custom")
 
-    def by_family(self, names: Iterable[str]) -> dict[str, list[str]]:
-        """``names`` (stored names: ``recall@5``, ``words.mean``) grouped by family, families in
-        :data:`FAMILY_FIELD`'s order and names in declaration order; an undeclared name is
-        ``custom`` (a stored run's metric whose plugin is gone)."""
-        order = {m.name: i for i, m in enumerate(self)}
-        groups: dict[str, list[str]] = {f: [] for f in FAMILY_FIELD}
-        for name in names:
-            found = self.find(name)
-            groups["custom" if found is None else found.family].append(name)
-        for listed in groups.values():
-            listed.sort(key=lambda n: (order.get(getattr(self.find(n), "name", n), len(order)), n))
-        return {f: listed for f, listed in groups.items() if listed}
-
     def per_item(self) -> tuple[Metric, ...]:
         """Metrics an item's own function computes (``custom`` family)."""
         return tuple(m for m in self if m.compute is not None and m.family == "custom")

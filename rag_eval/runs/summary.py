@@ -189,7 +189,7 @@ class RunTally:
         """The names ``family``'s field gave, in declaration order."""
         order = {m.name: i for i, m in enumerate(METRICS)}
         return sorted((name for name, g in self.group_of.items() if g == FAMILY_FIELD[family]),
-                      key=lambda name: (order.get(name, len(order)), name))
+                      key=lambda name: (order.get(getattr(METRICS.find(name), "name", ""), len(order)), name))
 
     # -- the engine's view -------------------------------------------------------------
     def evaluation(self, run_id: str | None = None, cancelled: bool = False) -> EvaluationSummary:
