@@ -53,13 +53,12 @@ DEFAULT_NAME = "python-api"
 
 
 def known_metrics() -> tuple[str, ...]:
-    """The metric names ``metrics=`` takes: TRACe, answer correctness (rows with a
-    reference), the report fields and the LLM judge's adherence probability."""
-    from rag_eval.metrics.registry import CORRECTNESS_METRICS, METRICS, TRACE_SCORES
+    """The metric names ``metrics=`` takes: the registry's (but retrieval's, columns ``name@k``),
+    the report fields and the LLM judge's adherence probability."""
+    from rag_eval.metrics.registry import METRICS
     from rag_eval.metrics.report_fields import REPORT_FIELDS
 
-    return (*TRACE_SCORES, *CORRECTNESS_METRICS, *REPORT_FIELDS, "adherence_probability",
-            *(m.name for m in METRICS.per_item()))
+    return (*(m.name for m in METRICS if m.family != "retrieval"), *REPORT_FIELDS, "adherence_probability")
 
 
 def _per_item(names: tuple[str, ...], asked: bool) -> list[str] | None:

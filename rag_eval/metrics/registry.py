@@ -123,11 +123,6 @@ class Metric:
         if self.aggregate not in AGGREGATES:
             raise ValueError(f"metric {self.name!r}: aggregate must be one of {', '.join(AGGREGATES)}")
 
-    @property
-    def record_field(self) -> str:
-        """The record field its values are stored under."""
-        return FAMILY_FIELD[self.family]
-
     def key(self, part: Any) -> str:
         """The stored name of one value of a dict result (``recall@5``, ``words.mean``)."""
         return f"{self.name}{'@' if self.family == 'retrieval' else '.'}{part}"
@@ -234,8 +229,7 @@ class MetricRegistry:
         return tuple(m.name for m in self if family is None or m.family == family)
 
     def built_in(self) -> tuple[Metric, ...]:
-        """The metrics every item gets wherever they apply (TRACe, correctness, retrieval);
-        the ``custom`` family's are computed when a run asks for them."""
+        """The metrics every item gets where they apply (a ``custom`` one when a run asks for it)."""
         return tuple(m for m in self if m.compute is not None and m.family != "custom")
 
     def per_item(self) -> tuple[Metric, ...]:
@@ -339,9 +333,8 @@ def metric(
 
 # ---------------------------------------------------------------- per-item computation
 class MetricOutcome(NamedTuple):
-    """The values one item gave (``name``, ``name.key`` or ``name@k``), the metrics that
-    failed (with why) and the reasons metrics gave for their values (:class:`Explained`);
-    ``families``: the same values by family (what a record stores under each family's field)."""
+    """The values one item gave (``name``, ``name.key``, ``name@k``; in ``families`` by family),
+    the metrics that failed (with why) and the reasons they gave for values (:class:`Explained`)."""
 
     values: dict[str, float | None]
     errors: dict[str, str]
@@ -353,9 +346,8 @@ def compute_item_metrics(metrics: Iterable[Metric], item: MetricItem) -> MetricO
     """Run each metric's ``compute`` on ``item``. A float is stored under the metric's name,
     a dict under :meth:`Metric.key`; a function that raises, or returns something that is
     not a finite number, marks that metric failed on this item with the reason (its value
-    None, never 0 or NaN). A ``custom`` metric (one a run asked for) whose needs the item
-    lacks is failed with the need; a built-in family's metric is not computed where it does
-    not apply (no usable judgement for TRACe and correctness, no reference, no gold ids)."""
+    None, never 0 or NaN). A ``custom`` metric (a run asked for it) whose needs the item lacks
+    is failed with the need; a built-in one is not computed where its needs are not met."""
     import math
 
     values: dict[str, float | None] = {}
@@ -457,10 +449,6 @@ def _rouge_l(item: MetricItem) -> float:
     return float(rouge(item.response, item.reference or "")["rougeL"].fmeasure)
 
 
-def _answer_match(item: MetricItem) -> float | None:
-    return item.answer_match
-
-
 def _retrieval(name: str) -> MetricFunction:
     """A retrieval metric of an item's ranking against its gold ids at the run's k (``mrr``
     over the whole ranking)."""
@@ -506,7 +494,7 @@ _BUILTIN: tuple[Metric, ...] = (
            needs=frozenset({"response", "reference"}),
            help="ROUGE-L F1 of the answer against the dataset's reference answer; shown only when the dataset has "
                 "reference answers."),
-    Metric("answer_match", "Answer match (LLM)", "correctness", compute=_answer_match,
+    Metric("answer_match", "Answer match (LLM)", "correctness", compute=lambda item: item.answer_match,
            needs=frozenset({"response", "reference", "llm"}),
            help="1 when an LLM judges the answer to say what the reference answer says, else 0 (only with an LLM "
                 "configured)."),

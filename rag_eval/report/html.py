@@ -195,8 +195,6 @@ def _charts(runs: Sequence[dict[str, Any]], items_by_run: Mapping[str, Sequence[
     from rag_eval.display.tables import spread_frame
     from rag_eval.report import charts as report_charts
 
-
-
     out: dict[str, str] = {}
     table = pd.DataFrame(metric_table(items_by_run, list(TRACE_METRICS)))
     out["metrics"] = _figure_html(report_charts.metric_bars(table, dict(labels))) if not table.empty else ""

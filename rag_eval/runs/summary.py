@@ -39,26 +39,21 @@ from rag_eval.schema import ItemRecord, JudgeStatus, is_usable
 MAX_ERRORS = 20
 #: a run of more items keeps no per-item rows (see :class:`EvaluationSummary`)
 KEEP_ROWS = MAX_BOOTSTRAP_ROWS
-#: the fields of a stored item that hold values a summary averages: each metric family's (the
-#: stored summary keeps a family's means under the family's name) and the report's (the gate
-#: reads ``average``)
+#: the fields of a stored item a summary averages: each metric family's (summarised under the
+#: family's name) and the report's (the gate reads ``average``)
 VALUE_GROUPS = (*FAMILY_FIELD.values(), "report")
 #: the fields whose values do not depend on the judge: they count for every item that has them
 JUDGE_FREE_GROUPS = tuple(FAMILY_FIELD[family] for family in JUDGE_FREE_FAMILIES)
 #: the item fields a summary reads (``RunStore.items(run_id, SUMMARY_FIELDS)``)
 SUMMARY_FIELDS = ("item_id", "position", "status", "error", *VALUE_GROUPS, "metric_errors", "latency_s", "cost_usd",
                   "tokens", "judge_extra")
-#: a family's key in a summary stored before the keys were the family names
-_OLD_KEYS = {"metrics": "trace"}
 
 
 def read_stored(summary: dict[str, Any] | None) -> dict[str, Any] | None:
     """A stored summary under this version's keys (the family names): a run stored before
     kept its TRACe means under ``metrics``."""
-    if summary:
-        for old, new in _OLD_KEYS.items():
-            if old in summary and new not in summary:
-                summary[new] = summary.pop(old)
+    if summary and "metrics" in summary and "trace" not in summary:
+        summary["trace"] = summary.pop("metrics")
     return summary
 
 

@@ -188,10 +188,6 @@ def draw_coverage(n_ok: int, n_total: int, statuses: dict[str, int] | None = Non
     st.caption(f"Coverage: **{n_ok}/{n_total}** rows scored" + (f" · not scored: {failed}" if failed else ""))
 
 
-def draw_legend() -> None:
-    st.html(legend_html())
-
-
 def draw_key_status(present: Iterable[tuple[str, bool]]) -> None:
     """Whether each secret is set: never the value."""
     for name, ok in present:

@@ -144,12 +144,6 @@ def list_runs() -> list[dict[str, Any]]:
     return runs(where())
 
 
-@st.cache_data(ttl=RUNS_TTL, show_spinner=False)
-def run_items(location: str, run_id: str) -> list[dict[str, Any]]:
-    """A run's item records in dataset order."""
-    return run_store().items(run_id)
-
-
 # What each view of a run reads of its items (``RunStore.items(run_id, fields)``): the
 # store picks these out, so a 2,000-item run is not decoded documents and all.
 SCORE_FIELDS = ("item_id", "status", "scores")

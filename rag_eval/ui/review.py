@@ -246,30 +246,6 @@ def agreement_tables(result: Any) -> dict[str, Any]:
             "Sentence keys": pd.DataFrame(keys)}
 
 
-def judge_table(result: Any) -> Any:
-    """One row per judge, every figure a column (kept for exports and tests; the page draws
-    :func:`agreement_tables`)."""
-    import pandas as pd
-
-    def ci(e: Any) -> str:
-        return (f"{format_number(e.ci_low)}-{format_number(e.ci_high)}" if e.ci_low is not None and e.ci_high is not None
-                else (e.reason or ""))
-
-    rows = []
-    for j in result.judges:
-        row: dict[str, Any] = {"judge": j.judge, "rows": j.n_rows}
-        for metric, e in j.trace.rmse.items():
-            row[f"RMSE {metric}"] = e.value
-            row[f"RMSE {metric} CI"] = ci(e)
-        row["hallucination AUROC"] = j.trace.hallucination_auroc.value
-        row["AUROC CI"] = ci(j.trace.hallucination_auroc)
-        row["kappa (adherence)"] = j.kappa
-        for kind, prf in j.sentences.items():
-            row[f"{kind} P"], row[f"{kind} R"], row[f"{kind} F1"] = prf.precision, prf.recall, prf.f1
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
 def metric_table(result: Any) -> Any:
     """Each per-item metric the reviewers scored (a rubric) against the run's values of it
     (drawing only; the figures come from ``labels.agreement.metric_vs_human``)."""
