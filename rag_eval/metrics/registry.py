@@ -88,8 +88,8 @@ class Explained(NamedTuple):
     reason: str
 
 
-MetricValue = float | Mapping[str, float] | Explained
-MetricFunction = Callable[[MetricItem], MetricValue]
+MetricValue = float | Mapping[Any, float] | Explained
+MetricFunction = Callable[[MetricItem], MetricValue | None]  # None: undefined (a built-in family's only)
 
 
 @dataclass(frozen=True, slots=True)

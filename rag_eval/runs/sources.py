@@ -53,7 +53,7 @@ class SourceItem:
     chunks: list[dict[str, Any]] = field(default_factory=list)
     retrieved_doc_ids: list[str] = field(default_factory=list)
     generator: dict[str, Any] | None = None
-    retrieval: dict[str, float] | None = None  # retrieval against gold passages (cosine; see retrieval_metrics)
+    retrieval: dict[str, float | None] | None = None  # retrieval against gold passages (cosine; see retrieval_metrics)
     ranking: list[str] | None = None  # retrieved document ids in rank order (the retrieval metrics read it)
     k: int | None = None  # the run's top-k
     tokens: dict[str, int] = field(default_factory=dict)  # spent before the judge (generation)
@@ -284,7 +284,7 @@ def parse_row(value: dict[str, Any] | RowError, row_number: int, source: str = "
                     metadata=_metadata(value))
 
 
-def retrieval_metrics(chunks: Sequence[Any], q: Question, k: int, embed=None) -> dict[str, float] | None:
+def retrieval_metrics(chunks: Sequence[Any], q: Question, k: int, embed=None) -> dict[str, float | None] | None:
     """Per-item retrieval metrics against gold document ids (the registry's retrieval
     metrics over the ranking) or gold passages (one-to-one cosine of embeddings); ``None``
     when the row has neither."""
