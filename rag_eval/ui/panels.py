@@ -18,8 +18,8 @@ from rag_eval.ui.markdown import md
 
 
 def draw_means(means: Sequence[Mapping[str, Any]]) -> None:
-    """A run's means as st.metric (labelled), each with its 95% interval and coverage."""
-    cols = st.columns(len(means) or 1)
+    """A run's means as st.metric (labelled, four a row), each with its 95% interval and coverage."""
+    cols = [col for start in range(0, len(means), 4) for col in st.columns(4)]
     for col, row in zip(cols, means):
         name = str(row["metric"])
         interval = (f"95% CI [{fmt(row.get('ci_low'))}, {fmt(row.get('ci_high'))}]"
