@@ -107,9 +107,8 @@ def build_record(source: SourceItem, result: JudgeResult | None, mode: ScoringMo
             record.report = report_fields(scores.metric_values(), result.labels, item.response_keys)
         else:
             record.raw = result.raw
-    wanted = [m for m in metrics if m.compute is not None]
-    has_response = isinstance(source.answer, str) and bool(source.answer.strip())
-    asked = wanted if has_response or item is not None else []  # an item that ended before its answer: none
+    answered = isinstance(source.answer, str) and bool(source.answer.strip())
+    asked = list(metrics) if answered or item is not None else []  # an item that ended before its answer: none
     labels = result.labels if result is not None and scores is not None else None
     outcome = compute_item_metrics([*METRICS.built_in(), *asked], metric_item(source, labels, scores))
     for family, values in outcome.families.items():
