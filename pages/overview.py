@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from rag_eval.display.views import view_from_ragbench_row
-from rag_eval.ui import components, data, state
+from rag_eval.ui import data, panels, state
 from rag_eval.ui.constants import (
     APP_TITLE,
     OVERVIEW_READY_TEXT,
@@ -64,7 +64,7 @@ def render_sample() -> None:
     row = data.labelled_sample()[data.showcase_index()]
     view = view_from_ragbench_row(row)
     st.markdown("**Q:** " + escape_markdown(row["question"]))
-    components.draw_scores(view.scores, view.judge, view.status)
+    panels.draw_scores(view.scores, view.judge, view.status)
     st.caption(OVERVIEW_READY_TEXT)
 
 

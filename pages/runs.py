@@ -16,7 +16,7 @@ from __future__ import annotations
 import streamlit as st
 
 from rag_eval.judges import expected_error
-from rag_eval.metrics.registry import TRACE_METRICS
+from rag_eval.metrics.registry import METRICS, TRACE_METRICS
 from rag_eval.runs.item_fields import run_diagnosis
 from rag_eval.ui import charts, components, data, diagnosis_view, frames, run_charts, run_views, state
 from rag_eval.ui.constants import PAGE_BATCH
@@ -29,8 +29,7 @@ K_RUN = f"{PAGE}.run"
 K_VIEW = f"{PAGE}.view"
 VIEWS = {"trends": "Metrics over runs", "agreement": "Agreement with ground truth", "run": "One run"}
 K_DATASETS, K_CONFIGS, K_TAGS = f"{PAGE}.datasets", f"{PAGE}.configs", f"{PAGE}.tags"
-AGREEMENT_STATS = ["rmse:context_relevance", "rmse:context_utilization", "rmse:completeness", "rmse:adherence",
-                   "aggregated_rmse", "consistency", "hallucination_auroc"]
+AGREEMENT_STATS = [*(f"rmse:{m}" for m in TRACE_METRICS), "aggregated_rmse", "consistency", "hallucination_auroc"]
 
 
 def init_page_state(runs: list[dict]) -> None:
@@ -76,7 +75,9 @@ def render_filters(runs: list[dict]) -> list[dict]:
 
 def render_table(shown: list[dict], runs: list[dict]) -> None:
     st.subheader("Stored runs")
-    components.draw_table(run_views.runs_table(shown, runs), key=f"{PAGE}.table")
+    table = run_views.runs_table(shown, runs)
+    components.draw_table(table.rename(columns={c: metric_label(c) for c in table.columns if c in METRICS}),
+                          key=f"{PAGE}.table")
     if st.button("Refresh", key=f"{PAGE}.refresh"):
         data.refresh()
         st.rerun()

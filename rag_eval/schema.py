@@ -299,7 +299,7 @@ class ItemRecord:
     metric_reasons: dict[str, str] = field(default_factory=dict)
     trace: dict[str, Any] | None = None  # TraceScores.to_dict(): mode, per document, diagnostics
     report: dict[str, Any] = field(default_factory=dict)  # the original project's report fields
-    retrieval: dict[str, float] | None = None
+    retrieval: dict[str, float | None] | None = None
     judge: str | None = None
     prompt_id: str | None = None
     tokens: dict[str, int] = field(default_factory=dict)

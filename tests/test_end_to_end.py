@@ -79,7 +79,7 @@ def test_offline_pipeline_end_to_end(local_judge, rag_eval_home):
         summary = run["summary"]
         assert summary["coverage"] == 1.0
         for metric in TRACE_METRICS:
-            assert 0.0 <= summary["metrics"][metric]["mean"] <= 1.0
+            assert 0.0 <= summary["trace"][metric]["mean"] <= 1.0
         assert f"recall@{k}" in summary["retrieval"]
 
     recall2 = store.get_run(run_a)["summary"]["retrieval"]["recall@2"]["mean"]

@@ -115,7 +115,8 @@ def test_run_store_summary_gate_exports_and_report(plugins, rows_file, tmp_path)
     report = tmp_path / "report.html"
     made = _invoke("report", run["id"], "--out", str(report), "--db", str(db))
     assert made.exit_code == 0, made.output
-    assert "answer_words" in report.read_text(encoding="utf-8")
+    html = report.read_text(encoding="utf-8")
+    assert "<h3>Other metrics</h3>" in html and "Answer length (words)" in html  # under its family, labelled
 
 
 def test_python_api_with_the_plugin_judge_saves_its_kind_and_options(plugins, rows_file, tmp_path):

@@ -62,12 +62,6 @@ class ExitCodeGroup(click.Group):
             raise
 
 
-min_coverage_option = click.option(
-    "--min-coverage", type=click.FloatRange(0.0, 1.0), default=1.0, show_default=True,
-    help="Exit 1 when the share of rows that succeeded is below this (1.0: any failed row fails the command).",
-)
-
-
 def gate(n_ok: int, n_total: int, min_coverage: float = 1.0, what: str = "rows",
          statuses: Mapping[str, int] | None = None, verb: str = "failed") -> None:
     """Exit 1 (counts on stderr) when fewer than ``min_coverage`` of ``n_total`` succeeded."""

@@ -20,7 +20,7 @@ import click
 from rag_eval.cli.exits import Interrupted, Unavailable
 from rag_eval.cli.gate_options import apply_gate, gate_options, request_from
 from rag_eval.cli.judge import metrics_option, workers_option
-from rag_eval.metrics.registry import TRACE_METRICS
+from rag_eval.metrics.registry import FAMILY_HEADING, METRICS, TRACE_METRICS
 from rag_eval.metrics.report_fields import REPORT_FIELDS
 
 if TYPE_CHECKING:  # imported where used: `rag-eval --help` must not load Qdrant or scikit-learn
@@ -290,13 +290,18 @@ def _show_run(run: dict[str, Any], items: Callable[[], Iterable[dict[str, Any]]]
     cov = "n/a" if summary["coverage"] is None else format(summary["coverage"], ".0%")
     click.echo(f"items: {summary['n_items']}, scored: {summary['n_scored']} (coverage {cov}); "
                f"statuses: {', '.join(f'{k}={v}' for k, v in summary['status_counts'].items())}")
-    metrics = summary.get("metrics", {}) | summary.get("retrieval", {}) | summary.get("correctness", {})
-    click.echo(_table(["metric", "mean", "95% CI", "n", "coverage"],
-                      [(m, s["mean"], f"[{_fmt(s['ci_low'])}, {_fmt(s['ci_high'])}]", s["n"], s["coverage"])
-                       for m, s in metrics.items()]))
+    from rag_eval.runs.summary import family_means
+
+    families = family_means(summary)
+    for family, means in families.items():  # every family the registry declares, each under its heading
+        click.echo(FAMILY_HEADING[family])
+        click.echo(_table(["metric", "label", "mean", "95% CI", "n", "coverage"],
+                          [(m, METRICS.label(m), s["mean"], f"[{_fmt(s['ci_low'])}, {_fmt(s['ci_high'])}]", s["n"],
+                            s["coverage"]) for m, s in means.items()]))
     from rag_eval.judges.expected_error import for_run, summary_lines
 
-    click.echo("\n".join(summary_lines(for_run(run), {m: s.get("mean") for m, s in metrics.items()})))
+    trace = families.get("trace", {})
+    click.echo("\n".join(summary_lines(for_run(run), {m: s.get("mean") for m, s in trace.items()})))
     click.echo(f"latency p50 {_fmt(summary.get('latency_p50_s'))}s, p95 {_fmt(summary.get('latency_p95_s'))}s; "
                f"tokens {summary.get('tokens_total', 0)}; cost {_fmt(summary.get('cost_usd_total'), 4)} USD")
     from rag_eval.metrics.diagnosis import Diagnosis, DiagnosisTally
@@ -322,9 +327,11 @@ def runs() -> None:
 @_user_errors
 def runs_list(limit, db) -> None:
     """Runs, newest first, with their mean TRACe scores."""
+    from rag_eval.runs.summary import family_means
+
     rows = []
     for r in _store(db).list_runs(limit=limit):
-        metrics = (r.get("summary") or {}).get("metrics", {})
+        metrics = family_means(r.get("summary")).get("trace", {})
         rows.append([r["id"], r["name"], r["status"], f"{r['n_done']}/{r['n_items']}", r["config_hash"],
                      r.get("collection")] + [metrics.get(m, {}).get("mean") for m in TRACE_METRICS])
     if not rows:

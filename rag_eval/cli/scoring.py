@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from rag_eval.metrics.agreement import AgreementReport, Estimate
     from rag_eval.runs.score_file import ScoringSummary
 
-RETRIEVAL_COLUMNS = ("precision", "recall", "f1", "hit_rate", "mrr", "ndcg", "log_rank")
 MAX_ERRORS_SHOWN = 20
 
 _boot_option = click.option("--n-boot", type=click.IntRange(min=0), default=DEFAULT_N_BOOT, show_default=True,
@@ -240,7 +239,7 @@ def retrieval_command(run_file: Path, qrels_file: Path, ks: str, as_json: bool, 
     """
     from rag_eval.io.rows import FileFormatError
     from rag_eval.io.trec import read_qrels, read_run
-    from rag_eval.metrics.registry import evaluate_run
+    from rag_eval.metrics.registry import RETRIEVAL_METRICS, evaluate_run
 
     cutoffs = _parse_ks(ks)
     try:
@@ -248,7 +247,8 @@ def retrieval_command(run_file: Path, qrels_file: Path, ks: str, as_json: bool, 
         qrels, qrels_errors = read_qrels(qrels_file)
     except FileFormatError as err:
         raise click.ClickException(str(err)) from None
-    names = [f"{metric}@{k}" for k in cutoffs for metric in RETRIEVAL_COLUMNS]
+    columns = RETRIEVAL_METRICS  # every retrieval metric of the registry computes over a run file
+    names = [f"{metric}@{k}" for k in cutoffs for metric in columns]
     scores = evaluate_run(run, qrels, names, denominator=denominator, alpha=alpha, gamma=gamma)
     first = next(iter(scores.values()))
     coverage = {
@@ -258,14 +258,14 @@ def retrieval_command(run_file: Path, qrels_file: Path, ks: str, as_json: bool, 
         "run_queries_not_in_qrels": len(first.not_in_qrels),
     }
     if as_json:
-        table = {str(k): {m: scores[f"{m}@{k}"].value for m in RETRIEVAL_COLUMNS} for k in cutoffs}
+        table = {str(k): {m: scores[f"{m}@{k}"].value for m in columns} for k in cutoffs}
         click.echo(json.dumps({"metrics": table, "coverage": coverage,
                                "params": {"denominator": denominator, "alpha": alpha, "gamma": gamma}}))
     else:
-        click.echo("| k | " + " | ".join(RETRIEVAL_COLUMNS) + " |")
-        click.echo("|---:|" + "---:|" * len(RETRIEVAL_COLUMNS))
+        click.echo("| k | " + " | ".join(columns) + " |")
+        click.echo("|---:|" + "---:|" * len(columns))
         for k in cutoffs:
-            click.echo(f"| {k} | " + " | ".join(_fmt(scores[f'{m}@{k}'].value) for m in RETRIEVAL_COLUMNS) + " |")
+            click.echo(f"| {k} | " + " | ".join(_fmt(scores[f'{m}@{k}'].value) for m in columns) + " |")
         click.echo(f"\n{coverage['queries_evaluated']} queries evaluated; {coverage['missing_from_run']} missing from the run "
                    f"(scored 0); {coverage['without_relevant']} without a relevant document and "
                    f"{coverage['run_queries_not_in_qrels']} run queries not in the qrels (not scored).")

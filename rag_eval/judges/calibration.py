@@ -60,11 +60,6 @@ def load_calibration(name: str) -> dict[str, Any]:
     return data
 
 
-def list_calibrations() -> list[dict[str, Any]]:
-    folder = calibrations_dir()
-    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.json"))] if folder.exists() else []
-
-
 def apply_calibration(model: Any, fitted: dict[str, float]) -> Any:
     """``model`` (a :class:`~rag_eval.judges.local.LocalModel`) with the fitted intercept
     shifts, support threshold and adapted sentence heads; raises ``ValueError`` on a

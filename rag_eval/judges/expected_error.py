@@ -185,7 +185,7 @@ def run_caption(run: dict[str, Any]) -> str:
     """One line for a page: the run's name, its means beside its judge's expected error, and
     the basis."""
     expected = for_run(run)
-    metrics = (run.get("summary") or {}).get("metrics") or {}
+    metrics = (run.get("summary") or {}).get("trace") or {}  # a stored summary's TRACe family
     parts = []
     for metric in METRICS:
         mean = (metrics.get(metric) or {}).get("mean")

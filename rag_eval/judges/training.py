@@ -15,7 +15,7 @@ equal weight (:func:`fit_adherence_blend`).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -144,9 +144,6 @@ class Dataset:
     resp_row: np.ndarray
     y_supported: np.ndarray
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (row id, reason)
-
-    def row_mask(self, subsets: Iterable[str]) -> np.ndarray:
-        return np.isin(self.subset, list(subsets))
 
 
 def _key_set(value: Any) -> set[str]:

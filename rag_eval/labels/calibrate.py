@@ -612,27 +612,6 @@ def row_predictions(model: LocalModel, rows: Sequence[LabelledRow]) -> np.ndarra
     return np.array([_row_scores(model, r) for r in rows])
 
 
-def evaluate_rows(model: LocalModel, rows: Sequence[LabelledRow]) -> dict[str, float | None]:
-    """The judge's agreement with the labels of ``rows``: RMSE per TRACe rate metric,
-    hallucination AUROC (None when one class is absent) and adherence accuracy; scored
-    like a user's run (judge labels -> ``score_item(..., "clean")``). For benches; a
-    stored calibration reports cross-validated figures instead."""
-    from sklearn.metrics import roc_auc_score
-
-    if not rows:
-        raise ValueError("no rows to evaluate on")
-    pred = np.array([_row_scores(model, r) for r in rows])
-    out: dict[str, float | None] = {"rows": float(len(rows))}
-    for i, m in enumerate(RATE_METRICS):
-        truth = np.array([r.truth[m] for r in rows])
-        out[f"rmse_{m}"] = float(np.sqrt(np.mean((pred[:, i] - truth) ** 2)))
-    hallucinated = np.array([1 - r.truth["adherence"] for r in rows])
-    out["auroc"] = (float(roc_auc_score(hallucinated, 1 - pred[:, 3])) if 0 < hallucinated.sum() < len(rows)
-                    else None)
-    out["adherence_accuracy"] = float(np.mean(pred[:, 4] == 1 - hallucinated))
-    return out
-
-
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -661,12 +640,6 @@ def calibrate(model: LocalModel, rows: Sequence[LabelledRow], name: str, *, seed
         "base_values": {"support_threshold": model.support_threshold},
         "cross_validation": cv,
     }
-
-
-def is_measured(calibration: dict[str, Any]) -> bool:
-    """Whether ``calibration`` carries cross-validated figures (format 2); format 1
-    calibrations carry figures on a 30% hold-out instead."""
-    return "cross_validation" in calibration
 
 
 def _ci(interval: Sequence[float] | None) -> str:

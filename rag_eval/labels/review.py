@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rag_eval.metrics.trace import score_item
-from rag_eval.schema import EvalItem, Labels, ScoringMode, SentenceSupport
+from rag_eval.schema import RAGBENCH_TRUTH_COLUMNS, EvalItem, Labels, ScoringMode, SentenceSupport
 from rag_eval.text.keys import normalize_key, parse_document_key
 
 SUPPORTED = "supported"
@@ -186,13 +186,10 @@ def build_label_set(item: EvalItem, labels: Labels, note: str = "", judge: str =
 
 def ragbench_scores(scores: Mapping[str, Any]) -> dict[str, Any]:
     """RAGBench's score columns from a label set's ``scores``."""
-    adherence = scores.get("adherence")
-    return {
-        "relevance_score": scores.get("context_relevance"),
-        "utilization_score": scores.get("context_utilization"),
-        "completeness_score": scores.get("completeness"),
-        "adherence_score": None if adherence is None else bool(adherence),
-    }
+    out = {column: scores.get(metric) for metric, column in RAGBENCH_TRUTH_COLUMNS.items()}
+    adherence = out[RAGBENCH_TRUTH_COLUMNS["adherence"]]
+    out[RAGBENCH_TRUTH_COLUMNS["adherence"]] = None if adherence is None else bool(adherence)
+    return out
 
 
 def reviewed_ids(label_sets: Sequence[Mapping[str, Any]]) -> set[str]:

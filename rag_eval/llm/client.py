@@ -212,19 +212,6 @@ class LLMClient:
             "namespace": namespace,
         }
 
-    def cache_key_for(
-        self,
-        messages: Messages,
-        *,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        json_mode: bool = False,
-        cache_namespace: str = "",
-    ) -> str:
-        """The cache key :meth:`complete` would use (lets callers check what is cached)."""
-        params = self._params(temperature, max_tokens, json_mode)
-        return cache_key(self._cache_payload(messages, params, cache_namespace))
-
     def _params(self, temperature: float | None, max_tokens: int | None, json_mode: bool,
                 top_logprobs: int = 0) -> dict[str, Any]:
         params: dict[str, Any] = {

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
@@ -34,13 +34,23 @@ from rag_eval.metrics._common import check_k
 if TYPE_CHECKING:  # numpy (through metrics.retrieval) loads when a retrieval metric is computed, not
     # when the registry is read: `rag-eval --help` reads it (issue 35 item 3)
     from rag_eval.metrics.retrieval import BatchScore
+    from rag_eval.schema import Labels, TraceScores
 
 # ---------------------------------------------------------------- declarations
 #: What a metric may need from an item. ``labels``: a judge's usable labels (TRACe);
 #: ``llm``: a configured LLM endpoint; ``retrieval``: ranked retrieval against gold ids.
 NEEDS = ("response", "documents", "reference", "labels", "llm", "retrieval")
-#: Where each family's values live in a stored item record (and in :class:`ItemRecord`).
+#: Where each family's values live in a stored item record (and in :class:`ItemRecord`); the
+#: family's name is its key in a run's summary.
 FAMILY_FIELD = {"trace": "scores", "correctness": "correctness", "retrieval": "retrieval", "custom": "metrics"}
+#: The heading each family is shown under (the CLI, the report, the pages).
+FAMILY_HEADING = {"trace": "TRACe metrics", "correctness": "Answer correctness", "retrieval": "Retrieval",
+                  "custom": "Other metrics"}
+#: Families computed only for an item whose judgement is usable (answer correctness is kept
+#: beside the scores of the judgement that read the same answer).
+JUDGED_FAMILIES = ("trace", "correctness")
+#: Families whose values enter a summary for every item (they do not depend on the judge).
+JUDGE_FREE_FAMILIES = ("retrieval",)
 AGGREGATES = ("mean",)
 METRICS_GROUP = "rag_eval.metrics"
 #: this package's own plugins by entry point group, loaded by name whether or not the package's metadata is
@@ -52,8 +62,12 @@ BUILT_IN = "rag_eval"  # the origin of the metrics this package declares
 
 @dataclass(frozen=True, slots=True)
 class MetricItem:
-    """What a per-item metric function sees of one item: ``documents`` are the texts of
-    the retrieved or given documents, ``reference`` the reference answer or None."""
+    """The one context every metric's ``compute`` sees of one item: ``documents`` are the
+    texts of the retrieved or given documents, ``reference`` the reference answer or None;
+    ``trace`` the TRACe scores of the judge's usable ``labels`` (None: no usable judgement);
+    ``ranking`` the retrieved document ids in rank order (None: nothing was retrieved),
+    ``gold_ids`` the gold document ids, ``k`` the run's top-k; ``answer_match`` the verdict
+    of the run's LLM on the answer against the reference (None: no LLM, or no verdict)."""
 
     id: str
     question: str
@@ -61,6 +75,12 @@ class MetricItem:
     documents: list[str]
     reference: str | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    labels: Labels | None = None
+    trace: TraceScores | None = None
+    ranking: Sequence[str] | None = None
+    gold_ids: frozenset[str] = frozenset()
+    k: int | None = None
+    answer_match: float | None = None
 
 
 class Explained(NamedTuple):
@@ -72,17 +92,18 @@ class Explained(NamedTuple):
     reason: str
 
 
-MetricValue = float | Mapping[str, float] | Explained
-MetricFunction = Callable[[MetricItem], MetricValue]
+MetricValue = float | Mapping[Any, float] | Explained
+MetricFunction = Callable[[MetricItem], MetricValue | None]  # None: undefined (a built-in family's only)
 
 
 @dataclass(frozen=True, slots=True)
 class Metric:
-    """One metric's declaration (see the module docstring). ``compute`` is None for the
-    metrics the scorer or the retriever computes (TRACe, retrieval); a per-item function
-    returns a float, or a dict of named values (stored as ``name.key``), either one with
-    its reason as an :class:`Explained`, or raises to mark that item's metric as failed
-    with the exception as the reason."""
+    """One metric's declaration (see the module docstring). ``compute`` takes the item's
+    :class:`MetricItem` and returns a float, or a dict of named values (stored as
+    ``name.key``; a retrieval metric's keys are its cut-offs, stored as ``name@k``), either
+    one with its reason as an :class:`Explained`, or raises to mark that item's metric as
+    failed with the exception as the reason. A built-in family's metric may return None
+    (an undefined value, as TRACe's on an item without document sentences)."""
 
     name: str
     label: str
@@ -106,10 +127,9 @@ class Metric:
         if self.aggregate not in AGGREGATES:
             raise ValueError(f"metric {self.name!r}: aggregate must be one of {', '.join(AGGREGATES)}")
 
-    @property
-    def record_field(self) -> str:
-        """The record field its values are stored under."""
-        return FAMILY_FIELD[self.family]
+    def key(self, part: Any) -> str:
+        """The stored name of one value of a dict result (``recall@5``, ``words.mean``)."""
+        return f"{self.name}{'@' if self.family == 'retrieval' else '.'}{part}"
 
     @property
     def direction(self) -> str:
@@ -211,6 +231,10 @@ class MetricRegistry:
 
     def names(self, family: str | None = None) -> tuple[str, ...]:
         return tuple(m.name for m in self if family is None or m.family == family)
+
+    def built_in(self) -> tuple[Metric, ...]:
+        """The metrics every item gets where they apply (a ``custom`` one when a run asks for it)."""
+        return tuple(m for m in self if m.compute is not None and m.family != "custom")
 
     def per_item(self) -> tuple[Metric, ...]:
         """Metrics an item's own function computes (``custom`` family)."""
@@ -315,30 +339,38 @@ def metric(
 
 # ---------------------------------------------------------------- per-item computation
 class MetricOutcome(NamedTuple):
-    """The values one item gave (``name`` or ``name.key``), the metrics that failed (with
-    why) and the reasons metrics gave for their values (:class:`Explained`)."""
+    """The values one item gave (``name``, ``name.key``, ``name@k``; in ``families`` by family),
+    the metrics that failed (with why) and the reasons they gave for values (:class:`Explained`)."""
 
     values: dict[str, float | None]
     errors: dict[str, str]
     reasons: dict[str, str] = {}  # a NamedTuple default (shared, never mutated)
+    families: dict[str, dict[str, float | None]] = {}
 
 
-def compute_item_metrics(metrics: Sequence[Metric], item: MetricItem) -> MetricOutcome:
-    """Run each metric's function on ``item``. A float is stored under the metric's name,
-    a dict under ``name.key``; a function that raises, or returns something that is not a
-    finite number, marks that metric failed on this item with the reason (its value
-    None, never 0 or NaN). Metrics whose needs the item lacks are failed with the need."""
+def compute_item_metrics(metrics: Iterable[Metric], item: MetricItem) -> MetricOutcome:
+    """Run each metric's ``compute`` on ``item``. A float is stored under the metric's name,
+    a dict under :meth:`Metric.key`; a function that raises, or returns something that is
+    not a finite number, marks that metric failed on this item with the reason (its value
+    None, never 0 or NaN). A ``custom`` metric (a run asked for it) whose needs the item lacks
+    is failed with the need; a built-in one is not computed where its needs are not met."""
     import math
 
     values: dict[str, float | None] = {}
+    families: dict[str, dict[str, float | None]] = {}
     errors: dict[str, str] = {}
     reasons: dict[str, str] = {}
     for m in metrics:
         if m.compute is None:
             continue
+        asked = m.family == "custom"
+        if not asked and not _applies(m, item):
+            continue
+        group = families.setdefault(m.family, {})
         missing = [n for n in ("response", "documents", "reference") if n in m.needs and not _has(item, n)]
         if missing:
-            values[m.name], errors[m.name] = None, f"the item has no {', '.join(missing)}"
+            values[m.name] = group[m.name] = None
+            errors[m.name] = f"the item has no {', '.join(missing)}"
             continue
         try:
             out = m.compute(item)
@@ -346,49 +378,93 @@ def compute_item_metrics(metrics: Sequence[Metric], item: MetricItem) -> MetricO
             if isinstance(out, Explained):
                 reason = str(out.reason)
                 out = out.value
-            named = {m.name: out} if not isinstance(out, Mapping) else {f"{m.name}.{k}": v for k, v in out.items()}
+            named = {m.name: out} if not isinstance(out, Mapping) else {m.key(k): v for k, v in out.items()}
             checked: dict[str, float | None] = {}
             for key, value in named.items():
-                if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                if value is None and not asked:
+                    checked[key] = None  # undefined on this item (TRACe without document sentences)
+                elif isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                     raise ValueError(f"{key} returned {value!r}, not a finite number")
-                checked[key] = float(value)
+                else:
+                    checked[key] = float(value)
         except Exception as err:  # noqa: BLE001 - a metric's failure is that item's status for it
-            values[m.name] = None
+            values[m.name] = group[m.name] = None
             errors[m.name] = f"{type(err).__name__}: {err}"
             continue
         values.update(checked)
+        group.update(checked)
         if reason:
             reasons[m.name] = reason
-    return MetricOutcome(values, errors, reasons)
+    return MetricOutcome(values, errors, reasons, families)
+
+
+def _applies(metric: Metric, item: MetricItem) -> bool:
+    if metric.family in JUDGED_FAMILIES and item.trace is None:
+        return False
+    implied = ("documents", "response", "labels") if metric.family == "trace" else ()  # by a usable judgement
+    return all(_has(item, need) for need in metric.needs if need not in implied)
 
 
 def _has(item: MetricItem, need: str) -> bool:
-    if need == "response":
-        return bool(item.response and item.response.strip())
+    if need in ("response", "reference"):
+        text = item.response if need == "response" else item.reference
+        return bool(text and text.strip())
     if need == "documents":
         return bool(item.documents)
-    return bool(item.reference and item.reference.strip())
+    if need == "labels":
+        return item.trace is not None
+    if need == "retrieval":
+        return item.ranking is not None and bool(item.gold_ids)
+    # llm: checked by a built-in metric only, whose LLM verdict the run fetched beforehand
+    return item.answer_match is not None
 
 
 def stored_value(item: Mapping[str, Any], name: str) -> Any:
     """A metric's value in a stored item record (run store or export), wherever its
     family keeps it; None when absent."""
-    for group in ("scores", "correctness", "retrieval", "metrics"):
-        part = item.get(group)
-        if isinstance(part, Mapping) and name in part:
-            return part[name]
-    return None
+    return item_values(item).get(name)
 
 
 def item_values(item: Mapping[str, Any]) -> dict[str, Any]:
-    """Every metric value a stored item record holds, flat (TRACe, correctness,
-    retrieval, per-item metrics)."""
+    """Every metric value a stored item record holds, flat (every family's field)."""
     out: dict[str, Any] = {}
-    for group in ("scores", "correctness", "retrieval", "metrics"):
+    for group in FAMILY_FIELD.values():
         part = item.get(group)
         if isinstance(part, Mapping):
             out.update(part)
     return out
+
+
+def _trace(name: str) -> MetricFunction:
+    def compute(item: MetricItem) -> MetricValue:
+        value = getattr(item.trace, name)
+        return float(value) if isinstance(value, bool) else value  # adherence: 0/1
+
+    return compute
+
+
+def _bleu(item: MetricItem) -> float:
+    from rag_eval.metrics.text import bleu
+
+    return bleu(item.response, item.reference or "")
+
+
+def _rouge_l(item: MetricItem) -> float:
+    from rag_eval.metrics.text import rouge
+
+    return float(rouge(item.response, item.reference or "")["rougeL"].fmeasure)
+
+
+def _retrieval(name: str) -> MetricFunction:
+    """A retrieval metric of an item's ranking against its gold ids at the run's k (``mrr``
+    over the whole ranking)."""
+    def compute(item: MetricItem) -> MetricValue:
+        ranked, gold = list(item.ranking or ()), set(item.gold_ids)
+        if name == "mrr":
+            return retrieval_function(name)(ranked, gold)
+        return {item.k: retrieval_function(name)(ranked, gold, k=item.k)}
+
+    return compute
 
 
 # ---------------------------------------------------------------- the built-in metrics
@@ -399,41 +475,48 @@ _HELP_ADHERENCE = (
     "sentence is unsupported, yet most of the response is grounded — not a contradiction.")
 
 _BUILTIN: tuple[Metric, ...] = (
-    Metric("context_relevance", "Context relevance", "trace", needs=frozenset({"documents", "labels"}),
+    Metric("context_relevance", "Context relevance", "trace", compute=_trace("context_relevance"),
+           needs=frozenset({"documents", "labels"}),
            help="Share of the retrieved document sentences that are relevant to the question (RAGBench: relevant "
                 "sentences / all document sentences). Low: the retriever brought noise."),
-    Metric("context_utilization", "Context utilization", "trace", needs=frozenset({"documents", "response", "labels"}),
+    Metric("context_utilization", "Context utilization", "trace", compute=_trace("context_utilization"),
+           needs=frozenset({"documents", "response", "labels"}),
            help="Share of the retrieved document sentences the response actually used (utilized / all document "
                 "sentences). Low with high relevance: the generator ignored context."),
-    Metric("completeness", "Completeness", "trace", needs=frozenset({"documents", "response", "labels"}),
+    Metric("completeness", "Completeness", "trace", compute=_trace("completeness"),
+           needs=frozenset({"documents", "response", "labels"}),
            help="Of the relevant sentences, the share the response used (|relevant ∩ utilized| / |relevant|); 1.0 "
                 "when nothing was relevant. Low: relevant information was left out."),
-    Metric("adherence", "Adherence", "trace", needs=frozenset({"documents", "response", "labels"}),
+    Metric("adherence", "Adherence", "trace", compute=_trace("adherence"),
+           needs=frozenset({"documents", "response", "labels"}),
            help=_HELP_ADHERENCE),
-    Metric("adherence_score", "Adherence score", "trace", needs=frozenset({"documents", "response", "labels"}),
+    Metric("adherence_score", "Adherence score", "trace", compute=_trace("adherence_score"),
+           needs=frozenset({"documents", "response", "labels"}),
            help="Continuous adherence: the judge's probability that the response is grounded, or the share of "
                 "response sentences not marked unsupported."),
-    Metric("bleu", "BLEU", "correctness", needs=frozenset({"response", "reference"}),
+    Metric("bleu", "BLEU", "correctness", compute=_bleu, needs=frozenset({"response", "reference"}),
            help="Sentence BLEU (sacrebleu) of the answer against the reference answer, divided by 100."),
-    Metric("rouge_l", "Answer correctness (ROUGE-L)", "correctness", needs=frozenset({"response", "reference"}),
+    Metric("rouge_l", "Answer correctness (ROUGE-L)", "correctness", compute=_rouge_l,
+           needs=frozenset({"response", "reference"}),
            help="ROUGE-L F1 of the answer against the dataset's reference answer; shown only when the dataset has "
                 "reference answers."),
-    Metric("answer_match", "Answer match (LLM)", "correctness", needs=frozenset({"response", "reference", "llm"}),
+    Metric("answer_match", "Answer match (LLM)", "correctness", compute=lambda item: item.answer_match,
+           needs=frozenset({"response", "reference", "llm"}),
            help="1 when an LLM judges the answer to say what the reference answer says, else 0 (only with an LLM "
                 "configured)."),
-    Metric("precision", "precision", "retrieval", needs=frozenset({"retrieval"}),
-           help="Share of the top k retrieved documents that are gold documents."),
-    Metric("recall", "recall", "retrieval", needs=frozenset({"retrieval"}),
+    Metric("recall", "recall", "retrieval", compute=_retrieval("recall"), needs=frozenset({"retrieval"}),
            help="Share of the gold documents found in the top k."),
-    Metric("f1", "F1", "retrieval", needs=frozenset({"retrieval"}),
-           help="Harmonic mean of precision and recall at k."),
-    Metric("hit_rate", "hit", "retrieval", needs=frozenset({"retrieval"}),
-           help="1 when at least one gold document is in the top k, averaged over questions."),
-    Metric("mrr", "MRR", "retrieval", needs=frozenset({"retrieval"}),
+    Metric("precision", "precision", "retrieval", compute=_retrieval("precision"), needs=frozenset({"retrieval"}),
+           help="Share of the top k retrieved documents that are gold documents."),
+    Metric("ndcg", "nDCG", "retrieval", compute=_retrieval("ndcg"), needs=frozenset({"retrieval"}),
+           help="Normalised discounted cumulative gain at k: 1 when the gold documents are ranked first."),
+    Metric("mrr", "MRR", "retrieval", compute=_retrieval("mrr"), needs=frozenset({"retrieval"}),
            help="Mean reciprocal rank: 1 / rank of the first retrieved document that is a gold document (0 when "
                 "none is retrieved), averaged over questions."),
-    Metric("ndcg", "nDCG", "retrieval", needs=frozenset({"retrieval"}),
-           help="Normalised discounted cumulative gain at k: 1 when the gold documents are ranked first."),
+    Metric("hit_rate", "hit", "retrieval", compute=_retrieval("hit_rate"), needs=frozenset({"retrieval"}),
+           help="1 when at least one gold document is in the top k, averaged over questions."),
+    Metric("f1", "F1", "retrieval", needs=frozenset({"retrieval"}),
+           help="Harmonic mean of precision and recall at k."),
     Metric("log_rank", "log rank", "retrieval", needs=frozenset({"retrieval"}),
            help="Hybrid log-rank score of the gold documents' ranks."),
 )

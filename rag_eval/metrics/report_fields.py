@@ -48,12 +48,6 @@ REPORT_FIELDS = (
 EXCELLENT, GOOD, ACCEPTABLE, POOR = "excellent", "good", "acceptable", "poor"
 # (inclusive upper bound, band); the last band is open-ended.
 RMSE_BANDS: tuple[tuple[float, str], ...] = ((0.10, EXCELLENT), (0.20, GOOD), (0.30, ACCEPTABLE), (math.inf, POOR))
-RMSE_BAND_MEANING = {
-    EXCELLENT: "metrics balanced; no action needed",
-    GOOD: "slight variation between metrics; monitor",
-    ACCEPTABLE: "moderate inconsistency; look at the weakest metric",
-    POOR: "high inconsistency; review the RAG pipeline",
-}
 
 
 def rmse_band(rmse: float | None) -> str | None:

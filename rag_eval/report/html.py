@@ -7,7 +7,8 @@ and every chart is a plotly div, so the file opens offline, from an e-mail attac
 a CI artifact. Sections (each an HTML ``section`` with a stable id):
 
 ``summary``       the runs: name, configuration, dataset, status, items, coverage
-``metrics``       the four TRACe means with 95% bootstrap intervals and coverage
+``metrics``       every family's means (the registry's headings and labels) with 95% bootstrap
+                  intervals, and the reasons metrics gave for their worst values
 ``distributions`` per-metric histograms (one trace per run)
 ``rmse-bands``    the single-evaluation RMSE of every row read through the bands
 ``agreement``     RMSE against ground truth, aggregated RMSE, consistency (with its
@@ -34,7 +35,7 @@ from typing import Any
 from rag_eval.display.style import SPREAD_BAND_LABELS, SPREAD_BAND_MEANING
 from rag_eval.judges import expected_error
 from rag_eval.metrics.agreement import agreement
-from rag_eval.metrics.registry import TRACE_METRICS, TRACE_SCORES
+from rag_eval.metrics.registry import FAMILY_FIELD, FAMILY_HEADING, METRICS, TRACE_METRICS, TRACE_SCORES
 from rag_eval.metrics.report_fields import (
     RMSE_BANDS,
     consistency_reading,
@@ -44,6 +45,7 @@ from rag_eval.report.defaults import DEFAULT_WORST
 from rag_eval.runs.compare import compare_at_cutoff, differences_message, judge_error_notes, metric_table
 from rag_eval.runs.item_fields import item_report_fields, run_diagnosis
 from rag_eval.runs.stats import summarize_items
+from rag_eval.runs.summary import family_means
 from rag_eval.text.numbers import Unit, format_number
 
 SECTIONS = ("summary", "metrics", "distributions", "rmse-bands", "agreement", "diagnosis", "cost-latency",
@@ -78,10 +80,14 @@ details.row>summary{cursor:pointer} details.row[open]>summary{margin-bottom:0.4e
 <p class="muted">Coverage = items with usable judge labels / all items. Failed items are counted here and never averaged in.</p>
 </section>
 
-<section id="metrics"><h2>TRACe metrics (mean, 95% bootstrap interval)</h2>
-<table><tr><th>run</th>{% for m in metric_names %}<th>{{ m }}</th>{% endfor %}</tr>
-{% for r in runs %}<tr><td>{{ r.label }}</td>{% for m in metric_names %}<td class="num">{{ r.metrics.get(m, "—") }}</td>{% endfor %}</tr>
+<section id="metrics"><h2>Metrics (mean, 95% bootstrap interval)</h2>
+{% for f in families %}<h3>{{ f.heading }}</h3>
+<table><tr><th>run</th>{% for m in f.metrics %}<th title="{{ m.help }}">{{ m.label }}</th>{% endfor %}</tr>
+{% for r in runs %}<tr><td>{{ r.label }}</td>{% for m in f.metrics %}<td class="num">{{ r.metrics.get(m.name, "—") }}</td>{% endfor %}</tr>
 {% endfor %}</table>
+{% for m in f.metrics if m.reasons %}<details class="row"><summary>{{ m.label }}: the reasons of its worst values</summary>
+<table><tr><th>run</th><th>item</th><th>value</th><th>reason</th></tr>{% for x in m.reasons %}<tr><td>{{ x.run }}</td><td class="ids">{{ x.item_id }}</td><td class="num">{{ x.value }}</td><td>{{ x.reason }}</td></tr>{% endfor %}</table></details>
+{% endfor %}{% endfor %}
 <p class="muted">Expected judge error (how far a row's score may be from a careful label, per row; docs/local-judge.md):</p>
 <ul>{% for r in runs %}<li>{{ r.label }}: {{ r.expected_error }}</li>{% endfor %}</ul>
 {{ charts.metrics }}
@@ -190,8 +196,6 @@ def _charts(runs: Sequence[dict[str, Any]], items_by_run: Mapping[str, Sequence[
     from rag_eval.display.tables import spread_frame
     from rag_eval.report import charts as report_charts
 
-
-
     out: dict[str, str] = {}
     table = pd.DataFrame(metric_table(items_by_run, list(TRACE_METRICS)))
     out["metrics"] = _figure_html(report_charts.metric_bars(table, dict(labels))) if not table.empty else ""
@@ -265,6 +269,26 @@ def _worst_rows(items: Sequence[dict[str, Any]], worst: int, label: str) -> list
     return rows
 
 
+def _families(shown: Mapping[str, Mapping[str, None]], items_by_run: Mapping[str, Sequence[dict[str, Any]]],
+              labels: Mapping[str, str], n_reasons: int = 10) -> list[dict[str, Any]]:
+    """Each family the runs have, under its heading: its metrics' labels and help, and for a
+    metric that gives reasons, those of its ``n_reasons`` worst values over the runs."""
+    out = []
+    for family, names in shown.items():
+        metrics = []
+        for name in names:
+            given = [((i.get(FAMILY_FIELD[family]) or {}).get(name), labels[run_id], i.get("item_id"), why)
+                     for run_id, items in items_by_run.items() for i in items
+                     if (why := (i.get("metric_reasons") or {}).get(name))]
+            sign = 1.0 if METRICS.higher_is_better(name) else -1.0  # the worst values first
+            given.sort(key=lambda g: (g[0] is None, sign * (g[0] or 0.0)))
+            metrics.append({"name": name, "label": METRICS.label(name), "help": METRICS.help(name),
+                            "reasons": [{"run": run, "item_id": item_id, "value": _f(value), "reason": why}
+                                        for value, run, item_id, why in given[:n_reasons]]})
+        out.append({"heading": FAMILY_HEADING[family], "metrics": metrics})
+    return out
+
+
 def _agreement_rows(label: str, items: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     if not any(i.get("truth") for i in items):
         return []
@@ -318,12 +342,14 @@ def build_report(
     if len(set(labels.values())) < len(labels):
         labels = {r["id"]: f"{r.get('name')} · {r['id']}" for r in runs}
     views, agreement_rows = [], []
-    shown_metrics: set[str] = set()  # answer correctness and per-item metrics any run has
+    shown: dict[str, dict[str, None]] = {}  # each family's metrics any run has
     for run in runs:
         items = items_by_run[run["id"]]
         summary = summarize_items(list(items))
-        metrics = {**summary["metrics"], **summary["correctness"], **summary["custom"]}
-        shown_metrics.update(k for k in metrics if k not in TRACE_SCORES)
+        metrics: dict[str, Any] = {}
+        for family, means in family_means(summary).items():
+            shown.setdefault(family, {}).update(dict.fromkeys(means))
+            metrics.update(means)
         fields = [item_report_fields(i) for i in items]
         bands = Counter(r for f in fields if (r := rmse_band(f["rmse_aggregation"])) is not None)
         diagnosis = run_diagnosis(items).to_dict()
@@ -366,7 +392,7 @@ def build_report(
     return env.from_string(_TEMPLATE).render(
         title=title or ("rag-eval report: " + ", ".join(labels.values())),
         generated=generated or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        version=version, runs=views, metric_names=[*TRACE_SCORES, *sorted(shown_metrics)], bands=_band_rows(),
+        version=version, runs=views, families=_families(shown, items_by_run, labels), bands=_band_rows(),
         agreement=agreement_rows,
         comparison=comparison, charts=charts, worst=worst, plotly_js=Markup(get_plotlyjs()),
         expected_error_notes=notes,

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rag_eval.metrics.aggregate import finite, mean_difference_interval, mean_interval
-from rag_eval.metrics.registry import TRACE_SCORES, stored_value
+from rag_eval.metrics.registry import METRICS, TRACE_SCORES, stored_value
 from rag_eval.runs.stats import mean_with_ci
 
 
@@ -102,8 +102,7 @@ def paired_table(items_by_run: Mapping[str, Sequence[dict[str, Any]]], metrics: 
 # ``hit_rate@5`` in a k=5 run; ``mrr`` over the k retrieved). Side by side they are different
 # metrics: runs are compared at one cut-off k that every run reaches, recomputed from each
 # item's ranking (its retrieved chunks' documents, in rank order) cut at k.
-_AT_K = re.compile(r"(recall|precision|ndcg|hit_rate)@(\d+)")
-CUTOFF_METRICS = ("hit_rate", "recall", "precision", "ndcg", "mrr")
+_AT_K = re.compile(r"([a-z_0-9]+)@(\d+)")  # a stored retrieval value at its run's k (not a cosine one)
 
 
 def run_cutoff(items: Sequence[dict[str, Any]]) -> int | None:
@@ -169,8 +168,8 @@ def at_cutoff(items_by_run: Mapping[str, Sequence[dict[str, Any]]], k: int) -> d
 
 
 def cutoff_metrics(k: int) -> list[str]:
-    """The retrieval metrics shown at cut-off ``k``, in a fixed order."""
-    return [f"{name}@{k}" for name in CUTOFF_METRICS]
+    """The retrieval metrics every item gets, at cut-off ``k``, in the registry's order."""
+    return [f"{m.name}@{k}" for m in METRICS.built_in() if m.family == "retrieval"]
 
 
 def compare_runs(items_by_run: Mapping[str, Sequence[dict[str, Any]]], metrics: Sequence[str] | None = None) -> dict[str, Any]:

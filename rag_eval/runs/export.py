@@ -17,10 +17,13 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from rag_eval.metrics.registry import TRACE_SCORES
+from rag_eval.metrics.registry import FAMILY_FIELD, TRACE_SCORES
 from rag_eval.runs.item_fields import item_report_fields
 
 FORMATS = ("jsonl", "csv", "parquet")
+#: the item fields whose metric names an export learns from the items, one column each, after
+#: TRACe's (every family but TRACe, whose names are known)
+LEARNED_FIELDS = tuple(field for family, field in FAMILY_FIELD.items() if family != "trace")
 
 
 def flatten_item(item: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
@@ -41,9 +44,8 @@ def flatten_item(item: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
     }
     row.update({name: scores.get(name) for name in TRACE_SCORES})
     row.update(item_report_fields(item))
-    row.update({name: value for name, value in sorted((item.get("retrieval") or {}).items())})
-    row.update({name: value for name, value in sorted((item.get("correctness") or {}).items())})
-    row.update({name: value for name, value in sorted((item.get("metrics") or {}).items())})
+    for field in LEARNED_FIELDS:
+        row.update(sorted((item.get(field) or {}).items()))
     for key in ("metric_errors", "metric_reasons"):  # why a metric failed, why it gave its value
         row[key] = item.get(key) or None
     row["retrieved_doc_ids"] = list(item.get("retrieved_doc_ids") or [])
@@ -111,10 +113,9 @@ def _columns(store: Any, run: dict[str, Any]) -> list[str]:
     """Every export column of the run, in :func:`flatten_item`'s order: its retrieval,
     correctness and per-item metrics are known only once every item's are read (a pass
     over those fields alone)."""
-    groups = ("retrieval", "correctness", "metrics")
-    names: dict[str, dict[str, None]] = {g: {} for g in groups}
-    for item in store.iter_items(run["id"], groups):
-        for group in groups:
+    names: dict[str, dict[str, None]] = {g: {} for g in LEARNED_FIELDS}
+    for item in store.iter_items(run["id"], LEARNED_FIELDS):
+        for group in LEARNED_FIELDS:
             names[group].update(dict.fromkeys(item.get(group) or {}))
     return list(flatten_item({g: dict.fromkeys(sorted(n)) for g, n in names.items()}, run))
 

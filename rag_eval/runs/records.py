@@ -19,11 +19,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rag_eval.metrics.registry import TRACE_SCORES, Metric, MetricItem, compute_item_metrics
+from rag_eval.metrics.registry import FAMILY_FIELD, METRICS, TRACE_SCORES, Metric, MetricItem, compute_item_metrics
 from rag_eval.metrics.report_fields import REPORT_FIELDS, report_fields
 from rag_eval.metrics.trace import score_item
 from rag_eval.runs.sources import CANCELLED_ERROR, SourceItem
-from rag_eval.schema import ItemRecord, JudgeResult, JudgeStatus, ScoringMode
+from rag_eval.schema import ItemRecord, JudgeResult, JudgeStatus, Labels, ScoringMode, TraceScores
 
 LABEL_FIELDS = (
     "all_relevant_sentence_keys",
@@ -51,42 +51,36 @@ def _tokens(*parts: dict[str, Any] | None) -> dict[str, int]:
     return out
 
 
-def answer_correctness(answer: str | None, reference: str | None) -> dict[str, float | None] | None:
-    """BLEU and ROUGE-L F1 (:mod:`rag_eval.metrics.text`) of the answer against the
-    reference answer; None when the row has no reference or no answer."""
-    if not reference or not reference.strip() or not isinstance(answer, str) or not answer.strip():
-        return None
-    from rag_eval.metrics.text import bleu, rouge
-
-    return {"bleu": bleu(answer, reference), "rouge_l": rouge(answer, reference)["rougeL"].fmeasure}
-
-
-def metric_item(source: SourceItem) -> MetricItem | None:
-    """What a per-item metric sees of ``source`` (None when the item has no response)."""
-    if not isinstance(source.answer, str) or not source.answer.strip():
-        return None
+def metric_item(source: SourceItem, labels: Labels | None = None, trace: TraceScores | None = None) -> MetricItem:
+    """The one context every metric of ``source`` is computed over (the registry's
+    :class:`~rag_eval.metrics.registry.MetricItem`): the item's texts, the judge's usable
+    ``labels`` and their ``trace`` scores, the ranking and the reference."""
     documents = list(source.item.document_texts) if source.item is not None else []
     if not documents:
         documents = [str(c.get("text", "")) for c in source.chunks if isinstance(c, dict) and c.get("text")]
-    return MetricItem(id=source.id, question=source.question, response=source.answer, documents=documents,
-                      reference=source.reference_answer, metadata=dict(source.metadata))
+    return MetricItem(id=source.id, question=source.question, response=source.answer or "", documents=documents,
+                      reference=source.reference_answer, metadata=dict(source.metadata), labels=labels, trace=trace,
+                      ranking=source.ranking, gold_ids=frozenset(source.gold_doc_ids), k=source.k,
+                      answer_match=source.answer_match)
 
 
 def build_record(source: SourceItem, result: JudgeResult | None, mode: ScoringMode | str,
                  metrics: Sequence[Metric] = ()) -> ItemRecord:
     """The record of one item: a pure function of its inputs (``source`` is read, never
     written). ``result`` is None for an item that ended before the judge (its ``status``
-    says why; a judgeable item without a result was cancelled). ``metrics``: the per-item
-    metrics of the registry to compute (:func:`rag_eval.metrics.registry.compute_item_metrics`),
-    whatever the judge said; only a usable item's values enter a summary."""
+    says why; a judgeable item without a result was cancelled). Every built-in metric of the
+    registry is computed where it applies, and ``metrics`` (the ``custom`` family's a run
+    asked for) whatever the judge said (:func:`rag_eval.metrics.registry.compute_item_metrics`);
+    each family's values are stored under its field; only a usable item's enter a summary."""
     mode = ScoringMode(mode)
     item = source.item
+    scores: TraceScores | None = None
     record = ItemRecord(
         id=source.id, position=source.position, status=source.status or JudgeStatus.CANCELLED.value,
         error=source.error, question=source.question, answer=source.answer,
         reference_answer=source.reference_answer, gold_doc_ids=list(source.gold_doc_ids),
         chunks=list(source.chunks), retrieved_doc_ids=list(source.retrieved_doc_ids), generator=source.generator,
-        retrieval=source.retrieval, truth=source.truth, metadata=dict(source.metadata), mode=mode.value,
+        truth=source.truth, metadata=dict(source.metadata), mode=mode.value,
         timings=dict(source.timings), tokens=_tokens(source.tokens), cost_usd=source.cost_usd, source=source,
     )
     if item is not None:
@@ -110,22 +104,18 @@ def build_record(source: SourceItem, result: JudgeResult | None, mode: ScoringMo
                 scores.diagnostics["label_repairs"] = result.extra["label_repairs"]
             record.labels = result.labels.to_dict()
             record.trace = scores.to_dict()
-            record.scores = dict(scores.metric_values(), adherence_score=scores.adherence_score)
             record.report = report_fields(scores.metric_values(), result.labels, item.response_keys)
-            correctness = answer_correctness(record.answer, record.reference_answer)
-            if correctness is not None:
-                record.correctness = {**correctness, **({"answer_match": source.answer_match}
-                                                        if source.answer_match is not None else {})}
         else:
             record.raw = result.raw
-    wanted = [m for m in metrics if m.compute is not None]
-    measured = metric_item(source) if wanted else None
-    if measured is not None:
-        outcome = compute_item_metrics(wanted, measured)
-        record.metrics, record.metric_errors, record.metric_reasons = outcome.values, outcome.errors, outcome.reasons
-    elif wanted and item is not None:
-        record.metrics = dict.fromkeys(m.name for m in wanted)
-        record.metric_errors = dict.fromkeys((m.name for m in wanted), "the item has no response")
+    answered = isinstance(source.answer, str) and bool(source.answer.strip())
+    asked = list(metrics) if answered or item is not None else []  # an item that ended before its answer: none
+    labels = result.labels if result is not None and scores is not None else None
+    outcome = compute_item_metrics([*METRICS.built_in(), *asked], metric_item(source, labels, scores))
+    for family, values in outcome.families.items():
+        setattr(record, FAMILY_FIELD[family], values)
+    record.metric_errors, record.metric_reasons = outcome.errors, outcome.reasons
+    if record.retrieval is None:
+        record.retrieval = source.retrieval  # against gold passages (cosine), computed by the source
     if not record.report:
         record.report = dict.fromkeys(REPORT_FIELDS)
     # The item's own stage times (a batch's wall time would charge every item for its neighbours).
@@ -141,11 +131,10 @@ def to_store(record: ItemRecord) -> dict[str, Any]:
         "item_id": record.id, "position": record.position, "question": record.question, "status": record.status,
         "error": record.error, "reference_answer": record.reference_answer, "gold_doc_ids": record.gold_doc_ids,
         "answer": record.answer, "generator": record.generator, "chunks": record.chunks,
-        "retrieved_doc_ids": record.retrieved_doc_ids, "labels": record.labels, "scores": record.scores,
-        "correctness": record.correctness, "metrics": record.metrics, "metric_errors": record.metric_errors or None,
-        "metric_reasons": record.metric_reasons or None,
-        "trace": record.trace, "report": record.report,
-        "retrieval": record.retrieval, "judge": record.judge, "prompt_id": record.prompt_id, "tokens": record.tokens,
+        "retrieved_doc_ids": record.retrieved_doc_ids, "labels": record.labels,
+        **{field: getattr(record, field) for field in FAMILY_FIELD.values()},  # each metric family's values
+        "metric_errors": record.metric_errors or None, "metric_reasons": record.metric_reasons or None,
+        "trace": record.trace, "report": record.report, "judge": record.judge, "prompt_id": record.prompt_id, "tokens": record.tokens,
         "cost_usd": record.cost_usd, "latency_s": record.latency_s, "timings": record.timings,
         "truth": record.truth, "item": record.sentences, "metadata": record.metadata,
         "judge_extra": record.judge_extra, "mode": record.mode,

@@ -54,7 +54,9 @@ class SourceItem:
     chunks: list[dict[str, Any]] = field(default_factory=list)
     retrieved_doc_ids: list[str] = field(default_factory=list)
     generator: dict[str, Any] | None = None
-    retrieval: dict[str, float] | None = None
+    retrieval: dict[str, float | None] | None = None  # retrieval against gold passages (cosine; see retrieval_metrics)
+    ranking: list[str] | None = None  # retrieved document ids in rank order (the retrieval metrics read it)
+    k: int | None = None  # the run's top-k
     tokens: dict[str, int] = field(default_factory=dict)  # spent before the judge (generation)
     cost_usd: float | None = None
     timings: dict[str, float] = field(default_factory=dict)
@@ -283,21 +285,17 @@ def parse_row(value: dict[str, Any] | RowError, row_number: int, source: str = "
                     metadata=_metadata(value))
 
 
-def retrieval_metrics(chunks: Sequence[Any], q: Question, k: int, embed=None) -> dict[str, float] | None:
-    """Per-item retrieval metrics against gold document ids (exact) or gold passages
-    (one-to-one cosine of embeddings); ``None`` when the row has neither."""
+def retrieval_metrics(chunks: Sequence[Any], q: Question, k: int, embed=None) -> dict[str, float | None] | None:
+    """Per-item retrieval metrics against gold document ids (the registry's retrieval
+    metrics over the ranking) or gold passages (one-to-one cosine of embeddings); ``None``
+    when the row has neither."""
     from rag_eval.metrics import retrieval as rm
 
     if q.gold_doc_ids:
-        ranked = list(dict.fromkeys(c.doc_id for c in chunks))
-        gold = set(q.gold_doc_ids)
-        return {
-            f"recall@{k}": rm.recall_at_k(ranked, gold, k=k),
-            f"precision@{k}": rm.precision_at_k(ranked, gold, k=k),
-            f"ndcg@{k}": rm.ndcg_at_k(ranked, gold, k=k),
-            "mrr": rm.reciprocal_rank(ranked, gold),
-            f"hit_rate@{k}": rm.hit_rate_at_k(ranked, gold, k=k),
-        }
+        from rag_eval.metrics.registry import METRICS, MetricItem, compute_item_metrics
+
+        item = MetricItem("", "", "", [], ranking=ranking(chunks), gold_ids=frozenset(q.gold_doc_ids), k=k)
+        return compute_item_metrics(METRICS.built_in(), item).families.get("retrieval")
     if q.gold_contexts and embed is not None:
         if not chunks:
             return {f"recall@{k}_cosine": 0.0, f"precision@{k}_cosine": 0.0}
@@ -308,6 +306,11 @@ def retrieval_metrics(chunks: Sequence[Any], q: Question, k: int, embed=None) ->
             f"precision@{k}_cosine": rm.precision_at_k_cosine(retrieved, truth, k=k),
         }
     return None
+
+
+def ranking(chunks: Sequence[Any]) -> list[str]:
+    """The retrieved chunks' document ids in rank order, each once."""
+    return list(dict.fromkeys(c.doc_id for c in chunks))
 
 
 def build_item(item_id: str, question: str, chunks: Sequence[Any], answer: str,
@@ -390,7 +393,10 @@ class RagSource:
             match_answers(self.answer_matcher, [s for s, _ in batch])
             for s, q in batch:
                 if s.objects.get("chunks") is not None and (s.item is not None or s.objects["chunks"]):
-                    s.retrieval = retrieval_metrics(s.objects["chunks"], q, self.config.retrieval.k, embed)
+                    if q.gold_doc_ids:  # computed with the record, by the registry's retrieval metrics
+                        s.ranking, s.k = ranking(s.objects["chunks"]), self.config.retrieval.k
+                    else:
+                        s.retrieval = retrieval_metrics(s.objects["chunks"], q, self.config.retrieval.k, embed)
                 yield s
 
     @staticmethod

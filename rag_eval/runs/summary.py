@@ -32,22 +32,37 @@ from typing import Any
 from rag_eval.metrics.aggregate import MAX_BOOTSTRAP_ROWS, MeanTally, coverage_fraction, finite
 from rag_eval.metrics.diagnosis import Diagnosis, DiagnosisTally
 from rag_eval.metrics.gate import MetricStat, RowCase
-from rag_eval.metrics.registry import CORRECTNESS_METRICS, TRACE_SCORES
+from rag_eval.metrics.registry import FAMILY_FIELD, JUDGE_FREE_FAMILIES, METRICS, TRACE_SCORES
 from rag_eval.metrics.report_fields import REPORT_FIELDS
 from rag_eval.schema import ItemRecord, JudgeStatus, is_usable
 
 MAX_ERRORS = 20
 #: a run of more items keeps no per-item rows (see :class:`EvaluationSummary`)
 KEEP_ROWS = MAX_BOOTSTRAP_ROWS
-#: the groups of a stored item that hold metric values, and the stored summary's key for each
-VALUE_GROUPS = {"scores": "metrics", "retrieval": "retrieval", "correctness": "correctness", "metrics": "custom",
-                "report": None}
-#: the groups whose values do not depend on the judge: they count for every item that has them
-#: (answer correctness is computed for usable items only, see ``runs.records.build_record``)
-JUDGE_FREE_GROUPS = ("retrieval",)
+#: the fields of a stored item a summary averages: each metric family's (summarised under the
+#: family's name) and the report's (the gate reads ``average``)
+VALUE_GROUPS = (*FAMILY_FIELD.values(), "report")
+#: the fields whose values do not depend on the judge: they count for every item that has them
+JUDGE_FREE_GROUPS = tuple(FAMILY_FIELD[family] for family in JUDGE_FREE_FAMILIES)
 #: the item fields a summary reads (``RunStore.items(run_id, SUMMARY_FIELDS)``)
-SUMMARY_FIELDS = ("item_id", "position", "status", "error", "scores", "retrieval", "correctness", "metrics", "report",
-                  "metric_errors", "latency_s", "cost_usd", "tokens", "judge_extra")
+SUMMARY_FIELDS = ("item_id", "position", "status", "error", *VALUE_GROUPS, "metric_errors", "latency_s", "cost_usd",
+                  "tokens", "judge_extra")
+
+
+def read_stored(summary: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A stored summary under this version's keys (the family names): a run stored before
+    kept its TRACe means under ``metrics``."""
+    if summary and "metrics" in summary and "trace" not in summary:
+        summary["trace"] = summary.pop("metrics")
+    return summary
+
+
+def family_means(summary: Mapping[str, Any] | None) -> dict[str, dict[str, dict[str, Any]]]:
+    """A stored summary's means by family, in the registry's order (a summary of any
+    version): ``{family: {name: {mean, ci_low, ci_high, n, coverage}}}``, families without
+    a value left out. Every output that shows a run's means reads them here."""
+    stored = read_stored(dict(summary or {})) or {}
+    return {family: dict(stored[family]) for family in FAMILY_FIELD if stored.get(family)}
 
 
 def _store_form(item: ItemRecord | Mapping[str, Any]) -> Mapping[str, Any]:
@@ -118,7 +133,7 @@ class RunTally:
         self.n = 0
         self.statuses: Counter[str] = Counter()
         self.tallies: dict[str, MeanTally] = {name: MeanTally() for name in TRACE_SCORES}
-        self.group_of: dict[str, str] = {name: "scores" for name in TRACE_SCORES}
+        self.group_of: dict[str, str] = {name: FAMILY_FIELD["trace"] for name in TRACE_SCORES}
         self.tokens = {"prompt": 0, "completion": 0, "total": 0}
         self.cost: float | None = None
         self.spent: float | None = None
@@ -165,16 +180,18 @@ class RunTally:
     def n_usable(self) -> int:
         return sum(n for status, n in self.statuses.items() if is_usable(status))
 
-    def _names(self, group: str) -> list[str]:
-        return sorted(name for name, g in self.group_of.items() if g == group)
+    def _names(self, family: str) -> list[str]:
+        """The names ``family``'s field gave, in declaration order."""
+        order = {m.name: i for i, m in enumerate(METRICS)}
+        return sorted((name for name, g in self.group_of.items() if g == FAMILY_FIELD[family]),
+                      key=lambda name: (order.get(getattr(METRICS.find(name), "name", ""), len(order)), name))
 
     # -- the engine's view -------------------------------------------------------------
     def evaluation(self, run_id: str | None = None, cancelled: bool = False) -> EvaluationSummary:
         order = {s.value: i for i, s in enumerate(JudgeStatus)}
         counts = dict(sorted(self.statuses.items(), key=lambda kv: order.get(kv[0], len(order))))
-        answer = [*[n for n in CORRECTNESS_METRICS if self.group_of.get(n) == "correctness"],
-                  *[n for n in self._names("correctness") if n not in CORRECTNESS_METRICS], *self._names("metrics")]
-        means = {name: self.tallies[name].mean for name in [*TRACE_SCORES, *answer]}
+        means = {name: self.tallies[name].mean
+                 for name in [*TRACE_SCORES, *self._names("correctness"), *self._names("custom")]}
         usable = self.n_usable
         extra = sorted(set(self.group_of) - set(TRACE_SCORES) - set(REPORT_FIELDS))
         stats: dict[str, MetricStat] = {}
@@ -200,19 +217,13 @@ class RunTally:
     def stored(self) -> dict[str, Any]:
         """The summary kept with a finished run (``runs show``, the Runs page, the report);
         each mean's coverage is over all items."""
-        def group(name: str) -> dict[str, Any]:
-            return {m: self.tallies[m].result(self.n).to_dict() for m in self._names(name)}
-
         n_scored = self.n_usable
         return {
             "n_items": self.n,
             "n_scored": n_scored,
             "coverage": coverage_fraction(n_scored, self.n),
             "status_counts": dict(sorted(self.statuses.items())),
-            "metrics": {name: self.tallies[name].result(self.n).to_dict() for name in TRACE_SCORES},
-            "retrieval": group("retrieval"),
-            "correctness": group("correctness"),
-            "custom": group("metrics"),
+            **{family: {m: self.tallies[m].result(self.n).to_dict() for m in self._names(family)} for family in FAMILY_FIELD},
             "metric_failures": dict(sorted(self.metric_failures.items())),
             "tokens_total": self.tokens["total"],
             "cost_usd_total": self.cost,

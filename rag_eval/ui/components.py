@@ -18,10 +18,7 @@ from rag_eval.display.support_map import (  # noqa: F401 - re-exported for pages
     support_map_html,
 )
 from rag_eval.display.views import SupportView
-from rag_eval.metrics.registry import TRACE_METRICS
-from rag_eval.schema import TraceScores
-from rag_eval.ui.constants import METRIC_LABELS, RESP_UNKNOWN, STATUS_OK_VALUES
-from rag_eval.ui.help import metric_help
+from rag_eval.ui.constants import RESP_UNKNOWN, STATUS_OK_VALUES
 from rag_eval.ui.markdown import md
 
 if TYPE_CHECKING:  # pandas and Altair load when a page first draws a table or chart
@@ -36,29 +33,6 @@ def fmt(value: float | bool | None) -> str:
     from rag_eval.text.numbers import format_number
 
     return format_number(value)
-
-
-def draw_scores(scores: TraceScores | None, judge: str = "", status: str = "") -> None:
-    """The four TRACe metrics as st.metric, with the mode and judge that produced them."""
-    if scores is None:
-        st.warning(md("No scores: judge status {}.", status or "unknown"))
-        return
-    cols = st.columns(4)
-    values = {
-        "context_relevance": fmt(scores.context_relevance),
-        "context_utilization": fmt(scores.context_utilization),
-        "completeness": fmt(scores.completeness),
-        "adherence": f"{fmt(scores.adherence)} ({fmt(scores.adherence_score)})",
-    }
-    for col, name in zip(cols, TRACE_METRICS):
-        col.metric(METRIC_LABELS[name], values[name], help=metric_help(name))
-    st.caption(md("Scoring mode **{}** · judge **{}**", scores.mode, judge or "unknown") + (md(" · status {}", status) if status else ""))
-    if scores.diagnostics.get("completeness_vacuous"):
-        st.caption("Completeness is vacuous: the judge found no relevant sentence, so there is nothing to cover.")
-    repairs = scores.diagnostics.get("label_repairs")
-    if repairs:
-        st.caption("Labels repaired for consistency: "
-                   + "; ".join(md("{} {}", k.replace("_", " "), ", ".join(map(str, v))) for k, v in repairs.items()))
 
 
 def _sentence_label(view: SupportView, key: str) -> str:
@@ -212,10 +186,6 @@ def draw_coverage(n_ok: int, n_total: int, statuses: dict[str, int] | None = Non
     """Coverage line every summary shows: how many rows are scored and why others are not."""
     failed = ", ".join(f"{k}: {v}" for k, v in sorted((statuses or {}).items()) if k not in STATUS_OK_VALUES)
     st.caption(f"Coverage: **{n_ok}/{n_total}** rows scored" + (f" · not scored: {failed}" if failed else ""))
-
-
-def draw_legend() -> None:
-    st.html(legend_html())
 
 
 def draw_key_status(present: Iterable[tuple[str, bool]]) -> None:

@@ -19,6 +19,7 @@ from rag_eval.config import data_dir, data_dir_note, setting
 from rag_eval.demo import DEMO_COLLECTION, load_demo  # noqa: F401  (DEMO_COLLECTION: read by the pages)
 from rag_eval.display.views import load_labelled_sample
 from rag_eval.display.views import showcase_index as views_showcase_index
+from rag_eval.metrics.registry import FAMILY_FIELD
 from rag_eval.ui.constants import ITEMS_CACHE_ENTRIES, ITEMS_TTL, RUNS_TTL
 
 if TYPE_CHECKING:
@@ -143,17 +144,11 @@ def list_runs() -> list[dict[str, Any]]:
     return runs(where())
 
 
-@st.cache_data(ttl=RUNS_TTL, show_spinner=False)
-def run_items(location: str, run_id: str) -> list[dict[str, Any]]:
-    """A run's item records in dataset order."""
-    return run_store().items(run_id)
-
-
 # What each view of a run reads of its items (``RunStore.items(run_id, fields)``): the
 # store picks these out, so a 2,000-item run is not decoded documents and all.
 SCORE_FIELDS = ("item_id", "status", "scores")
-COMPARE_FIELDS = ("item_id", "question", "status", "error", "scores", "retrieval", "answer", "reference_answer",
-                  "reference_answers", "truth", "correctness", "metrics", "gold_doc_ids", "chunks")  # ranking: retrieval at a common k
+COMPARE_FIELDS = ("item_id", "question", "status", "error", *FAMILY_FIELD.values(), "answer", "reference_answer",
+                  "reference_answers", "truth", "gold_doc_ids", "chunks")  # ranking: retrieval at a common k
 TABLE_FIELDS = ("item_id", "question", "status", "error", "scores", "metrics", "labels", "item.response_sentences", "tokens",
                 "cost_usd", "latency_s")
 AGREEMENT_FIELDS = ("item_id", "status", "scores", "truth")

@@ -68,10 +68,6 @@ def run_label(run: Mapping[str, Any]) -> str:
 
 
 
-def has_truth(items: Sequence[Mapping[str, Any]]) -> bool:
-    return any(i.get("truth") for i in items)
-
-
 AGREEMENT_COLUMNS = ["run", "statistic", "value", "ci_low", "ci_high", "n", "reason", "coverage", "reading"]
 
 

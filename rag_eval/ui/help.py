@@ -29,51 +29,41 @@ METRIC_HELP: dict[str, str] = {
               "else imbalanced.",
 }
 
-_RETRIEVAL_HELP = {
-    "recall": "Share of the gold documents found in the top {k}.",
-    "precision": "Share of the top {k} retrieved documents that are gold documents.",
-    "ndcg": "Normalised discounted cumulative gain at {k}: 1 when the gold documents are ranked first.",
-    "hit_rate": "1 when at least one gold document is in the top {k} (hit@{k}), averaged over questions.",
-}
-
 TERM_LABELS = {
     "aggregated_rmse": "Aggregated RMSE", "consistency": "Consistency", "hallucination_auroc": "Hallucination AUROC",
     "coverage": "Coverage", "ci": "95% interval", "paired": "Paired difference", "spread": "Spread",
 }
 
 
+#: a metric at a cut-off (``recall@5``; ``recall@5_cosine`` against gold passages)
+_AT_K = re.compile(r"([a-z_0-9]+)@(\d+)(_cosine)?")
+
+
 def metric_label(name: str) -> str:
-    """``hit_rate@5`` -> ``hit@5``, ``ndcg@5`` -> ``nDCG@5``, TRACe names spelled out."""
+    """``hit_rate@5`` -> ``hit@5``, ``ndcg@5`` -> ``nDCG@5``: the registry's labels."""
     if name in TERM_LABELS:
         return TERM_LABELS[name]
-    declared = METRICS.find(name)
-    if declared is not None and (declared.family != "retrieval" or name == declared.name):
-        return METRICS.label(name)
-    match = re.fullmatch(r"(recall|precision|ndcg|hit_rate|mrr)@(\d+)(_cosine)?", name)
-    if not match:
-        return name
-    base = {"recall": "recall", "precision": "precision", "ndcg": "nDCG", "hit_rate": "hit", "mrr": "MRR"}[match[1]]
-    return f"{base}@{match[2]}" + (" (cosine)" if match[3] else "")
+    match = _AT_K.fullmatch(name)
+    if match and METRICS.find(match[1]) is not None:
+        return f"{METRICS.label(match[1])}@{match[2]}" + (" (cosine)" if match[3] else "")
+    return METRICS.label(name)
 
 
 def metric_help(name: str) -> str:
-    """What a metric or term means, for ``help=`` and glossaries."""
+    """What a metric or term means, for ``help=`` and glossaries (a metric's is its
+    declaration's, at the cut-off a name gives)."""
     if name in METRIC_HELP:
         return METRIC_HELP[name]
-    declared = METRICS.find(name)
-    if declared is not None and declared.family != "retrieval" and declared.help:
-        return declared.help
-    if name == "mrr":
-        return METRICS.help("mrr")
-    match = re.fullmatch(r"(recall|precision|ndcg|hit_rate|mrr)@(\d+)(_cosine)?", name)
-    if match and match[1] == "mrr":
-        return METRICS.help("mrr") + f" Counted within the top {match[2]} (0 when the first gold document is lower)."
-    if match:
-        text = _RETRIEVAL_HELP[match[1]].format(k=match[2])
-        return text + (" Gold passages matched one to one by embedding cosine." if match[3] else "")
     if name.startswith("rmse:"):
         return f"RMSE of {metric_label(name[5:]).lower()} against ground truth; lower is better."
-    return name
+    match = _AT_K.fullmatch(name)
+    if not match or METRICS.find(match[1]) is None:
+        return METRICS.help(name) or name
+    text = METRICS.help(match[1])
+    if not re.search(r"\b(top|at) k\b", text):  # a metric over the whole ranking (MRR), cut at k
+        return text + f" Counted within the top {match[2]} (0 when the first gold document is lower)."
+    text = re.sub(r"\b(top|at) k\b", lambda m: f"{m[1]} {match[2]}", text)
+    return text + (" Gold passages matched one to one by embedding cosine." if match[3] else "")
 
 
 def glossary(names: list[str]) -> str:

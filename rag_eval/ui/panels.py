@@ -13,37 +13,35 @@ from rag_eval.metrics.registry import TRACE_METRICS
 from rag_eval.schema import TraceScores
 from rag_eval.text.numbers import format_number
 from rag_eval.ui.components import fmt
-from rag_eval.ui.constants import METRIC_LABELS
-from rag_eval.ui.help import metric_help, set_counts
+from rag_eval.ui.help import metric_help, metric_label, set_counts
 from rag_eval.ui.markdown import md
 
 
 def draw_means(means: Sequence[Mapping[str, Any]]) -> None:
-    """The four TRACe means as st.metric, each with its 95% interval and coverage."""
-    cols = st.columns(len(means) or 1)
+    """A run's means as st.metric (labelled, four a row), each with its 95% interval and coverage."""
+    cols = [col for start in range(0, len(means), 4) for col in st.columns(4)]
     for col, row in zip(cols, means):
         name = str(row["metric"])
         interval = (f"95% CI [{fmt(row.get('ci_low'))}, {fmt(row.get('ci_high'))}]"
                     if row.get("ci_low") is not None else "no interval")
         coverage = row.get("coverage")
-        col.metric(METRIC_LABELS.get(name, name), fmt(row.get("mean")),
+        col.metric(metric_label(name), fmt(row.get("mean")),
                    help=metric_help(name) + " " + metric_help("ci"))
         shown = f" · coverage {format_number(coverage, 'share')}" if coverage is not None else ""
         col.caption(f"{interval} · n={row.get('n') or 0}{shown}")
 
 
 def score_values(scores: TraceScores) -> dict[str, str]:
-    return {
-        "context_relevance": fmt(scores.context_relevance),
-        "context_utilization": fmt(scores.context_utilization),
-        "completeness": fmt(scores.completeness),
-        "adherence": f"{fmt(scores.adherence)} ({fmt(scores.adherence_score)})",
-    }
+    """The TRACe metrics as shown (adherence with its continuous score in brackets)."""
+    values = {name: fmt(getattr(scores, name)) for name in TRACE_METRICS}
+    values["adherence"] += f" ({fmt(scores.adherence_score)})"
+    return values
 
 
 def draw_scores(scores: TraceScores | None, judge: str = "", status: str = "", per_row: int = 4) -> None:
     """The four TRACe metrics with help text; ``per_row=2`` for half-width columns (side
-    by side), so no label or value is cut off."""
+    by side), so no label or value is cut off. A vacuous completeness and the labels the
+    scorer repaired are said under them."""
     if scores is None:
         st.warning(md("No scores: judge status {}.", status or "unknown"))
         return
@@ -51,9 +49,15 @@ def draw_scores(scores: TraceScores | None, judge: str = "", status: str = "", p
     for start in range(0, len(TRACE_METRICS), per_row):
         cols = st.columns(per_row)
         for col, name in zip(cols, TRACE_METRICS[start:start + per_row]):
-            col.metric(METRIC_LABELS[name], values[name], help=metric_help(name))
+            col.metric(metric_label(name), values[name], help=metric_help(name))
     st.caption(md("Scoring mode **{}** · judge **{}**", scores.mode, judge or "unknown")
                + (md(" · status {}", status) if status else ""))
+    if scores.diagnostics.get("completeness_vacuous"):
+        st.caption("Completeness is vacuous: the judge found no relevant sentence, so there is nothing to cover.")
+    repairs = scores.diagnostics.get("label_repairs")
+    if repairs:
+        st.caption("Labels repaired for consistency: "
+                   + "; ".join(md("{} {}", k.replace("_", " "), ", ".join(map(str, v))) for k, v in repairs.items()))
 
 
 def draw_venn(classes: list[str], key: str) -> None:

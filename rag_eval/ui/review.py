@@ -31,7 +31,7 @@ from rag_eval.labels.store import (
 )
 from rag_eval.schema import Labels
 from rag_eval.text.numbers import format_number
-from rag_eval.ui import components, state
+from rag_eval.ui import panels, state
 from rag_eval.ui.constants import STATE_REVIEW_QUEUE, STATE_REVIEWER
 from rag_eval.ui.markdown import md
 
@@ -177,7 +177,7 @@ def draw_review(view: SupportView, store: Any) -> None:
     draw_progress(store, run_id, progress)
     if saved:
         st.markdown(md("**Human scores** ({}, saved {})", saved["reviewer"], saved["created_at"]))
-        components.draw_scores(scores_from_record(saved), f"human:{saved['reviewer']}", "reviewed")
+        panels.draw_scores(scores_from_record(saved), f"human:{saved['reviewer']}", "reviewed")
     _draw_queue_nav(store, run_id, item_id)
 
 
@@ -244,30 +244,6 @@ def agreement_tables(result: Any) -> dict[str, Any]:
     return {"TRACe scores (RMSE against the human labels)": pd.DataFrame(scores),
             "Hallucination and adherence": pd.DataFrame(verdicts),
             "Sentence keys": pd.DataFrame(keys)}
-
-
-def judge_table(result: Any) -> Any:
-    """One row per judge, every figure a column (kept for exports and tests; the page draws
-    :func:`agreement_tables`)."""
-    import pandas as pd
-
-    def ci(e: Any) -> str:
-        return (f"{format_number(e.ci_low)}-{format_number(e.ci_high)}" if e.ci_low is not None and e.ci_high is not None
-                else (e.reason or ""))
-
-    rows = []
-    for j in result.judges:
-        row: dict[str, Any] = {"judge": j.judge, "rows": j.n_rows}
-        for metric, e in j.trace.rmse.items():
-            row[f"RMSE {metric}"] = e.value
-            row[f"RMSE {metric} CI"] = ci(e)
-        row["hallucination AUROC"] = j.trace.hallucination_auroc.value
-        row["AUROC CI"] = ci(j.trace.hallucination_auroc)
-        row["kappa (adherence)"] = j.kappa
-        for kind, prf in j.sentences.items():
-            row[f"{kind} P"], row[f"{kind} R"], row[f"{kind} F1"] = prf.precision, prf.recall, prf.f1
-        rows.append(row)
-    return pd.DataFrame(rows)
 
 
 def metric_table(result: Any) -> Any:

@@ -10,8 +10,9 @@ from typing import Any
 
 import pandas as pd
 
-from rag_eval.metrics.registry import TRACE_METRICS
+from rag_eval.metrics.registry import TRACE_METRICS, TRACE_SCORES
 from rag_eval.runs.compare import JUDGE_ONLY, config_summary, format_diff, run_diff
+from rag_eval.runs.summary import family_means
 
 NO_DATASET = "(no fingerprint)"
 
@@ -121,13 +122,13 @@ def runs_table(runs: Sequence[Mapping[str, Any]], context: Sequence[Mapping[str,
     dataset), tags, note, then identity."""
     context = list(context if context is not None else runs)
     labels = datasets(context)
-    extra = sorted({name for run in runs for name in ((run.get("summary") or {}).get("custom") or {})})
+    means = [_means(run.get("summary")) for run in runs]
+    extra = list(dict.fromkeys(name for m in means for name in m if name not in TRACE_SCORES))
     rows = []
-    for run in runs:
+    for run, metrics in zip(runs, means):
         summary = run.get("summary") or {}
-        metrics = {**(summary.get("metrics") or {}), **(summary.get("custom") or {})}
         row: dict[str, Any] = {"name": run.get("name")}
-        for name in (*TRACE_METRICS, *extra):  # the registry's per-item metrics beside TRACe
+        for name in (*TRACE_METRICS, *extra):  # every family the registry declares, TRACe first
             row[name] = (metrics.get(name) or {}).get("mean")
         row.update({
             "coverage": summary.get("coverage"),
@@ -153,7 +154,7 @@ def trend_frame(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     names = run_labels(runs)
     rows = []
     for run in sorted(runs, key=lambda r: (r.get("created_at") or "", r.get("id") or "")):
-        metrics = ((run.get("summary") or {}).get("metrics")) or {}
+        metrics = family_means(run.get("summary")).get("trace", {})
         for name in TRACE_METRICS:
             stats = metrics.get(name) or {}
             if stats.get("mean") is None:
@@ -167,19 +168,26 @@ def trend_frame(runs: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
                                        "ci_low", "ci_high", "coverage"])
 
 
+def _means(summary: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """A stored summary's means, every family's, flat (TRACe without the adherence score:
+    adherence shows it)."""
+    families = family_means(summary)
+    return {name: stats for family, means in families.items() for name, stats in means.items()
+            if name != "adherence_score"}
+
+
 def summary_means(summary: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     """The four TRACe means of a stored summary with their 95% intervals and coverage,
-    then the registry's per-item metrics the run computed (plugins, users)."""
-    custom = (summary or {}).get("custom") or {}
-    metrics = {**((summary or {}).get("metrics") or {}), **custom}
+    then every other family's the run computed (answer correctness, retrieval, plugins)."""
+    metrics = _means(summary)
     fields = ("mean", "ci_low", "ci_high", "n", "coverage")
     return [{"metric": name, **{k: (metrics.get(name) or {}).get(k) for k in fields}}
-            for name in (*TRACE_METRICS, *sorted(custom))]
+            for name in dict.fromkeys([*TRACE_METRICS, *metrics])]
 
 
 def metrics_first(frame: pd.DataFrame) -> pd.DataFrame:
     """An items table with the metric columns first (then status, id, question, the rest),
     so the numbers are on screen without scrolling right."""
-    metric_cols = [c for c in frame.columns if c in (*TRACE_METRICS, "adherence_score")]
+    metric_cols = [c for c in frame.columns if c in TRACE_SCORES]
     lead = [c for c in ("status", "item_id", "question") if c in frame.columns]
     return frame[[*metric_cols, *lead, *[c for c in frame.columns if c not in (*metric_cols, *lead)]]]

@@ -65,10 +65,10 @@ def test_for_run_prefers_what_the_run_stored_and_every_caption_names_its_run():
     stored = {"judge": "local:x", "source": ee.SOURCE_HELD_OUT, "basis": "b",
               "metrics": {"context_relevance": {"rmse": 0.17, "range": None}}}
     a = {"id": "a", "name": "A", "summary": {"expected_judge_error": stored,
-                                             "metrics": {"context_relevance": {"mean": 0.42}}}}
+                                             "trace": {"context_relevance": {"mean": 0.42}}}}
     assert ee.for_run(a) == stored
     assert ee.run_caption(a).startswith("A: context relevance 0.42, expected judge error ± 0.17")
     llm_run = {"name": "L", "config": {"judge": {"kind": "llm"}},
-               "summary": {"metrics": {"context_relevance": {"mean": 0.4}}}}
+               "summary": {"trace": {"context_relevance": {"mean": 0.4}}}}
     assert ee.for_run(llm_run)["source"] == ee.SOURCE_UNKNOWN
     assert "expected judge error unknown" in ee.run_caption(llm_run)

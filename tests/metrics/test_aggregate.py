@@ -38,7 +38,7 @@ def test_one_row_has_a_value_but_no_interval_everywhere():
     one = mean_with_coverage([0.7], total=1)
     assert one.mean == 0.7 and (one.ci_low, one.ci_high) == (None, None) and "too few rows" in one.reason
     items = [{"status": "ok", "scores": {"context_relevance": 0.7}}]
-    stats = summarize_items(items)["metrics"]["context_relevance"]
+    stats = summarize_items(items)["trace"]["context_relevance"]
     assert stats["mean"] == 0.7 and stats["ci_low"] is None and "too few rows" in stats["reason"]
     report = agreement([{"context_relevance": 0.5}], [{"context_relevance": 0.3}], n_boot=50)
     rmse = report.rmse["context_relevance"]

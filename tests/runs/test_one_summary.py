@@ -57,7 +57,7 @@ def test_the_engine_the_store_and_a_loaded_run_summarise_alike(tmp_path):
         assert stored["coverage"] == pytest.approx(fresh.coverage)
         assert stored["status_counts"] == dict(sorted(fresh.counts.items()))
         for name in TRACE_SCORES:  # the same mean, from the same usable items
-            assert stored["metrics"][name]["mean"] == pytest.approx(fresh.means[name]), name
+            assert stored["trace"][name]["mean"] == pytest.approx(fresh.means[name]), name
         assert stored["correctness"]["rouge_l"]["n"] == 16  # usable items only, in both
         assert stored["correctness"]["rouge_l"]["mean"] == pytest.approx(fresh.means["rouge_l"])
 

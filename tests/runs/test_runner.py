@@ -56,7 +56,7 @@ def test_every_row_gets_a_status_with_scores_and_retrieval_metrics(demo_collecti
     run = store.get_run(run_id)
     assert run["status"] == "finished" and run["dataset_fingerprint"].startswith("sha256:")
     assert run["summary"]["coverage"] == pytest.approx(5 / 7)
-    assert run["summary"]["metrics"]["adherence"]["n"] == 5  # failures never averaged in
+    assert run["summary"]["trace"]["adherence"]["n"] == 5  # failures never averaged in
 
 
 def test_resume_after_a_simulated_crash_repeats_no_finished_item(demo_collection, demo_questions):

@@ -85,7 +85,7 @@ def test_run_lifecycle_and_summary(store_url):
     summary = store.finish_run(run)
     assert summary["n_items"] == 3 and summary["n_scored"] == 2 and summary["coverage"] == pytest.approx(2 / 3)
     assert summary["status_counts"] == {"ok": 2, "timeout": 1}
-    completeness = summary["metrics"]["completeness"]
+    completeness = summary["trace"]["completeness"]
     assert completeness["mean"] == 0.75 and completeness["n"] == 2 and completeness["coverage"] == pytest.approx(2 / 3)
     assert completeness["ci_low"] <= 0.75 <= completeness["ci_high"]
     got = store.get_run(run[:12])

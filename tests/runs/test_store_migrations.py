@@ -32,6 +32,8 @@ def test_a_store_written_by_the_old_code_opens_with_its_rows(tmp_path):
     finished = store.get_run("old-finished")
     assert finished["status"] == "finished" and finished["tags"] == ["baseline"] and finished["n_done"] == 3
     assert finished["summary"]["status_counts"] == {"ok": 2, "timeout": 1}
+    # its summary kept TRACe under "metrics": it reads under the family's name, as a new one
+    assert "metrics" not in finished["summary"] and "completeness" in finished["summary"]["trace"]
     assert [i["item_id"] for i in store.items(finished["id"])] == ["a", "b", "c"]
     assert store.items(finished["id"], ["scores.completeness"])[1] == {"scores": {"completeness": 0.5}}
     labels = store.human_labels(finished["id"])

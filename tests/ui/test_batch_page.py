@@ -142,7 +142,7 @@ def test_the_ray_option_gives_the_results_of_one_process(dashboard_backend, loca
     assert [i["status"] for i in b] == [i["status"] for i in a] and {i["status"] for i in b} == {"ok"}
     assert json.dumps(b, sort_keys=True, default=str) == json.dumps(a, sort_keys=True, default=str)
     runs = RunStore().get_run(one), RunStore().get_run(spread)
-    assert runs[1]["summary"]["metrics"] == runs[0]["summary"]["metrics"]
+    assert runs[1]["summary"]["trace"] == runs[0]["summary"]["trace"]
     assert runs[1]["dataset_path"] == runs[0]["dataset_path"] and runs[1]["status"] == "finished"
 
 

@@ -59,7 +59,7 @@ def test_plugin_judge_and_metric_on_batch_runs_and_compare(plugins, rag_eval_hom
     _no_failure(at)
     table = at.dataframe[0].value
     # the page shows the newest dataset's runs: two runs made within one second tie on their time
-    assert {first, second} & set(table["id"]) and "answer_words" in table.columns
+    assert {first, second} & set(table["id"]) and "Answer length (words)" in table.columns  # labelled
 
     at.switch_page("pages/compare.py").run()
     at.multiselect(key="compare.runs").set_value([first, second]).run()

@@ -99,5 +99,5 @@ def test_an_installed_rubric_is_named_scored_and_stored_from_the_batch_page(endp
     at.switch_page("pages/runs.py").run()
     _no_failure(at)
     table = at.dataframe[0].value
-    assert run_id in set(table["id"]) and "politeness" in table.columns
-    assert table.loc[table["id"] == run_id, "politeness"].iloc[0] == pytest.approx(4.25)
+    assert run_id in set(table["id"]) and "Politeness" in table.columns  # the rubric's label
+    assert table.loc[table["id"] == run_id, "Politeness"].iloc[0] == pytest.approx(4.25)

@@ -17,6 +17,7 @@ from rag_eval.runs.store.items import IDS_PER_QUERY, iter_items
 from rag_eval.runs.store.lease import LEASE_S, Holdings
 from rag_eval.runs.store.redaction import clean, dumps, store_secrets
 from rag_eval.runs.store.tables import items, now, runs
+from rag_eval.runs.summary import read_stored
 
 RUN_STATUSES = ("running", "finished", "cancelled", "failed")
 
@@ -128,7 +129,7 @@ class RunQueries:
             if why is not None:  # killed, crashed, lost its host: shown, not stored (--resume continues it)
                 d["status"], d["status_detail"] = INTERRUPTED, why
         d["config"] = json.loads(d.pop("config_json"))
-        d["summary"] = json.loads(d.pop("summary_json")) if d.get("summary_json") else None
+        d["summary"] = read_stored(json.loads(d.pop("summary_json"))) if d.get("summary_json") else None
         d["meta"] = json.loads(d.pop("meta_json")) if d.get("meta_json") else {}
         d["tags"] = json.loads(d.pop("tags_json")) if d.get("tags_json") else []
         d["note"] = d.get("note") or ""
