@@ -25,13 +25,14 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from rag_eval.api import Comparison, Evaluation, Summary, ask, compare, evaluate, known_metrics, load_run
+    from rag_eval.api import Comparison, Evaluation, Summary, ask, compare, estimate, evaluate, known_metrics, load_run
     from rag_eval.judges.kinds import JUDGE_KINDS, JudgeKind
     from rag_eval.metrics.registry import METRICS, Explained, Metric, MetricItem, metric
 
 #: public name -> the module that defines it (loaded on first use)
 _EXPORTS = {
     "evaluate": "rag_eval.api",
+    "estimate": "rag_eval.api",
     "Evaluation": "rag_eval.api",
     "Summary": "rag_eval.api",
     "Comparison": "rag_eval.api",
@@ -50,7 +51,7 @@ _EXPORTS = {
 }
 
 __all__ = ["JUDGE_KINDS", "METRICS", "Comparison", "Evaluation", "Explained", "JudgeKind", "Metric", "MetricItem",
-           "Summary", "ask", "compare", "evaluate", "known_metrics", "load_run", "metric"]
+           "Summary", "ask", "compare", "estimate", "evaluate", "known_metrics", "load_run", "metric"]
 
 
 def __getattr__(name: str) -> Any:

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from rag_eval.metrics.gate import GateResult, MetricStat
     from rag_eval.rag.config import RagConfig
     from rag_eval.runs.ask import AskResult
+    from rag_eval.runs.estimate import RunEstimate
     from rag_eval.runs.store import RunStore
     from rag_eval.runs.summary import EvaluationSummary
     from rag_eval.schema import ItemRecord
@@ -115,15 +116,16 @@ def _rows_of(data: Any) -> tuple[str, list[Any]]:
 
 # ---------------------------------------------------------------- the judge and the configuration
 def _judge(judge: Any, options: Mapping[str, Any]) -> Any:
-    """A judge name goes through the one factory (``options``: :class:`JudgeSpec` fields
-    such as ``model``, ``base_url``, ``samples``, ``llm``); a judge object is used as given."""
+    """A judge name goes through the one factory (``options``: its kind's options, e.g. the
+    ``llm`` judge's ``model``, ``base_url``, ``samples``; ``rag-eval judges list``), checked
+    before any row; a judge object is used as given."""
     if not isinstance(judge, str):
         if options:
             raise ValueError("judge_options apply to a judge name, not to a judge object")
         return judge
     from rag_eval.judges.factory import build_judge
 
-    return build_judge(judge, **dict(options))
+    return build_judge(judge, options=dict(options) or None)
 
 
 def _config(judge: Any, mode: Any, name: str | None, options: Mapping[str, Any] | None = None) -> RagConfig:
@@ -131,6 +133,7 @@ def _config(judge: Any, mode: Any, name: str | None, options: Mapping[str, Any] 
     registry knows it from the judge's name, a plugin's ``options``) and the scoring mode
     (no retrieval or generation: the rows carry their responses)."""
     from rag_eval.judges.kinds import JUDGE_KINDS
+    from rag_eval.llm.config import LLMConfig
     from rag_eval.rag.config import JudgeConfig, RagConfig
 
     judge_name = str(getattr(judge, "name", "local"))
@@ -141,10 +144,10 @@ def _config(judge: Any, mode: Any, name: str | None, options: Mapping[str, Any] 
     settings: dict[str, Any] = {"kind": kind}
     if options:
         settings["options"] = dict(options)
-    if kind == "local" and calibration:
+    if declared is not None and declared.calibrated and calibration:
         settings["calibration"] = str(calibration["name"]) if isinstance(calibration, Mapping) else str(calibration)
-    if kind == "llm" and llm is not None:
-        settings.update(model=getattr(llm, "model", None), base_url=getattr(llm, "base_url", None))
+    if isinstance(llm, LLMConfig):  # a judge on an LLM endpoint records which
+        settings.update(model=llm.model, base_url=llm.base_url)
     return RagConfig(name=name or DEFAULT_NAME, judge=JudgeConfig(**settings), scoring_mode=mode)
 
 
@@ -386,9 +389,11 @@ def evaluate(
     DataFrame, a list of dicts or a Hugging Face ``datasets.Dataset``; columns as the
     CLI's rows: ``id``, ``question``, ``documents`` (a list of texts), ``response``,
     optional ``reference_answer``/``reference``. ``judge``: ``"local"`` (offline),
-    ``"llm"`` (the OpenAI-compatible endpoint of the environment; ``judge_options`` such
-    as ``model``, ``base_url``, ``samples``), ``"local:NAME"`` (a stored calibration), or
-    a judge object. ``metrics``: further columns of :meth:`Evaluation.to_pandas` (see
+    ``"llm"`` (the OpenAI-compatible endpoint of the environment), ``"local:NAME"`` (a
+    stored calibration), a plugin's kind, or a judge object. ``judge_options``: the kind's
+    options (``rag-eval judges list``; e.g. the ``llm`` judge's ``model``, ``base_url``,
+    ``samples``), checked before any row: an unknown one is named with the allowed ones.
+    ``metrics``: further columns of :meth:`Evaluation.to_pandas` (see
     :func:`known_metrics`). ``concurrency``: items judged at once (default: the judge's).
     ``store`` or ``name``: also save the run (see :meth:`Evaluation.save`). ``progress``:
     a progress bar (tqdm's notebook bar in Jupyter), False, or ``fn(done, total)``.
@@ -409,7 +414,7 @@ def evaluate(
     scoring = ScoringMode(mode) if mode is not None else DEFAULT_MODE
     the_judge = _judge(judge, judge_options or {})
     source = _rows_source(data, RowCache.for_judge(the_judge))
-    config = _config(the_judge, scoring, name, (judge_options or {}).get("options") if isinstance(judge, str) else None)
+    config = _config(the_judge, scoring, name, judge_options if isinstance(judge, str) else None)
     sink = MemorySink()
     update, close = _progress(progress, str(getattr(the_judge, "name", "judge")))
     try:
@@ -425,6 +430,23 @@ def evaluate(
     if store is not None or name is not None:
         result.save(name, store=store)
     return result
+
+
+def estimate(data: Any, judge: str = "local", metrics: Iterable[str] | str | None = None, *,
+             judge_options: Mapping[str, Any] | None = None) -> RunEstimate:
+    """What :func:`evaluate` with the same arguments would send, without sending or judging
+    anything: the rows it would judge (the usable ones), its requests by purpose (judge
+    calls with their samples, the LLM judge's answer match, rubric metrics), their
+    estimated tokens and cost (``None`` when a model has no price), and whether the judge
+    calls a network. The estimate of ``rag-eval judge --dry-run`` and the Batch page
+    (:mod:`rag_eval.runs.estimate`); ``.lines()`` says it in their words."""
+    from rag_eval.judges.factory import judge_spec
+    from rag_eval.runs.engine import item_metrics
+    from rag_eval.runs.estimate import estimate_run
+
+    wanted = _per_item(_metric_names(metrics), metrics is not None)
+    spec = judge_spec(judge, options=dict(judge_options or {}) or None)
+    return estimate_run(_rows_source(data, None), spec, item_metrics(wanted))
 
 
 # ---------------------------------------------------------------- stored runs

@@ -11,6 +11,7 @@ from typing import Any
 
 from rag_eval.judges.base import Judge
 from rag_eval.judges.factory import JudgeSpec, build_judge, kinds
+from rag_eval.judges.kinds import JUDGE_KINDS
 
 LLM_SPEC_FIELDS = ("model", "base_url", "api_key_env", "prompt_id", "concurrency", "samples", "consistency_check")
 
@@ -19,9 +20,10 @@ def make_judge(kind: str, **options: Any) -> Judge:
     """A judge of ``kind`` ("llm" | "local" | "local:NAME" | a plugin's kind). LLM options:
     ``config`` (an LLMConfig) or LLMConfig fields, plus samples, consistency_check,
     prompt_id. Local options: model_path, calibration. A plugin kind: its own options."""
-    if kind.split(":", 1)[0] not in kinds():
+    declared = JUDGE_KINDS.find(kind)
+    if declared is None:
         raise ValueError(f"unknown judge {kind!r}; choose one of: {', '.join(kinds())}")
-    if kind.split(":", 1)[0] not in ("llm", "local"):  # a plugin's kind: the keywords are its options
+    if declared.from_spec is None:  # a plugin's kind: the keywords are its options
         return build_judge(kind, options=options or None)
     config = options.pop("config", None)
     spec_fields = {k: options.pop(k) for k in (*LLM_SPEC_FIELDS, "model_path", "calibration") if k in options}
