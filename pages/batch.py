@@ -105,9 +105,11 @@ def start(rows: list, mode: str, label: str, config, collection: str | None, nam
             if ray is not None:
                 judge.close()  # the Ray workers (and a local Ray instance this run started)
     job_label = f"{name} (local judge on {ray_workers} Ray workers)" if ray is not None else name
+    client = getattr(judge, "client", None)  # a judge on an endpoint: the progress line names its rate limit
     st.session_state[K_JOB] = jobs.start_job(
         job_label, work, total=len(rows), preparing="warming up the judge",
-        working="judging" if mode == MODE_JUDGE else "answering and judging")
+        working="judging" if mode == MODE_JUDGE else "answering and judging",
+        waiting_on=lambda: getattr(client, "waiting_on", None))
     st.session_state[K_RUN] = None
     st.session_state[K_ERROR] = None
 

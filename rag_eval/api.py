@@ -23,6 +23,7 @@ stored run does. Nothing here computes a metric.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -136,9 +137,10 @@ def _config(judge: Any, mode: Any, name: str | None, options: Mapping[str, Any] 
     from rag_eval.llm.config import LLMConfig
     from rag_eval.rag.config import JudgeConfig, RagConfig
 
-    judge_name = str(getattr(judge, "name", "local"))
+    judge_name = str(getattr(judge, "name", type(judge).__name__))
     declared = JUDGE_KINDS.find(judge_name)  # "llm:gpt-4o-mini" -> llm, "overlap:0.4" -> a plugin's overlap
-    kind = declared.name if declared is not None else "local"
+    # a judge object of no registered kind is recorded under its own name (its expected error: unknown)
+    kind = declared.name if declared is not None else re.sub(r"[^A-Za-z0-9_-]+", "-", judge_name.split(":")[0]) or "judge"
     calibration = getattr(judge, "calibration", None)
     llm = getattr(judge, "config", None)
     settings: dict[str, Any] = {"kind": kind}
