@@ -104,7 +104,7 @@ def start(rows: list, mode: str, label: str, config, collection: str | None, nam
         finally:
             if ray is not None:
                 judge.close()  # the Ray workers (and a local Ray instance this run started)
-    job_label = f"{name} (local judge on {ray_workers} Ray workers)" if ray is not None else name
+    job_label = f"{name} ({config.judge.kind} judge on {ray_workers} Ray workers)" if ray is not None else name
     client = getattr(judge, "client", None)  # a judge on an endpoint: the progress line names its rate limit
     st.session_state[K_JOB] = jobs.start_job(
         job_label, work, total=len(rows), preparing="warming up the judge",

@@ -146,3 +146,46 @@ def test_a_bad_judge_option_is_named_with_the_allowed_ones_before_any_row(rows_f
 
     with pytest.raises(JudgeUsageError, match=r"temperature.*options: model, base_url, api_key_env"):
         rag_eval.evaluate(str(rows_file), judge="llm", judge_options={"temperature": 0}, progress=False)
+
+
+def test_a_rag_runs_estimate_counts_answers_judge_calls_and_answer_matches(demo_collection, demo_questions,
+                                                                           openai_server, monkeypatch):
+    """Questions through the RAG system with an LLM generator and the LLM judge: one answer,
+    one judge call and (with a reference) one answer match per usable question; the server
+    receives exactly the estimated requests. (Issue 41: the demo run was estimated at 20 calls
+    and made 37.) Tokens are compared for the judged-rows path above: here the chunks the
+    retriever will return are not known before the run."""
+    from rag_eval.judges.factory import build_judge, judge_spec
+    from rag_eval.llm.config import LLMConfig
+    from rag_eval.rag.config import default_config
+    from rag_eval.runs.engine import evaluate
+    from rag_eval.runs.estimate import estimate_run
+    from rag_eval.runs.sinks import MemorySink
+    from rag_eval.runs.sources import RagSource
+
+    monkeypatch.setenv("RAG_EVAL_ALLOWED_BASE_URLS", openai_server.base_url)
+    monkeypatch.setenv("RAG_EVAL_LLM_BASE_URL", openai_server.base_url)
+    monkeypatch.setenv("RAG_EVAL_LLM_MODEL", "test-model")
+
+    def reply(body):
+        user = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        if "Label the response now" in user or body["messages"][0]["content"] == ANSWER_MATCH_SYSTEM_PROMPT:
+            return _reply(body)
+        return "Open the Picture settings and choose Expert Settings. Adjust the value there."
+
+    openai_server.set_handler(reply)
+    rows = [*demo_questions[:4], {"id": "blank", "question": "  "}]
+    assert sum(1 for r in rows[:4] if r.get("reference_answer")) == 3
+    config = default_config("estimate").with_changes(**{
+        "retrieval.k": 3, "generator.kind": "openai", "generator.model": "test-model",
+        "generator.base_url": openai_server.base_url, "judge.kind": "llm"})
+    llm = LLMConfig.from_settings(model="test-model", base_url=openai_server.base_url)
+    estimate = estimate_run(RagSource(rows, config, demo_collection), judge_spec(config.judge, llm=llm), metrics=())
+    assert openai_server.request_count == 0
+    assert (estimate.rows, estimate.usable) == (5, 4)
+    assert {p.purpose: p.requests for p in estimate.parts} == {"answers": 4, "judge": 4, "answer match": 3}
+
+    summary = evaluate(RagSource(rows, config, demo_collection), build_judge(config.judge, llm=llm), MemorySink(),
+                       config=config, metrics=())
+    assert summary.counts.get("ok") == 4
+    assert openai_server.request_count == estimate.requests == 11
