@@ -71,12 +71,6 @@ class RunEstimate:
             return None
         return sum(p.cost_usd or 0.0 for p in paid)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"judge": self.judge, "rows": self.rows, "usable_rows": self.usable,
-                "calls_network": self.calls_network, "requests": None if self.judge_unknown else self.requests,
-                "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-                "cost_usd": self.cost_usd, "parts": [p.to_dict() for p in self.parts]}
-
     def lines(self) -> list[str]:
         """The estimate in words, the same on the command line and on the Batch page."""
         where = "calls a network" if self.calls_network else "runs on this machine"
