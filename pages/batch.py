@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from rag_eval.display.views import view_from_record
+from rag_eval.judges.base import JudgeUsageError
 from rag_eval.judges.kinds import JUDGE_KINDS
 from rag_eval.judges.ray import RayUnavailable, configured_cluster
 from rag_eval.metrics.registry import TRACE_SCORES
@@ -55,8 +56,12 @@ def load_source(source: str) -> batch_rows.LoadedDataset | None:
 
 def render_estimate(dataset: batch_rows.LoadedDataset, mode: str, limit: int, config, collection: str | None) -> None:
     """What the run will send, in the words of ``rag-eval judge --dry-run`` (one estimator)."""
-    estimate = batch_rows.estimate(dataset, batch_rows.JUDGE if mode == MODE_JUDGE else batch_rows.RAG, limit, config,
-                                   collection)
+    try:
+        estimate = batch_rows.estimate(dataset, batch_rows.JUDGE if mode == MODE_JUDGE else batch_rows.RAG, limit,
+                                       config, collection)
+    except JudgeUsageError as err:  # e.g. a judge kind no longer installed: the run would stop the same way
+        st.caption(f"Estimate: unavailable ({escape_markdown(err)})")
+        return
     st.caption("Estimate: " + "  \n".join(escape_markdown(line) for line in estimate.lines()))
 
 
@@ -64,7 +69,8 @@ def render_ray_option(config) -> int | None:
     """Ray workers to spread the local judge over, when the owner configured a cluster
     (``RAG_EVAL_RAY_ADDRESS``; no field here sets an address) and the user ticks it."""
     cluster = configured_cluster()
-    if cluster is None or JUDGE_KINDS.get(config.judge.kind).ray != "actors":
+    declared = JUDGE_KINDS.find(config.judge.kind)
+    if cluster is None or declared is None or declared.ray != "actors":
         return None
     where = cluster.label(show_address=settings.policy().show_paths)
     cols = st.columns([3, 1])

@@ -79,7 +79,7 @@ class RunEstimate:
         if self.judge_unknown:
             lines.append(f"requests: unknown (the {self.judge} judge kind declares no estimate)")
         if not self.requests:
-            return lines + ([] if self.judge_unknown else ["requests: none; cost: none"])
+            return lines + (["estimated cost: unknown"] if self.judge_unknown else ["requests: none; cost: none"])
         by_purpose = ", ".join(f"{p.requests} {p.purpose}" for p in self.parts if p.requests)
         models = sorted({p.model for p in self.parts if p.requests})
         cost = self.cost_usd

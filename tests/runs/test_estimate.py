@@ -189,3 +189,16 @@ def test_a_rag_runs_estimate_counts_answers_judge_calls_and_answer_matches(demo_
                        config=config, metrics=())
     assert summary.counts.get("ok") == 4
     assert openai_server.request_count == estimate.requests == 11
+
+
+def test_a_network_kind_without_an_estimate_is_unknown_never_free(rows_file):
+    from rag_eval.judges.kinds import JUDGE_KINDS, JudgeKind
+
+    JUDGE_KINDS.register(JudgeKind("mystery", factory=lambda options: None, calls_network=True))
+    try:
+        dry = CliRunner().invoke(cli, ["judge", str(rows_file), "--judge", "mystery", "--dry-run", "--metrics", "none"])
+    finally:
+        JUDGE_KINDS.unregister("mystery")
+    assert dry.exit_code == 0, dry.output
+    assert "requests: unknown (the mystery judge kind declares no estimate)" in dry.output
+    assert "estimated cost: unknown" in dry.output and "none" not in dry.output
