@@ -17,7 +17,9 @@ characters per token, :func:`rag_eval.llm.pricing.estimate_tokens`); completion 
 a typical answer's size. Re-asks (an unusable answer, a cut-off one) are not included and
 replies already cached are not sent, so the figures are what a first run sends. For a RAG
 run the retrieved chunks and the answers are not known yet: each question counts
-``retrieval.k`` chunks of the chunking size and a typical answer.
+``retrieval.k`` chunks of the chunking size (an upper bound: a chunk is at most that long;
+on the demo collection the prompt tokens come out about 1.5 times what is sent) and a
+typical answer; the requests are exact when every question is answered.
 """
 
 from __future__ import annotations
@@ -145,7 +147,7 @@ def _rag_rows(source: RagSource) -> tuple[list[SourceItem], CostEstimate | None]
     from rag_eval.text.sentences import item_from_texts
 
     config = source.config
-    chunk = (STAND_IN_SENTENCE * (config.chunking.size // len(STAND_IN_SENTENCE) + 1)).strip()
+    chunk = (STAND_IN_SENTENCE * (config.chunking.size // len(STAND_IN_SENTENCE) + 1))[:config.chunking.size].strip()
     chunks = [RetrievedChunk(f"c{i}", chunk, 0.0, f"d{i}", "", i) for i in range(config.retrieval.k)]
     llm_answers = config.generator.kind == "openai"
     answer_chars = 4 * min(ANSWER_TOKENS, config.generator.max_tokens) if llm_answers else \
