@@ -155,7 +155,7 @@ def metric_names(ctx: click.Context | None, param: click.Parameter | None, value
 
 
 def judge_options(ctx: click.Context | None, param: click.Parameter | None, value: tuple[str, ...]) -> dict | None:
-    """``--judge-option KEY=VALUE`` (repeatable) -> a plugin judge's options (YAML values)."""
+    """``--judge-option KEY=VALUE`` (repeatable) -> the judge kind's options (YAML values)."""
     if not value:
         return None
     import yaml
@@ -175,7 +175,7 @@ metrics_option = click.option(
          "none: none; a rubric's .yaml file: that rubric, scored by the LLM endpoint). Repeatable.")
 judge_option_option = click.option(
     "--judge-option", "judge_option", multiple=True, callback=judge_options, metavar="KEY=VALUE",
-    help="An option of a plugin judge (`rag-eval judges list`), validated by the judge. Repeatable.")
+    help="An option of the judge's kind (`rag-eval judges list`), checked before any row. Repeatable.")
 
 
 @click.command("judge")
@@ -211,7 +211,8 @@ judge_option_option = click.option(
 @click.option("--price-in", type=click.FloatRange(min=0), default=None, help="Override: USD per million prompt tokens.")
 @click.option("--price-out", type=click.FloatRange(min=0), default=None, help="Override: USD per million completion tokens.")
 @click.option("--model-path", type=click.Path(path_type=Path), default=None, help="Local judge model file (--judge local).")
-@click.option("--dry-run", is_flag=True, help="Print the token and cost estimate and send nothing.")
+@click.option("--dry-run", is_flag=True, help="Print what the run would send (requests by purpose, tokens, cost) "
+                                              "and send nothing.")
 @gate_options
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]",
               help="Spread the local judge over a Ray cluster (ADDRESS, e.g. auto or ray://host:10001; "
