@@ -63,6 +63,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--data", type=Path, default=None, help="shared data dir (default RAG_EVAL_SHARED_DATA)")
     args = parser.parse_args()
+    from rag_eval.judges.base import JudgeSpec
+    from rag_eval.judges.factory import build_from_spec
     from rag_eval.judges.ray import RayJudge, init_ray
 
     rows = load_ragbench(args.data or shared_data_dir(), include_emanual_train=True)
@@ -80,7 +82,7 @@ def main() -> None:
 
     t0 = time.perf_counter()
     init_ray(None, cpus=args.workers)
-    with RayJudge(workers=args.workers) as judge:
+    with RayJudge(JudgeSpec(), build_from_spec, workers=args.workers) as judge:
         startup_s = time.perf_counter() - t0
         pids = judge.worker_pids()  # actors up and models loaded
         ready_s = time.perf_counter() - t0

@@ -28,7 +28,7 @@ def main() -> None:
         os.environ.setdefault("RAG_EVAL_HOME", tmp)
         from rag_eval.config import shared_data_dir
         from rag_eval.io.rows import iter_rows
-        from rag_eval.judges.registry import make_judge
+        from rag_eval.judges.factory import build_judge
         from rag_eval.metrics.gate import evaluate_gate, parse_thresholds, stats_from_rows
         from rag_eval.rag.config import default_config
         from rag_eval.report.html import build_report
@@ -43,7 +43,7 @@ def main() -> None:
             source = Path(demo_init).parent / "ragbench_labelled.jsonl"
         rows = [(n, r) for n, r in iter_rows(source) if isinstance(r, dict)][: args.rows]
         store = RunStore(Path(tmp) / "runs.sqlite")
-        judge = make_judge("local")
+        judge = build_judge("local")
         t = time.perf_counter()
         first = judge_dataset(rows, default_config(), store, judge, name="a")
         judge_s = time.perf_counter() - t

@@ -107,11 +107,11 @@ def phases(client: PhoenixClient, project: str, page_size: int, out: Path) -> di
 
 
 def local_judge_rate(rows: list[dict], sample: int) -> tuple[float, int]:
-    from rag_eval.judges.registry import make_judge
+    from rag_eval.judges.factory import build_judge
     from rag_eval.runs.prepare import prepare_row
 
     items = [p.item for p in (prepare_row(r, i + 1) for i, r in enumerate(rows[:sample])) if p.item is not None]
-    judge = make_judge("local")
+    judge = build_judge("local")
     list(judge.judge(items[:5]))  # load the model first: a warm judge is what a batch sees
     start = time.perf_counter()
     results = list(judge.judge(items))

@@ -17,13 +17,13 @@ def make_example_runs(
     """Store the example runs; returns ``{"rag": [run ids by k], "judge": run id, "items": [demo item ids]}``.
     Builds the demo collection first when it is missing (offline)."""
     from rag_eval.demo import ensure_demo_collection, load_demo, load_labelled_sample
-    from rag_eval.judges.registry import make_judge
+    from rag_eval.judges.factory import build_judge
     from rag_eval.rag.config import default_config
     from rag_eval.runs.judge_only import judge_dataset
     from rag_eval.runs.runner import run_dataset
 
     collection = ensure_demo_collection().collection
-    judge = make_judge("local")
+    judge = build_judge("local")
     rows = load_demo()[1][:n_demo]
     rag_ids = []
     for k in ks:

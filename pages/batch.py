@@ -8,10 +8,12 @@ from __future__ import annotations
 import streamlit as st
 
 from rag_eval.display.views import view_from_record
+from rag_eval.judges.base import JudgeUsageError
+from rag_eval.judges.kinds import JUDGE_KINDS
 from rag_eval.judges.ray import RayUnavailable, configured_cluster
 from rag_eval.metrics.registry import TRACE_SCORES
 from rag_eval.runs.export import export_bytes
-from rag_eval.ui import batch_rows, components, cost, data, frames, jobs, panels, run_views, settings, state
+from rag_eval.ui import batch_rows, components, data, frames, jobs, panels, run_views, settings, state
 from rag_eval.ui.markdown import escape_markdown, md
 from rag_eval.ui.persist import link_once
 
@@ -51,27 +53,27 @@ def load_source(source: str) -> batch_rows.LoadedDataset | None:
     return batch_rows.uploaded(upload, "batch")
 
 
-def render_estimate(dataset: batch_rows.LoadedDataset, limit: int, config) -> None:
-    tokens = batch_rows.estimate_inputs(dataset, limit, free=cost.is_free(config))
-    llm = settings.llm_config(settings.llm_values_for(config.judge)) if config.judge.kind == "llm" else None
-    estimate = cost.estimate_from_tokens(tokens, config, llm)
-    if estimate is None:
-        st.caption(f"Cost estimate: **free** ({len(tokens)} rows, local judge and extractive generator, offline).")
-    else:
-        usd = "unknown price" if estimate.cost_usd is None else f"≈ ${estimate.cost_usd:.4f} (a floor)"
-        st.caption(f"Cost estimate: {estimate.requests} calls to {estimate.model}, ~{estimate.prompt_tokens:,} "
-                   f"prompt + {estimate.completion_tokens:,} completion tokens, {usd}.")
+def render_estimate(dataset: batch_rows.LoadedDataset, mode: str, limit: int, config, collection: str | None) -> None:
+    """What the run will send, in the words of ``rag-eval judge --dry-run`` (one estimator)."""
+    try:
+        estimate = batch_rows.estimate(dataset, batch_rows.JUDGE if mode == MODE_JUDGE else batch_rows.RAG, limit,
+                                       config, collection)
+    except JudgeUsageError as err:  # e.g. a judge kind no longer installed: the run would stop the same way
+        st.caption(f"Estimate: unavailable ({escape_markdown(err)})")
+        return
+    st.caption("Estimate: " + "  \n".join(escape_markdown(line) for line in estimate.lines()))
 
 
 def render_ray_option(config) -> int | None:
     """Ray workers to spread the local judge over, when the owner configured a cluster
     (``RAG_EVAL_RAY_ADDRESS``; no field here sets an address) and the user ticks it."""
     cluster = configured_cluster()
-    if cluster is None or config.judge.kind != "local":
+    declared = JUDGE_KINDS.find(config.judge.kind)
+    if cluster is None or declared is None or declared.ray != "actors":
         return None
     where = cluster.label(show_address=settings.policy().show_paths)
     cols = st.columns([3, 1])
-    if not cols[0].checkbox(f"Spread the local judge over Ray ({where})", key=K_RAY):
+    if not cols[0].checkbox(f"Spread the {config.judge.kind} judge over Ray ({where})", key=K_RAY):
         return None
     workers = cols[1].number_input("Ray workers", min_value=1, max_value=cluster.max_workers,
                                    value=min(2, cluster.max_workers), step=1, key=K_RAY_WORKERS)
@@ -107,10 +109,12 @@ def start(rows: list, mode: str, label: str, config, collection: str | None, nam
         finally:
             if ray is not None:
                 judge.close()  # the Ray workers (and a local Ray instance this run started)
-    job_label = f"{name} (local judge on {ray_workers} Ray workers)" if ray is not None else name
+    job_label = f"{name} ({config.judge.kind} judge on {ray_workers} Ray workers)" if ray is not None else name
+    client = getattr(judge, "client", None)  # a judge on an endpoint: the progress line names its rate limit
     st.session_state[K_JOB] = jobs.start_job(
         job_label, work, total=len(rows), preparing="warming up the judge",
-        working="judging" if mode == MODE_JUDGE else "answering and judging")
+        working="judging" if mode == MODE_JUDGE else "answering and judging",
+        waiting_on=lambda: getattr(client, "waiting_on", None))
     st.session_state[K_RUN] = None
     st.session_state[K_ERROR] = None
 
@@ -224,7 +228,7 @@ def render_setup() -> None:
     if not problems.empty:
         st.warning(f"{len(problems)} row(s) with problems")
         components.draw_table(problems, key=f"{PAGE}.problems")
-    render_estimate(dataset, int(limit), config)
+    render_estimate(dataset, mode, int(limit), config, collection)
     ray_workers = render_ray_option(config)
     kind = f"{config.retrieval.mode}-k{config.retrieval.k}" if mode == MODE_RAG else "judge"
     default_name = f"{label.split('.')[0].replace(' ', '-')}-{kind}"

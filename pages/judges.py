@@ -14,7 +14,7 @@ from __future__ import annotations
 import streamlit as st
 
 from rag_eval.display.views import view_from_record
-from rag_eval.judges.registry import make_judge
+from rag_eval.judges.factory import build_judge
 from rag_eval.labels.agreement import REFERENCE_NOTE
 from rag_eval.labels.calibrate import MIN_ROWS, TooFewRows, calibrate_run, calibration_summary
 from rag_eval.labels.queue import STRATEGIES, build_queue
@@ -142,7 +142,7 @@ def render_calibration(run: dict) -> None:
     if st.button(md("Rerun the reviewed rows with local:{}", cal["name"]), key=f"{PAGE}.rerun"):
         reviewed = {s["item_id"] for s in data.run_store().human_labels(run["id"])}
         with st.spinner("Judging…"):
-            new_id = rejudge_run(data.run_store(), run["id"], make_judge(f"local:{cal['name']}"), only=reviewed)
+            new_id = rejudge_run(data.run_store(), run["id"], build_judge(f"local:{cal['name']}"), only=reviewed)
         data.refresh()
         state.put(K_RERUN, new_id)
         st.rerun()  # the agreement table above now includes the calibrated judge

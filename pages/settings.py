@@ -35,7 +35,7 @@ def render_form() -> None:
         st.radio("Provider", list(PROVIDERS), key=f"{PAGE}.provider", format_func=PROVIDERS.get)
         kinds = settings.local_judge_kinds()  # the judge-kind registry: the local judge and plugins' judges
         if st.session_state.get(f"{PAGE}.judge") not in kinds:
-            st.session_state[f"{PAGE}.judge"] = "local"
+            st.session_state[f"{PAGE}.judge"] = kinds[0]
         st.selectbox("Offline judge (provider Local)", kinds, key=f"{PAGE}.judge",
                      help="The judge that runs on this machine; `rag-eval judges list` shows where each comes from.")
         cols = st.columns(2)

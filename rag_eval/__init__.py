@@ -29,7 +29,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from rag_eval.api import Comparison, Evaluation, Summary, aevaluate, ask, compare, evaluate, load_run
+    from rag_eval.api import Comparison, Evaluation, Summary, aevaluate, ask, compare, estimate, evaluate, load_run
     from rag_eval.judges.kinds import JUDGE_KINDS, JudgeKind
     from rag_eval.judges.rubric import register_rubric
     from rag_eval.metrics.registry import METRICS, Explained, Metric, MetricItem, metric
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "evaluate": "rag_eval.api",
     "aevaluate": "rag_eval.api",
+    "estimate": "rag_eval.api",
     "Evaluation": "rag_eval.api",
     "Summary": "rag_eval.api",
     "Comparison": "rag_eval.api",
@@ -61,8 +62,8 @@ _EXPORTS = {
 }
 
 __all__ = ["JUDGE_KINDS", "METRICS", "Comparison", "EvalItem", "Evaluation", "Explained", "JudgeKind", "JudgeResult",
-           "JudgeStatus", "Labels", "Metric", "MetricItem", "Summary", "aevaluate", "ask", "compare", "evaluate",
-           "load_run", "metric", "register_rubric"]
+           "JudgeStatus", "Labels", "Metric", "MetricItem", "Summary", "aevaluate", "ask", "compare", "estimate",
+           "evaluate", "load_run", "metric", "register_rubric"]
 
 
 def __getattr__(name: str) -> Any:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import html
+import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from rag_eval.metrics.gate import GateResult, MetricStat
     from rag_eval.rag.config import RagConfig
     from rag_eval.runs.ask import AskResult
+    from rag_eval.runs.estimate import RunEstimate
     from rag_eval.runs.store import RunStore
     from rag_eval.runs.summary import EvaluationSummary
     from rag_eval.schema import ItemRecord
@@ -107,15 +109,15 @@ def _rows_source(data: Any, column_map: Mapping[str, str] | None = None) -> Any:
     reads it (streamed, any format it takes); a DataFrame, a ``datasets.Dataset`` or an
     iterable of dicts row by row (row numbers count from 1 in the order given). The
     columns are checked first (:func:`_check_columns`)."""
-    from rag_eval.runs.prepare import read_rows_to_judge
+    from rag_eval.datasets.io import iter_raw
     from rag_eval.runs.sources import RowsSource
 
     if isinstance(data, (str, Path)):  # its columns: its first row's
-        first = next((row for _, row in read_rows_to_judge(data, stream=True) if isinstance(row, dict)), None)
+        first = next((row for _, row in iter(iter_raw(data)) if isinstance(row, dict)), None)
         _check_columns(list(first or ()), str(data), column_map, empty=first is None)
         if not column_map:
             return RowsSource(path=data)
-        return RowsSource([(n, _renamed(r, column_map)) for n, r in read_rows_to_judge(data)], label=str(data))
+        return RowsSource([(n, _renamed(r, column_map)) for n, r in iter_raw(data)], label=str(data))
     label, rows = _rows_of(data)
     columns = ([str(c) for c in data.columns] if label == "DataFrame"
                else list(dict.fromkeys(k for r in rows if isinstance(r, Mapping) for k in r)))
@@ -182,26 +184,17 @@ def _rows_of(data: Any) -> tuple[str, list[Any]]:
 
 # ---------------------------------------------------------------- the judge and the configuration
 def _judge(judge: Any, options: Mapping[str, Any]) -> Any:
-    """A judge name goes through the one factory (``options``: :class:`JudgeSpec` fields
-    such as ``model``, ``base_url``, ``samples``, ``llm``, and ``options``: a kind's own);
-    a judge object is used as given. An option the judge does not take is a ValueError
-    naming it and the ones it takes (here, once: never a raw ``TypeError``)."""
+    """A judge name goes through the one factory (``options``: its kind's options, e.g. the
+    ``llm`` judge's ``model``, ``base_url``, ``samples``; ``rag-eval judges list``), checked
+    before any row; a judge object is used as given."""
     if not isinstance(judge, str):
         if options:
             raise ValueError("judge_options apply to a judge name, not to a judge object")
         return judge
-    from dataclasses import fields
 
-    from rag_eval.judges.base import JudgeSpec
     from rag_eval.judges.factory import build_judge
 
-    accepted = sorted(f.name for f in fields(JudgeSpec) if f.name not in ("kind", "calibration"))
-    unknown = sorted(set(options) - set(accepted))
-    if unknown:
-        raise ValueError(f"judge_options: {', '.join(map(repr, unknown))} is not an option of judge {judge!r}; "
-                         f"accepted: {', '.join(accepted)} (a judge kind's own options go under 'options', "
-                         "see rag-eval judges list)")
-    return build_judge(judge, **dict(options))
+    return build_judge(judge, options=dict(options) or None)
 
 
 def _config(judge: Any, mode: Any, name: str | None, options: Mapping[str, Any] | None = None) -> RagConfig:
@@ -209,20 +202,22 @@ def _config(judge: Any, mode: Any, name: str | None, options: Mapping[str, Any] 
     registry knows it from the judge's name, a plugin's ``options``) and the scoring mode
     (no retrieval or generation: the rows carry their responses)."""
     from rag_eval.judges.kinds import JUDGE_KINDS
+    from rag_eval.llm.config import LLMConfig
     from rag_eval.rag.config import JudgeConfig, RagConfig
 
-    judge_name = str(getattr(judge, "name", "local"))
+    judge_name = str(getattr(judge, "name", type(judge).__name__))
     declared = JUDGE_KINDS.find(judge_name)  # "llm:gpt-4o-mini" -> llm, "overlap:0.4" -> a plugin's overlap
-    kind = declared.name if declared is not None else "local"
+    # a judge object of no registered kind is recorded under its own name (its expected error: unknown)
+    kind = declared.name if declared is not None else re.sub(r"[^A-Za-z0-9_-]+", "-", judge_name.split(":")[0]) or "judge"
     calibration = getattr(judge, "calibration", None)
     llm = getattr(judge, "config", None)
     settings: dict[str, Any] = {"kind": kind}
     if options:
         settings["options"] = dict(options)
-    if kind == "local" and calibration:
+    if declared is not None and declared.calibrated and calibration:
         settings["calibration"] = str(calibration["name"]) if isinstance(calibration, Mapping) else str(calibration)
-    if kind == "llm" and llm is not None:
-        settings.update(model=getattr(llm, "model", None), base_url=getattr(llm, "base_url", None))
+    if isinstance(llm, LLMConfig):  # a judge on an LLM endpoint records which
+        settings.update(model=llm.model, base_url=llm.base_url)
     return RagConfig(name=name or DEFAULT_NAME, judge=JudgeConfig(**settings), scoring_mode=mode)
 
 
@@ -492,13 +487,15 @@ def evaluate(
     ``retrieved_contexts``, ``response``, ``reference``) and deepeval's (``input``,
     ``retrieval_context``, ``actual_output``, ``expected_output``); ``column_map`` names
     your own: ``{"question": "prompt"}``. ``judge``: ``"local"`` (offline), ``"llm"``
-    (the OpenAI-compatible endpoint of the environment; ``judge_options`` such as
-    ``model``, ``base_url``, ``samples``), ``"local:NAME"`` (a stored calibration), a
-    plugin's kind, or a judge object. ``metrics``: the per-item metrics to compute besides
-    the judge's (names ``rag-eval metrics list`` shows, :class:`Metric` s, rubric
-    ``.yaml`` files; default: every installed one). ``concurrency``: items judged at once
-    (default: the judge's). ``store`` or ``name``: also save the run (see
-    :meth:`Evaluation.save`). ``progress``: a progress bar, False, or ``fn(done, total)``.
+    (the OpenAI-compatible endpoint of the environment), ``"local:NAME"`` (a stored
+    calibration), a plugin's kind, or a judge object. ``judge_options``: the kind's
+    options (``rag-eval judges list``; e.g. the ``llm`` judge's ``model``, ``base_url``,
+    ``samples``), checked before any row: an unknown one is named with the allowed ones.
+    ``metrics``: the per-item metrics to compute besides the judge's (names ``rag-eval
+    metrics list`` shows, :class:`Metric` s, rubric ``.yaml`` files; default: every
+    installed one). ``concurrency``: items judged at once (default: the judge's).
+    ``store`` or ``name``: also save the run (see :meth:`Evaluation.save`). ``progress``:
+    a progress bar, False, or ``fn(done, total)``.
     ``mode``: the TRACe formulas (default the CLI's).
 
     Raises ValueError before any row is judged when a required column is missing (one
@@ -520,7 +517,7 @@ def evaluate(
     source = _rows_source(data, column_map)  # its columns checked before the judge is built
     the_judge = _judge(judge, judge_options or {})
     source.row_cache = RowCache.for_judge(the_judge)
-    config = _config(the_judge, scoring, name, (judge_options or {}).get("options") if isinstance(judge, str) else None)
+    config = _config(the_judge, scoring, name, judge_options if isinstance(judge, str) else None)
     sink = MemorySink()
     update, close = _progress(progress, str(getattr(the_judge, "name", "judge")))
     try:
@@ -543,6 +540,23 @@ async def aevaluate(data: Any, judge: Any = "local", metrics: Any = None, **opti
     own loop (the LLM judge's async client) never nests in the caller's, and the caller's
     loop stays free meanwhile. Same arguments, same result."""
     return await asyncio.to_thread(evaluate, data, judge, metrics, **options)
+
+
+def estimate(data: Any, judge: str = "local", metrics: Any = None, *,
+             column_map: Mapping[str, str] | None = None, judge_options: Mapping[str, Any] | None = None) -> RunEstimate:
+    """What :func:`evaluate` with the same arguments would send, without sending or judging
+    anything: the rows it would judge (the usable ones), its requests by purpose (judge
+    calls with their samples, the LLM judge's answer match, rubric metrics), their
+    estimated tokens and cost (``None`` when a model has no price), and whether the judge
+    calls a network. The estimate of ``rag-eval judge --dry-run`` and the Batch page
+    (:mod:`rag_eval.runs.estimate`); ``.lines()`` says it in their words."""
+    from rag_eval.judges.factory import judge_spec
+    from rag_eval.runs.engine import item_metrics
+    from rag_eval.runs.estimate import estimate_run
+
+    wanted = _per_item(_metric_names(metrics), metrics is not None)
+    spec = judge_spec(judge, options=dict(judge_options or {}) or None)
+    return estimate_run(_rows_source(data, column_map), spec, item_metrics(wanted))
 
 
 # ---------------------------------------------------------------- stored runs

@@ -37,10 +37,10 @@ class Recording:
 
 @pytest.fixture(scope="module")
 def local_judge():
-    from rag_eval.judges.registry import make_judge
+    from rag_eval.judges.factory import build_judge
 
     try:
-        return make_judge("local")
+        return build_judge("local")
     except (ValueError, OSError, ImportError) as err:
         pytest.skip(f"local judge not available: {err}")
 

@@ -123,7 +123,7 @@ def test_python_api_with_the_plugin_judge_saves_its_kind_and_options(plugins, ro
     import rag_eval
 
     path, rows = rows_file
-    result = rag_eval.evaluate(str(path), judge="overlap", judge_options={"options": {"threshold": 0.4}},
+    result = rag_eval.evaluate(str(path), judge="overlap", judge_options={"threshold": 0.4},
                                metrics=["answer_words"], progress=False)
     frame = result.to_pandas()
     assert list(frame["id"]) == [r["id"] for r in rows] and set(frame["judge"]) == {"overlap:0.4"}

@@ -78,12 +78,6 @@ def ctrl_c_cancels(cancel: threading.Event) -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _echo_invalid(entries) -> None:
-    bad = [e for e in entries if e.error is not None]
-    for entry in bad[:MAX_ERRORS_SHOWN]:
-        click.echo(f"invalid row: {entry.error}", err=True)
-
-
 #: ``--workers`` of ``rag-eval judge`` and ``rag-eval run``: the local judge's processes.
 workers_option = click.option(
     "--workers", type=click.IntRange(min=1), default=None, callback=lambda ctx, param, value: value or local_workers(),
@@ -161,7 +155,7 @@ def metric_names(ctx: click.Context | None, param: click.Parameter | None, value
 
 
 def judge_options(ctx: click.Context | None, param: click.Parameter | None, value: tuple[str, ...]) -> dict | None:
-    """``--judge-option KEY=VALUE`` (repeatable) -> a plugin judge's options (YAML values)."""
+    """``--judge-option KEY=VALUE`` (repeatable) -> the judge kind's options (YAML values)."""
     if not value:
         return None
     import yaml
@@ -181,7 +175,7 @@ metrics_option = click.option(
          "none: none; a rubric's .yaml file: that rubric, scored by the LLM endpoint). Repeatable.")
 judge_option_option = click.option(
     "--judge-option", "judge_option", multiple=True, callback=judge_options, metavar="KEY=VALUE",
-    help="An option of a plugin judge (`rag-eval judges list`), validated by the judge. Repeatable.")
+    help="An option of the judge's kind (`rag-eval judges list`), checked before any row. Repeatable.")
 
 
 @click.command("judge")
@@ -217,7 +211,8 @@ judge_option_option = click.option(
 @click.option("--price-in", type=click.FloatRange(min=0), default=None, help="Override: USD per million prompt tokens.")
 @click.option("--price-out", type=click.FloatRange(min=0), default=None, help="Override: USD per million completion tokens.")
 @click.option("--model-path", type=click.Path(path_type=Path), default=None, help="Local judge model file (--judge local).")
-@click.option("--dry-run", is_flag=True, help="Print the token and cost estimate and send nothing.")
+@click.option("--dry-run", is_flag=True, help="Print what the run would send (requests by purpose, tokens, cost) "
+                                              "and send nothing.")
 @gate_options
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]",
               help="Spread the local judge over a Ray cluster (ADDRESS, e.g. auto or ray://host:10001; "
@@ -242,11 +237,10 @@ def judge_command(file: Path | None, out: Path | None, kind: str, mode: str, sam
     To fit the local judge to labelled rows first: `rag-eval calibrate LABELLED --name NAME`,
     then --judge local:NAME.
     """
-    from rag_eval.io.rows import FileFormatError
-    from rag_eval.runs.prepare import prepare_file
+    from rag_eval.judges.kinds import JUDGE_KINDS
 
     if calibrate is not None:  # the former spelling of `rag-eval calibrate`, kept for scripts
-        if kind != "local":
+        if not JUDGE_KINDS.get(kind).calibrated:
             raise click.UsageError("--calibrate works with --judge local")
         click.echo("`rag-eval judge --calibrate` is deprecated; use `rag-eval calibrate LABELLED --name NAME "
                    "[--seed N] [--force]`", err=True)
@@ -257,44 +251,30 @@ def judge_command(file: Path | None, out: Path | None, kind: str, mode: str, sam
     if file is None:
         raise click.UsageError("missing argument FILE")
     gate = request_from(llm_options)
-    if dry_run:  # the estimate needs every row prepared; a real run streams instead
-        try:
-            entries = prepare_file(file)
-        except (FileFormatError, OSError) as err:
-            raise click.ClickException(str(err)) from err
-        items = [e.item for e in entries if e.item is not None]
-    if kind == "llm":
-        config = _llm_config(llm_options)
-        if not dry_run and not config.has_key() and not config.base_url:
-            raise click.ClickException(
-                f"no API key: set the environment variable {config.api_key_env} (or name another with "
-                "--api-key-env), or point --base-url at a server that needs none"
-            )
-        judge = build_judge_or_exit("llm", ray_address if not dry_run else None, ray_workers, llm=config,
-                                    samples=samples, consistency_check=consistency_check)
-        if dry_run:
-            _echo_invalid(entries)
-            est = judge.estimate(items)
-            click.echo(f"Dry run for {len(items)} row(s) with {config.model} at {config.endpoint()} (nothing sent):")
-            click.echo(f"  requests: {est.requests} (more if answers need a re-ask)")
-            click.echo(f"  prompt tokens: ~{est.prompt_tokens}; completion tokens: ~{est.completion_tokens}")
-            click.echo(f"  estimated cost: {_usd(est.cost_usd)}")
-            return
-    else:
-        if dry_run:
-            click.echo(f"Dry run: the {kind} judge runs on this machine; {len(items)} row(s), no requests, no cost.")
-            return
-        judge = build_judge_or_exit(kind, ray_address, ray_workers,
-                                    model_path=str(model_path) if model_path else None, options=judge_option,
-                                    workers=workers)
+    declared = JUDGE_KINDS.get(kind)
+    # The LLM settings go to every kind that calls a network (the llm kind reads them; a
+    # plugin's kind takes its own --judge-option); a local kind gets its model file and workers.
+    config = _llm_config(llm_options) if declared.calls_network else None
+    changes: dict[str, Any] = (
+        {"llm": config, "samples": samples, "consistency_check": consistency_check, "options": judge_option}
+        if declared.calls_network else
+        {"model_path": str(model_path) if model_path else None, "options": judge_option, "workers": workers})
+    if dry_run:
+        _dry_run(file, kind, changes, metrics)
+        return
+    endpoint_options = "api_key_env" in declared.option_names()  # the kind reads --model, --base-url, the key
+    if endpoint_options and config is not None and not config.has_key() and not config.base_url:
+        raise click.ClickException(
+            f"no API key: set the environment variable {config.api_key_env} (or name another with "
+            "--api-key-env), or point --base-url at a server that needs none"
+        )
+    judge = build_judge_or_exit(kind, ray_address, ray_workers, **changes)
     if out is None:
         raise click.UsageError("--out is required (except with --dry-run)")
-    if ray_address and kind == "llm":
-        click.echo("--ray: the LLM judge's calls stay in this process under one rate limiter", err=True)
+    if ray_address and declared.ray == "driver":
+        click.echo(f"--ray: the {kind} judge's calls stay in this process under one rate limiter", err=True)
     summary = _judge_file(file, out, judge, mode, metrics)
-    from rag_eval.judges.kinds import JUDGE_KINDS
-
-    local = not JUDGE_KINDS.uses_llm(kind)
+    local = not declared.calls_network
     model = getattr(judge, "model", None)  # the local judge's fitted model says how far to trust it
     note = model.quality_note() if local and model is not None else None
     calibration = getattr(judge, "calibration", None)
@@ -309,6 +289,26 @@ def judge_command(file: Path | None, out: Path | None, kind: str, mode: str, sam
         for line in summary.errors:
             click.echo(f"  {line}", err=True)
     apply_gate(gate, summary, "rows")
+
+
+def _dry_run(file: Path, kind: str, changes: dict[str, Any], metrics: list[str] | None) -> None:
+    """What judging ``file`` would send, read as the run reads it (nothing is sent)."""
+    from rag_eval.io.rows import FileFormatError
+    from rag_eval.judges.factory import JudgeUsageError, judge_spec
+    from rag_eval.runs.engine import item_metrics
+    from rag_eval.runs.estimate import estimate_run
+    from rag_eval.runs.sources import RowsSource
+
+    try:
+        estimate = estimate_run(RowsSource(path=file), judge_spec(kind, **changes), item_metrics(metrics))
+    except (FileFormatError, OSError) as err:
+        raise click.ClickException(str(err)) from err
+    except JudgeUsageError as err:
+        from rag_eval.cli.exits import InputError
+
+        raise InputError(str(err)) from None
+    click.echo(f"Dry run of {file.name} (nothing sent):")
+    click.echo("\n".join(f"  {line}" for line in estimate.lines()))
 
 
 def _judge_file(file: Path, out: Path, judge: Any, mode: str, metrics: list[str] | None = None) -> EvaluationSummary:

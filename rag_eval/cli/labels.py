@@ -181,14 +181,14 @@ def status_command(run: str, db: str | None) -> None:
 @_db_option
 def rejudge_command(run: str, judge_name: str, reviewed_only: bool, db: str | None) -> None:
     """Judge RUN's rows again with another judge, as a new run (compare them in the Judges view)."""
-    from rag_eval.judges.registry import make_judge
+    from rag_eval.judges.factory import build_judge
     from rag_eval.labels.rerun import rejudge_run
 
     store = _store(db)
     run_id = _run_id(store, run)
     only = {s["item_id"] for s in store.human_labels(run_id)} if reviewed_only else None
     try:
-        judge = make_judge(judge_name)
+        judge = build_judge(judge_name)
         new_id = rejudge_run(store, run_id, judge, only=only)
     except (ValueError, OSError) as err:
         raise click.ClickException(str(err)) from None

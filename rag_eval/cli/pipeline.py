@@ -258,10 +258,10 @@ def _run_source(dataset: str, config: RagConfig, collection: str, judge: Any, ju
     from rag_eval.runs.sources import RagSource, RowsSource
 
     if judge_only:
-        from rag_eval.runs.prepare import read_rows_to_judge
+        from rag_eval.datasets.io import iter_raw
         from rag_eval.runs.row_cache import RowCache
 
-        if next(iter(read_rows_to_judge(dataset, stream=True)), None) is None:
+        if next(iter(iter_raw(dataset)), None) is None:
             raise click.ClickException(f"{dataset}: no rows")
         # read as a stream: a file of a million rows is never held whole
         return RowsSource(path=dataset, label=dataset, row_cache=RowCache.for_judge(judge)), dataset

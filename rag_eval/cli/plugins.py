@@ -72,8 +72,8 @@ def judges_list() -> None:
     from rag_eval.judges.kinds import JUDGE_KINDS
 
     for kind in JUDGE_KINDS:
-        options = ", ".join(kind.options.model_fields) if kind.options is not None else "-"
-        runs = "LLM endpoint" if kind.uses_llm else "this machine"
+        options = ", ".join(kind.option_names()) or "-"
+        runs = "calls a network" if kind.calls_network else "this machine"
         click.echo(f"{kind.name}  [{runs}]  options: {options}  from: {kind.origin}  {kind.help}".rstrip())
     _plugin_errors(JUDGE_KINDS.plugin_errors)
 

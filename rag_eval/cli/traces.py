@@ -170,7 +170,10 @@ def annotate_cmd(run_ref: str, phoenix_url: str, db: str | None, rows_path: str 
     run = store.get_run(run_id)
     records = store.items(run_id)
     rows_by_id = _rows_by_id(rows_path or run.get("dataset_path"))
-    plan = plan_annotations(records, run_id, rows_by_id=rows_by_id, identifier=identifier)
+    from rag_eval.judges.kinds import JUDGE_KINDS
+
+    plan = plan_annotations(records, run_id, calls_network=JUDGE_KINDS.calls_network, rows_by_id=rows_by_id,
+                            identifier=identifier)
     if plan.missing:
         click.echo(f"{len(plan.missing)} item(s) carry no trace id / root span (e.g. {plan.missing[0]}); "
                    "left out", err=True)

@@ -23,9 +23,12 @@ from rag_eval.judges.prompts import ANSWER_MATCH_PROMPT_ID, answer_match_message
 from rag_eval.llm import errors
 from rag_eval.llm.client import Completion, LLMClient
 from rag_eval.llm.config import LLMConfig
+from rag_eval.llm.pricing import CostEstimate, dry_run_estimate
 from rag_eval.schema import JudgeStatus
 
 MATCH_MAX_TOKENS = 400
+#: Expected answer size for dry runs: ``{"is_matching": ..., "reasoning": "<a sentence or two>"}``.
+EXPECTED_MATCH_TOKENS = 50
 
 
 @dataclass(slots=True)
@@ -89,6 +92,12 @@ def parse_match(text: str) -> MatchOutput | str:
         return MatchOutput.model_validate(value)
     except ValidationError as err:
         return f"wrong schema: {validation_message(err)}"
+
+
+def estimate_matching(items: Sequence[tuple[str, str, str]], config: LLMConfig) -> CostEstimate:
+    """What matching ``(question, reference, predicted)`` triples sends: one chat each."""
+    return dry_run_estimate([answer_match_messages(*item) for item in items], config.model, EXPECTED_MATCH_TOKENS,
+                            config.prices, purpose="answer match")
 
 
 class AnswerMatchJudge:

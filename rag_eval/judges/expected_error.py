@@ -23,116 +23,41 @@ from __future__ import annotations
 
 from typing import Any
 
-from rag_eval.metrics.registry import TRACE_METRICS
-
-#: Run-summary metric name -> the name the judge's own figures use: the registry's TRACe
-#: metrics measured by an RMSE (adherence is measured by an AUROC), under RAGBench's short
-#: names (``rmse_relevance``, ``rmse_utilization``, ``rmse_completeness``).
-METRICS = {name: name.removeprefix("context_") for name in TRACE_METRICS if name != "adherence"}
-SOURCE_CALIBRATION = "calibration"
-SOURCE_HELD_OUT = "leave_one_domain_out"
-SOURCE_UNKNOWN = "unknown"
-
-
-def _local_held_out(model: Any) -> dict[str, Any]:
-    quality = (getattr(model, "metadata", None) or {}).get("held_out_quality") or {}
-    mean, per = quality.get("mean") or {}, quality.get("per_subset") or {}
-    metrics = {}
-    for run_name, name in METRICS.items():
-        key = f"rmse_{name}"
-        if key not in mean:
-            continue
-        worst = max((float(v[key]) for v in per.values() if key in v), default=None)
-        metrics[run_name] = {"rmse": round(float(mean[key]), 3),
-                             "range": [round(min(float(v[key]) for v in per.values()), 3), round(worst, 3)]
-                             if worst is not None else None}
-    auroc = mean.get("auroc")
-    return {
-        "source": SOURCE_HELD_OUT if metrics else SOURCE_UNKNOWN,
-        "basis": (f"local:{model.version} on RAGBench domains it was not trained on (leave one domain out, "
-                  f"{len(per)} domains: mean, and the range over domains); not measured on this domain"
-                  if metrics else f"local:{getattr(model, 'version', '?')} carries no held-out figures"),
-        "metrics": metrics,
-        **({"hallucination_auroc": round(float(auroc), 3)} if auroc is not None else {}),
-    }
-
-
-def _from_calibration(calibration: dict[str, Any], fallback: dict[str, Any]) -> dict[str, Any]:
-    cv = calibration.get("cross_validation")
-    if cv is None:  # format 1: figures on a small hold-out, no intervals
-        held = calibration.get("held_out") or {}
-        after = held.get("after") or {}
-        metrics = {run_name: {"rmse": round(float(after[f"rmse_{name}"]), 3), "range": None}
-                   for run_name, name in METRICS.items() if after.get(f"rmse_{name}") is not None}
-        return {"source": SOURCE_CALIBRATION,
-                "basis": (f"calibration '{calibration.get('name')}' (format 1): measured on {held.get('rows', 0)} "
-                          "held-out row(s) of this domain, no interval; fit it again for cross-validated figures"),
-                "metrics": metrics or fallback["metrics"]}
-    metrics = {}
-    for run_name, name in METRICS.items():
-        m = cv["metrics"].get(name)
-        if m is not None:
-            metrics[run_name] = {"rmse": round(float(m["after"]), 3), "interval": m.get("after_interval"),
-                                 "range": None}
-    auroc = (cv.get("auroc") or {}).get("after") or {}
-    return {
-        "source": SOURCE_CALIBRATION,
-        "basis": (f"calibration '{calibration.get('name')}': cross-validated on {cv['rows']} labelled row(s) of this "
-                  "domain (95% bootstrap interval)"),
-        "metrics": metrics,
-        **({"hallucination_auroc": auroc["value"]} if auroc.get("measured") else
-           {"hallucination_auroc_unmeasured": auroc.get("reason")} if auroc else {}),
-    }
+from rag_eval.judges.local_error import (  # noqa: F401 - the figures' names, used by callers
+    METRICS,
+    SOURCE_CALIBRATION,
+    SOURCE_HELD_OUT,
+    SOURCE_UNKNOWN,
+    for_local_model,
+)
 
 
 def expected_judge_error(judge: Any) -> dict[str, Any]:
     """The expected error of ``judge`` (any judge object with a ``name``) as a JSON-able
     dict: ``judge``, ``source`` (calibration / leave_one_domain_out / unknown),
     ``basis`` (in words), ``metrics`` (run metric name -> ``rmse``, ``interval`` or
-    ``range``)."""
+    ``range``). Its kind says it (:attr:`rag_eval.judges.kinds.JudgeKind.expected_error`);
+    a kind that declares none: unknown."""
+    return _of_kind(judge)
+
+
+def _of_kind(judge: Any, calibration: str | None = None, label: str | None = None) -> dict[str, Any]:
+    """What the kind of ``judge`` (an object, or a recorded judge name) declares; unknown
+    (named ``label``) when it declares nothing."""
+    from rag_eval.judges.kinds import JUDGE_KINDS
+
     name = str(getattr(judge, "name", judge))
-    model = getattr(judge, "model", None)
-    if name.startswith("local:") and model is not None:
-        held = _local_held_out(model)
-        calibration = getattr(judge, "calibration", None)
-        if calibration:
-            from rag_eval.judges.calibration import load_calibration
-
-            try:
-                full = load_calibration(str(calibration["name"]))
-            except (FileNotFoundError, ValueError):
-                full = None
-            if full is not None and full.get("sha256") == calibration.get("sha256"):
-                return {"judge": name, **_from_calibration(full, held)}
-        return {"judge": name, **held}
-    return {"judge": name, "source": SOURCE_UNKNOWN, "metrics": {},
-            "basis": ("unknown: no measurement says how far this judge's labels are from a human's here; "
-                      "review rows on the Judges page to measure it")}
-
-
-def for_local_model(model: Any, name: str | None = None) -> dict[str, Any]:
-    """The shipped local judge's held-out figures (no judge object needed)."""
-    return {"judge": name or f"local:{model.version}", **_local_held_out(model)}
+    declared = JUDGE_KINDS.find(name)
+    found = declared.expected_error(judge, calibration) if declared is not None and declared.expected_error else None
+    return found or {"judge": label or name, "source": SOURCE_UNKNOWN, "metrics": {},
+                     "basis": ("unknown: no measurement says how far this judge's labels are from a human's here; "
+                               "review rows on the Judges page to measure it")}
 
 
 def for_judge_name(name: str | None, calibration: str | None = None) -> dict[str, Any]:
     """From a stored run's judge name / configuration alone (runs stored before runs
-    carried their expected error): the local judge's figures, else unknown."""
-    if name and name.startswith("local"):
-        from rag_eval.judges.local import LocalModel
-
-        model = LocalModel.load()
-        base = for_local_model(model)
-        if calibration:
-            from rag_eval.judges.calibration import load_calibration
-
-            try:
-                return {"judge": f"local:{model.version}+{calibration}",
-                        **_from_calibration(load_calibration(calibration), base)}
-            except (FileNotFoundError, ValueError):
-                base["basis"] += f" (calibration '{calibration}' not found here)"
-        return base
-    return expected_judge_error(name or "unknown judge")
+    carried their expected error): what the judge's kind says, else unknown."""
+    return _of_kind(name or "unknown judge", calibration)
 
 
 def for_run(run: dict[str, Any]) -> dict[str, Any]:
@@ -143,9 +68,8 @@ def for_run(run: dict[str, Any]) -> dict[str, Any]:
         return dict(stored)
     judge = (run.get("config") or {}).get("judge") or {}
     kind = judge.get("kind") if isinstance(judge, dict) else None
-    if kind == "local":
-        return for_judge_name("local", judge.get("calibration"))
-    return expected_judge_error(f"{kind or 'unknown'} judge")
+    calibration = judge.get("calibration") if isinstance(judge, dict) else None
+    return _of_kind(str(kind or ""), calibration, label=f"{kind or 'unknown'} judge")
 
 
 def metric_error(expected: dict[str, Any], metric: str) -> float | None:

@@ -49,7 +49,8 @@ def judge_spec(config: Any, **changes: Any) -> JudgeSpec:
         spec = JudgeSpec(kind=kind, calibration=calibration or None)
     else:
         kind = str(getattr(config, "kind", "local"))
-        _kind(kind)
+        if getattr(config, "calibration", None) is not None and not _kind(kind).calibrated:
+            raise JudgeUsageError(f"judge {kind!r} takes no calibration (a calibration is for local:NAME)")
         spec = JudgeSpec(kind=kind, calibration=getattr(config, "calibration", None),
                          model=getattr(config, "model", None), base_url=getattr(config, "base_url", None),
                          api_key_env=getattr(config, "api_key_env", None), prompt_id=getattr(config, "prompt_id", None),
@@ -64,13 +65,13 @@ def build_judge(config: Any = "local", ray: RaySpec | None = None, **changes: An
     ``llm``...). Raises :class:`JudgeUsageError` before any work when it cannot be built."""
     spec = judge_spec(config, **changes)
     declared = _kind(spec.kind)
-    declared.validate_options(spec.options)  # a usage error before anything is built
+    spec = declared.resolve(spec)  # a bad option is a usage error before anything is built
     if ray is not None:
         from rag_eval.judges.ray import ray_judge, require_ray
 
         require_ray()
         # Ray spreads the rows over its actors: each actor's judge is one process.
-        return ray_judge(replace(spec, workers=1), ray, build_from_spec, in_driver=declared.uses_llm)
+        return ray_judge(replace(spec, workers=1), ray, build_from_spec, in_driver=declared.ray == "driver")
     return declared.build(spec)
 
 

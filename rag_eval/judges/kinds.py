@@ -1,10 +1,27 @@
 """The judge-kind registry: every kind of judge ``build_judge`` can make, declared once.
 
-A :class:`JudgeKind` says how to build the judge (``build(spec)``), which options it takes
-(a pydantic model, validated before any row is read, like simonw/llm's ``Options``),
-whether it calls an LLM endpoint (``uses_llm``: a key, cost, one rate limiter in the Ray
-driver) or runs on this machine (spread over Ray actors with ``--ray``), and a help line.
-Entry points ask this registry instead of assuming "not llm means local".
+A :class:`JudgeKind` says everything the rest of the code needs to know about a kind, so no
+module outside the kind's own asks for its name:
+
+- ``build``: ``factory(options)`` (a plugin: called with its validated options) or
+  ``from_spec(spec)`` (the built-in kinds, which read the :class:`JudgeSpec` fields);
+- ``options``: a pydantic model of the options it takes, validated before any row is read
+  (like simonw/llm's ``Options``); an unknown or bad option is a usage error naming it and
+  listing the allowed ones. ``rag-eval judges list`` shows them for every kind;
+- ``calls_network``: whether it sends requests to an endpoint (a key, cost, a rate limit)
+  or runs on this machine. The dry run, Batch and Settings read it;
+- ``estimate(rows, spec)``: what judging ``rows`` will send, as
+  :class:`~rag_eval.llm.pricing.CostEstimate` s (one per purpose), or None for a free local
+  kind. ``rows`` are the run's usable rows (:class:`rag_eval.runs.sources.SourceItem`:
+  ``item``, the :class:`~rag_eval.schema.EvalItem` the judge reads, plus ``question``,
+  ``answer`` and ``reference_answer``); :mod:`rag_eval.runs.estimate` adds the answers and
+  the metrics;
+- ``expected_error(judge, calibration)``: how far its labels are expected to be from a
+  human's (:mod:`rag_eval.judges.expected_error`), given the judge object or a run's
+  recorded judge name; None (the default): "unknown", to be measured by a review;
+- ``ray``: ``"actors"`` (each Ray actor builds the judge from the spec) or ``"driver"``
+  (it stays in this process under one rate limiter); by default ``driver`` when it calls
+  a network.
 
 The built-in kinds (``llm``, ``local``, and ``lexical``: the word-overlap reference,
 :mod:`rag_eval.judges.lexical`) register here exactly as a plugin's do. A plugin
@@ -25,51 +42,64 @@ declares an entry point in group ``rag_eval.judges`` naming a :class:`JudgeKind`
     overlap = JudgeKind(name="overlap", factory=OverlapJudge, options=Options, help="Word overlap")
 
 It is then ``--judge overlap`` on every entry point, a choice in Settings, and runs on
-Ray actors like the local judge. A plugin that fails to import is named in
-:attr:`JudgeKinds.plugin_errors`; the rest still works.
+Ray actors like the local judge. A kind that calls a paid endpoint also gives
+``calls_network=True`` and an ``estimate``, so ``--dry-run`` and Batch state its cost. A
+plugin that fails to import is named in :attr:`JudgeKinds.plugin_errors`; the rest still works.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rag_eval.judges.base import Judge, JudgeSpec, JudgeUsageError
 from rag_eval.judges.lexical import LexicalJudge, LexicalOptions
+from rag_eval.llm.pricing import CostEstimate
 from rag_eval.metrics.registry import PluginError, load_entry_points
 
 JUDGES_GROUP = "rag_eval.judges"
+#: ``estimate(rows, spec)``: rows with ``item``, ``question``, ``answer``, ``reference_answer``.
+Estimator = Callable[[Sequence[Any], JudgeSpec], Sequence[CostEstimate] | None]
+#: ``expected_error(judge object or recorded judge name, calibration name)`` -> a dict, or None (unknown).
+ExpectedError = Callable[[Any, str | None], dict[str, Any] | None]
 
 
 @dataclass(frozen=True)
 class JudgeKind:
-    """One kind of judge. Either ``factory(options)`` (a plugin: options validated by the
-    ``options`` model from :attr:`JudgeSpec.options`) or ``from_spec(spec)`` (the built-in
-    kinds, which read the spec's own fields) builds it."""
+    """One kind of judge (see the module docstring for each field)."""
 
     name: str
     factory: Callable[[Any], Judge] | None = None
     options: type[BaseModel] | None = None
-    uses_llm: bool = False
+    calls_network: bool = False
     help: str = ""
     origin: str = "rag_eval"
     from_spec: Callable[[JudgeSpec], Judge] | None = None
     #: takes a stored calibration (``local:NAME``)
     calibrated: bool = False
+    estimate: Estimator | None = field(default=None, compare=False)
+    expected_error: ExpectedError | None = field(default=None, compare=False)
+    ray: Literal["actors", "driver"] | None = None
 
     def __post_init__(self) -> None:
         if (self.factory is None) == (self.from_spec is None):
             raise ValueError(f"judge kind {self.name!r}: give factory or from_spec")
         if not self.name.replace("_", "").replace("-", "").isalnum() or ":" in self.name:
             raise ValueError(f"judge kind {self.name!r}: letters, digits, - and _ only")
+        if self.ray is None:
+            object.__setattr__(self, "ray", "driver" if self.calls_network else "actors")
+
+    def option_names(self) -> tuple[str, ...]:
+        return tuple(self.options.model_fields) if self.options is not None else ()
 
     def validate_options(self, options: Mapping[str, Any] | None) -> BaseModel | None:
-        """The options model of ``options``; a usage error names what is wrong."""
+        """The options model of ``options``; a usage error names what is wrong and the allowed options."""
+        allowed = ", ".join(self.option_names()) or "none"
         if self.options is None:
             if options:
                 raise JudgeUsageError(f"judge {self.name!r} takes no options (got {', '.join(sorted(options))})")
@@ -78,16 +108,25 @@ class JudgeKind:
             return self.options.model_validate(dict(options or {}))
         except ValidationError as err:
             problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in err.errors())
-            raise JudgeUsageError(f"judge {self.name!r} options: {problems}") from None
+            raise JudgeUsageError(f"judge {self.name!r} options: {problems} (options: {allowed})") from None
+
+    def resolve(self, spec: JudgeSpec) -> JudgeSpec:
+        """``spec`` with a built-in kind's validated options moved into its own fields
+        (``{"model": ..., "samples": 3}`` -> ``spec.model``, ``spec.samples``); a plugin's
+        options stay in ``spec.options``. Raises the usage error of a bad option."""
+        validated = self.validate_options(spec.options)
+        if self.from_spec is None or validated is None:
+            return spec
+        return replace(spec, options=None, **validated.model_dump(exclude_unset=True))
 
     def build(self, spec: JudgeSpec) -> Judge:
+        spec = self.resolve(spec)
         if self.from_spec is not None:
             return self.from_spec(spec)
-        options = self.validate_options(spec.options)
         if self.factory is None:  # __post_init__ rules it out
             raise JudgeUsageError(f"judge kind {self.name!r} has no factory")
         try:
-            return self.factory(options)
+            return self.factory(self.validate_options(spec.options))
         except (OSError, ValueError, ImportError) as err:
             raise JudgeUsageError(f"cannot build the {self.name} judge: {err}") from err
 
@@ -125,8 +164,6 @@ class JudgeKinds:
     def _register_loaded(self, obj: Any, origin: str) -> None:
         if not isinstance(obj, JudgeKind):
             raise TypeError(f"the entry point gave {type(obj).__name__}, not a rag_eval JudgeKind")
-        from dataclasses import replace
-
         self.register(replace(obj, origin=origin) if obj.origin == "rag_eval" else obj)
 
     def reload_plugins(self) -> list[PluginError]:
@@ -137,6 +174,8 @@ class JudgeKinds:
         return list(self.plugin_errors)
 
     def find(self, name: str) -> JudgeKind | None:
+        """The kind of ``name``: a kind, ``local:NAME``, or a recorded judge name such as
+        ``llm:gpt-4o-mini``; None for a name no kind declares."""
         base = name.split(":", 1)[0]
         if base not in self._kinds:
             self._ensure()
@@ -157,29 +196,72 @@ class JudgeKinds:
         self._ensure()
         return iter(list(self._kinds.values()))
 
-    def uses_llm(self, name: str | None) -> bool:
-        """Whether the judge ``name`` (a kind, ``local:NAME``, or a recorded judge name
-        such as ``llm:gpt-4o-mini``) calls an LLM endpoint; unknown names do not."""
+    def calls_network(self, name: str | None) -> bool:
+        """Whether the judge ``name`` (a kind, ``local:NAME``, or a recorded judge name)
+        calls an endpoint; unknown names do not."""
         found = self.find(str(name or ""))
-        return bool(found and found.uses_llm)
+        return bool(found and found.calls_network)
 
 
-# The built-in kinds' builders (plugins register theirs the same way).
+# ---------------------------------------------------------------- the built-in kinds
+class LLMJudgeOptions(BaseModel):
+    """Options of the ``llm`` judge (the key comes from the variable ``api_key_env`` names,
+    never from an option)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    concurrency: int | None = Field(None, ge=1)
+    samples: int = Field(1, ge=1)
+    consistency_check: bool = False
+    prompt_id: str | None = None
+
+
+class LocalJudgeOptions(BaseModel):
+    """Options of the ``local`` judge."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model_path: str | None = None
+    calibration: str | None = None
+    workers: int | None = Field(None, ge=1)
+
+
+def llm_config_of(spec: JudgeSpec) -> Any:
+    """The :class:`~rag_eval.llm.config.LLMConfig` the ``llm`` judge of ``spec`` uses."""
+    from rag_eval.llm.config import LLMConfig
+
+    if spec.llm is not None:
+        return spec.llm
+    settings = {k: v for k, v in {"model": spec.model, "base_url": spec.base_url, "api_key_env": spec.api_key_env,
+                                  "concurrency": spec.concurrency}.items() if v is not None}
+    try:
+        return LLMConfig.from_settings(**settings)
+    except ValueError as err:
+        raise JudgeUsageError(f"cannot configure the LLM judge: {err}") from err
+
+
 def _llm(spec: JudgeSpec) -> Judge:
     from rag_eval.judges.llm import LLMJudge
     from rag_eval.judges.prompts import TRACE_PROMPT_ID
-    from rag_eval.llm.config import LLMConfig
 
-    config = spec.llm
-    if config is None:
-        settings = {k: v for k, v in {"model": spec.model, "base_url": spec.base_url, "api_key_env": spec.api_key_env,
-                                      "concurrency": spec.concurrency}.items() if v is not None}
-        try:
-            config = LLMConfig.from_settings(**settings)
-        except ValueError as err:
-            raise JudgeUsageError(f"cannot configure the LLM judge: {err}") from err
-    return LLMJudge(config, samples=spec.samples or 1, consistency_check=spec.consistency_check,
+    return LLMJudge(llm_config_of(spec), samples=spec.samples or 1, consistency_check=spec.consistency_check,
                     prompt_id=spec.prompt_id or TRACE_PROMPT_ID)
+
+
+def _llm_estimate(rows: Sequence[Any], spec: JudgeSpec) -> list[CostEstimate]:
+    """The TRACe labelling (x samples) of every row, and the answer match of the rows with a
+    reference (it runs on the LLM judge's endpoint: :func:`rag_eval.judges.factory.answer_matcher_for`)."""
+    from rag_eval.judges.answer_match import estimate_matching
+    from rag_eval.judges.llm import estimate_judging
+    from rag_eval.judges.prompts import TRACE_PROMPT_ID
+
+    config = llm_config_of(spec)
+    judged = estimate_judging([r.item for r in rows], config, spec.samples or 1, spec.prompt_id or TRACE_PROMPT_ID)
+    matched = [r for r in rows if r.reference_answer and r.answer]
+    return [judged, estimate_matching([(r.question, str(r.reference_answer), str(r.answer)) for r in matched], config)]
 
 
 def _local(spec: JudgeSpec) -> Judge:
@@ -193,10 +275,18 @@ def _local(spec: JudgeSpec) -> Judge:
         raise JudgeUsageError(f"cannot load the local judge: {str(err).splitlines()[0] if str(err) else err!r}") from err
 
 
+def _local_expected_error(judge: Any, calibration: str | None) -> dict[str, Any] | None:
+    from rag_eval.judges.local_error import local_expected_error
+
+    return local_expected_error(judge, calibration)
+
+
 JUDGE_KINDS = JudgeKinds()
-JUDGE_KINDS.register(JudgeKind("llm", from_spec=_llm, uses_llm=True,
+JUDGE_KINDS.register(JudgeKind("llm", from_spec=_llm, options=LLMJudgeOptions, calls_network=True,
+                               estimate=_llm_estimate,
                                help="An LLM labels every sentence (any OpenAI-compatible endpoint)."))
-JUDGE_KINDS.register(JudgeKind("local", from_spec=_local, calibrated=True,
+JUDGE_KINDS.register(JudgeKind("local", from_spec=_local, options=LocalJudgeOptions, calibrated=True,
+                               expected_error=_local_expected_error,
                                help="The offline learned judge (ONNX encoder + heads); local:NAME with a calibration."))
 JUDGE_KINDS.register(JudgeKind("lexical", factory=LexicalJudge, options=LexicalOptions,
                                help="Word overlap, the reference a judge should beat (no model, no network, no cost)."))

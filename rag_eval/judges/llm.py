@@ -29,7 +29,6 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from statistics import mean
 from typing import Any
 
 from rag_eval.judges.accounting import CallLog, error_text, status_for_error
@@ -55,6 +54,15 @@ DEFAULT_SAMPLE_TEMPERATURE = 0.7
 # Expected answer size for dry runs: fixed fields plus one support entry per sentence.
 EXPECTED_BASE_TOKENS = 150
 EXPECTED_TOKENS_PER_RESPONSE_SENTENCE = 60
+
+
+def estimate_judging(items: Sequence[EvalItem], config: LLMConfig, samples: int = 1,
+                     prompt_id: str = TRACE_PROMPT_ID) -> CostEstimate:
+    """What labelling ``items`` sends (no request is made): each item's chat ``samples``
+    times, answered with fixed fields plus one support entry per response sentence."""
+    expected = [EXPECTED_BASE_TOKENS + EXPECTED_TOKENS_PER_RESPONSE_SENTENCE * len(i.response_sentences) for i in items]
+    return dry_run_estimate([trace_messages(i, prompt_id) for i in items], config.model, expected, config.prices,
+                            samples=samples, purpose="judge")
 
 
 @dataclass(slots=True)
@@ -113,16 +121,6 @@ class LLMJudge:
     # -- planning ------------------------------------------------------------------------
     def messages_for(self, item: EvalItem) -> list[dict[str, str]]:
         return trace_messages(item, self.prompt_id)
-
-    def estimate(self, items: Sequence[EvalItem]) -> CostEstimate:
-        """Dry-run token/cost estimate for judging ``items`` (no request is made)."""
-        expected = EXPECTED_BASE_TOKENS + EXPECTED_TOKENS_PER_RESPONSE_SENTENCE * (
-            mean(len(i.response_sentences) for i in items) if items else 0
-        )
-        return dry_run_estimate(
-            [self.messages_for(i) for i in items], self.config.model, round(expected),
-            self.config.prices, samples=self.samples,
-        )
 
     # -- one call ------------------------------------------------------------------------
     async def _call(

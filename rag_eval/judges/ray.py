@@ -149,35 +149,24 @@ class _Worker:
         return self.pid
 
 
-def _local_judge(spec: JudgeSpec) -> Judge:
-    """The local judge of ``spec`` (what a :class:`RayJudge` made without ``build`` runs;
-    :func:`~rag_eval.judges.factory.build_judge` passes its own builder)."""
-    from rag_eval.judges.local import LocalJudge
-
-    return LocalJudge(model_path=spec.model_path, calibration=spec.calibration)
-
-
 def _failed(item: EvalItem, name: str, reason: str) -> JudgeResult:
     return JudgeResult(item_id=item.id, status=JudgeStatus.PROVIDER_ERROR, error=reason, judge=name,
                        extra={"judge_kind": name.split(":", 1)[0], "ray": True})
 
 
 class RayJudge:
-    """A :class:`~rag_eval.judges.base.Judge` running the local judge ``spec`` names on
-    ``workers`` Ray actors. ``address`` is a cluster address (``"auto"``,
+    """A :class:`~rag_eval.judges.base.Judge` running the judge ``spec`` names on ``workers``
+    Ray actors, each built by ``build(spec)`` (:func:`~rag_eval.judges.factory.build_from_spec`,
+    a top-level function the actors import). ``address`` is a cluster address (``"auto"``,
     ``"ray://host:10001"``) or ``None`` to start a local Ray instance with ``workers`` CPUs.
-    ``spec`` may also be the local judge's options as a dict (``model_path``,
-    ``calibration``). ``driver_judge`` is the same judge built in this process (it names
-    the judge and checked that the model and calibration load)."""
+    ``driver_judge`` is the same judge built in this process (it names the judge and checked
+    that the model and calibration load)."""
 
-    def __init__(self, spec: JudgeSpec | dict[str, Any] | None = None, address: str | None = None, workers: int = 2,
-                 chunk_rows: int = CHUNK_ROWS, max_in_flight: int | None = None,
-                 build: Callable[[JudgeSpec], Judge] | None = None):
+    def __init__(self, spec: JudgeSpec, build: Callable[[JudgeSpec], Judge], address: str | None = None,
+                 workers: int = 2, chunk_rows: int = CHUNK_ROWS, max_in_flight: int | None = None):
         if workers < 1:
             raise ValueError(f"--ray-workers must be >= 1, got {workers}")
-        if not isinstance(spec, JudgeSpec):
-            spec = JudgeSpec(kind="local", **dict(spec or {}))
-        self.build = build or _local_judge
+        self.build = build
         driver_judge = self.build(spec)
         if isinstance(spec.calibration, str):  # the workers get the loaded calibration, not a file name
             from rag_eval.judges.calibration import load_calibration
@@ -313,4 +302,4 @@ def ray_judge(spec: JudgeSpec, ray: RaySpec, build: Callable[[JudgeSpec], Judge]
     ``in_driver`` (an LLM judge: its calls stay in the driver under one rate limiter)."""
     if in_driver:
         return build(spec)
-    return RayJudge(spec, address=ray.address, workers=ray.workers, build=build)
+    return RayJudge(spec, build, address=ray.address, workers=ray.workers)

@@ -49,6 +49,8 @@ RUBRIC_INPUTS = ("question", "response", "documents", "reference")
 TOP_LOGPROBS = 10
 #: Below this share of probability on score tokens the weighted mean is not trusted.
 MIN_SCORE_MASS = 0.5
+#: Expected answer size for dry runs: the score on one line, a one-sentence reason on the next.
+EXPECTED_ANSWER_TOKENS = 30
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 _INTEGER = re.compile(r"-?\d+")
 
@@ -279,6 +281,20 @@ def rubric_metric(rubric: Rubric, llm: LLMConfig | None = None, samples: int | N
         return Explained({"mean": result.value, "spread": float(result.spread or 0.0)}, result.reason)
 
     needs = {"llm", *(n for n in rubric.inputs if n in ("response", "documents", "reference"))}
+
+    def estimate(items: Sequence[MetricItem]) -> Any:
+        """What scoring ``items`` sends (for :mod:`rag_eval.runs.estimate`): one chat per item
+        holding the rubric's inputs, ``samples`` times."""
+        from rag_eval.llm.pricing import dry_run_estimate
+
+        config = llm or LLMConfig.from_settings()
+        chats = [rubric_messages(rubric, {"question": i.question, "response": i.response,
+                                          "documents": list(i.documents), "reference": i.reference})
+                 for i in items if all(getattr(i, n) for n in needs - {"llm"})]
+        return dry_run_estimate(chats, config.model, EXPECTED_ANSWER_TOKENS, config.prices, samples=samples,
+                                purpose=rubric.name)
+
+    compute.estimate = estimate  # type: ignore[attr-defined]  # a metric that calls a network says what it sends
     low, high = rubric.score_range
     return Metric(name=rubric.name, label=rubric.readable_label, family="custom",
                   higher_is_better=rubric.higher_is_better, range=(float(low), float(high)), needs=frozenset(needs),

@@ -183,6 +183,11 @@ class LLMClient:
         )
         return aclient, key
 
+    @property
+    def waiting_on(self) -> str | None:
+        """The rate limit this client's requests wait on now (:attr:`AdaptiveLimiter.waiting_on`), or None."""
+        return next((s.limiter.waiting_on for s in list(self._sessions.values()) if s.limiter.waiting_on), None)
+
     @contextlib.asynccontextmanager
     async def session(self) -> AsyncIterator[_Session]:
         """Open (or reuse) this loop's session; closed when the outermost user exits."""

@@ -52,10 +52,18 @@ class AdaptiveLimiter:
         self._paused_until = 0.0
         self._slot_freed = asyncio.Event()
         self.waited_s = 0.0  # total time callers spent waiting, for reports
+        self._sleeping = 0  # callers waiting on a rate limit now
+        self._reason: str | None = None  # the limit the latest of them waits on
 
     @property
     def concurrency_cap(self) -> int:
         return max(1, math.ceil(self.concurrency * self.factor))
+
+    @property
+    def waiting_on(self) -> str | None:
+        """The limit requests are waiting on now ("the 60 requests/minute limit"), or None:
+        what a progress line names while the rate, not the work, sets the pace."""
+        return self._reason if self._sleeping else None
 
     @property
     def in_flight(self) -> int:
@@ -67,19 +75,20 @@ class AdaptiveLimiter:
             self._token_level = max(0.0, self._token_level - (now - self._token_time) * rate)
         self._token_time = now
 
-    def _wait_needed(self, tokens: float, now: float) -> float:
-        """Seconds until a request of ``tokens`` may start (0 = now)."""
-        wait = max(0.0, self._paused_until - now)
-        if self.rpm is not None:
-            wait = max(wait, self._next_request_at - now)
+    def _wait_needed(self, tokens: float, now: float) -> tuple[float, str | None]:
+        """Seconds until a request of ``tokens`` may start (0 = now), and the limit that
+        holds it longest, in words."""
+        wait, reason = max(0.0, self._paused_until - now), "the provider's pause after a 429 (Retry-After)"
+        if self.rpm is not None and self._next_request_at - now > wait:
+            wait, reason = self._next_request_at - now, f"the {self.rpm * self.factor:g} requests/minute limit"
         if self.tpm is not None:
             self._leak(now)
             capacity = self.tpm * self.factor
             # A request bigger than the whole bucket waits for an empty bucket.
             excess = self._token_level + tokens - capacity if tokens <= capacity else self._token_level
-            if excess > 0:
-                wait = max(wait, excess / (capacity / 60.0))
-        return wait
+            if excess > 0 and excess / (capacity / 60.0) > wait:
+                wait, reason = excess / (capacity / 60.0), f"the {capacity:g} tokens/minute limit"
+        return wait, reason if wait > 0 else None
 
     async def acquire(self, tokens: float = 0.0) -> None:
         """Wait for a concurrency slot and for the rate limits; then count the request."""
@@ -89,11 +98,15 @@ class AdaptiveLimiter:
                 await self._slot_freed.wait()
                 continue
             now = self._clock()
-            wait = self._wait_needed(tokens, now)
+            wait, reason = self._wait_needed(tokens, now)
             if wait <= 0:
                 break
             self.waited_s += wait
-            await self._sleep(wait)
+            self._sleeping, self._reason = self._sleeping + 1, reason
+            try:
+                await self._sleep(wait)
+            finally:
+                self._sleeping -= 1
         now = self._clock()
         self._in_flight += 1
         if self.rpm is not None:

@@ -89,14 +89,19 @@ def estimate_message_tokens(messages: Sequence[Mapping[str, Any]]) -> int:
 
 @dataclass(frozen=True, slots=True)
 class CostEstimate:
+    """What one part of a run will send (``purpose``: answers, judge, answer match, a
+    metric's name): requests, estimated tokens, and their cost (None: no price for ``model``)."""
+
     requests: int
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float | None
     model: str
+    purpose: str = "judge"
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "purpose": self.purpose,
             "model": self.model,
             "requests": self.requests,
             "prompt_tokens": self.prompt_tokens,
@@ -108,29 +113,20 @@ class CostEstimate:
 def dry_run_estimate(
     batch: Sequence[Sequence[Mapping[str, Any]]],
     model: str,
-    expected_completion_tokens: int,
+    expected_completion_tokens: int | Sequence[int],
     overrides: Mapping[str, Any] | None = None,
     samples: int = 1,
+    purpose: str = "judge",
 ) -> CostEstimate:
-    """What a batch of chats would cost, without sending anything. Completion tokens
-    are an expectation per call (the judge passes a typical answer size); re-asks are
-    not included, so treat the figure as a floor."""
-    return estimate_from_prompt_tokens([estimate_message_tokens(m) for m in batch], model,
-                                       expected_completion_tokens, overrides, samples)
-
-
-def estimate_from_prompt_tokens(
-    prompt_tokens: Sequence[int],
-    model: str,
-    expected_completion_tokens: int,
-    overrides: Mapping[str, Any] | None = None,
-    samples: int = 1,
-) -> CostEstimate:
-    """:func:`dry_run_estimate` from each chat's estimated prompt tokens
-    (:func:`estimate_message_tokens`), for a caller that keeps the counts, not the chats."""
+    """What a batch of chats would cost, without sending anything: each chat ``samples``
+    times. Completion tokens are an expectation (one figure for every call, or one per
+    chat: the caller knows a typical answer's size); re-asks are not included, so treat
+    the figure as a floor."""
     if samples < 1:
         raise ValueError(f"samples must be >= 1, got {samples}")
-    prompt = sum(prompt_tokens) * samples
-    completion = expected_completion_tokens * len(prompt_tokens) * samples
+    completions = ([expected_completion_tokens] * len(batch) if isinstance(expected_completion_tokens, int)
+                   else list(expected_completion_tokens))
+    prompt = sum(estimate_message_tokens(m) for m in batch) * samples
+    completion = sum(completions) * samples
     cost = cost_usd({"prompt_tokens": prompt, "completion_tokens": completion}, price_for(model, overrides))
-    return CostEstimate(len(prompt_tokens) * samples, prompt, completion, cost, model)
+    return CostEstimate(len(batch) * samples, prompt, completion, cost, model, purpose)

@@ -106,12 +106,6 @@ class JudgeConfig(_Frozen):
     calibration: str | None = None
     options: dict[str, Any] | None = None
 
-    @model_validator(mode="after")
-    def _calibration_is_local(self) -> JudgeConfig:
-        if self.calibration is not None and self.kind != "local":
-            raise ValueError("judge.calibration applies to the local judge only (kind: local)")
-        return self
-
 
 class RagConfig(_Frozen):
     """A named RAG system. See the module docstring for what the hash covers."""

@@ -1,6 +1,7 @@
-"""One preparation for rows that already carry a response ("judge these rows"), used by
-``rag-eval judge``, ``rag-eval run --judge-only`` and the dashboard's Batch page, so the
-same file gives the same ids, the same accepted fields and the same errors everywhere.
+"""One preparation for rows that already carry a response ("judge these rows"): what
+:class:`rag_eval.runs.sources.RowsSource` (``rag-eval judge`` and its ``--dry-run``, ``run
+--judge-only``, Batch, the API) does to each row, so the same file gives the same ids, the same
+accepted fields and the same errors everywhere.
 
 - Files are read with :func:`rag_eval.datasets.io.iter_raw` (the dataset formats with
   their CSV/Parquet encodings undone); a row's number is its line in a JSONL file (blank
@@ -18,14 +19,12 @@ same file gives the same ids, the same accepted fields and the same errors every
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from rag_eval.datasets.io import iter_raw
 from rag_eval.datasets.schema import JUDGED_ROW_COLUMNS, DatasetRow
 from rag_eval.datasets.validate import issues_from_validation_error
 from rag_eval.io.rows import RowError
@@ -166,20 +165,3 @@ def prepare_row(value: dict[str, Any] | RowError, row_number: int, source: str =
     except ValueError as err:
         return PreparedRow(row_number, item_id, question, error=RowError(source, row_number, None, str(err)))
     return PreparedRow(row_number, item_id, question, item=item, truth=truth)
-
-
-def prepare_rows(rows: Iterable[tuple[int, dict[str, Any] | RowError]], source: str = "dataset") -> list[PreparedRow]:
-    """:func:`prepare_row` over ``(row number, row or read error)`` pairs, in order."""
-    return [prepare_row(value, number, source) for number, value in rows]
-
-
-def read_rows_to_judge(path: str | Path, stream: bool = False) -> Any:
-    """The ``(row number, row or read error)`` pairs of a file, read the one way every
-    entry point reads rows to judge (a list; ``stream``: an iterator). Raises
-    ``FileFormatError`` when the file as a whole cannot be read."""
-    return iter(iter_raw(path)) if stream else list(iter_raw(path))
-
-
-def prepare_file(path: str | Path) -> list[PreparedRow]:
-    """Every row of ``path`` prepared, in file order."""
-    return prepare_rows(read_rows_to_judge(path), str(path))

@@ -195,6 +195,6 @@ def make_answer_judge(kind: str, llm_config: Any) -> Judge | None:
         return None
     if kind == "auto":
         kind = "llm" if (llm_config.base_url or llm_config.has_key()) else "local"
-    from rag_eval.judges.registry import make_judge
+    from rag_eval.judges.factory import build_judge
 
-    return make_judge("llm", config=llm_config) if kind == "llm" else make_judge("local")
+    return build_judge(kind, llm=llm_config)  # a kind that calls no endpoint ignores the LLM settings

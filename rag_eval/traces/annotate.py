@@ -17,7 +17,7 @@ the imported row with the same id.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,14 +26,7 @@ from rag_eval.metrics.registry import TRACE_METRICS
 PREFIX = "rag_eval."
 STATUS_NAME = PREFIX + "status"
 DEFAULT_IDENTIFIER = "rag-eval"
-CODE_JUDGES = ("local", "answer_match", "answer-match", "encoder", "calibrated", "fixed", "trivial")
 EXPLANATION_CHARS = 4_000
-
-
-def annotator_kind(judge_name: str | None) -> str:
-    """``CODE`` for a judge that runs here without a model call, ``LLM`` otherwise."""
-    name = (judge_name or "").lower()
-    return "CODE" if not name or name.startswith(CODE_JUDGES) else "LLM"
 
 
 @dataclass(slots=True)
@@ -87,9 +80,12 @@ def _annotation(span_id: str, name: str, kind: str, identifier: str, metadata: d
 
 
 def plan_annotations(records: Iterable[Mapping[str, Any]], run_id: str, *,
+                     calls_network: Callable[[str | None], bool],
                      rows_by_id: Mapping[str, Mapping[str, Any]] | None = None,
                      identifier: str = DEFAULT_IDENTIFIER) -> AnnotationPlan:
-    """The annotations for every record of run ``run_id``."""
+    """The annotations for every record of run ``run_id``. ``calls_network(judge name)``:
+    whether that judge asks a model (Phoenix's ``LLM`` annotator kind) or runs here (``CODE``);
+    the caller asks the judge-kind registry (this layer does not import the judges)."""
     plan = AnnotationPlan()
     for record in records:
         item_id = str(record.get("item_id") or record.get("id"))
@@ -102,7 +98,7 @@ def plan_annotations(records: Iterable[Mapping[str, Any]], run_id: str, *,
         if trace.get("project"):
             plan.projects.add(str(trace["project"]))
         judge = record.get("judge")
-        kind = annotator_kind(str(judge) if judge else None)
+        kind = "LLM" if judge and calls_network(str(judge)) else "CODE"
         metadata = {"run_id": run_id, "item_id": item_id, "judge": judge, "trace_id": trace.get("trace_id")}
         status = str(record.get("status") or "")
         scores = record.get("scores") if isinstance(record.get("scores"), Mapping) else None

@@ -3,7 +3,7 @@
 Every widget interaction reruns the page. An unchanged upload or saved dataset is not
 saved and read again: its rows stay in session state (one dataset per session, the one
 on screen). The row check (``prepare_row``, or ``parse_row`` for a RAG run), the count of
-rows holding a response and the cost estimate's per-row sizes are cached
+rows holding a response and the estimate of what a run sends are cached
 (``st.cache_data``, a few entries) on a digest of the content, so a click that does not
 change the dataset costs nothing per row. A changed file, mode or label is checked again.
 """
@@ -23,7 +23,7 @@ import streamlit as st
 from rag_eval.datasets.io import iter_raw
 from rag_eval.io.rows import FileFormatError, RowError
 from rag_eval.runs import prepare
-from rag_eval.ui import cost, data, uploads
+from rag_eval.ui import data, settings, uploads
 
 JUDGE, RAG = "judge", "rag"  # what the rows are checked for: judging given responses, or running the RAG system
 LOADED = "batch.loaded"  # session state: (source key, LoadedDataset) of the dataset on screen
@@ -138,14 +138,31 @@ def judged_rows(dataset: LoadedDataset) -> int:
     return _judged_rows(dataset.fingerprint, dataset.rows)
 
 
-@st.cache_data(max_entries=CHECK_ENTRIES, show_spinner=False)
-def _row_tokens(fingerprint: str, _rows: list[tuple[int, Any]]) -> list[int | None]:
-    return [cost.text_tokens(cost.item_text(v)) if isinstance(v, dict) else None for _, v in _rows]
+@st.cache_data(max_entries=CHECK_ENTRIES, show_spinner="Estimating what the run sends…")
+def _estimate(fingerprint: str, mode: str, label: str, limit: int, config_json: str, llm_json: str,
+              collection: str | None, metrics: tuple[str, ...], _rows: list[tuple[int, Any]]) -> Any:
+    from rag_eval.judges.factory import judge_spec
+    from rag_eval.rag.config import RagConfig
+    from rag_eval.runs.engine import item_metrics
+    from rag_eval.runs.estimate import estimate_run
+    from rag_eval.runs.sources import RagSource, RowsSource
+
+    config = RagConfig.model_validate_json(config_json)
+    llm = settings.llm_config(json.loads(llm_json)) if llm_json else None
+    rows = _rows[:limit]
+    source = RowsSource(rows, label=label) if mode == JUDGE else RagSource(rows, config, collection or "", label=label)
+    return estimate_run(source, judge_spec(config.judge, llm=llm), item_metrics(metrics))
 
 
-def estimate_inputs(dataset: LoadedDataset, limit: int, free: bool) -> list[int]:
-    """The estimated prompt tokens of each of the first ``limit`` rows that is a row (not a
-    read error); when the run is ``free`` the sizes are not needed and each counts 0."""
-    if free:
-        return [0 for _, v in dataset.rows[:limit] if isinstance(v, dict)]
-    return [t for t in _row_tokens(dataset.fingerprint, dataset.rows)[:limit] if t is not None]
+def estimate(dataset: LoadedDataset, mode: str, limit: int, config: Any, collection: str | None = None) -> Any:
+    """What running the first ``limit`` rows in ``mode`` with ``config`` sends
+    (:func:`rag_eval.runs.estimate.estimate_run`, the estimate of ``rag-eval judge --dry-run``),
+    computed once per dataset, mode, row count and settings."""
+    from rag_eval.judges.kinds import JUDGE_KINDS
+    from rag_eval.runs.engine import item_metrics
+
+    networked = JUDGE_KINDS.calls_network(config.judge.kind)
+    llm_json = json.dumps(settings.llm_values_for(config.judge), sort_keys=True) if networked else ""
+    metrics = tuple(m.name for m in item_metrics(None))
+    return _estimate(dataset.fingerprint, mode, dataset.label, limit, config.model_dump_json(), llm_json, collection,
+                     metrics, dataset.rows)

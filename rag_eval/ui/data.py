@@ -56,10 +56,12 @@ def install_status() -> dict[str, Any]:
         else "Offline demo: no API key is set, so this runs fully offline (local judge, extractive generator, "
         "embedded Qdrant). For the LLM judge, set OPENAI_API_KEY (a Space secret) and RAG_EVAL_LLM_MODEL."
     )
-    if cfg.judge.kind == "local":
-        judge_detail = f"calibration {cfg.judge.calibration}" if cfg.judge.calibration else "packaged model, no key"
-    else:
+    from rag_eval.judges.kinds import JUDGE_KINDS
+
+    if JUDGE_KINDS.calls_network(cfg.judge.kind):
         judge_detail = f"model {cfg.judge.model or 'default'}"
+    else:
+        judge_detail = f"calibration {cfg.judge.calibration}" if cfg.judge.calibration else "runs here, no key"
     return {
         # the kind as the metric's value, the model or calibration under it: a model name does
         # not fit a quarter of the page (it was cut, "llm:gpt-4o…", at 1280 px)
@@ -233,7 +235,7 @@ def _judge(config_json: str, llm_json: str):
     from rag_eval.rag.config import JudgeConfig
 
     config = JudgeConfig.model_validate_json(config_json)
-    if config.kind != "llm":
+    if not llm_json:
         return build_judge(config)
     from rag_eval.ui.settings import llm_config
 
@@ -247,21 +249,16 @@ def judge_for(config: Any, ray: Any = None):
     each time (its caller closes it when the run ends)."""
     import json
 
+    from rag_eval.judges.kinds import JUDGE_KINDS
+    from rag_eval.ui.settings import llm_config, llm_values_for
+
+    # a judge on a network gets the session's LLM settings; the configuration's own model/endpoint win
+    networked = JUDGE_KINDS.calls_network(config.kind)
     if ray is not None:
         from rag_eval.judges.factory import build_judge
 
-        llm = None
-        if config.kind == "llm":
-            from rag_eval.ui.settings import llm_config, llm_values_for
-
-            llm = llm_config(llm_values_for(config))
-        return build_judge(config, ray=ray, llm=llm)
-
-    from rag_eval.ui.settings import llm_values_for
-
-    llm_json = ""
-    if config.kind == "llm":  # the configuration's own model/endpoint win over the session's
-        llm_json = json.dumps(llm_values_for(config), sort_keys=True)
+        return build_judge(config, ray=ray, llm=llm_config(llm_values_for(config)) if networked else None)
+    llm_json = json.dumps(llm_values_for(config), sort_keys=True) if networked else ""
     return _judge(config.model_dump_json(), llm_json)
 
 

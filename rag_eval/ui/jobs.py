@@ -38,6 +38,7 @@ class Job:
     preparing: str = "preparing"
     working: str = "working"
     working_since: tuple[float, int] | None = None  # (time, items done) at the first progress report
+    waiting_on: Callable[[], str | None] | None = None  # the rate limit the work waits on now, if any
 
     @property
     def running(self) -> bool:
@@ -66,7 +67,9 @@ class Job:
         if self.working_since is None:
             return f"{self.preparing}…"
         eta = self.eta_s(now)
-        return f"{self.working} {self.done}/{self.total}" + (f" · {format_eta(eta)}" if eta is not None else "")
+        waiting = self.waiting_on() if self.waiting_on is not None else None
+        return (f"{self.working} {self.done}/{self.total}" + (f" · {format_eta(eta)}" if eta is not None else "")
+                + (f" · waiting on {waiting}" if waiting else ""))
 
     def wait(self, timeout: float | None = None) -> None:
         if self.thread is not None:
@@ -96,12 +99,14 @@ def stop_all(timeout_s: float = 120.0) -> list[Job]:
 
 
 def start_job(label: str, work: Callable[[Callable[[int, int], None], threading.Event], Any], total: int = 0,
-              preparing: str = "preparing", working: str = "working") -> Job:
+              preparing: str = "preparing", working: str = "working",
+              waiting_on: Callable[[], str | None] | None = None) -> Job:
     """Run ``work(progress, cancel)`` in a daemon thread; its return value becomes
     ``job.result`` and any exception ``job.error`` (message only). ``total``, when the
     caller knows it, is the progress bar's length from the start; ``preparing`` and
-    ``working`` name the two stages (see :class:`Job`)."""
-    job = Job(label, total=total, preparing=preparing, working=working)
+    ``working`` name the two stages (see :class:`Job`); ``waiting_on()`` names the rate
+    limit the work waits on, shown beside the time left."""
+    job = Job(label, total=total, preparing=preparing, working=working, waiting_on=waiting_on)
 
     def target() -> None:
         from rag_eval.rag.store import lease

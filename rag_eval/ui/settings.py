@@ -147,8 +147,8 @@ def config_from_settings(values: dict[str, Any], name: str = "dashboard") -> Rag
     optionally the LLM generator) switched on when the provider is not ``local``."""
     config = default_config(name)
     if values["provider"] == "local":
-        kind = values.get("judge") or "local"
-        if kind != "local" and kind in local_judge_kinds():
+        kind = values.get("judge") or config.judge.kind
+        if kind != config.judge.kind and kind in local_judge_kinds():
             return config.with_changes(**{"judge.kind": kind, "judge.calibration": None})
         return config
     llm = {
@@ -169,7 +169,7 @@ def local_judge_kinds() -> list[str]:
     choices of the offline provider, from the judge-kind registry."""
     from rag_eval.judges.kinds import JUDGE_KINDS
 
-    return [k.name for k in JUDGE_KINDS if not k.uses_llm]
+    return [k.name for k in JUDGE_KINDS if not k.calls_network]
 
 
 def current_config(name: str = "dashboard") -> RagConfig:

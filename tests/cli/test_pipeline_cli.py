@@ -106,10 +106,10 @@ def test_runs_list_show_export_and_compare(runner, tmp_path, demo_collection, de
 
 
 def test_run_command_stores_every_row_and_resumes(runner, tmp_path, demo_questions):
-    from rag_eval.judges.registry import make_judge
+    from rag_eval.judges.factory import build_judge
 
     try:
-        make_judge("local")
+        build_judge("local")
     except (ValueError, OSError, ImportError) as err:
         pytest.skip(f"local judge not available: {err}")
     dataset = tmp_path / "qs.jsonl"

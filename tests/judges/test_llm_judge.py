@@ -301,8 +301,10 @@ def test_document_text_is_fenced_as_data(openai_server):
 
 
 def test_estimate_sends_nothing(openai_server):
+    from rag_eval.judges.llm import estimate_judging
+
     judge = make_judge(openai_server, prices={"test-model": {"input": 1.0, "output": 1.0}})
-    est = judge.estimate([make_item(0), make_item(1)])
+    est = estimate_judging([make_item(0), make_item(1)], judge.config)
     assert est.requests == 2 and est.prompt_tokens > 0 and est.cost_usd > 0
     assert openai_server.request_count == 0
 

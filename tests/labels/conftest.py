@@ -15,10 +15,10 @@ from rag_eval.schema import Labels
 @pytest.fixture
 def judged_run(rag_eval_home, ragbench_rows):
     """The committed rows judged by the local judge as a run, nothing reviewed yet."""
-    from rag_eval.judges.registry import make_judge
+    from rag_eval.judges.factory import build_judge
 
     try:
-        judge = make_judge("local")
+        judge = build_judge("local")
     except (ValueError, OSError, ImportError) as err:
         pytest.skip(f"local judge unavailable: {err}")
     store = RunStore()

@@ -109,3 +109,20 @@ async def test_bad_limits_raise(kwargs):
 async def test_release_without_acquire_raises():
     with pytest.raises(ValueError, match="release"):
         make(FakeTime()).release()
+
+
+async def test_a_wait_names_the_limit_it_waits_on():
+    """While a request sleeps for the RPM spacing, the limiter names that limit (Batch's
+    progress line shows it); once the request may go, it names nothing."""
+    seen: list[str | None] = []
+    t = FakeTime()
+
+    async def sleep(seconds: float) -> None:
+        seen.append(lim.waiting_on)
+        await t.sleep(seconds)
+
+    lim = AdaptiveLimiter(rpm=60, tpm=None, concurrency=10, clock=t.clock, sleep=sleep)
+    await lim.acquire()
+    assert lim.waiting_on is None
+    await lim.acquire()
+    assert seen == ["the 60 requests/minute limit"] and lim.waiting_on is None

@@ -15,7 +15,8 @@ from rag_eval.judges.local import LocalJudge
 from rag_eval.metrics.registry import TRACE_METRICS
 from rag_eval.rag.config import default_config
 from rag_eval.runs.judge_only import judge_dataset
-from rag_eval.runs.prepare import has_response, prepare_file, prepare_row
+from rag_eval.runs.prepare import has_response, prepare_row
+from rag_eval.runs.sources import RowsSource
 from rag_eval.runs.store import RunStore
 
 
@@ -113,9 +114,9 @@ def test_cli_judge_cli_run_and_batch_page_agree(tmp_path, ragbench_rows, suffix)
 
     assert from_judge == from_run == from_page
     ids = [i for i, _, _ in from_judge]
-    assert ids[0] == "with-id" and ids[1:3] == [e.item_id for e in prepare_file(path)][1:3]
+    assert ids[0] == "with-id" and ids[1:3] == [e.id for e in RowsSource(path=path).items()][1:3]
     assert all(i.startswith("row-") for i in ids[1:])
     assert [s for _, s, _ in from_judge] == ["ok", "ok", "ok", "ok", "invalid_input"]
     if suffix == "jsonl":  # line numbers, blank lines counted
         assert ids[1:] == ["row-3", "row-5", "row-7", "row-9"]
-    assert [e.item_id for e in prepare_file(path)] == ids
+    assert [e.id for e in RowsSource(path=path).items()] == ids

@@ -12,6 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from rag_eval.cli import cli
+from rag_eval.judges.base import JudgeSpec
+from rag_eval.judges.factory import build_from_spec
 from rag_eval.judges.local import LocalJudge
 from rag_eval.text.sentences import item_from_row
 from tests.conftest import DATA_DIR, PROJECT_ROOT
@@ -65,7 +67,7 @@ def _fields(result) -> dict:
 
 def test_two_workers_give_the_results_of_one_process(local_ray, items, one_process):
     seen = []
-    with RayJudge(workers=2, chunk_rows=5) as judge:
+    with RayJudge(JudgeSpec(), build_from_spec, workers=2, chunk_rows=5) as judge:
         got = judge.judge(items, progress=lambda done, total: seen.append((done, total)))
         assert len(set(judge.worker_pids())) == 2
     assert [r.item_id for r in got] == [it.id for it in items]  # input order
@@ -74,7 +76,7 @@ def test_two_workers_give_the_results_of_one_process(local_ray, items, one_proce
 
 
 def test_a_killed_worker_loses_no_row(local_ray, items, one_process):
-    with RayJudge(workers=2, chunk_rows=3) as judge:
+    with RayJudge(JudgeSpec(), build_from_spec, workers=2, chunk_rows=3) as judge:
         victim = judge.worker_pids()[0]
         killed = []
 
@@ -131,7 +133,7 @@ def test_a_chunk_whose_worker_dies_twice_keeps_its_rows_as_provider_errors(local
         def _new_actor(self, ray_module):
             return ray_module.remote(num_cpus=1, max_restarts=0)(CrashingWorker).remote()
 
-    with Crashing(workers=1, chunk_rows=len(items)) as judge:
+    with Crashing(JudgeSpec(), build_from_spec, workers=1, chunk_rows=len(items)) as judge:
         got = judge.judge(items[:4])
     assert [r.item_id for r in got] == [it.id for it in items[:4]]
     assert {r.status.value for r in got} == {"provider_error"}

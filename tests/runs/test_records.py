@@ -7,9 +7,8 @@ import json
 
 import pytest
 
-from rag_eval.runs.prepare import prepare_file
 from rag_eval.runs.records import build_record, to_file_row, to_store
-from rag_eval.runs.sources import SourceItem
+from rag_eval.runs.sources import RowsSource, SourceItem
 from rag_eval.runs.summary import item_values, summarize_records
 from rag_eval.schema import JudgeResult, JudgeStatus, Labels, SentenceSupport
 from rag_eval.text.sentences import item_from_texts
@@ -75,15 +74,15 @@ def test_summary_counts_and_averages_usable_rows_only():
     assert s.errors == ["2: timeout: slow", "3: invalid_input: bad row"]
 
 
-def test_prepare_file_keeps_order_ids_and_pre_split_sentences(tmp_path, ragbench_rows):
+def test_the_run_reader_keeps_order_ids_and_pre_split_sentences(tmp_path, ragbench_rows):
     path = tmp_path / "in.jsonl"
     rows = [ragbench_rows[0], {"question": "q"},
             {"question": "q", "response": "It rains. It pours.", "documents": ["Rain falls. Snow too."]}]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n{oops\n", encoding="utf-8")
-    entries = prepare_file(path)
-    assert [e.row_number for e in entries] == [1, 2, 3, 4]
+    entries = list(RowsSource(path=path).items())
+    assert [e.position for e in entries] == [0, 1, 2, 3]
     assert entries[0].item.id == str(ragbench_rows[0]["id"])
     assert entries[0].item.document_keys == [p[0] for doc in ragbench_rows[0]["documents_sentences"] for p in doc]
-    assert entries[1].item is None and entries[1].error.field == "response" and entries[1].error.row == 2
-    assert entries[2].item_id == "row-3" and entries[2].item.response_keys == ["a", "b"]
-    assert entries[3].item is None and "invalid JSON" in entries[3].error.message
+    assert entries[1].item is None and "row 2, field 'response'" in entries[1].error
+    assert entries[2].id == "row-3" and entries[2].item.response_keys == ["a", "b"]
+    assert entries[3].item is None and "invalid JSON" in entries[3].error

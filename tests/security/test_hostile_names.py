@@ -31,14 +31,14 @@ def _store_hostile_runs() -> dict[str, str]:
     local judge. Tags, notes, a review and a saved dataset with hostile names too."""
     from rag_eval.config import data_dir
     from rag_eval.demo import DEMO_COLLECTION, load_demo, load_labelled_sample
-    from rag_eval.judges.registry import make_judge
+    from rag_eval.judges.factory import build_judge
     from rag_eval.labels.store import item_from_record, save_review
     from rag_eval.rag.config import default_config
     from rag_eval.runs.judge_only import judge_dataset
     from rag_eval.runs.runner import run_dataset
     from rag_eval.runs.store import RunStore
 
-    judge = make_judge("local")
+    judge = build_judge("local")
     store = RunStore()
     demo = load_demo()[1][:2]
     rows = [{**demo[0], "id": NAMES["item"], "question": NAMES["question"] + " " + demo[0]["question"]}, demo[1]]
@@ -68,11 +68,11 @@ def _store_hostile_runs() -> dict[str, str]:
 
 @pytest.fixture
 def hostile_home(demo_home):
-    from rag_eval.judges.registry import make_judge
+    from rag_eval.judges.factory import build_judge
     from rag_eval.rag.store import close_clients
 
     try:
-        make_judge("local")
+        build_judge("local")
     except (ValueError, OSError, ImportError) as err:
         pytest.skip(f"local judge unavailable: {err}")
 

@@ -45,9 +45,9 @@ def demo_home(rag_eval_home: Path, _demo_qdrant: Path) -> Path:
 @pytest.fixture(scope="session")
 def local_judge_ready() -> None:
     """Skip (with the reason) when the packaged local judge cannot be built."""
-    from rag_eval.judges.registry import make_judge
+    from rag_eval.judges.factory import build_judge
 
     try:
-        make_judge("local")
+        build_judge("local")
     except (ValueError, OSError, ImportError) as err:
         pytest.skip(f"local judge unavailable: {err}")

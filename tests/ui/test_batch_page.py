@@ -210,22 +210,23 @@ def test_the_row_check_is_done_once_per_dataset_and_mode(demo_home, monkeypatch)
     at.number_input(key="batch.limit").set_value(6).run()
     assert list(at.dataframe[0].value["row"]) == [5] and calls["prepare_row"] == 6
 
-    # another mode is checked (once); back to the first mode, its check is reused
+    # another mode is checked (once), and its estimate reads the rows as the RAG run does
+    # (once more: rag_eval.runs.estimate); back to the first mode, both are reused
     at.radio(key=f"batch.mode.{UPLOAD}").set_value("Run the RAG system on the questions").run()
     _ok(at)
-    assert calls == {"prepare_row": 6, "parse_row": 6, "save": 1}
+    assert calls == {"prepare_row": 6, "parse_row": 12, "save": 1}
     assert "mine.jsonl: row 5, field 'question'" in at.dataframe[0].value["problem"][0]
     at.run()
-    assert calls == {"prepare_row": 6, "parse_row": 6, "save": 1}
+    assert calls == {"prepare_row": 6, "parse_row": 12, "save": 1}
     at.radio(key=f"batch.mode.{UPLOAD}").set_value("Judge the given responses").run()
-    assert calls == {"prepare_row": 6, "parse_row": 6, "save": 1}
+    assert calls == {"prepare_row": 6, "parse_row": 12, "save": 1}
 
     # another file (same name, one more row, the bad row fixed) is saved, read and checked
     rows[4] = {"id": "r5", **good}
     at.file_uploader(key="batch.upload").set_value(("mine.jsonl", _jsonl([*rows, {"id": "r7", **good}]),
                                                     "application/json")).run()
     _ok(at)
-    assert calls == {"prepare_row": 13, "parse_row": 6, "save": 2}
+    assert calls == {"prepare_row": 13, "parse_row": 12, "save": 2}
     assert _usable_line(at).startswith("**7 of 7** rows are usable (all rows)")
     assert not at.dataframe or "problem" not in at.dataframe[0].value
     at.file_uploader(key="batch.upload").clear().run()  # a removed upload's rows are let go
@@ -233,23 +234,31 @@ def test_the_row_check_is_done_once_per_dataset_and_mode(demo_home, monkeypatch)
     assert at.session_state["batch.loaded"] is None
 
 
-def test_the_kept_row_sizes_give_the_estimate_of_the_texts(ragbench_rows):
-    """The page keeps each row's estimated prompt size (computed once per dataset); the
-    estimate from them is the one from the texts, for any number of rows chosen."""
+def test_the_pages_estimate_is_the_dry_runs_over_the_usable_rows(ragbench_rows, tmp_path):
+    """Batch asks the one estimator (:mod:`rag_eval.runs.estimate`) what ``rag-eval judge
+    --dry-run`` asks, over the rows chosen: a read error and a row without a question are
+    counted as rows, never as requests."""
     from rag_eval.io.rows import RowError
+    from rag_eval.judges.factory import judge_spec
     from rag_eval.rag.config import default_config
-    from rag_eval.ui import batch_rows, cost
+    from rag_eval.runs.estimate import estimate_run
+    from rag_eval.runs.sources import RowsSource
+    from rag_eval.ui import batch_rows
 
-    pairs: list = list(enumerate(ragbench_rows[:20], start=1))
-    pairs.insert(3, (99, RowError("rows", 99, None, "not an object")))  # a read error has no text
+    pairs: list = list(enumerate(ragbench_rows[:6], start=1))
+    pairs.insert(3, (99, RowError("rows", 99, None, "not an object")))
+    pairs.insert(4, (100, {"id": "no-q", "documents": ["a"], "response": "b"}))
     dataset = batch_rows.LoadedDataset("rows", pairs, batch_rows.digest(json.dumps(pairs, default=str).encode()))
-    llm = default_config().with_changes(**{"judge.kind": "llm", "judge.model": "gpt-4o-mini"})
-    for limit in (1, 5, 21):
-        texts = [cost.item_text(v) for _, v in dataset.rows[:limit] if isinstance(v, dict)]
-        kept = batch_rows.estimate_inputs(dataset, limit, free=False)
-        assert cost.estimate_from_tokens(kept, llm) == cost.estimate_batch(texts, llm)
-        assert len(batch_rows.estimate_inputs(dataset, limit, free=True)) == len(texts)
-    assert cost.estimate_from_tokens([0], default_config()) is None
+    config = default_config().with_changes(**{"judge.kind": "llm", "judge.model": "gpt-4o-mini"})
+    for limit in (1, 5, 8):
+        shown = batch_rows.estimate(dataset, batch_rows.JUDGE, limit, config)
+        usable = sum(1 for _, v in pairs[:limit] if isinstance(v, dict) and v.get("question"))
+        assert (shown.rows, shown.usable, shown.requests) == (limit, usable, usable)
+        direct = estimate_run(RowsSource(pairs[:limit]), judge_spec(config.judge))
+        assert (direct.requests, direct.prompt_tokens, direct.completion_tokens) == (
+            shown.requests, shown.prompt_tokens, shown.completion_tokens)
+    assert batch_rows.estimate(dataset, batch_rows.JUDGE, 8, default_config()).lines()[-1] == \
+        "requests: none; cost: none"  # the local judge
 
 
 def test_a_runs_results_table_is_built_once_per_run(demo_home, monkeypatch):

@@ -34,7 +34,7 @@ def site(tmp_path_factory, _demo_qdrant, _session_models_dir) -> Iterator[dict]:
     if browser.find_chromium() is None:
         pytest.skip("no chromium binary on PATH: install Debian's 'chromium' (make browser-deps) or set CHROMIUM")
     from harness.examples import make_example_runs
-    from rag_eval.judges.registry import make_judge
+    from rag_eval.judges.factory import build_judge
     from rag_eval.rag.store import close_clients
     from rag_eval.runs.store import RunStore
 
@@ -45,7 +45,7 @@ def site(tmp_path_factory, _demo_qdrant, _session_models_dir) -> Iterator[dict]:
         mp.setenv("RAG_EVAL_HOME", str(home))
         mp.delenv("RAG_EVAL_DB", raising=False)
         try:
-            make_judge("local")
+            build_judge("local")
         except (ValueError, OSError, ImportError) as err:
             pytest.skip(f"local judge unavailable: {err}")
         store = RunStore()

@@ -95,7 +95,7 @@ def pixel() -> Iterator[str]:
 def site(tmp_path_factory, _demo_qdrant, _session_models_dir, pixel) -> Iterator[dict]:
     if browser.find_chromium() is None:
         pytest.skip("no chromium binary on PATH: install Debian's 'chromium' (make browser-deps) or set CHROMIUM")
-    from rag_eval.judges.registry import make_judge
+    from rag_eval.judges.factory import build_judge
     from rag_eval.rag.store import close_clients
 
     home = tmp_path_factory.mktemp("hostile-browser-home")
@@ -107,7 +107,7 @@ def site(tmp_path_factory, _demo_qdrant, _session_models_dir, pixel) -> Iterator
         mp.delenv("RAG_EVAL_DB", raising=False)
         mp.setattr(hostile, "NAMES", names)
         try:
-            make_judge("local")
+            build_judge("local")
         except (ValueError, OSError, ImportError) as err:
             pytest.skip(f"local judge unavailable: {err}")
         runs = hostile._store_hostile_runs()

@@ -54,3 +54,15 @@ def test_progress_names_the_stage_and_counts_the_eta_from_the_work():
     assert job.status_text(now=since + 0.5) == "judging 0/20"
     job.progress(8, 20)
     assert job.status_text(now=since + 1.0) == "judging 8/20 · 2s left"  # 8 rows a second, 12 left
+
+
+def test_progress_names_the_rate_limit_it_waits_on():
+    """Issue 41: the time left grew while Batch waited on the 60 requests/minute cap, unnamed."""
+    waiting: list[str | None] = [None]
+    job = Job("run", total=20, started=0.0, working="judging", waiting_on=lambda: waiting[0])
+    job.progress(0, 20)
+    since = job.working_since[0]
+    job.progress(8, 20)
+    assert job.status_text(now=since + 1.0) == "judging 8/20 · 2s left"
+    waiting[0] = "the 60 requests/minute limit"
+    assert job.status_text(now=since + 1.0) == "judging 8/20 · 2s left · waiting on the 60 requests/minute limit"

@@ -35,9 +35,9 @@ def _hostile_row(row: dict) -> dict:
 @pytest.fixture
 def stored_runs(tmp_path, ragbench_rows):
     pytest.importorskip("rag_eval.judges.local")
-    from rag_eval.judges.registry import make_judge
+    from rag_eval.judges.factory import build_judge
 
-    judge = make_judge("local")
+    judge = build_judge("local")
     store = RunStore(tmp_path / "runs.sqlite")
     rows = [(i + 1, r) for i, r in enumerate([*ragbench_rows[:8], _hostile_row(ragbench_rows[0])])]
     rows.append((10, {"id": "broken", "question": "no documents here"}))

@@ -79,9 +79,14 @@ def test_the_environment_applies_in_the_dashboard(monkeypatch):
 def test_the_batch_estimate_uses_the_runs_model_and_price_table(monkeypatch):
     import json
 
+    from rag_eval.judges.factory import judge_spec
     from rag_eval.rag.config import default_config
-    from rag_eval.ui.cost import estimate_batch
+    from rag_eval.runs.estimate import estimate_run
+    from rag_eval.runs.sources import RowsSource
     from rag_eval.ui.settings import environment_settings, llm_config, llm_values_for
+
+    def estimate_batch(rows, config, llm=None):
+        return estimate_run(RowsSource(rows), judge_spec(config.judge, llm=llm), metrics=())
 
     _clear_llm_env(monkeypatch)
     monkeypatch.setenv("RAG_EVAL_LLM_MODEL", "priced-model")
@@ -90,9 +95,10 @@ def test_the_batch_estimate_uses_the_runs_model_and_price_table(monkeypatch):
     config = config_from_settings(environment_settings())
     monkeypatch.setattr("rag_eval.ui.settings.st.session_state", {}, raising=False)
     llm = llm_config(llm_values_for(config.judge))
-    estimate = estimate_batch(["What? Context. Answer."] * 3, config, llm)
-    assert estimate.model == "priced-model" and estimate.cost_usd and estimate.cost_usd > 0.001
+    rows = [{"question": "What?", "documents": ["Context."], "response": "Answer."}] * 3
+    estimate = estimate_batch(rows, config, llm)
+    assert estimate.parts[0].model == "priced-model" and estimate.cost_usd and estimate.cost_usd > 0.001
     # a configuration without a model: the environment's model and prices still apply
     bare = default_config().with_changes(**{"judge.kind": "llm"})
-    assert estimate_batch(["x"], bare).model == "priced-model"
-    assert estimate_batch(["x"], default_config()) is None  # local judge, extractive generator: free
+    assert estimate_batch(rows[:1], bare).parts[0].model == "priced-model"
+    assert estimate_batch(rows[:1], default_config()).requests == 0  # local judge, extractive generator: free

@@ -66,14 +66,14 @@ def test_datasets_uploader_is_empty_after_an_import_and_after_leaving(rag_eval_h
 
 def _judged_run(rows: int = 3) -> str:
     from rag_eval.demo import load_labelled_sample
-    from rag_eval.judges.registry import make_judge
+    from rag_eval.judges.factory import build_judge
     from rag_eval.rag.config import default_config
     from rag_eval.runs.judge_only import judge_dataset
     from rag_eval.runs.store import RunStore
 
     store = RunStore()
     sample = list(enumerate(load_labelled_sample()[:rows], start=1))
-    run_id = judge_dataset(sample, default_config("judge-only"), store, make_judge("local"), name="queue-run")
+    run_id = judge_dataset(sample, default_config("judge-only"), store, build_judge("local"), name="queue-run")
     store.close()
     return run_id
 
