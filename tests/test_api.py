@@ -108,7 +108,7 @@ def test_gate_equals_fail_under(options, api, rows, rows_file, tmp_path):
 def test_unknown_metric_option_and_bad_data_fail_before_judging(rows):
     with pytest.raises(ValueError, match="unknown metric.*'no_such_metric'.*precision"):
         rag_eval.evaluate(rows, metrics=["no_such_metric"], progress=False)
-    with pytest.raises(ValueError, match="'temperature' is not an option of judge 'local'; accepted: .*model"):
+    with pytest.raises(ValueError, match="judge 'local' options: temperature: .*options: model_path"):
         rag_eval.evaluate(rows, judge_options={"temperature": 0}, progress=False)
     with pytest.raises(TypeError, match="not one dict"):
         rag_eval.evaluate(rows[0], progress=False)

@@ -107,17 +107,22 @@ def test_a_broken_rubric_is_named_and_refused(tmp_path, rows):
 def _requirements_only_path(tmp_path: Path) -> str:
     """What a Space's ``pip install -r requirements.txt`` leaves importable: every installed
     distribution but this package (no ``rag_eval`` dist-info, hence no entry points of
-    ours), with the source tree on the path, as the Space runs it."""
+    ours), with the source tree on the path, as the Space runs it. The package is linked
+    into a folder of its own: the checkout's root may hold the ``rag_eval.egg-info`` an
+    editable install leaves, which a Space's clone does not have."""
     import os
     import site
 
+    source = tmp_path / "source"
+    source.mkdir()
+    (source / "rag_eval").symlink_to(Path(__file__).resolve().parents[1] / "rag_eval", target_is_directory=True)
     packages = tmp_path / "site-packages"
     packages.mkdir()
     here = next(Path(p) for p in site.getsitepackages() if Path(p, "numpy").exists())
     for entry in here.iterdir():
         if not entry.name.lower().startswith(("rag_eval", "__editable__", "rag-eval")):
             (packages / entry.name).symlink_to(entry)
-    return os.pathsep.join([str(Path(__file__).resolve().parents[1]), str(packages)])
+    return os.pathsep.join([str(source), str(packages)])
 
 
 def test_an_installed_rubric_registers_on_a_requirements_only_install(endpoint, rows, tmp_path):
@@ -133,14 +138,14 @@ def test_an_installed_rubric_registers_on_a_requirements_only_install(endpoint, 
 
     def rag_eval(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-S", "-m", "rag_eval.cli", *args], env=env, capture_output=True,
-                              text=True, timeout=600)
+                              text=True, timeout=600, cwd=tmp_path)  # not the checkout: its egg-info
 
     probe = subprocess.run([sys.executable, "-S", "-c", (
         "import importlib.metadata as md, rag_eval; print(rag_eval.__file__); "
         "print(len(md.entry_points(group='rag_eval.metrics'))); "
         "print(any(d.metadata['Name'] == 'rag-eval' for d in md.distributions()))")],
-        env=env, capture_output=True, text=True, check=True).stdout.split()
-    assert probe[1:] == ["0", "False"] and probe[0].startswith(str(Path(__file__).resolve().parents[1]))
+        env=env, capture_output=True, text=True, check=True, cwd=tmp_path).stdout.split()
+    assert probe[1:] == ["0", "False"] and probe[0].startswith(str(tmp_path / "source"))
     added = rag_eval("metrics", "add", str(RUBRIC))
     assert added.returncode == 0 and "installed rubric 'politeness'" in added.stdout, added.stderr
     listed = rag_eval("metrics", "list")
