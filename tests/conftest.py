@@ -3,16 +3,24 @@
 - Every test gets its own ``RAG_EVAL_HOME`` (data directory: qdrant/, runs.sqlite,
   cache/) under ``tmp_path``, except that the extracted embedding model is shared
   through a session directory so it is unpacked once.
+- ``make test`` runs the suite on both cores (pytest-xdist, ``-n auto --dist loadgroup``):
+  each worker is a process with its own session fixtures (a PostgreSQL or Phoenix server
+  on a free port, temporary folders under its own base temp). A module's tests stay on one
+  worker, so module fixtures (a dashboard server in Chromium) start once; folders that are
+  costly to build (the extracted and exported models, the demo collection) are built once
+  per run under a file lock and shared by the workers (:func:`built_once`).
 - ``shared_data`` is the shared dataset folder (``RAG_EVAL_SHARED_DATA``, default
   ``../shared/data``); tests that need it skip with a reason when it is absent.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -29,9 +37,45 @@ DATA_DIR = TESTS_DIR / "data"
 PROJECT_ROOT = TESTS_DIR.parent
 
 
+# Test folders whose modules share one worker (one group): their session fixtures take minutes.
+ONE_WORKER_FOLDERS = {
+    "traces": "one Phoenix server and one run of the traced application for all trace tests",
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Group each test for ``--dist loadgroup``: by module, or by folder for ONE_WORKER_FOLDERS;
+    an ``xdist_group`` marker set on a test wins."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        relative = item.path.relative_to(TESTS_DIR) if item.path.is_relative_to(TESTS_DIR) else item.path
+        group = relative.parts[0] if relative.parts[0] in ONE_WORKER_FOLDERS else relative.as_posix()
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
+def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
+    """The folder ``name``, made by ``build`` once per test run: by the first worker to ask,
+    under a file lock, in the folder every pytest-xdist worker of the run shares (the parent
+    of the worker's base temp); in a run without workers, in the session's base temp."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent
+    folder, done = root / name, root / f"{name}.done"
+    with open(root / f"{name}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            folder.mkdir(exist_ok=True)
+            build(folder)
+            done.touch()
+    return folder
+
+
 @pytest.fixture(scope="session")
 def _session_models_dir(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("models-home")
+    """The models folder every test's data directory links to: the packaged model is extracted,
+    and each ONNX model exported, once per run (rag_eval.encoders locks them across processes)."""
+    return built_once(tmp_path_factory, "models-home", lambda folder: None)
 
 
 @pytest.fixture(autouse=True)
@@ -59,6 +103,25 @@ def _stop_background_work() -> None:
         if thread.name == "rag-eval-prepare":
             thread.join(300)
     assert not left, f"background jobs still running after the test: {[job.label for job in left]}"
+
+
+RUBRIC = DATA_DIR / "rubrics" / "politeness.yaml"
+RUBRIC_KEY = "test-key-not-real-rubric-5b5b"  # the tests look for it in every artefact
+
+
+@pytest.fixture
+def rubric_endpoint(openai_server, monkeypatch, fast_backoff):
+    """The environment's LLM settings (what an installed rubric metric scores with) point at
+    the local OpenAI-compatible server, with ``RUBRIC_KEY``; the politeness rubric a test
+    installed leaves the metric registry afterwards."""
+    from rag_eval.metrics.registry import METRICS
+
+    monkeypatch.setenv("RAG_EVAL_LLM_BASE_URL", openai_server.base_url)
+    monkeypatch.setenv("RAG_EVAL_LLM_MODEL", "test-model")
+    monkeypatch.setenv("OPENAI_API_KEY", RUBRIC_KEY)
+    monkeypatch.setenv("RAG_EVAL_LLM_MAX_RETRIES", "1")
+    yield openai_server
+    METRICS.unregister("politeness")
 
 
 @pytest.fixture(scope="session")

@@ -15,22 +15,9 @@ from click.testing import CliRunner
 
 from harness.openai_server import Reply
 from rag_eval.cli import cli
-from rag_eval.metrics.registry import METRICS
-
-DATA = Path(__file__).resolve().parent / "data"
-RUBRIC = DATA / "rubrics" / "politeness.yaml"
-KEY = "test-key-not-real-rubric-e2e-5b5b"
-
-
-@pytest.fixture
-def endpoint(openai_server, monkeypatch, fast_backoff):
-    """The rubric's endpoint: the environment's LLM settings point at the local server."""
-    monkeypatch.setenv("RAG_EVAL_LLM_BASE_URL", openai_server.base_url)
-    monkeypatch.setenv("RAG_EVAL_LLM_MODEL", "test-model")
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    monkeypatch.setenv("RAG_EVAL_LLM_MAX_RETRIES", "1")
-    yield openai_server
-    METRICS.unregister("politeness")
+from tests.conftest import DATA_DIR as DATA
+from tests.conftest import RUBRIC
+from tests.conftest import RUBRIC_KEY as KEY
 
 
 @pytest.fixture
@@ -48,8 +35,8 @@ def _answers(body: dict) -> Reply:
     return Reply(content=f"4\nPolite. (header {KEY})", first_token_logprobs={"4": math.log(0.5), "5": math.log(0.5)})
 
 
-def test_judge_scores_a_rubric_file_and_stores_reasons_for_failures(endpoint, rows, tmp_path):
-    endpoint.set_handler(_answers)
+def test_judge_scores_a_rubric_file_and_stores_reasons_for_failures(rubric_endpoint, rows, tmp_path):
+    rubric_endpoint.set_handler(_answers)
     out = tmp_path / "out.jsonl"
     result = CliRunner().invoke(cli, ["judge", str(rows), "--judge", "local", "--metrics", str(RUBRIC),
                                       "--out", str(out), "--min-coverage", "0"])
@@ -63,18 +50,18 @@ def test_judge_scores_a_rubric_file_and_stores_reasons_for_failures(endpoint, ro
     assert all(r["metric_reasons"]["politeness"].startswith("Polite.") for r in scored)  # the judge's reason
     assert "politeness" in result.output  # the summary's means
     assert KEY not in out.read_text(encoding="utf-8") and KEY not in result.output
-    assert all(h.get("authorization") == f"Bearer {KEY}" for h in endpoint.headers)  # the owner's endpoint only
+    assert all(h.get("authorization") == f"Bearer {KEY}" for h in rubric_endpoint.headers)  # the owner's endpoint only
     gate = CliRunner().invoke(cli, ["judge", str(rows), "--judge", "local", "--metrics", str(RUBRIC),
                                     "--out", str(out), "--min-coverage", "0", "--fail-under", "politeness=4.6"])
     assert gate.exit_code == 1 and "politeness" in gate.output
 
 
-def test_installed_rubric_with_samples_through_the_python_api(endpoint, rows):
+def test_installed_rubric_with_samples_through_the_python_api(rubric_endpoint, rows):
     import rag_eval
     from rag_eval.judges.rubric import installed_rubrics, register_rubric
 
     scores = iter([3, 5] * 10)
-    endpoint.set_handler(lambda body: f"{next(scores)}\nok")
+    rubric_endpoint.set_handler(lambda body: f"{next(scores)}\nok")
     added = CliRunner().invoke(cli, ["metrics", "add", str(RUBRIC), "--samples", "2"])
     assert added.exit_code == 0 and "installed rubric 'politeness'" in added.output
     [declared] = installed_rubrics()  # what the package's entry point hands the registry
@@ -83,7 +70,7 @@ def test_installed_rubric_with_samples_through_the_python_api(endpoint, rows):
     result = rag_eval.evaluate(str(rows), judge="local", metrics=["politeness"], progress=False)
     frame = result.to_pandas()
     assert list(frame["politeness.mean"]) == [4.0] * 4 and list(frame["politeness.spread"]) == [1.0] * 4
-    assert endpoint.request_count == 8
+    assert rubric_endpoint.request_count == 8
 
 
 def test_python_api_takes_a_rubric_file_as_metrics_does(endpoint, rows):

