@@ -13,6 +13,10 @@ later choices on that page are not overridden by the address bar.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import json
+import secrets
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -33,6 +37,29 @@ PARAMS: dict[str, str] = {
 _PROVIDERS = ("local", "openai")
 # What a link may carry but no page ever reads: removed from the address bar (issue 41).
 _NEVER_READ = ("key_env",)
+# The signature this server puts beside the settings it writes into the address bar.
+SIGNATURE_PARAM = "sig"
+# Per process: a reload of the dashboard's own address carries a signature no other page can
+# make, so a reload keeps what the user chose while a crafted link stays a proposal (issue 41).
+# A restarted server asks again, which is the safe side.
+_LINK_SECRET = secrets.token_bytes(32)
+
+
+def settings_signature(values: Mapping[str, Any]) -> str:
+    """The signature of the settings that decide where the server's key goes and what it is
+    spent on (``llm.policy.LINK_HELD``) as written into the address bar by this server."""
+    from rag_eval.llm.policy import LINK_HELD
+
+    held = {name: str(values[name]) for name in LINK_HELD if name in values}
+    message = json.dumps(held, sort_keys=True).encode()
+    return hmac.new(_LINK_SECRET, message, hashlib.sha256).hexdigest()[:32]
+
+
+def signed_by_this_server(params: Mapping[str, Any], linked: Mapping[str, Any]) -> bool:
+    """Whether ``params`` carry this server's signature over ``linked`` (a reload of an
+    address the dashboard wrote, not a link someone else made)."""
+    given = str(params.get(SIGNATURE_PARAM) or "")
+    return bool(given) and hmac.compare_digest(given, settings_signature(linked))
 
 
 def safe_base_url(url: str) -> bool:
@@ -93,19 +120,22 @@ def sync_settings() -> None:
     """Called by ``dashboard.py`` on every run: a new session (a reload) takes its settings
     from the URL, as far as the deployment policy accepts them (``llm.policy.url_settings``:
     a forged link changes nothing, the judge included; while the server holds a key, a link's
-    endpoint is only proposed, ``llm.policy.held_by_link``); then the URL
-    is brought in line with the session's settings, so what was not applied leaves the address bar."""
+    endpoint, provider and model are only proposed, ``llm.policy.held_by_link``, unless the
+    address carries this server's own signature: a reload); then the URL is brought in line
+    with the session's settings, so what was not applied leaves the address bar."""
     import streamlit as st
 
     from rag_eval.config import setting
-    from rag_eval.llm.policy import held_by_link, url_settings
+    from rag_eval.llm.policy import LINK_HELD, held_by_link, url_settings
     from rag_eval.ui.constants import STATE_LINK_PROPOSAL, STATE_SETTINGS
     from rag_eval.ui.settings import environment_settings, policy
 
     base = environment_settings()
     if st.session_state.get(STATE_SETTINGS) is None:
-        linked, rules = settings_from_params(st.query_params.to_dict()), policy()
-        server_key = bool(setting(base["api_key_env"]))
+        params = st.query_params.to_dict()
+        linked, rules = settings_from_params(params), policy()
+        # a reload of an address this server wrote routes nothing new: nothing to hold
+        server_key = bool(setting(base["api_key_env"])) and not signed_by_this_server(params, linked)
         loaded = url_settings(rules, base, linked, server_key)
         if loaded:
             st.session_state[STATE_SETTINGS] = {**base, **loaded}
@@ -113,7 +143,10 @@ def sync_settings() -> None:
         if held:  # shown on Settings (Ask and Batch say so) until confirmed or dismissed
             st.session_state[STATE_LINK_PROPOSAL] = held
     wanted = settings_to_params(st.session_state.get(STATE_SETTINGS) or {}, base)
-    for param in (*PARAMS.values(), *_NEVER_READ):
+    written = settings_from_params(wanted)
+    if any(name in written for name in LINK_HELD):
+        wanted[SIGNATURE_PARAM] = settings_signature(written)
+    for param in (*PARAMS.values(), *_NEVER_READ, SIGNATURE_PARAM):
         if param in wanted:
             if st.query_params.get(param) != wanted[param]:
                 st.query_params[param] = wanted[param]

@@ -71,12 +71,14 @@ def test_cli_artefacts_never_hold_the_key(echoing, tmp_path, demo_home):
     results = [
         _cli("judge", str(rows), "--model", "test-model", "--base-url", echoing.base_url,
              "--out", str(tmp_path / "judged.jsonl"), "--min-coverage", "0"),
-        _cli("ask", "How do I reset the TV?", "--config", str(config), "--json"),
-        _cli("ask", "How do I reset the TV?", "--config", str(config)),
-        _cli("run", str(questions), "--config", str(config), "--name", "echo", "--min-coverage", "0"),
+        # the file names the endpoint: trusted on purpose, so the key goes there and is echoed back
+        _cli("ask", "How do I reset the TV?", "--config", str(config), "--trust-config-endpoints", "--json"),
+        _cli("ask", "How do I reset the TV?", "--config", str(config), "--trust-config-endpoints"),
+        _cli("run", str(questions), "--config", str(config), "--trust-config-endpoints", "--name", "echo",
+             "--min-coverage", "0"),
         _cli("runs", "show", "echo", "--items"),
-        _cli("runs", "export", "echo", "--format", "jsonl", "-o", str(tmp_path / "export.jsonl")),
-        _cli("runs", "export", "echo", "--format", "csv", "-o", str(tmp_path / "export.csv")),
+        _cli("runs", "export", "echo", "--format", "jsonl", "--out", str(tmp_path / "export.jsonl")),
+        _cli("runs", "export", "echo", "--format", "csv", "--out", str(tmp_path / "export.csv")),
     ]
     assert echoing.request_count >= 10
     assert {h.get("authorization") for h in echoing.headers} == {f"Bearer {ECHO_KEY}"}  # it was sent, and echoed

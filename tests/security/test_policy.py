@@ -141,3 +141,17 @@ def test_the_key_is_read_for_an_endpoint_and_withheld_from_a_files(monkeypatch):
     finally:
         withhold_keys_from(url, withhold=False)
     assert key_for("POLICY_TEST_KEY", url) == "test-key-not-real-policy-1234"
+
+
+def test_only_this_servers_own_address_bar_is_a_reload():
+    """A reload keeps the user's endpoint and model: the dashboard signs what it writes into
+    the address bar; a crafted link (no signature, another's, or edited values) stays a proposal."""
+    from rag_eval.ui.persist import SIGNATURE_PARAM, settings_signature, settings_from_params, signed_by_this_server
+
+    written = {"base_url": SERVER, "model": "my-model"}
+    params = {"base_url": SERVER, "model": "my-model", SIGNATURE_PARAM: settings_signature(written)}
+    assert signed_by_this_server(params, settings_from_params(params))
+    assert not signed_by_this_server({**params, SIGNATURE_PARAM: ""}, settings_from_params(params))
+    forged = {**params, "base_url": ATTACKER}
+    assert not signed_by_this_server(forged, settings_from_params(forged))
+    assert not signed_by_this_server({**params, SIGNATURE_PARAM: "0" * 32}, settings_from_params(params))
