@@ -14,15 +14,18 @@ from harness.fake_answers import answer_text
 from rag_eval.llm import limiter
 
 CAP = 2
-RPM = 1200.0  # one start per 50 ms: fast, and still the pace that sets the run's length
+RPM = 1200.0
 WINDOW_S = 0.5
 ROWS = 10
+REPLY_S = {"cap": 0.1, "rate": 0.01}  # how long the server takes: which of the two limits sets the pace
 
 
-@pytest.fixture
-def counting_server(openai_server):
-    """The server, counting requests in flight and recording each one's arrival."""
-    seen = {"now": 0, "max": 0, "starts": []}
+@pytest.fixture(params=["cap", "rate"])
+def counting_server(request, openai_server):
+    """The server, counting requests in flight and recording each one's arrival; it answers
+    slowly ("cap": the concurrency cap sets the pace; ``RPM`` would allow 20 starts per
+    answer) or quickly ("rate": ``RPM`` sets it, one start per 50 ms)."""
+    seen: dict = {"now": 0, "max": 0, "starts": []}
     lock = threading.Lock()
 
     def handler(body):
@@ -30,13 +33,13 @@ def counting_server(openai_server):
             seen["now"] += 1
             seen["max"] = max(seen["max"], seen["now"])
             seen["starts"].append(time.monotonic())
-        time.sleep(0.03)  # long enough that requests overlap when nothing holds them
+        time.sleep(REPLY_S[request.param])
         with lock:
             seen["now"] -= 1
         return answer_text(body)
 
     openai_server.set_handler(handler)
-    return openai_server, seen
+    return openai_server, seen, request.param
 
 
 def _evaluate_in_thread(server, offset: int, results: list) -> threading.Thread:
@@ -52,8 +55,13 @@ def _evaluate_in_thread(server, offset: int, results: list) -> threading.Thread:
     return threading.Thread(target=run)
 
 
+def most_in_window(starts: list[float]) -> int:
+    """The most requests that started within any ``WINDOW_S`` seconds."""
+    return max(sum(1 for t in starts if s <= t < s + WINDOW_S) for s in starts)
+
+
 def test_evaluations_in_threads_share_one_cap_and_one_rate(counting_server):
-    server, seen = counting_server
+    server, seen, _pace = counting_server
     limiter.share_limits(CAP, RPM)
     results: list = []
     threads = [_evaluate_in_thread(server, n, results) for n in range(3)]
@@ -65,8 +73,7 @@ def test_evaluations_in_threads_share_one_cap_and_one_rate(counting_server):
     starts = sorted(seen["starts"])
     assert len(starts) == 3 * ROWS
     assert 1 <= seen["max"] <= CAP  # three evaluations, each asking for 8 at once
-    most_in_window = max(sum(1 for t in starts if s <= t < s + WINDOW_S) for s in starts)
-    assert most_in_window <= WINDOW_S * RPM / 60 + 1
+    assert most_in_window(starts) <= WINDOW_S * RPM / 60 + 1
 
 
 def test_without_sharing_each_client_keeps_its_own_limits():
