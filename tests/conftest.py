@@ -91,6 +91,15 @@ def rag_eval_home(tmp_path, monkeypatch, _session_models_dir) -> Path:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     yield home
     _stop_background_work()
+    _stop_sharing_limits()
+
+
+def _stop_sharing_limits() -> None:
+    """A locked dashboard a test opened makes the process share the owner's LLM limits
+    (``rag_eval.llm.limiter.share_limits``): the next test's clients get their own again."""
+    limiter = sys.modules.get("rag_eval.llm.limiter")
+    if limiter is not None:
+        limiter.stop_sharing()
 
 
 def _stop_background_work() -> None:

@@ -34,7 +34,7 @@ from rag_eval.llm.cache import LLMCache, cache_key
 from rag_eval.llm.compat import RequestShape
 from rag_eval.llm.config import LLMConfig
 from rag_eval.llm.constants import NO_KEY_PLACEHOLDER
-from rag_eval.llm.limiter import AdaptiveLimiter
+from rag_eval.llm.limiter import AdaptiveLimiter, SharedGate, shared_gate
 from rag_eval.llm.pricing import cost_usd, estimate_message_tokens, price_for
 from rag_eval.llm.redaction import redact_text, redact_value
 from rag_eval.llm.retry import backoff_delay, parse_retry_after, should_retry
@@ -91,11 +91,14 @@ class ClientStats:
 
 
 class _Session:
-    """Loop-bound resources: the openai client and the limiter."""
+    """Loop-bound resources: the openai client and the limiter; ``shared``: the process-wide
+    gate of this endpoint and key, when the process shares limits (``limiter.share_limits``)."""
 
-    def __init__(self, aclient: openai.AsyncOpenAI, limiter: AdaptiveLimiter, key: str | None) -> None:
+    def __init__(self, aclient: openai.AsyncOpenAI, limiter: AdaptiveLimiter, key: str | None,
+                 shared: SharedGate | None = None) -> None:
         self.aclient = aclient
         self.limiter = limiter
+        self.shared = shared
         self.key = key
         self.loop = asyncio.get_running_loop()
         # Every secret this process holds (and this session's key): redacted from
@@ -186,7 +189,8 @@ class LLMClient:
     @property
     def waiting_on(self) -> str | None:
         """The rate limit this client's requests wait on now (:attr:`AdaptiveLimiter.waiting_on`), or None."""
-        return next((s.limiter.waiting_on for s in list(self._sessions.values()) if s.limiter.waiting_on), None)
+        sessions = list(self._sessions.values())
+        return next((w for s in sessions for w in (s.limiter.waiting_on, s.shared and s.shared.waiting_on) if w), None)
 
     @contextlib.asynccontextmanager
     async def session(self) -> AsyncIterator[_Session]:
@@ -198,7 +202,7 @@ class LLMClient:
             return
         aclient, key = self._open_aclient()
         limiter = AdaptiveLimiter(self.config.rpm, self.config.tpm, self.config.concurrency)
-        sess = _Session(aclient, limiter, key)
+        sess = _Session(aclient, limiter, key, shared_gate(self.config.endpoint(), self.config.api_key_env))
         self._sessions[loop_id] = sess
         try:
             yield sess
@@ -274,6 +278,12 @@ class LLMClient:
         attempt = 0
         while attempt <= cfg.max_retries:
             await sess.limiter.acquire(tokens)
+            if sess.shared is not None:
+                try:
+                    await sess.shared.acquire()
+                except BaseException:  # cancelled while waiting: give this session's slot back
+                    sess.limiter.release()
+                    raise
             start = time.perf_counter()
             status: int | None = None
             headers: Any = None
@@ -314,6 +324,9 @@ class LLMClient:
                 return self._completion(
                     response, time.perf_counter() - start, retries, "response_format" in body
                 )
+            finally:  # also when cancelled: a slot of the process-wide gate is never lost
+                if sess.shared is not None:
+                    sess.shared.release()
             sess.limiter.release()
             if status in (400, 422):
                 # An optional parameter this endpoint does not take: adapt and resend
@@ -329,6 +342,8 @@ class LLMClient:
             if status == 429:
                 self.stats.rate_limited += 1
                 sess.limiter.on_rate_limited(delay)
+                if sess.shared is not None:
+                    sess.shared.on_rate_limited(delay)
             log.warning("LLM request failed (%s); retry %d in %.2f s", last.message, attempt + 1, delay)
             retries += 1
             self.stats.retries += 1

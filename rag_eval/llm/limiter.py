@@ -8,13 +8,18 @@ When no RPM is configured the factor still scales the concurrency cap, which is 
 only lever left.
 
 Create it inside the running event loop (its waits belong to that loop); the clock
-and sleep are injectable so tests can drive time by hand.
+and sleep are injectable so tests can drive time by hand. Where one process must hold
+ceilings across many clients, threads and loops (a locked dashboard: the owner's key,
+many visitors), :func:`share_limits` turns on the process-wide :class:`SharedGate`
+that every client then also waits on (:func:`shared_gate`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
+import threading
+import time
 from collections.abc import Awaitable, Callable
 
 from rag_eval.llm.constants import MIN_RATE_FACTOR, RECOVERY_STEP
@@ -137,3 +142,111 @@ class AdaptiveLimiter:
 
     async def __aexit__(self, *exc: object) -> None:
         return None
+
+
+class SharedGate:
+    """One concurrency cap and one request rate for a whole process: every client that sends
+    with the same key to the same endpoint waits here, whatever thread or event loop it runs
+    on (Streamlit runs each session in a thread with its own loop, and an ``asyncio`` lock
+    belongs to one loop). The state sits behind a ``threading.Lock``; a waiting request polls
+    it with a short ``asyncio.sleep``, so it never blocks its loop. Requests are spaced
+    ``60/rpm`` seconds apart, as :class:`AdaptiveLimiter` spaces them, so no window of ``w``
+    seconds holds more than ``w*rpm/60 + 1`` starts."""
+
+    POLL_S = 0.02  # how often a request waiting for a free slot looks again
+
+    def __init__(self, concurrency: int | None, rpm: float | None, clock: Callable[[], float] = time.monotonic) -> None:
+        self.concurrency = max(1, int(concurrency)) if concurrency else None
+        self.rpm = rpm if rpm and rpm > 0 else None
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._in_flight = 0
+        self._next_start = 0.0
+        self._paused_until = 0.0
+        self._waiting_on: dict[int, str] = {}  # waiter -> the limit it waits on, in words
+
+    @property
+    def in_flight(self) -> int:
+        return self._in_flight
+
+    @property
+    def waiting_on(self) -> str | None:
+        """The shared limit some request waits on now, or None (what Batch's progress names)."""
+        return next(iter(list(self._waiting_on.values())), None)
+
+    def _try_start(self) -> tuple[float, str | None]:
+        """Start a request if the limits allow it now (``(0, None)``); else how long to wait
+        before trying again and why."""
+        with self._lock:
+            now = self._clock()
+            if self._paused_until > now:
+                return self._paused_until - now, "the provider's pause after a 429 (Retry-After)"
+            if self.concurrency is not None and self._in_flight >= self.concurrency:
+                return self.POLL_S, f"the {self.concurrency}-at-a-time limit all sessions share"
+            if self.rpm is not None and self._next_start > now:
+                return self._next_start - now, f"the {self.rpm:g} requests/minute limit all sessions share"
+            self._in_flight += 1
+            if self.rpm is not None:
+                self._next_start = max(now, self._next_start) + 60.0 / self.rpm
+            return 0.0, None
+
+    async def acquire(self) -> None:
+        """Wait (without blocking the loop) until one more request may start, and count it."""
+        waiter = id(asyncio.current_task())
+        try:
+            while True:
+                wait, reason = self._try_start()
+                if reason is None:
+                    return
+                self._waiting_on[waiter] = reason
+                await asyncio.sleep(min(wait, 0.1))
+        finally:
+            self._waiting_on.pop(waiter, None)
+
+    def release(self) -> None:
+        with self._lock:
+            self._in_flight = max(0, self._in_flight - 1)
+
+    def on_rate_limited(self, pause_s: float) -> None:
+        """A 429 on the shared key pauses every session's requests, not just the one that got it."""
+        with self._lock:
+            self._paused_until = max(self._paused_until, self._clock() + max(0.0, pause_s))
+
+
+_SHARED_LIMITS: tuple[int | None, float | None] | None = None  # None: every client keeps its own limits
+_GATES: dict[tuple[str, str], SharedGate] = {}
+_GATES_LOCK = threading.Lock()
+
+
+def share_limits(concurrency: int | None, rpm: float | None) -> None:
+    """From now on, every client of this process that sends to one endpoint with one key
+    variable shares one :class:`SharedGate` with these ceilings (a locked dashboard calls this
+    with the owner's ``RAG_EVAL_LLM_CONCURRENCY`` / ``RAG_EVAL_LLM_RPM``, so eight visitors
+    together stay within them). A visitor's own key has a variable name of its own session
+    (``rag_eval.config.register_session_key``), so it gets a gate of its own. The CLI and the
+    Python API never call this: each command keeps its own limits unless it opts in."""
+    global _SHARED_LIMITS
+    with _GATES_LOCK:
+        if _SHARED_LIMITS != (concurrency, rpm):
+            _GATES.clear()  # new ceilings: gates made from now on carry them
+        _SHARED_LIMITS = (concurrency, rpm)
+
+
+def stop_sharing() -> None:
+    """Back to per-client limits (tests; a process that opted in and opts out)."""
+    global _SHARED_LIMITS
+    with _GATES_LOCK:
+        _SHARED_LIMITS = None
+        _GATES.clear()
+
+
+def shared_gate(endpoint: str, key_env: str) -> SharedGate | None:
+    """The process-wide gate for requests with ``key_env``'s key to ``endpoint``, created on
+    first use; None while limits are not shared (:func:`share_limits`)."""
+    with _GATES_LOCK:
+        if _SHARED_LIMITS is None:
+            return None
+        gate = _GATES.get((endpoint, key_env))
+        if gate is None:
+            gate = _GATES[(endpoint, key_env)] = SharedGate(*_SHARED_LIMITS)
+        return gate

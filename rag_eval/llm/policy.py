@@ -22,7 +22,8 @@ Settings (environment first, then ``secrets.toml``):
 ``RAG_EVAL_VISITOR_BASE_URLS``     endpoints a visitor's own key may go to (default: the
                                    allowed endpoints)
 ``RAG_EVAL_LLM_CONCURRENCY`` /     ceilings on the server key's concurrency and rate
-``RAG_EVAL_LLM_RPM``               (visitors may lower them, never raise them)
+``RAG_EVAL_LLM_RPM``               (visitors may lower them, never raise them); held by the
+                                   whole process (``llm.limiter.share_limits``)
 ``RAG_EVAL_PHOENIX_URL``           the Phoenix server the dashboard imports traces from
                                    (locked: the only one; ``PHOENIX_API_KEY`` goes nowhere else)
 =================================  ==================================================

@@ -18,6 +18,7 @@ import streamlit as st
 
 from rag_eval.config import forget_session_key, register_session_key, setting
 from rag_eval.llm.constants import DEFAULT_API_KEY_ENV, DEFAULT_MODEL
+from rag_eval.llm.limiter import share_limits
 from rag_eval.llm.policy import DeployPolicy, check, enforce, is_session_key, load_policy
 from rag_eval.rag.config import RagConfig, default_config
 from rag_eval.ui.constants import STATE_LINK_PROPOSAL, STATE_SETTINGS
@@ -63,8 +64,13 @@ def environment_settings() -> dict[str, Any]:
 
 
 def policy() -> DeployPolicy:
-    """The deployment policy (rag_eval.llm.policy): locked where the server holds a secret."""
-    return load_policy()
+    """The deployment policy (rag_eval.llm.policy): locked where the server holds a secret.
+    Locked, the owner's ceilings hold for the whole server process (``llm.limiter.share_limits``):
+    every session's clients with the server's key share one gate, not one each."""
+    found = load_policy()
+    if found.locked:
+        share_limits(found.max_concurrency, found.max_rpm)
+    return found
 
 
 def current_settings() -> dict[str, Any]:

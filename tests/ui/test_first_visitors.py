@@ -6,7 +6,9 @@
 - Eight at once, every time: a fresh locked server (``RAG_EVAL_DEPLOYMENT=public``, the
   owner's LLM endpoint a local OpenAI-compatible server), eight visitors (eight tabs, eight
   Streamlit sessions) open Ask as soon as it listens and press Ask together; every one gets
-  TRACe scores from an answer with context, five servers in a row.
+  TRACe scores from an answer with context, five servers in a row; together they never have
+  more requests in flight at the LLM than the owner's ``RAG_EVAL_LLM_CONCURRENCY`` (one gate
+  for the whole process, not one per visitor).
 
 Every wait polls with a generous limit (the machine may be loaded); nothing is timed.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -78,6 +81,7 @@ VISITORS = 8
 SERVERS = 5
 # made up per session: a fixed string shaped like a provider key would sit in the repository
 OWNER_KEY = f"owner-llm-{secrets.token_hex(8)}"
+OWNER_CONCURRENCY = 2
 MAIN_TEXT_JS = "(document.querySelector('[data-testid=stMain]') || {innerText: ''}).innerText"
 QUESTION_FIELD_JS = ("(() => { const e = document.querySelector('[data-testid=stTextInput] input'); "
                      "if (!e) return false; e.focus(); e.select(); return true; })()")
@@ -85,8 +89,22 @@ PRESS_ASK_JS = ("(() => { const b = Array.from(document.querySelectorAll('button
                 ".find(b => b.innerText.trim() === 'Ask'); if (!b) return false; b.click(); return true; })()")
 
 
-def _judgement(body: dict[str, Any]) -> str:
-    return answer_text(body)
+class _Judgements:
+    """The LLM's replies, counting the requests in flight (the handler runs in the server's
+    request threads)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.now = self.most = 0
+
+    def __call__(self, body: dict[str, Any]) -> str:
+        with self.lock:
+            self.now += 1
+            self.most = max(self.most, self.now)
+        time.sleep(0.05)  # long enough that the visitors' requests would overlap if nothing held them
+        with self.lock:
+            self.now -= 1
+        return answer_text(body)
 
 
 def _until(tab: browser.DevTools, expression: str, deadline: float) -> bool:
@@ -120,7 +138,8 @@ def eight_ask_at_once(home: Path, llm_url: str, questions: list[str]) -> list[st
     server listens (the demo collection is still being built), types its question, and all
     press Ask together; what each visitor's page shows in the end (or when it gave up)."""
     env = {"RAG_EVAL_DEPLOYMENT": "public", "OPENAI_API_KEY": OWNER_KEY, "RAG_EVAL_LLM_BASE_URL": llm_url,
-           "RAG_EVAL_LLM_MODEL": "test-model", "RAG_EVAL_PREPARE": "background"}
+           "RAG_EVAL_LLM_MODEL": "test-model", "RAG_EVAL_PREPARE": "background",
+           "RAG_EVAL_LLM_CONCURRENCY": str(OWNER_CONCURRENCY)}
     # the browser is up first: its visitors arrive the moment the server listens
     with browser.chromium_tabs(len(questions)) as tabs, browser.streamlit_server(home, extra_env=env) as server:
         browser.wait_healthy(server.url, timeout_s=WAIT_S, process=server.process)
@@ -144,7 +163,8 @@ def test_eight_visitors_asking_at_once_on_a_fresh_locked_server_all_get_scores(t
                                                                                 _session_models_dir: Path) -> None:
     questions = [str(row["question"]) for row in load_demo()[1]][:VISITORS]
     llm = start_server()
-    llm.set_handler(_judgement)
+    judgements = _Judgements()
+    llm.set_handler(judgements)
     try:
         for attempt in range(SERVERS):
             home = tmp_path / f"home-{attempt}"
@@ -156,5 +176,6 @@ def test_eight_visitors_asking_at_once_on_a_fresh_locked_server_all_get_scores(t
                           if "Scoring mode" not in page or NO_CONTEXT in page]
             assert unanswered == [], (attempt, llm.request_count - before, unanswered)
             assert llm.request_count - before >= VISITORS, attempt  # every visitor's judge reached the LLM
+            assert 1 <= judgements.most <= OWNER_CONCURRENCY, (attempt, judgements.most)
     finally:
         llm.stop()
