@@ -44,9 +44,6 @@ class LoadResult:
     origins: list[tuple[str, int]] = field(default_factory=list)
     issues: list[Issue] = field(default_factory=list)
 
-    @property
-    def row_numbers(self) -> list[int]:
-        return [number for _, number in self.origins]
 
     @property
     def errors(self) -> list[Issue]:

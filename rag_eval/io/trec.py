@@ -27,7 +27,6 @@ Run = dict[str, list[str]]
 Qrels = dict[str, dict[str, int]]
 
 TREC_RUN_COLUMNS = ("query_id", "Q0", "doc_id", "rank", "score", "tag")
-BEIR_HEADER = ("query-id", "corpus-id", "score")
 
 
 def _lines(path: str | Path) -> tuple[str, list[tuple[int, str]]]:
@@ -149,12 +148,3 @@ def write_trec_run(run: Mapping[str, Sequence[Any]], path: str | Path, tag: str 
     return path
 
 
-def write_qrels(qrels: Mapping[str, Mapping[str, int]], path: str | Path) -> Path:
-    """Write ``qrels`` in TREC format (``query_id 0 doc_id relevance``)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as fh:
-        for qid, judged in qrels.items():
-            for doc, grade in judged.items():
-                fh.write(f"{qid} 0 {doc} {int(grade)}\n")
-    return path

@@ -56,7 +56,6 @@ PATTERNS: tuple[Pattern, ...] = (
             "the answer leans on context that does not address the question",
             "check grounding; tighten retrieval and the prompt"),
 )
-PATTERN_BY_KEY = {p.key: p for p in PATTERNS}
 
 
 @dataclass(frozen=True, slots=True)
