@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from rag_eval.judges.consistency import inconsistencies
 from rag_eval.rag.ingest import document_units
 from rag_eval.rag.loaders import load_file
 from rag_eval.rag.retrieve import RetrievedChunk
 from rag_eval.runs.ask import build_item
 from rag_eval.schema import Labels
+from tests.judges.test_consistency import inconsistencies
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DOCS = PROJECT_ROOT / "tests" / "data" / "docs"

@@ -17,10 +17,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from rag_eval.datasets.io import LoadResult, iter_raw
+from rag_eval.datasets.io import LoadResult, good_rows
 from rag_eval.datasets.schema import DatasetRow, Provenance
 from rag_eval.datasets.validate import Issue, Severity, check_rows, issues_from_validation_error, missing_columns
-from rag_eval.io.rows import FileFormatError, RowError, _decode, _decode_lenient
+from rag_eval.io.rows import FileFormatError, _decode, _decode_lenient
 
 KINDS = ("ragbench", "beir", "csv")
 
@@ -102,12 +102,7 @@ def import_ragbench(paths: Sequence[str | Path], prefix_subset: bool = False) ->
     result, numbered = LoadResult(), []
     seen: dict[str, int] = {}
     for path in map(Path, paths):
-        rows = []
-        for number, row in iter_raw(path):
-            if isinstance(row, RowError):
-                result.issues.append(Issue.from_row_error(row))
-            else:
-                rows.append((number, row))
+        rows = list(good_rows(path, result.issues))
         columns = missing_columns(str(path), (k for _, row in rows for k in row), RAGBENCH_COLUMNS) if rows else None
         if columns is not None:  # said once for the file, not on every row
             result.issues.append(columns)
@@ -173,10 +168,8 @@ def read_qrels(path: Path, issues: list[Issue]) -> dict[str, dict[str, int]]:
 
 def _corpus_texts(path: Path, wanted: set[str], issues: list[Issue]) -> dict[str, str]:
     texts = {}
-    for _number, row in iter_raw(path):
-        if isinstance(row, RowError):
-            issues.append(Issue.from_row_error(row))
-        elif str(row.get("_id")) in wanted:
+    for _number, row in good_rows(path, issues):
+        if str(row.get("_id")) in wanted:
             title, text = str(row.get("title") or ""), str(row.get("text") or "")
             texts[str(row["_id"])] = f"{title}\n{text}" if title else text
     return texts
@@ -197,10 +190,7 @@ def import_beir(paths: Sequence[str | Path], min_score: int = 1) -> LoadResult:
     texts = _corpus_texts(files.corpus, relevant_ids, result.issues) if files.corpus else {}
     seen: dict[str, tuple[Any, Any]] = {}
     qfile = str(files.queries)
-    for number, row in iter_raw(files.queries):
-        if isinstance(row, RowError):
-            result.issues.append(Issue.from_row_error(row))
-            continue
+    for number, row in good_rows(files.queries, result.issues):
         qid = str(row.get("_id", row.get("id", "")))
         if qid in seen and seen[qid] == (row.get("text"), row.get("metadata")):
             result.issues.append(Issue(qfile, number, "_id", f"query '{qid}' repeats an earlier line exactly; "
@@ -283,10 +273,7 @@ def import_csv(paths: Sequence[str | Path]) -> LoadResult:
             result.issues.append(missing)
             continue
         used = {c for c in columns.values() if c}
-        for number, row in iter_raw(path):
-            if isinstance(row, RowError):
-                result.issues.append(Issue.from_row_error(row))
-                continue
+        for number, row in good_rows(path, result.issues):
             record = _csv_record(row, columns, used, path.stem, number)
             numbered.append((number, record, str(path)))
     return _finish(result, numbered)

@@ -20,7 +20,7 @@ dropped silently: they come back as issues naming file, row and field.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,9 +44,6 @@ class LoadResult:
     origins: list[tuple[str, int]] = field(default_factory=list)
     issues: list[Issue] = field(default_factory=list)
 
-    @property
-    def row_numbers(self) -> list[int]:
-        return [number for _, number in self.origins]
 
     @property
     def errors(self) -> list[Issue]:
@@ -185,6 +182,16 @@ def iter_raw(path: str | Path) -> Iterable[tuple[int, dict[str, Any] | RowError]
             yield number, out
 
 
+def good_rows(path: str | Path, issues: list[Issue]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """:func:`iter_raw`'s usable rows; each unreadable one becomes an error in ``issues``
+    (in file order, as it is met)."""
+    for number, row in iter_raw(path):
+        if isinstance(row, RowError):
+            issues.append(Issue.from_row_error(row))
+        else:
+            yield number, row
+
+
 def load_dataset(path: str | Path) -> LoadResult:
     """Every row of ``path`` validated as a :class:`DatasetRow`, with every problem as
     an issue. Raises :class:`FileFormatError` only when the file as a whole is unreadable
@@ -192,12 +199,7 @@ def load_dataset(path: str | Path) -> LoadResult:
     path = Path(path)
     name = str(path)
     result = LoadResult()
-    raw_rows: list[tuple[int, dict[str, Any]]] = []
-    for number, row in iter_raw(path):
-        if isinstance(row, RowError):
-            result.issues.append(Issue.from_row_error(row))
-        else:
-            raw_rows.append((number, row))
+    raw_rows = list(good_rows(path, result.issues))
     if not raw_rows and not result.issues:
         result.issues.append(Issue(name, 0, None, "the file has no rows", Severity.ERROR))
         return result

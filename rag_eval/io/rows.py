@@ -161,7 +161,8 @@ def iter_rows(path: str | Path) -> Iterator[tuple[int, dict[str, Any] | RowError
     yield from _iter_text_rows(name, suffix, text)
 
 
-def _jsonl_row(name: str, lineno: int, line: str) -> dict[str, Any] | RowError:
+def jsonl_row(name: str, lineno: int, line: str) -> dict[str, Any] | RowError:
+    """One JSONL line's object, or the row's error (invalid JSON, or not an object)."""
     try:
         value = json.loads(line)
     except json.JSONDecodeError as err:
@@ -187,7 +188,7 @@ def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
                 lenient = True
             if not line.strip():
                 continue
-            value = _jsonl_row(name, lineno, line.rstrip("\r\n"))  # the line end is not part of the row
+            value = jsonl_row(name, lineno, line.rstrip("\r\n"))  # the line end is not part of the row
             if lenient and not isinstance(value, RowError):
                 value = _non_utf8_error(name, lineno, value, True) or value
             yield lineno, value
@@ -197,17 +198,8 @@ def _iter_text_rows(name: str, suffix: str, text: str) -> Iterator[tuple[int, di
     """Rows of the decoded text of a .jsonl, .json or .csv file."""
     if suffix == ".jsonl":
         for lineno, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as err:
-                yield lineno, RowError(name, lineno, None, json_problem(err))
-                continue
-            if not isinstance(value, dict):
-                yield lineno, RowError(name, lineno, None, f"expected a JSON object, got {type(value).__name__}")
-            else:
-                yield lineno, value
+            if line.strip():
+                yield lineno, jsonl_row(name, lineno, line)
     elif suffix == ".json":
         try:
             value = json.loads(text) if text.strip() else []

@@ -15,19 +15,17 @@ Like :mod:`rag_eval.io.rows`, reading never stops at a bad line: it comes back a
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rag_eval.io.rows import FileFormatError, RowError, _decode, json_problem
+from rag_eval.io.rows import FileFormatError, RowError, _decode, jsonl_row
 
 Run = dict[str, list[str]]
 Qrels = dict[str, dict[str, int]]
 
 TREC_RUN_COLUMNS = ("query_id", "Q0", "doc_id", "rank", "score", "tag")
-BEIR_HEADER = ("query-id", "corpus-id", "score")
 
 
 def _lines(path: str | Path) -> tuple[str, list[tuple[int, str]]]:
@@ -60,13 +58,9 @@ def _read_jsonl_run(name: str, lines: list[tuple[int, str]]) -> tuple[Run, list[
     run: Run = {}
     errors: list[RowError] = []
     for lineno, line in lines:
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as err:
-            errors.append(RowError(name, lineno, None, json_problem(err)))
-            continue
-        if not isinstance(value, dict):
-            errors.append(RowError(name, lineno, None, f"expected a JSON object, got {type(value).__name__}"))
+        value = jsonl_row(name, lineno, line)
+        if isinstance(value, RowError):
+            errors.append(value)
             continue
         qid, docs = value.get("query_id"), value.get("doc_ids")
         if qid is None or isinstance(qid, (dict, list)):
@@ -149,12 +143,3 @@ def write_trec_run(run: Mapping[str, Sequence[Any]], path: str | Path, tag: str 
     return path
 
 
-def write_qrels(qrels: Mapping[str, Mapping[str, int]], path: str | Path) -> Path:
-    """Write ``qrels`` in TREC format (``query_id 0 doc_id relevance``)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as fh:
-        for qid, judged in qrels.items():
-            for doc, grade in judged.items():
-                fh.write(f"{qid} 0 {doc} {int(grade)}\n")
-    return path

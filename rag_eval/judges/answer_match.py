@@ -38,17 +38,6 @@ class MatchItem:
     reference: str
     predicted: str
 
-    @classmethod
-    def from_row(cls, row: dict[str, Any], default_id: str = "") -> MatchItem:
-        """From a row with ``question``, ``reference`` (or ``answer``) and ``predicted``
-        (or ``response``); ValueError names the missing field."""
-        reference = row.get("reference", row.get("answer"))
-        predicted = row.get("predicted", row.get("response"))
-        for name, value in (("question", row.get("question")), ("reference", reference), ("predicted", predicted)):
-            if value is None:
-                raise ValueError(f"field '{name}' is missing")
-        return cls(str(row.get("id", default_id)), str(row["question"]), str(reference), str(predicted))
-
 
 @dataclass(slots=True)
 class MatchResult:

@@ -66,18 +66,3 @@ def make_consistent(item: EvalItem, labels: Labels) -> tuple[Labels, dict[str, A
         all_utilized_sentence_keys=sorted(utilized, key=lambda k: order.get(k, len(order))),
         all_relevant_sentence_keys=sorted(relevant, key=lambda k: order.get(k, len(order))),
     ), repairs
-
-
-def inconsistencies(item: EvalItem, labels: Labels) -> list[str]:
-    """What breaks the rules above, in words (empty when the labels are consistent)."""
-    _, repairs = make_consistent(item, labels)
-    problems = []
-    if repairs.get("utilized_added"):
-        problems.append(f"supporting keys not utilized: {', '.join(repairs['utilized_added'])}")
-    if repairs.get("relevant_added"):
-        problems.append(f"utilized keys not relevant: {', '.join(repairs['relevant_added'])}")
-    supported = any(
-        s.fully_supported is True for s in labels.sentence_support_information)
-    if supported and not labels.all_relevant_sentence_keys and item.document_keys:
-        problems.append("relevance 0 with a supported response")
-    return problems

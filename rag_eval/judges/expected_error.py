@@ -54,12 +54,6 @@ def _of_kind(judge: Any, calibration: str | None = None, label: str | None = Non
                                "review rows on the Judges page to measure it")}
 
 
-def for_judge_name(name: str | None, calibration: str | None = None) -> dict[str, Any]:
-    """From a stored run's judge name / configuration alone (runs stored before runs
-    carried their expected error): what the judge's kind says, else unknown."""
-    return _of_kind(name or "unknown judge", calibration)
-
-
 def for_run(run: dict[str, Any]) -> dict[str, Any]:
     """A stored run's expected judge error: the one its summary carries, else derived
     from its configuration's judge (``judge.kind`` / ``judge.calibration``)."""

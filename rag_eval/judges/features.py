@@ -94,12 +94,6 @@ def dates(text: str) -> set[str]:
     return out
 
 
-def capitalised_tokens(text: str) -> set[str]:
-    """Every capitalised non-stop-word token, sentence-initial ones included (stemmed,
-    lower-cased): the named-entity-like words of a sentence."""
-    return _names_and_capitals(text)[1]
-
-
 def words(text: str) -> list[str]:
     """Lower-cased word tokens."""
     return list(_words(text))
@@ -186,15 +180,12 @@ def numbers(text: str) -> set[str]:
     return out
 
 
-def named_tokens(text: str) -> set[str]:
-    """Capitalised words that are not sentence-initial and not stop words: names,
-    products, places. A paraphrase keeps them, so a missing one is a warning sign."""
-    return _names_and_capitals(text)[0]
-
-
-def _names_and_capitals(text: str) -> tuple[set[str], set[str]]:
-    """:func:`named_tokens` and :func:`capitalised_tokens` from one pass over the tokens
-    (a name is a capitalised token that does not start a sentence)."""
+def names_and_capitals(text: str) -> tuple[set[str], set[str]]:
+    """(names, capitals) from one pass over the tokens, stemmed and lower-cased, stop words
+    left out. Capitals: every capitalised token, sentence-initial ones included (the
+    named-entity-like words of a sentence). Names: the capitals that do not start a
+    sentence: names, products, places; a paraphrase keeps them, so a missing one is a
+    warning sign."""
     names, capitals = set(), set()
     for sentence_start, token in _tokens_with_starts(text):
         if not token[:1].isupper():
@@ -342,7 +333,7 @@ def row_features(
         top3 = order[:3]
         nums = numbers(text)
         miss_n = sorted(n for n in nums if n not in context_numbers)
-        names, capitals = _names_and_capitals(text)
+        names, capitals = names_and_capitals(text)
         miss_w = sorted(n for n in names if n not in context_names)
         missing_dates = dates(text) - context_dates
         shares = overlap[i]  # None: the sentence has no content word

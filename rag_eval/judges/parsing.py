@@ -129,11 +129,6 @@ def find_json(text: str) -> Extraction:
     return next(iter_json_objects(text), Extraction(None, "none"))
 
 
-def extract_json_object(text: str) -> dict[str, Any] | None:
-    """The first JSON object in ``text`` (fences and surrounding prose tolerated), or None."""
-    return find_json(text).value
-
-
 def looks_like_refusal(text: str) -> bool:
     """A reply with no JSON that opens like a refusal ("I'm sorry, I can't...")."""
     return bool(_REFUSAL.match(text or "")) and "{" not in (text or "")

@@ -19,7 +19,6 @@ from rag_eval.schema import EvalItem
 
 TRACE_PROMPT_ID = "ragbench-trace-v1"
 ANSWER_MATCH_PROMPT_ID = "answer-match-v1"
-DEFAULT_PROMPT_ID = TRACE_PROMPT_ID
 
 FENCE_OPEN = "<<<DATA"
 FENCE_CLOSE = "DATA>>>"

@@ -44,7 +44,6 @@ from rag_eval.llm.config import LLMConfig
 if TYPE_CHECKING:  # the client (openai, httpx) loads when a rubric first scores, not when it registers
     from rag_eval.llm.client import Completion, LLMClient
 
-RUBRIC_INPUTS = ("question", "response", "documents", "reference")
 #: Alternatives asked for per answer token (OpenAI's maximum is 20; 10 covers a 1-10 scale).
 TOP_LOGPROBS = 10
 #: Below this share of probability on score tokens the weighted mean is not trusted.

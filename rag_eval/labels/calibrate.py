@@ -301,15 +301,6 @@ def fitted_values(model: LocalModel, shifts: dict[str, Any], shrinkage: dict[str
     }
 
 
-def fit_calibration(model: LocalModel, rows: Sequence[LabelledRow],
-                    shrinkage: dict[str, float] | None = None) -> dict[str, Any]:
-    """Fitted values from ``rows`` at the given per-decision shrinkage (default: every
-    intercept move in full, no sentence head adapted). :func:`cross_validate`
-    chooses the shrinkage."""
-    full = {d: 1.0 for d, *_ in DECISIONS if d not in SENTENCE_HEADS} if shrinkage is None else shrinkage
-    return fitted_values(model, full_shifts(model, rows, full), full, len(rows))
-
-
 def _log_loss(p: Sequence[float], y: np.ndarray) -> float:
     """Mean log loss of probabilities ``p`` (clipped like the stored 4-decimal ones) against 0/1 ``y``."""
     q = np.clip(np.asarray(p, dtype=np.float64), 1e-4, 1 - 1e-4)

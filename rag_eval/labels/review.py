@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -192,5 +192,3 @@ def ragbench_scores(scores: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def reviewed_ids(label_sets: Sequence[Mapping[str, Any]]) -> set[str]:
-    return {str(s["item_id"]) for s in label_sets}

@@ -52,6 +52,14 @@ def finite(values: Iterable[Any]) -> list[float]:
     return out
 
 
+def number_or_none(value: Any) -> float | None:
+    """A stored metric value as a float; None when it is missing, text or NaN (undefined)."""
+    if value is None or isinstance(value, str):
+        return None
+    number = float(value)
+    return None if math.isnan(number) else number
+
+
 def coverage_fraction(used: int, total: int) -> float | None:
     """``used / total``; ``None`` when there are no rows."""
     return used / total if total else None

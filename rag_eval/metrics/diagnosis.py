@@ -22,11 +22,11 @@ row lacking a metric that a pattern needs is not counted for that pattern. Faile
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from rag_eval.metrics.aggregate import number_or_none
 from rag_eval.metrics.registry import TRACE_SCORES
 
 DEFAULT_HIGH = 0.6
@@ -56,7 +56,6 @@ PATTERNS: tuple[Pattern, ...] = (
             "the answer leans on context that does not address the question",
             "check grounding; tighten retrieval and the prompt"),
 )
-PATTERN_BY_KEY = {p.key: p for p in PATTERNS}
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,22 +120,14 @@ class Diagnosis:
         return out
 
 
-def _value(values: Mapping[str, Any], name: str) -> float | None:
-    value = values.get(name)
-    if value is None or isinstance(value, str):
-        return None
-    number = float(value)
-    return None if math.isnan(number) else number
-
-
 def row_patterns(values: Mapping[str, Any], high: float = DEFAULT_HIGH, low: float = DEFAULT_LOW) -> list[str]:
     """The pattern keys one row's metrics show (in :data:`PATTERNS` order)."""
-    rel = _value(values, "context_relevance")
-    util = _value(values, "context_utilization")
-    comp = _value(values, "completeness")
-    adh = _value(values, "adherence_score")
+    rel = number_or_none(values.get("context_relevance"))
+    util = number_or_none(values.get("context_utilization"))
+    comp = number_or_none(values.get("completeness"))
+    adh = number_or_none(values.get("adherence_score"))
     if adh is None:
-        adh = _value(values, "adherence")
+        adh = number_or_none(values.get("adherence"))
     found = []
     if rel is not None and util is not None and rel >= high and util <= low:
         found.append("prompt")
@@ -159,7 +150,7 @@ def diagnose(
     hits: dict[str, list[str]] = {p.key: [] for p in PATTERNS}
     considered = 0
     for row_id, values in rows:
-        if not values or all(_value(values, m) is None for m in TRACE_SCORES):
+        if not values or all(number_or_none(values.get(m)) is None for m in TRACE_SCORES):
             continue
         considered += 1
         for key in row_patterns(values, high, low):
@@ -186,7 +177,7 @@ class DiagnosisTally:
 
     def add(self, row_id: str, values: Mapping[str, Any] | None) -> None:
         self.given += 1
-        if not values or all(_value(values, m) is None for m in TRACE_SCORES):
+        if not values or all(number_or_none(values.get(m)) is None for m in TRACE_SCORES):
             return
         self.considered += 1
         for key in row_patterns(values, self.high, self.low):

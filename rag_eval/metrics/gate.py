@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from rag_eval.metrics.aggregate import MAX_BOOTSTRAP_ROWS, mean_interval
+from rag_eval.metrics.aggregate import MAX_BOOTSTRAP_ROWS, mean_interval, number_or_none
 from rag_eval.metrics.agreement import (
     DEFAULT_CONFIDENCE,
     DEFAULT_N_BOOT,
@@ -156,13 +156,6 @@ def check_directions(thresholds: Sequence[Threshold]) -> None:
                          f"{t.metric}={t.minimum:g}")
 
 
-def _number(value: Any) -> float | None:
-    if value is None or isinstance(value, str):
-        return None
-    number = float(value)
-    return None if math.isnan(number) else number
-
-
 def stats_from_rows(
     rows: Sequence[Mapping[str, Any] | None],
     names: Sequence[str],
@@ -175,7 +168,7 @@ def stats_from_rows(
     (None rows, i.e. failed ones, and missing values are left out and show in ``n``)."""
     out: dict[str, MetricStat] = {}
     for name in names:
-        values = np.array([v for r in rows if r is not None and (v := _number(r.get(name))) is not None], dtype=float)
+        values = np.array([v for r in rows if r is not None and (v := number_or_none(r.get(name))) is not None], dtype=float)
         if values.size == 0:
             out[name] = MetricStat(None)
             continue
@@ -259,7 +252,7 @@ def row_failures(case: RowCase, thresholds: Sequence[Threshold]) -> list[str]:
         return [f"status {case.status}" + (f": {case.error}" if case.error else "")]
     out = []
     for t in thresholds:
-        value = _number(case.values.get(t.metric))
+        value = number_or_none(case.values.get(t.metric))
         if value is not None and t.fails(value):
             out.append(f"{t.metric} {t.why(value)}")
     return out

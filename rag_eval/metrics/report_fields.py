@@ -32,6 +32,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rag_eval.metrics.aggregate import number_or_none
 from rag_eval.metrics.registry import TRACE_METRICS
 from rag_eval.schema import Labels
 from rag_eval.text.keys import normalize_key
@@ -68,17 +69,10 @@ def consistency_reading(consistency: float | None) -> str | None:
     return rmse_band(max(0.0, 1.0 - consistency))
 
 
-def _number(value: Any) -> float | None:
-    if value is None or isinstance(value, str):
-        return None
-    number = float(value)
-    return None if math.isnan(number) else number
-
-
 def average_and_rmse(values: Mapping[str, Any]) -> tuple[float | None, float | None]:
     """(mean, RMSE around it) of the defined metrics among ``TRACE_METRICS``; (None, None)
     when no metric is defined. Booleans count as 0/1."""
-    found = [v for v in (_number(values.get(m)) for m in TRACE_METRICS) if v is not None]
+    found = [v for v in (number_or_none(values.get(m)) for m in TRACE_METRICS) if v is not None]
     if not found:
         return None, None
     mean = sum(found) / len(found)

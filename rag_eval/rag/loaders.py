@@ -14,13 +14,12 @@ with its line number while the good rows still load.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rag_eval.io.rows import json_problem
+from rag_eval.io.rows import RowError, jsonl_row
 from rag_eval.rag.extract import BlockSpan, Extracted
 
 TEXT_SUFFIXES = (".txt",)
@@ -165,13 +164,9 @@ def iter_corpus(path: Path) -> Iterator[Document | RowProblem]:
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as err:
-            yield RowProblem(source, lineno, json_problem(err))
-            continue
-        if not isinstance(row, dict):
-            yield RowProblem(source, lineno, f"expected a JSON object, got {type(row).__name__}")
+        row = jsonl_row(source, lineno, line)
+        if isinstance(row, RowError):
+            yield RowProblem(source, lineno, row.message)
             continue
         doc_id = row.get("_id", row.get("id"))
         body = row.get("text")

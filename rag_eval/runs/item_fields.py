@@ -11,9 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rag_eval.metrics.diagnosis import DEFAULT_HIGH, DEFAULT_LOW, Diagnosis, diagnose
-from rag_eval.metrics.gate import MetricStat, RowCase
 from rag_eval.metrics.report_fields import report_fields
-from rag_eval.schema import is_usable
 
 
 def _response_keys(item: Mapping[str, Any]) -> list[str] | None:
@@ -36,15 +34,3 @@ def run_diagnosis(items: Sequence[dict[str, Any]], high: float = DEFAULT_HIGH, l
     return diagnose([(str(i.get("item_id")), i.get("scores") or None) for i in items], high, low)
 
 
-def run_gate_inputs(run: Mapping[str, Any], items: Sequence[dict[str, Any]]) -> tuple[dict[str, MetricStat], list[RowCase]]:
-    """What the CI gate needs from a stored run, through the one summary path
-    (:func:`rag_eval.runs.summary.gate_inputs` of :func:`~rag_eval.runs.summary.summarize_records`):
-    per metric (TRACe, adherence_score, retrieval, answer correctness, per-item metrics,
-    ``average``) its mean and 95% interval, and one :class:`RowCase` per item. The report
-    fields are recomputed for runs stored before records kept them."""
-    from rag_eval.runs.summary import gate_inputs, summarize_records
-
-    def with_report(item: dict[str, Any]) -> dict[str, Any]:
-        return {**item, "report": item_report_fields(item)} if is_usable(item.get("status")) else item
-
-    return gate_inputs(summarize_records((with_report(i) for i in items), run.get("id")))

@@ -131,9 +131,6 @@ def _references(value: dict[str, Any]) -> list[str]:
     return []
 
 
-Pairs = Sequence[tuple[int, dict[str, Any] | RowError]]
-
-
 def normalise_rows(rows: Iterable[Any]) -> list[tuple[int, dict[str, Any] | RowError]]:
     """``(row number, row or read error)`` pairs from pairs, rows or read errors."""
     out: list[tuple[int, dict[str, Any] | RowError]] = []

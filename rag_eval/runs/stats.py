@@ -18,7 +18,7 @@ from rag_eval.metrics.report_fields import consistency_reading
 from rag_eval.runs.summary import SUMMARY_FIELDS as SUMMARY_ITEM_FIELDS
 from rag_eval.runs.summary import RunTally, summarize_items
 
-__all__ = ["SUMMARY_FIELDS", "agreement_rows", "mean_with_ci", "summarize_items", "summarize_run",
+__all__ = ["SUMMARY_FIELDS", "agreement_rows", "mean_with_ci", "summarize_items",
            "summarize_stored_run", "truth_pairs"]
 
 
@@ -28,7 +28,7 @@ def mean_with_ci(values: Iterable[Any], total: int, seed: int = 0) -> dict[str, 
     return mean_with_coverage(values, total, seed=seed).to_dict()
 
 
-#: the item fields :func:`summarize_run` reads (``RunStore.items(run_id, SUMMARY_FIELDS)``)
+#: the item fields :func:`summarize_stored_run` reads (``RunStore.items(run_id, SUMMARY_FIELDS)``)
 SUMMARY_FIELDS = (*SUMMARY_ITEM_FIELDS, "truth")
 AGREEMENT_N_BOOT = 500
 
@@ -58,7 +58,9 @@ def agreement_rows(items: Sequence[dict[str, Any]], n_boot: int = AGREEMENT_N_BO
 
 
 def summarize_stored_run(read: Callable[[Sequence[str]], Iterable[dict[str, Any]]]) -> dict[str, Any]:
-    """:func:`summarize_run` of a stored run, ``read(fields)`` giving its items (a page at
+    """What the store keeps with a finished run (:func:`summarize_items` plus the agreement
+    with ground truth, ``agreement``: :func:`agreement_rows`, so the Runs page draws every
+    run's figures without reading its items), ``read(fields)`` giving its items (a page at
     a time): one streaming pass for the summary and the pattern diagnosis (``diagnosis``:
     its first ids per pattern, so ``runs show`` reads no item), and a second one for the
     agreement only when an item carries ground truth."""
@@ -71,8 +73,3 @@ def summarize_stored_run(read: Callable[[Sequence[str]], Iterable[dict[str, Any]
             "diagnosis": tally.diagnosis.result().to_dict()}
 
 
-def summarize_run(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """What the store keeps with a finished run: :func:`summarize_items` plus the
-    agreement with ground truth (``agreement``: :func:`agreement_rows`), so the Runs
-    page draws every run's figures without reading its items."""
-    return {**summarize_items(items), "agreement": agreement_rows(items)}

@@ -11,7 +11,6 @@ import re
 from dataclasses import dataclass
 
 _DOC_KEY = re.compile(r"^(\d+)([a-z]+)$")
-_RESPONSE_KEY = re.compile(r"^[a-z]+$")
 
 
 def letters(index: int) -> str:
@@ -66,5 +65,3 @@ def parse_document_key(key: str) -> DocKey | None:
     return DocKey(int(m.group(1)), letters_index(m.group(2)))
 
 
-def is_response_key(key: str) -> bool:
-    return bool(_RESPONSE_KEY.match(key))

@@ -20,7 +20,7 @@ they are, so scores stay comparable with the dataset's own labels.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import sentencex
@@ -29,7 +29,6 @@ from rag_eval.schema import EvalItem, Sentence, _as_list
 from rag_eval.text.keys import document_key, response_key
 
 Span = tuple[str, int, int]
-UNIT_KINDS = frozenset({"code", "table", "list_item", "heading"})  # kinds never split into sentences
 
 _BLANK_LINES = re.compile(r"\n[ \t\r\f\v]*\n\s*")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•‣◦]|\d{1,3}[.)])\s+\S")
@@ -242,5 +241,3 @@ def item_from_row(row: dict[str, Any], default_id: str = "") -> EvalItem:
     )
 
 
-def count_document_sentences(documents: Iterable[Sequence[Sentence]]) -> int:
-    return sum(len(d) for d in documents)

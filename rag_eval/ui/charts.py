@@ -15,9 +15,9 @@ from collections.abc import Mapping, Sequence
 import altair as alt
 import pandas as pd
 
+from rag_eval.display.style import BAND_COLOURS, METRIC_LABELS, PALETTE, SPREAD_AXIS_MAX, SPREAD_BAND_LABELS
 from rag_eval.metrics.report_fields import RMSE_BANDS
 from rag_eval.text.numbers import format_number
-from rag_eval.ui.constants import BAND_COLOURS, METRIC_LABELS, PALETTE, SPREAD_AXIS_MAX, SPREAD_BAND_LABELS
 
 SPREAD_BINS = 24
 Y_MAX = 1.05  # room above 1 for an interval's upper bar

@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
+from rag_eval.display.style import RESP_UNKNOWN
 from rag_eval.display.support_map import (  # noqa: F401 - re-exported for pages and tests
     legend_html,
     response_sentence_class,
     support_map_html,
 )
 from rag_eval.display.views import SupportView
-from rag_eval.ui.constants import RESP_UNKNOWN, STATUS_OK_VALUES
+from rag_eval.ui.constants import STATUS_OK_VALUES
 from rag_eval.ui.markdown import md
 
 if TYPE_CHECKING:  # pandas and Altair load when a page first draws a table or chart

@@ -6,28 +6,6 @@ colour without importing each other (pages never import pages).
 
 from __future__ import annotations
 
-# The shared look (chart colours, metric labels, spread bands, sentence classes) lives below the dashboard
-# and the report, in rag_eval.display.style; the pages read it from here as before.
-from rag_eval.display.style import (  # noqa: F401
-    BAND_COLOURS,
-    COLOURS,
-    DOC_BOTH,
-    DOC_NEITHER,
-    DOC_RELEVANT,
-    DOC_UTILIZED,
-    HIGHLIGHT_OUTLINE,
-    LEGEND,
-    METRIC_LABELS,
-    PALETTE,
-    RESP_PARTIAL,
-    RESP_SUPPORTED,
-    RESP_UNKNOWN,
-    RESP_UNSUPPORTED,
-    SPREAD_AXIS_MAX,
-    SPREAD_BAND_LABELS,
-    SPREAD_BAND_MEANING,
-    SPREAD_HELP,
-)
 from rag_eval.schema import JudgeStatus
 
 APP_TITLE = "RAG Eval Workbench"

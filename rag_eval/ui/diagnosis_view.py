@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
+from rag_eval.display.style import SPREAD_BAND_LABELS, SPREAD_BAND_MEANING, SPREAD_HELP
 from rag_eval.metrics.report_fields import RMSE_BANDS
-from rag_eval.ui.constants import SPREAD_BAND_LABELS, SPREAD_BAND_MEANING, SPREAD_HELP
 from rag_eval.ui.markdown import md
 
 if TYPE_CHECKING:

@@ -17,7 +17,6 @@ from rag_eval.display.tables import spread_frame  # noqa: F401  (the pages read 
 from rag_eval.metrics.registry import TRACE_SCORES
 from rag_eval.metrics.report_fields import REPORT_FIELDS
 from rag_eval.runs.item_fields import item_report_fields
-from rag_eval.runs.stats import agreement_rows
 
 
 def items_frame(items: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
@@ -61,22 +60,12 @@ def filter_items(
     return out
 
 
-
 def run_label(run: Mapping[str, Any]) -> str:
     """A short, unique label for charts: the run's name and the end of its id."""
     return f"{run.get('name')} · {str(run.get('id'))[-6:]}"
 
 
-
 AGREEMENT_COLUMNS = ["run", "statistic", "value", "ci_low", "ci_high", "n", "reason", "coverage", "reading"]
-
-
-def agreement_frame(items_by_run: Mapping[str, Sequence[Mapping[str, Any]]], n_boot: int = 500) -> pd.DataFrame:
-    """Per run with ground truth: the library's agreement report flattened to rows
-    (statistic, value, ci_low, ci_high, n, reason, coverage; ``reading`` is the consistency
-    score's band)."""
-    return agreement_rows_frame({run_id: agreement_rows([dict(i) for i in items], n_boot=n_boot)
-                                 for run_id, items in items_by_run.items()})
 
 
 def agreement_rows_frame(rows_by_run: Mapping[str, Sequence[Mapping[str, Any]]]) -> pd.DataFrame:

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any
 
+from rag_eval.display.style import DOC_BOTH, DOC_NEITHER, DOC_RELEVANT, DOC_UTILIZED
 from rag_eval.metrics.registry import METRICS
-from rag_eval.ui.constants import DOC_BOTH, DOC_NEITHER, DOC_RELEVANT, DOC_UTILIZED
 
 #: Words for the dashboard's terms; a metric's own help text is its registry declaration's.
 METRIC_HELP: dict[str, str] = {

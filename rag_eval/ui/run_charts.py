@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 import altair as alt
 import pandas as pd
 
+from rag_eval.display.style import METRIC_LABELS
 from rag_eval.ui.charts import FIXED_AXES, Y_MAX, colour_scale, grouped_bars, interval_text
-from rag_eval.ui.constants import METRIC_LABELS
 
 TREND_COLUMNS = 2  # trend charts per row on the Runs page
 TREND_HEIGHT = 200  # each trend chart's plot

@@ -38,7 +38,7 @@ def test_round_trip_is_lossless(tmp_path, fmt):
     result = load_dataset(path)
     assert result.issues == []
     assert [r.to_record() for r in result.rows] == [r.to_record() for r in rows]
-    assert result.row_numbers == ([2, 3] if fmt == "csv" else [1, 2])
+    assert [number for _, number in result.origins] == ([2, 3] if fmt == "csv" else [1, 2])
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

@@ -3,7 +3,7 @@
 import pytest
 
 from rag_eval.io.rows import FileFormatError
-from rag_eval.io.trec import read_qrels, read_run, write_qrels, write_trec_run
+from rag_eval.io.trec import read_qrels, read_run, write_trec_run
 
 
 def test_trec_run_is_ordered_by_score_then_rank(tmp_path):
@@ -48,7 +48,8 @@ def test_round_trip(tmp_path):
     run = {"q1": ["a", "b", "c"], "q2": ["z"]}
     qrels = {"q1": {"a": 1, "c": 2}}
     assert read_run(write_trec_run(run, tmp_path / "r.txt")) == (run, [])
-    assert read_qrels(write_qrels(qrels, tmp_path / "q.txt")) == (qrels, [])
+    (tmp_path / "q.txt").write_text("q1 0 a 1\nq1 0 c 2\n")
+    assert read_qrels(tmp_path / "q.txt") == (qrels, [])
 
 
 def test_unreadable_files(tmp_path):

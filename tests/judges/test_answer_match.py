@@ -52,12 +52,6 @@ def test_parse_error_refusal_truncation_and_provider_error(openai_server, fast_b
     assert all(r.error and r.is_matching is None for r in results)
 
 
-def test_from_row_accepts_aliases_and_names_missing_field():
-    assert MatchItem.from_row({"question": "q", "answer": "a", "response": "r"}, "7") == MatchItem("7", "q", "a", "r")
-    with pytest.raises(ValueError, match="'predicted'"):
-        MatchItem.from_row({"question": "q", "reference": "a"})
-
-
 @pytest.mark.parametrize(
     ("text", "ok"),
     [('{"is_matching": true}', True), ('{"is_matching": "maybe"}', False), ("yes", False)],

@@ -9,15 +9,32 @@ from pathlib import Path
 import pytest
 
 from harness.fake_answers import prompt_keys
-from rag_eval.judges.consistency import inconsistencies, make_consistent
+from rag_eval.judges.consistency import make_consistent
 from rag_eval.judges.llm import LLMJudge
 from rag_eval.judges.local import LocalJudge
 from rag_eval.llm.config import LLMConfig
 from rag_eval.metrics.trace import score_item
 from rag_eval.rag.ingest import document_units
 from rag_eval.rag.loaders import load_file
-from rag_eval.schema import JudgeStatus, Labels, SentenceSupport
+from rag_eval.schema import EvalItem, JudgeStatus, Labels, SentenceSupport
 from rag_eval.text.sentences import item_from_row, item_from_texts
+
+
+def inconsistencies(item: EvalItem, labels: Labels) -> list[str]:
+    """What breaks make_consistent's rules, or relevance 0 beside a supported response, in
+    words (empty when the labels are consistent): the tests' check of both judges' labels."""
+    _, repairs = make_consistent(item, labels)
+    problems = []
+    if repairs.get("utilized_added"):
+        problems.append(f"supporting keys not utilized: {', '.join(repairs['utilized_added'])}")
+    if repairs.get("relevant_added"):
+        problems.append(f"utilized keys not relevant: {', '.join(repairs['relevant_added'])}")
+    supported = any(
+        s.fully_supported is True for s in labels.sentence_support_information)
+    if supported and not labels.all_relevant_sentence_keys and item.document_keys:
+        problems.append("relevance 0 with a supported response")
+    return problems
+
 
 DOCS = Path(__file__).parent.parent / "data" / "docs"
 

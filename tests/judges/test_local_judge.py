@@ -249,7 +249,7 @@ def test_lexical_evidence_features_flag_what_no_document_sentence_contains():
     from rag_eval.judges.training import row_novelty
 
     assert F.dates("Founded in Sept. 1998, renamed in the 1990s; 3.1998 is no year") == {"1998", "1990", "sep"}
-    assert F.capitalised_tokens("Paris is in France. The Eiffel tower") == {"paris", "france", "eiffel"}
+    assert F.names_and_capitals("Paris is in France. The Eiffel tower")[1] == {"paris", "france", "eiffel"}
     docs = [["The tower was built in 1889 in Paris.", "It is made of iron."]]
     resp = ["The tower was built in 1889 in Paris.", "Gustave Eiffel sold it to Rome in March 1925."]
     v = np.eye(4, dtype=np.float32)

@@ -22,7 +22,7 @@ from rag_eval.runs import export, summary
 from rag_eval.runs.engine import evaluate
 from rag_eval.runs.sinks import MemorySink, StoreSink
 from rag_eval.runs.sources import RowsSource
-from rag_eval.runs.stats import summarize_run
+from rag_eval.runs.stats import agreement_rows, summarize_items
 from rag_eval.runs.store import RunStore
 from rag_eval.runs.summary import gate_inputs
 from tests.runs.conftest import OverlapJudge
@@ -101,7 +101,7 @@ def test_pages_of_items_and_the_streamed_summary(store_url, monkeypatch):
         fields = ("item_id", "scores", "truth")
         assert list(store_items.iter_items(store.db, run_id, fields, page=7)) == store.items(run_id, fields)
         stored = store.get_run(run_id)["summary"]
-        expected = summarize_run(whole)
+        expected = {**summarize_items(whole), "agreement": agreement_rows(whole)}
         assert {k: v for k, v in stored.items() if k not in ("diagnosis", "expected_judge_error")} == json.loads(
             json.dumps(expected))
         assert Diagnosis.from_dict(stored["diagnosis"]).lines() == diagnose(

@@ -12,7 +12,6 @@ import pytest
 from rag_eval.metrics.registry import TRACE_SCORES
 from rag_eval.rag.config import default_config
 from rag_eval.runs.engine import evaluate
-from rag_eval.runs.item_fields import run_gate_inputs
 from rag_eval.runs.sinks import StoreSink
 from rag_eval.runs.sources import RowsSource
 from rag_eval.runs.store import RunStore
@@ -69,7 +68,7 @@ def test_the_engine_the_store_and_a_loaded_run_summarise_alike(tmp_path):
         assert loaded.summary.counts == fresh.counts and loaded.summary.n_usable == fresh.n_usable
 
         live_stats, live_cases = gate_inputs(fresh)
-        stored_stats, stored_cases = run_gate_inputs(run, items)
+        stored_stats, stored_cases = gate_inputs(again)
         assert set(stored_stats) == set(live_stats)
         for name, stat in live_stats.items():
             assert (stored_stats[name].mean, stored_stats[name].ci_low, stored_stats[name].ci_high,

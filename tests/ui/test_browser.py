@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from harness import browser
-from rag_eval.ui.constants import APP_TITLE, LEGEND, OVERVIEW_READY_TEXT, RESP_UNKNOWN
+from rag_eval.display.style import LEGEND, RESP_UNKNOWN
+from rag_eval.ui.constants import APP_TITLE, OVERVIEW_READY_TEXT
 
 pytestmark = pytest.mark.browser
 

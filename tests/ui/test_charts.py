@@ -8,9 +8,9 @@ import math
 import pandas as pd
 import pytest
 
+from rag_eval.display.style import PALETTE
 from rag_eval.report import charts as report_charts
 from rag_eval.ui import charts, run_charts
-from rag_eval.ui.constants import PALETTE
 
 TABLE = pd.DataFrame([
     {"run": r, "metric": m, "mean": 0.5, "ci_low": 0.4, "ci_high": 0.6}

@@ -6,6 +6,7 @@ import html
 
 import pytest
 
+from rag_eval.display.style import COLOURS, LEGEND
 from rag_eval.display.support_map import (
     document_sentence_class,
     response_sentence_class,
@@ -15,7 +16,6 @@ from rag_eval.display.views import load_labelled_sample, view_from_ragbench_row
 from rag_eval.schema import Labels, SentenceSupport
 from rag_eval.text.sentences import item_from_texts
 from rag_eval.ui import components
-from rag_eval.ui.constants import COLOURS, LEGEND
 
 SCRIPT = "<script>alert('x')</script>"
 IMG = '<img src=x onerror="alert(1)">'

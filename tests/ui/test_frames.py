@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import math
 
-import pytest
-
 from rag_eval.ui import frames, run_views
 
 
@@ -41,19 +39,6 @@ def test_runs_and_trend_frames_read_the_stored_summary():
     assert list(run_views.runs_table(runs)["completeness"]) == [0.7, 0.7]
     trend = run_views.trend_frame(runs)
     assert list(trend["run"]) == ["r1", "r2"] and set(trend["metric"]) == {"completeness"}
-
-
-def test_agreement_frame_only_for_runs_with_truth():
-    truth = {"context_relevance": 0.5, "context_utilization": 0.5, "completeness": 1.0, "adherence": 1.0}
-    with_truth = [_item(str(i), scores=SCORES, truth={**truth, "adherence": float(i % 2)}) for i in range(6)]
-    table = frames.agreement_frame({"t": with_truth, "none": [_item("x", scores=SCORES)]}, n_boot=50)
-    assert set(table["run"]) == {"t"}
-    rmse = table[table["statistic"] == "rmse:context_relevance"]["value"].iloc[0]
-    assert rmse == pytest.approx(0.0)
-    assert "hallucination_auroc" in set(table["statistic"])
-    consistency = table[table["statistic"] == "consistency"].iloc[0]
-    assert consistency["reading"] in ("excellent", "good", "acceptable", "poor")
-    assert table[table["statistic"] != "consistency"]["reading"].isna().all()
 
 
 def test_spread_frame_uses_library_bands():

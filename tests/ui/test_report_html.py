@@ -18,9 +18,9 @@ from rag_eval.metrics.report_fields import REPORT_FIELDS
 from rag_eval.rag.config import default_config
 from rag_eval.report.html import SECTIONS, build_report
 from rag_eval.runs.export import export_rows
-from rag_eval.runs.item_fields import run_gate_inputs
 from rag_eval.runs.judge_only import judge_dataset
 from rag_eval.runs.store import RunStore
+from rag_eval.runs.summary import gate_inputs, summarize_records
 from rag_eval.ui.frames import items_frame
 
 HOSTILE = "<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned = 2\">"
@@ -91,7 +91,7 @@ def test_report_has_every_section_and_escapes_user_text(stored_runs, tmp_path):
     scored = [r for r in exported if r["average"] is not None]
     assert all(r["fully_supported_sentences"] + r["partially_supported_sentences"] + r["unsupported_sentences"] >= 1
                for r in scored)
-    stats, cases = run_gate_inputs(store.get_run(first), items)
+    stats, cases = gate_inputs(summarize_records(items, first))
     assert {"context_relevance", "adherence_score", "average"} <= set(stats)
     assert stats["average"].n == 9 and len(cases) == 10
     assert [c.row_id for c in cases if not c.usable] == ["broken"]

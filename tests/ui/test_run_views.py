@@ -8,10 +8,10 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from rag_eval.display.style import DOC_BOTH, DOC_NEITHER, DOC_RELEVANT, DOC_UTILIZED
 from rag_eval.rag.config import default_config
 from rag_eval.ui import charts, persist, run_charts, run_views
 from rag_eval.ui import help as ui_help
-from rag_eval.ui.constants import DOC_BOTH, DOC_NEITHER, DOC_RELEVANT, DOC_UTILIZED
 from rag_eval.ui.jobs import start_job
 from rag_eval.ui.settings import DEFAULTS
 
