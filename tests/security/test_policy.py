@@ -146,7 +146,7 @@ def test_the_key_is_read_for_an_endpoint_and_withheld_from_a_files(monkeypatch):
 def test_only_this_servers_own_address_bar_is_a_reload():
     """A reload keeps the user's endpoint and model: the dashboard signs what it writes into
     the address bar; a crafted link (no signature, another's, or edited values) stays a proposal."""
-    from rag_eval.ui.persist import SIGNATURE_PARAM, settings_signature, settings_from_params, signed_by_this_server
+    from rag_eval.ui.persist import SIGNATURE_PARAM, settings_from_params, settings_signature, signed_by_this_server
 
     written = {"base_url": SERVER, "model": "my-model"}
     params = {"base_url": SERVER, "model": "my-model", SIGNATURE_PARAM: settings_signature(written)}
