@@ -73,10 +73,10 @@ def test_installed_rubric_with_samples_through_the_python_api(rubric_endpoint, r
     assert rubric_endpoint.request_count == 8
 
 
-def test_python_api_takes_a_rubric_file_as_metrics_does(endpoint, rows):
+def test_python_api_takes_a_rubric_file_as_metrics_does(rubric_endpoint, rows):
     import rag_eval
 
-    endpoint.set_handler(_answers)
+    rubric_endpoint.set_handler(_answers)
     frame = rag_eval.evaluate(str(rows), metrics=[RUBRIC], progress=False).to_pandas()
     assert frame["politeness"].notna().sum() == 3 and "politeness" in frame["metric_errors"].dropna().iloc[0]
     with pytest.raises(ValueError, match="no_such.yaml"):
@@ -112,7 +112,7 @@ def _requirements_only_path(tmp_path: Path) -> str:
     return os.pathsep.join([str(source), str(packages)])
 
 
-def test_an_installed_rubric_registers_on_a_requirements_only_install(endpoint, rows, tmp_path):
+def test_an_installed_rubric_registers_on_a_requirements_only_install(rubric_endpoint, rows, tmp_path):
     """Issue 42 item 6: ``rag-eval metrics add`` works where the package itself is not
     installed (the registry loads the installed rubrics by name, not through our metadata).
     The process runs without ``site`` (``-S``), so only the requirements-only path counts."""
@@ -120,7 +120,7 @@ def test_an_installed_rubric_registers_on_a_requirements_only_install(endpoint, 
     import subprocess
     import sys
 
-    endpoint.set_handler(_answers)
+    rubric_endpoint.set_handler(_answers)
     env = {**os.environ, "PYTHONPATH": _requirements_only_path(tmp_path)}
 
     def rag_eval(*args: str) -> subprocess.CompletedProcess:

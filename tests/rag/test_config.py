@@ -35,12 +35,22 @@ def test_hashes_from_before_the_calibration_field_are_kept():
         ({"chunking": {"size": 100, "overlap": 100}}, "chunking"),
         ({"generator": {"kind": "extractive", "temperature": 5}}, "generator.temperature"),
         ({"unknown": 1}, "unknown"),
-        ({"judge": {"kind": "llm", "calibration": "mine"}}, "judge"),
     ],
 )
 def test_bad_config_names_the_field(data, field):
     with pytest.raises(ValueError, match=field):
         RagConfig.from_dict(data, source="x.yaml")
+
+
+def test_a_calibration_on_a_kind_that_takes_none_fails_before_any_row():
+    """The kind declares whether it is calibrated (``JudgeKind.calibrated``): the one factory
+    checks it when the judge is specified, before any row, whatever read the configuration."""
+    from rag_eval.judges.base import JudgeUsageError
+    from rag_eval.judges.factory import judge_spec
+
+    config = RagConfig.from_dict({"judge": {"kind": "llm", "calibration": "mine"}}, source="x.yaml")
+    with pytest.raises(JudgeUsageError, match="takes no calibration"):
+        judge_spec(config.judge)
 
 
 def test_missing_file_and_bad_yaml(tmp_path):

@@ -124,9 +124,8 @@ def test_judges_page_shows_the_word_overlap_reference_beside_the_judge(rag_eval_
     """Reviewed rows: every agreement table lists the run's judge and the lexical reference
     (word overlap on the same rows), with the caption saying what the reference is."""
     from rag_eval.demo import load_labelled_sample
-    from rag_eval.display.views import item_from_record
     from rag_eval.labels.agreement import REFERENCE, REFERENCE_NOTE
-    from rag_eval.labels.store import save_review
+    from rag_eval.labels.store import item_from_record, save_review
     from rag_eval.runs.store import RunStore
     from rag_eval.schema import Labels
 
