@@ -143,3 +143,29 @@ def test_an_installed_rubric_registers_on_a_requirements_only_install(rubric_end
     written = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
     assert [r.get("politeness") is not None for r in written].count(True) == 3  # one item the judge cannot score
     assert "politeness" in judged.stdout  # the summary's means
+
+
+def test_the_documented_rubric_reaches_run_output_runs_show_and_the_report(rubric_endpoint, rows, tmp_path):
+    """docs/rubrics.md followed literally: its YAML block, as written, is the ``--metrics``
+    file of ``rag-eval run --judge-only``; the rubric is printed under its family's heading,
+    shown by ``runs show`` and in the report, labelled, with the judge's reasons."""
+    import re
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "rubrics.md").read_text(encoding="utf-8")
+    rubric = tmp_path / "politeness.yaml"
+    rubric.write_text(re.findall(r"```yaml\n(.*?)```", doc, re.S)[0], encoding="utf-8")
+    rubric_endpoint.set_handler(_answers)
+    db = str(tmp_path / "runs.sqlite")
+    ran = CliRunner().invoke(cli, ["run", str(rows), "--judge-only", "--metrics", str(rubric), "--db", db,
+                                   "--name", "polite", "--min-coverage", "0"], catch_exceptions=False)
+    assert ran.exit_code == 0, ran.output
+    shown = CliRunner().invoke(cli, ["runs", "show", "polite", "--db", db])
+    for output in (ran.output, shown.output):  # the unscorable item counts against coverage, never as 0
+        assert "| politeness | Politeness | 4.500 | [4.500, 4.500] | 3 | 0.750 |" in output.split("Other metrics")[1]
+    report = tmp_path / "report.html"
+    made = CliRunner().invoke(cli, ["report", "polite", "--out", str(report), "--db", db])
+    assert made.exit_code == 0, made.output
+    html = report.read_text(encoding="utf-8")
+    other = html.split("<h3>Other metrics</h3>", 1)[1].split("<h3>", 1)[0]
+    assert "Politeness" in other and "Polite." in other  # labelled, with the judge's reason
+    assert KEY not in html and KEY not in ran.output and KEY not in shown.output
