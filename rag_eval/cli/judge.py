@@ -97,7 +97,8 @@ def build_judge_or_exit(config: Any, ray_address: str | None = None, ray_workers
         raise InputError(str(err)) from None
 
 
-def _summary_lines(summary: EvaluationSummary, out: Path, local: bool = False, note: str | None = None) -> list[str]:
+def _summary_lines(summary: EvaluationSummary, out: Path, local: bool = False, note: str | None = None,
+                   kind: str = "local") -> list[str]:
     lines = [f"Judged {summary.n_items} row(s) -> {out}", "", "| status | rows |", "|---|---:|"]
     lines += [f"| {status} | {n} |" for status, n in summary.counts.items()]
     cov = summary.coverage
@@ -107,7 +108,7 @@ def _summary_lines(summary: EvaluationSummary, out: Path, local: bool = False, n
     if summary.diagnosis is not None:
         lines += [""] + summary.diagnosis.lines()
     if local:
-        lines += ["", "cost: none (the local judge runs on this machine; no tokens are sent anywhere)"]
+        lines += ["", f"cost: none (the {kind} judge runs on this machine; no tokens are sent anywhere)"]
         return lines + ([f"trust: {note}"] if note else [])
     t = summary.tokens
     lines += [
@@ -280,7 +281,7 @@ def judge_command(file: Path | None, out: Path | None, kind: str, mode: str, sam
     calibration = getattr(judge, "calibration", None)
     if calibration:
         note = f"calibrated with '{calibration['name']}' (its held-out figures are in its JSON). " + (note or "")
-    click.echo("\n".join(_summary_lines(summary, out, local=local, note=note)))
+    click.echo("\n".join(_summary_lines(summary, out, local=local, note=note, kind=kind)))
     from rag_eval.judges.expected_error import expected_judge_error, summary_lines
 
     click.echo("\n".join(["", *summary_lines(expected_judge_error(judge), summary.means)]))
