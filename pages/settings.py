@@ -68,7 +68,7 @@ def render_link_proposal() -> None:
     proposal = settings.link_proposal()
     if not proposal:
         return
-    named = {"base_url": "endpoint", "provider": "provider", "model": "model"}
+    named = {"base_url": "endpoint", "provider": "provider", "model": "model", "use_llm_generator": "LLM answers"}
     shown = "; ".join(f"{named.get(name, name)} " + (endpoint_label(value) if name == "base_url" else str(value))
                       for name, value in proposal.items())
     st.warning(md("**A link proposed other LLM settings: {}. They are not in use.** ", shown)

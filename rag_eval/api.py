@@ -354,8 +354,8 @@ class Evaluation:
 
     # -------------------------------------------------------------- tables
     def _columns(self) -> list[str]:
-        """Every registered metric a row has a value for, after the TRACe scores (a
-        dict-valued metric as its ``NAME.key`` columns), then retrieval, judge, reasons."""
+        """Every registered metric a row has a value or a failure for, after the TRACe scores
+        (a dict-valued metric as its ``NAME.key`` columns), then retrieval, judge, reasons."""
         from rag_eval.metrics.registry import METRICS
 
         keys = list(dict.fromkeys(k for r in self.rows for k in r))
@@ -363,10 +363,12 @@ class Evaluation:
         for declared in METRICS:
             if declared.name in TRACE_COLUMNS:
                 continue
-            if any(r.get(declared.name) is not None for r in self.rows):
-                metrics.append(declared.name)
-            else:  # a dict-valued metric's columns are NAME.key (e.g. a sampled rubric's .mean, .spread)
-                metrics += [k for k in keys if k.startswith(declared.name + ".")]
+            parts = [k for k in keys if k.startswith(declared.name + ".")]  # a dict-valued metric's NAME.key
+            failed = any(declared.name in (r.get("metric_errors") or {}) for r in self.rows)
+            if any(r.get(declared.name) is not None for r in self.rows) or (failed and not parts):
+                metrics.append(declared.name)  # a metric that failed on every row keeps its (empty) column
+            else:
+                metrics += parts
         retrieval = sorted({k for r in self.rows for k in (r.get("retrieval") or {})})
         why = [c for c in METRIC_REASON_COLUMNS if any(r.get(c) for r in self.rows)]  # only where a metric said
         return ["id", "status", *TRACE_COLUMNS, *metrics, *retrieval, "judge", *REASON_COLUMNS, *why]

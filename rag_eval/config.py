@@ -183,11 +183,25 @@ def withhold_keys_from(url: str, withhold: bool = True) -> None:
     (_keyless_endpoints.add if withhold else _keyless_endpoints.discard)(url.strip().rstrip("/"))
 
 
+# Key variables a configuration file named that are not the environment's LLM key variable
+# (a file must not send PHOENIX_API_KEY or QDRANT_API_KEY to an LLM host): read for no request.
+_withheld_variables: set[str] = set()
+
+
+def withhold_key_variable(name: str, withhold: bool = True) -> None:
+    """From now on, :func:`key_for` reads nothing from the variable ``name`` (``withhold=False``:
+    it does again, the user trusted a file naming it)."""
+    (_withheld_variables.add if withhold else _withheld_variables.discard)(name)
+
+
 def key_for(api_key_env: str, base_url: str | None) -> str | None:
     """The key in ``api_key_env`` for a request to ``base_url``: None when a configuration
-    file named that endpoint and the environment does not configure it (docs/security.md,
-    "Keys go where the owner says"). The one place a request's key is read."""
+    file named that endpoint and the environment does not configure it, or named that key
+    variable in place of the environment's (docs/security.md, "Keys go where the owner
+    says"). The one place a request's key is read."""
     if base_url and base_url.strip().rstrip("/") in _keyless_endpoints:
+        return None
+    if api_key_env in _withheld_variables:
         return None
     return setting(api_key_env)
 

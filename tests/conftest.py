@@ -92,6 +92,16 @@ def rag_eval_home(tmp_path, monkeypatch, _session_models_dir) -> Path:
     yield home
     _stop_background_work()
     _stop_sharing_limits()
+    _trust_config_files_again()
+
+
+def _trust_config_files_again() -> None:
+    """A configuration file a test read withholds keys in this process (its endpoints, a key
+    variable other than the environment's: ``rag_eval.config.key_for``); the next test starts clean."""
+    config = sys.modules.get("rag_eval.config")
+    if config is not None:
+        config._keyless_endpoints.clear()
+        config._withheld_variables.clear()
 
 
 def _stop_sharing_limits() -> None:

@@ -297,17 +297,20 @@ def _dry_run(file: Path, kind: str, changes: dict[str, Any], metrics: list[str] 
     from rag_eval.io.rows import FileFormatError
     from rag_eval.judges.factory import JudgeUsageError, judge_spec
     from rag_eval.runs.engine import item_metrics
-    from rag_eval.runs.estimate import estimate_run
+    from rag_eval.runs.estimate import estimate_rows, source_rows
     from rag_eval.runs.sources import RowsSource
 
     try:
-        estimate = estimate_run(RowsSource(path=file), judge_spec(kind, **changes), item_metrics(metrics))
+        rows = source_rows(RowsSource(path=file))
+        estimate = estimate_rows(rows, judge_spec(kind, **changes), item_metrics(metrics))
     except (FileFormatError, OSError) as err:
         raise click.ClickException(str(err)) from err
     except JudgeUsageError as err:
         from rag_eval.cli.exits import InputError
 
         raise InputError(str(err)) from None
+    for row in [r for r in rows if r.item is None and r.error][:MAX_ERRORS_SHOWN]:  # file, row and field
+        click.echo(f"invalid row: {row.error}", err=True)
     click.echo(f"Dry run of {file.name} (nothing sent):")
     click.echo("\n".join(f"  {line}" for line in estimate.lines()))
 

@@ -319,15 +319,14 @@ class LLMClient:
             except (openai.OpenAIError, ValueError) as err:  # e.g. a body that is not a chat completion
                 last = errors.APIError(f"bad response: {self._error_text(err, sess)}", retries=retries)
             else:
-                sess.limiter.release()
                 sess.limiter.on_success()
                 return self._completion(
                     response, time.perf_counter() - start, retries, "response_format" in body
                 )
-            finally:  # also when cancelled: a slot of the process-wide gate is never lost
+            finally:  # also when cancelled: neither this session's slot nor the process-wide gate's is lost
+                sess.limiter.release()
                 if sess.shared is not None:
                     sess.shared.release()
-            sess.limiter.release()
             if status in (400, 422):
                 # An optional parameter this endpoint does not take: adapt and resend
                 # without spending a retry (the judge's parser tolerates prose).

@@ -208,8 +208,9 @@ def enforce(policy: DeployPolicy, values: Mapping[str, Any]) -> dict[str, Any]:
 
 #: The settings a link may propose but, while the server holds a key, not apply: where requests
 #: (and so the key) go, and what the key is spent on (a link must not pick a pricier model on the
-#: owner's bill either). A link's key variable is never taken (the key is the environment's).
-LINK_HELD = ("base_url", "provider", "model")
+#: owner's bill either, nor switch on LLM answers). A link's key variable is never taken (the key
+#: is the environment's).
+LINK_HELD = ("base_url", "provider", "model", "use_llm_generator")
 
 
 def _split_link(policy: DeployPolicy, base: Mapping[str, Any], proposed: Mapping[str, Any],

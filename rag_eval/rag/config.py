@@ -196,10 +196,12 @@ class RagConfig(_Frozen):
 
     def _withhold_keys(self, label: str, withhold: bool) -> None:
         """No key from the environment for the endpoints this configuration names that the
-        environment does not configure (``llm.policy.file_endpoints``), with a warning for each
-        that a key would otherwise have gone to; ``withhold=False``: the user trusts them."""
-        from rag_eval.config import setting, withhold_keys_from
+        environment does not configure (``llm.policy.file_endpoints``), nor from a key variable
+        it names other than the environment's LLM key variable, with a warning for each that a
+        key would otherwise have been sent; ``withhold=False``: the user trusts them."""
+        from rag_eval.config import setting, withhold_key_variable, withhold_keys_from
         from rag_eval.llm.config import public_url
+        from rag_eval.llm.constants import DEFAULT_API_KEY_ENV
         from rag_eval.llm.policy import file_endpoints
 
         parts: dict[str, EmbedderConfig | GeneratorConfig | JudgeConfig] = {
@@ -213,6 +215,15 @@ class RagConfig(_Frozen):
                 log.warning("%s: %s names the endpoint %s, which the environment does not configure: %s is not sent "
                             "there (a configuration file can come from anyone). To send it, set RAG_EVAL_LLM_BASE_URL "
                             "to that endpoint or pass --trust-config-endpoints.", label, field, public_url(url), key_env)
+        home_key = setting("RAG_EVAL_LLM_API_KEY_ENV") or DEFAULT_API_KEY_ENV
+        for name, part in parts.items():  # another secret of the environment is no LLM key for a file to pick
+            if part.api_key_env != home_key:
+                withhold_key_variable(part.api_key_env, withhold)
+                if withhold and setting(part.api_key_env):
+                    log.warning("%s: %s.api_key_env names %s, not the environment's LLM key variable %s: it is not "
+                                "sent (a configuration file can come from anyone). To send it, set "
+                                "RAG_EVAL_LLM_API_KEY_ENV=%s or pass --trust-config-endpoints.", label, name,
+                                part.api_key_env, home_key, part.api_key_env)
 
 
 def default_config(name: str = "default") -> RagConfig:

@@ -53,7 +53,7 @@ def item_metrics(names: Sequence[str] | None) -> tuple[Metric, ...]:
     chosen = []
     for name in dict.fromkeys(names):
         declared = METRICS.get(name)
-        if declared.compute is None:
+        if declared not in METRICS.per_item():  # a built-in is computed for every item already
             raise ValueError(f"{name!r} is not a per-item metric (the judge or the retriever computes it)")
         chosen.append(declared)
     return tuple(chosen)

@@ -135,8 +135,17 @@ def estimate_run(source: Any, spec: JudgeSpec, metrics: Sequence[Metric] | None 
     if isinstance(source, RagSource):
         rows, answers = _rag_rows(source)
         return estimate_rows(rows, spec, measured, answers)
-    source.answer_matcher, source.row_cache = None, None
-    return estimate_rows(list(source.items()), spec, measured)
+    return estimate_rows(source_rows(source), spec, measured)
+
+
+def source_rows(source: Any) -> list[SourceItem]:
+    """What a rows source yields, read as the run reads it but with no row cache and no
+    answer match (nothing is sent); the caller's source is left as it was."""
+    import copy
+
+    reading = copy.copy(source)
+    reading.answer_matcher, reading.row_cache = None, None
+    return list(reading.items())
 
 
 def _rag_rows(source: RagSource) -> tuple[list[SourceItem], CostEstimate | None]:

@@ -155,3 +155,22 @@ def test_only_this_servers_own_address_bar_is_a_reload():
     forged = {**params, "base_url": ATTACKER}
     assert not signed_by_this_server(forged, settings_from_params(forged))
     assert not signed_by_this_server({**params, SIGNATURE_PARAM: "0" * 32}, settings_from_params(params))
+
+
+def test_a_configuration_file_cannot_pick_another_secret_as_the_llm_key(monkeypatch, tmp_path):
+    """A file that keeps the owner's endpoint but names another of the environment's secrets
+    as the key variable (``PHOENIX_API_KEY``) gets no key from it; trusted on purpose, it does."""
+    from rag_eval.config import key_for
+    from rag_eval.rag.config import RagConfig, default_config
+
+    monkeypatch.setenv("OPENAI_API_KEY", "owner-llm")
+    monkeypatch.setenv("PHOENIX_API_KEY", "owner-phoenix")
+    monkeypatch.setenv("RAG_EVAL_LLM_BASE_URL", SERVER)
+    path = tmp_path / "pr.yaml"
+    default_config("pr").with_changes(**{"judge.kind": "llm", "judge.base_url": SERVER,
+                                         "judge.api_key_env": "PHOENIX_API_KEY"}).to_yaml(path)
+    RagConfig.from_yaml(path)
+    assert key_for("PHOENIX_API_KEY", SERVER) is None
+    assert key_for("OPENAI_API_KEY", SERVER) == "owner-llm"  # the environment's own key still goes home
+    RagConfig.from_yaml(path, trust_endpoints=True)
+    assert key_for("PHOENIX_API_KEY", SERVER) == "owner-phoenix"
