@@ -76,7 +76,7 @@ def multi_row_values(db: Any, values: list[dict[str, Any]]) -> None:
     from rag_eval.runs.store.tables import items
 
     statement = postgresql.insert(items).values(values)
-    statement = statement.on_conflict_do_update(index_elements=[items.c.run_id, items.c.item_id],
+    statement = statement.on_conflict_do_update(index_elements=[items.c.run_id, items.c.id],
                                                 set_={c: statement.excluded[c] for c in _REPLACED})
     with db.transaction(write=True) as conn:
         conn.execute(statement)

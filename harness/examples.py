@@ -33,4 +33,4 @@ def make_example_runs(
     sample = list(enumerate(load_labelled_sample()[:n_sample], start=1))
     judge_id = judge_dataset(sample, default_config("judge-only"), store, judge, name="ragbench-sample-judge",
                              dataset_path="ragbench labelled sample")
-    return {"rag": rag_ids, "judge": judge_id, "items": [str(store.items(rag_ids[0])[0]["item_id"])]}
+    return {"rag": rag_ids, "judge": judge_id, "items": [str(store.items(rag_ids[0])[0]["id"])]}

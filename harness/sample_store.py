@@ -63,7 +63,7 @@ def _record(position: int, prepared: PreparedRow, labels: dict[str, Any], config
     item = prepared.item
     assert item is not None
     record: dict[str, Any] = {
-        "item_id": f"q{position:05d}", "position": position, "question": prepared.question, "status": status,
+        "id": f"q{position:05d}", "position": position, "question": prepared.question, "status": status,
         "error": None, "answer": item.response,
         "chunks": [{"id": f"q{position:05d}:{i}", "text": t, "doc_id": f"doc-{i}", "source": "given", "score": None,
                     "chunk_index": i} for i, t in enumerate(item.document_texts)],
@@ -134,7 +134,7 @@ def fill_store_bulk(store: RunStore, n_runs: int = 500, n_items: int = 2000, see
     made = fill_store(store, n_runs=min(templates, n_runs), n_items=n_items, seed=seed)
     pool = []
     for run_id in made:
-        rows = store.db.read(select(items.c.item_id, items.c.position, items.c.status, items.c.error,
+        rows = store.db.read(select(items.c.id, items.c.position, items.c.status, items.c.error,
                                     items.c.question, items.c.record_json).where(items.c.run_id == run_id)
                              .order_by(items.c.position))
         summary = store.db.read(select(runs.c.summary_json).where(runs.c.id == run_id))[0][0]
@@ -156,7 +156,7 @@ def fill_store_bulk(store: RunStore, n_runs: int = 500, n_items: int = 2000, see
             config_json=json.dumps(config.to_dict()), collection=None, dataset_path=dataset_path,
             dataset_fingerprint=fingerprint, n_items=n_items, summary_json=summary,
             meta_json=json.dumps({"kind": "judge-given-responses"}), tags_json=json.dumps(TAGS[r % len(TAGS)])))
-        columns = ("run_id", "item_id", "position", "status", "error", "question", "record_json", "updated_at")
+        columns = ("run_id", "id", "position", "status", "error", "question", "record_json", "updated_at")
         values = [(run_id, *row[:5], row[5], stamp) for row in rows]
         raw = store.engine.raw_connection()
         try:

@@ -161,7 +161,7 @@ def render_results(run_id: str) -> None:
     shown = frames.filter_items(table, chosen, {metric: (low, high)})
     st.caption(f"{len(shown)} of {len(table)} rows shown")
     components.draw_table(shown, key=f"{PAGE}.results")
-    ids = shown["item_id"].tolist()
+    ids = shown["id"].tolist()
     if ids:
         pick = st.selectbox("Open a row's support map", ids, key=f"{PAGE}.drill")
         if st.button("Open support map", key=f"{PAGE}.open"):

@@ -139,13 +139,13 @@ def render_differences(result: dict, labels: dict[str, str]) -> None:
     options = list(range(len(diffs)))
     pick = st.selectbox(
         "Open a question", options, key=K_PICK,
-        format_func=lambda i: f"{diffs.iloc[i]['item_id']} · {labels[diffs.iloc[i]['run']]} · "
+        format_func=lambda i: f"{diffs.iloc[i]['id']} · {labels[diffs.iloc[i]['run']]} · "
                               f"{metric_label(diffs.iloc[i]['metric'])} · Δ {diffs.iloc[i]['difference']:+.3f}",
     )
     if st.button("Open both support maps", key=f"{PAGE}.open_pair"):
         row = diffs.iloc[pick]
         base_run, other_run = result["runs"][0], row["run"]
-        find = lambda run: data.run_item(data.where(), run, row["item_id"])  # noqa: E731 - the whole record
+        find = lambda run: data.run_item(data.where(), run, row["id"])  # noqa: E731 - the whole record
         state.open_pair(view_from_record(find(base_run), labels[base_run]), view_from_record(find(other_run), labels[other_run]))
 
 

@@ -75,7 +75,7 @@ def render_queue(run: dict, runs: list[dict]) -> None:
                    + (" …" if len(left) > 20 else "") + ("" if left else "all reviewed."))
         if left and st.button("Start reviewing" if len(left) == len(queue["ids"]) else "Continue reviewing",
                               key=f"{PAGE}.start", type="primary"):
-            record = next(r for r in store.items(run["id"]) if str(r["item_id"]) == left[0])
+            record = next(r for r in store.items(run["id"]) if str(r["id"]) == left[0])
             view = view_from_record(record, run["name"])
             view.extra["run_id"] = run["id"]
             state.open_support_map(view)

@@ -565,7 +565,7 @@ def estimate(data: Any, judge: str = "local", metrics: Any = None, *,
 def _row_of_stored(item: Mapping[str, Any]) -> dict[str, Any]:
     """A stored item as the flat row :meth:`Evaluation.to_pandas` reads (labels, TRACe as
     the record's ``trace`` holds them, report fields, correctness, retrieval)."""
-    row: dict[str, Any] = {"id": str(item["item_id"]), "status": item.get("status"), "error": item.get("error")}
+    row: dict[str, Any] = {"id": str(item["id"]), "status": item.get("status"), "error": item.get("error")}
     row.update(item.get("labels") or {})
     trace = item.get("trace") or {}
     row.update({k: trace.get(k) for k in TRACE_COLUMNS})

@@ -174,7 +174,7 @@ def is_usable(status: object) -> bool:
 
 @dataclass(slots=True)
 class JudgeResult:
-    item_id: str
+    id: str
     status: JudgeStatus
     labels: Labels | None = None
     error: str | None = None
@@ -272,8 +272,7 @@ class ItemRecord:
     :func:`rag_eval.runs.records.build_record` from (the item as its source prepared it,
     the judge's result, the configuration). A run store item and a ``rag-eval judge``
     output row are two serialisations of it (``to_store`` / ``to_file_row`` in
-    :mod:`rag_eval.runs.records`, the one place where ``id`` is written ``item_id`` for the
-    store). Every item ends with a ``status``; a failed item has ``scores`` None (never 0).
+    :mod:`rag_eval.runs.records`). Every item ends with a ``status``; a failed item has ``scores`` None (never 0).
     """
 
     id: str

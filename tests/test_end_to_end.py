@@ -61,7 +61,7 @@ def test_offline_pipeline_end_to_end(local_judge, rag_eval_home):
         run_dataset(rows, k2, "demo", store, judge=crashing, dataset_path=str(QUESTIONS_PATH))
     crashed = store.list_runs()[0]
     assert crashed["status"] == "failed" and 0 < crashed["n_done"] < 20
-    done_before = {i["item_id"] for i in store.items(crashed["id"])}
+    done_before = {i["id"] for i in store.items(crashed["id"])}
 
     resumed = Recording(local_judge)
     run_a = run_dataset(rows, k2, "demo", store, judge=resumed, resume_run_id=crashed["id"])

@@ -248,7 +248,7 @@ def run(dataset, config_path, collection, name, resume_run, ray_address, ray_wor
         if isinstance(judge, ManagedJudge):
             judge.close()  # the Ray workers (and a local Ray instance this run started)
     run_id = str(summary.run_id)
-    _show_run(store.get_run(run_id), lambda: store.iter_items(run_id, ("item_id", "scores")))
+    _show_run(store.get_run(run_id), lambda: store.iter_items(run_id, ("id", "scores")))
     apply_gate(gate, summary, "items")
 
 
@@ -311,7 +311,7 @@ def _show_run(run: dict[str, Any], items: Callable[[], Iterable[dict[str, Any]]]
     elif items is not None:
         tally = DiagnosisTally()
         for i in items():
-            tally.add(str(i.get("item_id")), i.get("scores") or None)
+            tally.add(str(i.get("id")), i.get("scores") or None)
         if tally.given:
             click.echo("\n".join(tally.result().lines()))
 
@@ -353,11 +353,11 @@ def runs_show(run_ref, show_items, as_json, db) -> None:
     if as_json:
         click.echo(json.dumps(record, indent=1, default=str))
         return
-    _show_run(record, lambda: store.iter_items(record["id"], ("item_id", "scores")))
+    _show_run(record, lambda: store.iter_items(record["id"], ("id", "scores")))
     if show_items:
         from rag_eval.runs.item_fields import item_report_fields
 
-        rows = [(i["item_id"], i["status"], *[(i.get("scores") or {}).get(m) for m in TRACE_METRICS],
+        rows = [(i["id"], i["status"], *[(i.get("scores") or {}).get(m) for m in TRACE_METRICS],
                  *item_report_fields(i).values(), (i.get("error") or "")[:60]) for i in store.iter_items(record["id"])]
         click.echo(_table(["item", "status", *TRACE_METRICS, *REPORT_FIELDS, "error"], rows))
 
@@ -469,7 +469,7 @@ def compare(run_refs, metrics, cutoff, top, as_json, db) -> None:
     elif top:
         click.echo(f"\nLargest per-question differences (top {top}):\n")
         click.echo(_table(["item", "metric", "run", "baseline", "other", "difference", "question"],
-                          [(d["item_id"], d["metric"], d["run"], d["base"], d["other"], d["difference"],
+                          [(d["id"], d["metric"], d["run"], d["base"], d["other"], d["difference"],
                             (d.get("question") or "")[:50]) for d in result["differences"][:top]]))
 
 

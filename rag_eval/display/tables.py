@@ -18,6 +18,6 @@ def spread_frame(items: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
         if not item.get("scores"):
             continue
         spread = metric_spread(item["scores"])
-        rows.append({"item_id": item.get("item_id"), "mean": spread.mean, "spread_rmse": spread.rmse,
+        rows.append({"id": item.get("id"), "mean": spread.mean, "spread_rmse": spread.rmse,
                      "band": spread.reading, "n_metrics": spread.n_metrics})
-    return pd.DataFrame(rows, columns=["item_id", "mean", "spread_rmse", "band", "n_metrics"])
+    return pd.DataFrame(rows, columns=["id", "mean", "spread_rmse", "band", "n_metrics"])

@@ -75,7 +75,7 @@ def view_from_record(record: dict[str, Any], run_label: str = "") -> SupportView
     from rag_eval.labels.store import item_from_record  # the one rebuild of a record's item (the run store's)
 
     labels = record.get("labels")
-    title = f"{run_label} · {record.get('item_id')}" if run_label else str(record.get("item_id"))
+    title = f"{run_label} · {record.get('id')}" if run_label else str(record.get("id"))
     return SupportView(
         title=title,
         item=item_from_record(record),

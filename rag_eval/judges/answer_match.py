@@ -41,7 +41,7 @@ class MatchItem:
 
 @dataclass(slots=True)
 class MatchResult:
-    item_id: str
+    id: str
     status: JudgeStatus
     is_matching: bool | None = None
     reasoning: str = ""

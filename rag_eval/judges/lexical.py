@@ -62,7 +62,7 @@ class LexicalJudge:
 
     def _result(self, item: EvalItem, status: JudgeStatus, labels: Labels | None = None,
                 error: str | None = None) -> JudgeResult:
-        return JudgeResult(item_id=item.id, status=status, labels=labels, error=error, judge=self.name,
+        return JudgeResult(id=item.id, status=status, labels=labels, error=error, judge=self.name,
                            cost_usd=0.0 if status is JudgeStatus.OK else None, extra={"judge_kind": "lexical"})
 
 

@@ -280,7 +280,7 @@ class LLMJudge:
             extra["sample_statuses"] = [o.status.value for o in outcomes]
         first = outcomes[0]
         base: dict[str, Any] = dict(
-            item_id=item.id, raw=first.raw, tokens=log.tokens(), cost_usd=log.cost_usd(), latency_s=latency,
+            id=item.id, raw=first.raw, tokens=log.tokens(), cost_usd=log.cost_usd(), latency_s=latency,
             judge=self.name, prompt_id=self.prompt_id,
         )
         if not usable:

@@ -643,7 +643,7 @@ class LocalJudge:
     def _result(self, item: EvalItem, status: JudgeStatus, labels: Labels | None = None,
                 error: str | None = None, latency: float | None = None) -> JudgeResult:
         return JudgeResult(
-            item_id=item.id, status=status, labels=labels, error=error,
+            id=item.id, status=status, labels=labels, error=error,
             latency_s=None if latency is None else round(latency, 6),
             judge=self.name, cost_usd=0.0 if status is JudgeStatus.OK else None,
             extra={"judge_kind": "local", "model_version": self.model.version,

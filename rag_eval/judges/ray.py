@@ -150,7 +150,7 @@ class _Worker:
 
 
 def _failed(item: EvalItem, name: str, reason: str) -> JudgeResult:
-    return JudgeResult(item_id=item.id, status=JudgeStatus.PROVIDER_ERROR, error=reason, judge=name,
+    return JudgeResult(id=item.id, status=JudgeStatus.PROVIDER_ERROR, error=reason, judge=name,
                        extra={"judge_kind": name.split(":", 1)[0], "ray": True})
 
 
@@ -289,7 +289,7 @@ class RayJudge:
         for index, chunk in enumerate(chunks):
             got = results[index]
             if got is None:
-                got = [JudgeResult(item_id=it.id, status=JudgeStatus.CANCELLED, error="cancelled before judging",
+                got = [JudgeResult(id=it.id, status=JudgeStatus.CANCELLED, error="cancelled before judging",
                                    judge=self.name, extra={"judge_kind": self.spec.kind}) for it in chunk]
             out.extend(got)
         return out

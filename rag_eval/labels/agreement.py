@@ -116,7 +116,7 @@ class Rated:
     """One rater's labels and TRACe scores on one row (a judge or a human reviewer)."""
 
     rater: str
-    item_id: str
+    id: str
     labels: Labels
     scores: Mapping[str, Any]
 
@@ -144,18 +144,18 @@ def judge_vs_human(judged: Sequence[Rated], human: Mapping[str, Rated], *, n_boo
     items both labelled, judges in name order."""
     by_judge: dict[str, list[Rated]] = {}
     for r in judged:
-        if r.item_id in human:
+        if r.id in human:
             by_judge.setdefault(r.rater, []).append(r)
     out = []
     for judge in sorted(by_judge):
-        rows = sorted(by_judge[judge], key=lambda r: r.item_id)
-        truths = [human[r.item_id] for r in rows]
+        rows = sorted(by_judge[judge], key=lambda r: r.id)
+        truths = [human[r.id] for r in rows]
         report = agreement([dict(r.scores) for r in rows], [dict(t.scores) for t in truths], n_boot=n_boot, seed=seed)
         pred_sets = [key_sets(r.labels) for r in rows]
         true_sets = [key_sets(t.labels) for t in truths]
         sentences = {k: set_prf([p[k] for p in pred_sets], [t[k] for t in true_sets]) for k in KEY_KINDS}
         kappa, why = _verdict_kappa([r.scores for r in rows], [t.scores for t in truths])
-        out.append(JudgeAgreement(judge, len(rows), report, sentences, kappa, why, [r.item_id for r in rows]))
+        out.append(JudgeAgreement(judge, len(rows), report, sentences, kappa, why, [r.id for r in rows]))
     return out
 
 
@@ -180,7 +180,7 @@ def pairwise(ratings: Sequence[Rated]) -> list[PairAgreement]:
     metric between them, kappa on adherence and F1 of relevant keys (a against b)."""
     by_rater: dict[str, dict[str, Rated]] = {}
     for r in ratings:
-        by_rater.setdefault(r.rater, {})[r.item_id] = r
+        by_rater.setdefault(r.rater, {})[r.id] = r
     out = []
     for a, b in combinations(sorted(by_rater), 2):
         common = sorted(set(by_rater[a]) & set(by_rater[b]))
@@ -215,8 +215,8 @@ def reference_ratings_of(items: Sequence[Any]) -> list[Rated]:
     out = []
     for result in LexicalJudge().judge(list(items)):
         if result.status.usable and result.labels is not None:
-            scores = score_item(by_id[result.item_id], result.labels)
-            out.append(Rated(REFERENCE, result.item_id, result.labels,
+            scores = score_item(by_id[result.id], result.labels)
+            out.append(Rated(REFERENCE, result.id, result.labels,
                              dict(scores.metric_values(), adherence_score=scores.adherence_score)))
     return out
 
@@ -241,7 +241,7 @@ def reference_sets(label_sets: Sequence[Mapping[str, Any]], reviewer: str | None
 
 def reference_ratings(label_sets: Sequence[Mapping[str, Any]], reviewer: str | None = None) -> dict[str, Rated]:
     """The human truth per item (:func:`reference_sets`) as ratings."""
-    return {r.item_id: r for r in human_ratings(reference_sets(label_sets, reviewer))}
+    return {r.id: r for r in human_ratings(reference_sets(label_sets, reviewer))}
 
 
 # ---------------------------------------------------------------- per-item metrics against reviewers

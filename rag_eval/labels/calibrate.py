@@ -625,7 +625,7 @@ def calibrate(model: LocalModel, rows: Sequence[LabelledRow], name: str, *, seed
         "base_model_sha256": _sha256(base_file) if base_file.is_file() else None,
         "source": dict(source or {}),
         "seed": seed,
-        "row_ids": [r.item.id for r in rows],
+        "ids": [r.item.id for r in rows],
         "full_shifts": {k: round(v, 6) if isinstance(v, float) else v for k, v in shifts.items()},
         "fitted": fitted_values(model, shifts, cv["shrinkage"], len(rows)),
         "base_values": {"support_threshold": model.support_threshold},

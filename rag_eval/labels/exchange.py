@@ -94,7 +94,7 @@ def import_rows(store: RunStore, run_id: str, rows: Sequence[dict[str, Any]], re
     """Store each row's labels as ``reviewer``'s label set on the run's item with the
     same id. A row whose item is not in the run, or whose sentence keys differ from the
     run's item, is refused with the reason; the others are stored. Returns (stored, errors)."""
-    records = {str(r["item_id"]): r for r in store.items(run_id)}
+    records = {str(r["id"]): r for r in store.items(run_id)}
     stored, errors = 0, []
     for n, row in enumerate(rows, 1):
         item_id = str(row.get("id", ""))

@@ -29,7 +29,7 @@ def _usable(record: Mapping[str, Any]) -> bool:
 
 def _ids(records: Sequence[Mapping[str, Any]], exclude: Iterable[str]) -> list[str]:
     skip = set(map(str, exclude))
-    return [str(r["item_id"]) for r in records if str(r["item_id"]) not in skip]
+    return [str(r["id"]) for r in records if str(r["id"]) not in skip]
 
 
 def random_queue(records: Sequence[Mapping[str, Any]], n: int | None = None, seed: int = 0,
@@ -58,10 +58,10 @@ def confidence_queue(records: Sequence[Mapping[str, Any]], n: int | None = None,
     skip = set(map(str, exclude))
     scored: list[tuple[float, int, str]] = []
     for pos, r in enumerate(records):
-        if str(r["item_id"]) in skip or not _usable(r):
+        if str(r["id"]) in skip or not _usable(r):
             continue
         c = judge_confidence(Labels.from_dict(r["labels"]))
-        scored.append((2.0 if c is None else c, pos, str(r["item_id"])))
+        scored.append((2.0 if c is None else c, pos, str(r["id"])))
     ids = [i for _, _, i in sorted(scored)]
     return ids[:n] if n is not None else ids
 
@@ -95,10 +95,10 @@ def hallucinated_queue(records: Sequence[Mapping[str, Any]], n: int | None = Non
     scored = []
     for pos, r in enumerate(records):
         s = r.get("scores") or {}
-        if str(r["item_id"]) in skip or not _usable(r) or s.get("adherence") is None or s["adherence"]:
+        if str(r["id"]) in skip or not _usable(r) or s.get("adherence") is None or s["adherence"]:
             continue
         score = s.get("adherence_score")
-        scored.append((1.0 if score is None else float(score), pos, str(r["item_id"])))
+        scored.append((1.0 if score is None else float(score), pos, str(r["id"])))
     ids = [i for _, _, i in sorted(scored)]
     return ids[:n] if n is not None else ids
 
@@ -116,7 +116,7 @@ def build_queue(strategy: str, records: Sequence[Mapping[str, Any]], *, n: int |
     if strategy == "disagreement":
         if other is None:
             raise ValueError("the disagreement queue needs a second judge's run")
-        a = {str(r["item_id"]): r["scores"] for r in records if _usable(r) and isinstance(r.get("scores"), dict)}
-        b = {str(r["item_id"]): r["scores"] for r in other if _usable(r) and isinstance(r.get("scores"), dict)}
+        a = {str(r["id"]): r["scores"] for r in records if _usable(r) and isinstance(r.get("scores"), dict)}
+        b = {str(r["id"]): r["scores"] for r in other if _usable(r) and isinstance(r.get("scores"), dict)}
         return disagreement_queue(a, b, n, exclude)
     raise ValueError(f"unknown queue strategy {strategy!r}; choose one of: {', '.join(STRATEGIES)}")

@@ -17,7 +17,7 @@ def run_rows(store: RunStore, run_id: str, only: set[str] | None = None) -> list
     """The run's judgeable items as RAGBench-format rows (``only``: these item ids)."""
     rows = []
     for record in store.items(run_id):
-        if only is not None and str(record["item_id"]) not in only:
+        if only is not None and str(record["id"]) not in only:
             continue
         try:
             item = item_from_record(record)

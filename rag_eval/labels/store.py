@@ -83,13 +83,13 @@ def item_from_record(record: dict[str, Any]) -> EvalItem:
     keyed them (``runs.ask.build_item``, with the extractive answer's own sentences)."""
     stored = record.get("item")
     if isinstance(stored, dict) and stored.get("documents_sentences") is not None:
-        return item_from_row({"id": record.get("item_id"), "question": record.get("question"), **stored})
+        return item_from_row({"id": record.get("id"), "question": record.get("question"), **stored})
     from rag_eval.rag.retrieve import RetrievedChunk
     from rag_eval.runs.ask import build_item
 
     chunks = [RetrievedChunk.from_dict(c) for c in record.get("chunks") or []]
     chosen = (record.get("generator") or {}).get("sentences") or None  # the extractive answer's own sentences
-    return build_item(str(record.get("item_id")), str(record.get("question") or ""), chunks,
+    return build_item(str(record.get("id")), str(record.get("question") or ""), chunks,
                       str(record.get("answer") or ""), response_sentences=chosen)
 
 
@@ -103,7 +103,7 @@ class JudgedRow:
 
     judge: str
     run_id: str
-    item_id: str
+    id: str
     labels: Labels
     scores: dict[str, Any]
 
@@ -123,10 +123,10 @@ def judgements_for(store: RunStore, label_sets: list[dict[str, Any]]) -> list[Ju
             h = item_hash(item_from_record(record))
         except (ValueError, KeyError, TypeError):
             continue
-        if (str(record["item_id"]), h) not in wanted:
+        if (str(record["id"]), h) not in wanted:
             continue
-        out[(str(record["judge"]), str(record["item_id"]))] = JudgedRow(
-            str(record["judge"]), run_id, str(record["item_id"]), Labels.from_dict(record["labels"]),
+        out[(str(record["judge"]), str(record["id"]))] = JudgedRow(
+            str(record["judge"]), run_id, str(record["id"]), Labels.from_dict(record["labels"]),
             dict(record["scores"]))
     return list(out.values())
 
@@ -171,10 +171,10 @@ def agreement_for_run(store: RunStore, run_id: str, reviewer: str | None = None,
     scored = {str(s["item_id"]): dict(s["metrics"]) for s in reference_sets(sets, reviewer) if s.get("metrics")}
     measured = {}
     if scored and not run_id.startswith(ADHOC_PREFIX):  # the run's values, of usable items only (as summaries)
-        measured = {str(i["item_id"]): dict(i.get("metrics") or {})
-                    for i in store.items(run_id, ("item_id", "status", "metrics")) if is_usable(i.get("status"))}
+        measured = {str(i["id"]): dict(i.get("metrics") or {})
+                    for i in store.items(run_id, ("id", "status", "metrics")) if is_usable(i.get("status"))}
     metrics = metric_vs_human(measured, scored) if scored else []
-    judged = [Rated(j.judge, j.item_id, j.labels, j.scores) for j in judgements_for(store, sets)]
+    judged = [Rated(j.judge, j.id, j.labels, j.scores) for j in judgements_for(store, sets)]
     # beside every judge, word overlap on the same rows: the floor a judge must beat
     judged += reference_ratings_of([item_from_label_set(dict(s)) for s in reference_sets(sets, reviewer)])
     judges = judge_vs_human(judged, truth, n_boot=n_boot, seed=seed)

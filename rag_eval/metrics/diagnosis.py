@@ -64,18 +64,18 @@ class Finding:
     title: str
     meaning: str
     action: str
-    row_ids: tuple[str, ...]
+    ids: tuple[str, ...]
     share: float  # of the rows looked at
-    n_rows: int = -1  # rows found, when row_ids holds only the first of them (DiagnosisTally)
+    n_rows: int = -1  # rows found, when ids holds only the first of them (DiagnosisTally)
 
     @property
     def count(self) -> int:
         """How many rows show the pattern."""
-        return self.n_rows if self.n_rows >= 0 else len(self.row_ids)
+        return self.n_rows if self.n_rows >= 0 else len(self.ids)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        out["row_ids"] = list(self.row_ids)
+        out["ids"] = list(self.ids)
         out["n_rows"] = self.count
         return out
 
@@ -92,7 +92,7 @@ class Diagnosis:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Diagnosis:
         """The diagnosis :meth:`to_dict` gave (as a run's stored summary keeps it)."""
-        findings = tuple(Finding(f["pattern"], f["title"], f["meaning"], f["action"], tuple(f["row_ids"]),
+        findings = tuple(Finding(f["pattern"], f["title"], f["meaning"], f["action"], tuple(f.get("ids", f.get("row_ids", ()))),
                                  float(f["share"]), int(f.get("n_rows", -1))) for f in d.get("findings", ()))
         return cls(findings, int(d["rows_considered"]), int(d["rows_given"]), float(d.get("high", DEFAULT_HIGH)),
                    float(d.get("low", DEFAULT_LOW)))
@@ -114,7 +114,7 @@ class Diagnosis:
             return [head, "  no pattern found" if self.rows_considered else "  no scored row to diagnose"]
         out = [head]
         for f in self.findings:
-            ids = ", ".join(f.row_ids[:max_ids]) + (f" … (+{f.count - max_ids})" if f.count > max_ids else "")
+            ids = ", ".join(f.ids[:max_ids]) + (f" … (+{f.count - max_ids})" if f.count > max_ids else "")
             out.append(f"  - {f.title}: {f.count} row(s) ({f.share:.0%}); {f.meaning} -> {f.action}")
             out.append(f"    rows: {ids}")
         return out
@@ -144,17 +144,17 @@ def row_patterns(values: Mapping[str, Any], high: float = DEFAULT_HIGH, low: flo
 def diagnose(
     rows: Sequence[tuple[str, Mapping[str, Any] | None]], high: float = DEFAULT_HIGH, low: float = DEFAULT_LOW
 ) -> Diagnosis:
-    """Findings over ``(row_id, metric values or None)`` pairs; None marks a failed row."""
+    """Findings over ``(item, metric values or None)`` pairs; None marks a failed row."""
     if not 0.0 <= low <= high <= 1.0:
         raise ValueError(f"need 0 <= low <= high <= 1, got low={low}, high={high}")
     hits: dict[str, list[str]] = {p.key: [] for p in PATTERNS}
     considered = 0
-    for row_id, values in rows:
+    for item, values in rows:
         if not values or all(number_or_none(values.get(m)) is None for m in TRACE_SCORES):
             continue
         considered += 1
         for key in row_patterns(values, high, low):
-            hits[key].append(str(row_id))
+            hits[key].append(str(item))
     findings = tuple(
         Finding(p.key, p.title, p.meaning, p.action, tuple(hits[p.key]), len(hits[p.key]) / considered)
         for p in PATTERNS if hits[p.key]
@@ -175,7 +175,7 @@ class DiagnosisTally:
         self.counts: dict[str, int] = {p.key: 0 for p in PATTERNS}
         self.considered = self.given = 0
 
-    def add(self, row_id: str, values: Mapping[str, Any] | None) -> None:
+    def add(self, item: str, values: Mapping[str, Any] | None) -> None:
         self.given += 1
         if not values or all(number_or_none(values.get(m)) is None for m in TRACE_SCORES):
             return
@@ -183,7 +183,7 @@ class DiagnosisTally:
         for key in row_patterns(values, self.high, self.low):
             self.counts[key] += 1
             if len(self.ids[key]) < self.keep_ids:
-                self.ids[key].append(str(row_id))
+                self.ids[key].append(str(item))
 
     def result(self) -> Diagnosis:
         findings = tuple(

@@ -238,7 +238,7 @@ def evaluate_gate(
 class RowCase:
     """One row for ``--junit-rows``: its id, whether it ended usable, its metric values."""
 
-    row_id: str
+    id: str
     status: str
     usable: bool
     values: Mapping[str, Any] = field(default_factory=dict)
@@ -276,7 +276,7 @@ def junit_suite(result: GateResult, rows: Sequence[RowCase] = (), thresholds: Se
         suite.add_testcase(case)
     rows_suite = TestSuite(f"{name}: rows") if rows else None
     for row in rows:
-        case = TestCase(str(row.row_id), classname="rag_eval.rows")
+        case = TestCase(str(row.id), classname="rag_eval.rows")
         reasons = row_failures(row, thresholds)
         if reasons:
             case.result = [Failure("; ".join(reasons), type_="row")]

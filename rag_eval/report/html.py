@@ -86,7 +86,7 @@ details.row>summary{cursor:pointer} details.row[open]>summary{margin-bottom:0.4e
 {% for r in runs %}<tr><td>{{ r.label }}</td>{% for m in f.metrics %}<td class="num">{{ r.metrics.get(m.name, "—") }}</td>{% endfor %}</tr>
 {% endfor %}</table>
 {% for m in f.metrics if m.reasons %}<details class="row"><summary>{{ m.label }}: the reasons of its worst values</summary>
-<table><tr><th>run</th><th>item</th><th>value</th><th>reason</th></tr>{% for x in m.reasons %}<tr><td>{{ x.run }}</td><td class="ids">{{ x.item_id }}</td><td class="num">{{ x.value }}</td><td>{{ x.reason }}</td></tr>{% endfor %}</table></details>
+<table><tr><th>run</th><th>item</th><th>value</th><th>reason</th></tr>{% for x in m.reasons %}<tr><td>{{ x.run }}</td><td class="ids">{{ x.id }}</td><td class="num">{{ x.value }}</td><td>{{ x.reason }}</td></tr>{% endfor %}</table></details>
 {% endfor %}{% endfor %}
 <p class="muted">Expected judge error (how far a row's score may be from a careful label, per row; docs/local-judge.md):</p>
 <ul>{% for r in runs %}<li>{{ r.label }}: {{ r.expected_error }}</li>{% endfor %}</ul>
@@ -134,7 +134,7 @@ details.row>summary{cursor:pointer} details.row[open]>summary{margin-bottom:0.4e
 <section id="worst-rows"><h2>Worst rows</h2>
 <p class="muted">Per run, the {{ worst }} scored rows with the lowest average of the four metrics, then up to {{ worst }} failed rows; click a row to open its support map.</p>
 {% for r in runs %}<h3>{{ r.label }}</h3>
-{% for w in r.worst %}<details class="row"><summary><strong>{{ w.item_id }}</strong> · status {{ w.status }}{% if w.fields %} · average {{ w.fields.average }} · metric spread {{ w.fields.rmse_aggregation }} · overall_supported {{ w.fields.overall_supported }} · sentences fully / partially / unsupported {{ w.fields.fully }} / {{ w.fields.partially }} / {{ w.fields.unsupported }}{% endif %}</summary>
+{% for w in r.worst %}<details class="row"><summary><strong>{{ w.id }}</strong> · status {{ w.status }}{% if w.fields %} · average {{ w.fields.average }} · metric spread {{ w.fields.rmse_aggregation }} · overall_supported {{ w.fields.overall_supported }} · sentences fully / partially / unsupported {{ w.fields.fully }} / {{ w.fields.partially }} / {{ w.fields.unsupported }}{% endif %}</summary>
 {% if w.scores %}<p class="ids">{{ w.scores }}</p>{% endif %}
 {% if w.error %}<p class="note">{{ w.error }}</p>{% endif %}
 {{ w.map }}</details>
@@ -152,7 +152,7 @@ details.row>summary{cursor:pointer} details.row[open]>summary{margin-bottom:0.4e
 <ul>{% for n in expected_error_notes %}<li>{{ n }}</li>{% endfor %}</ul>{% endif %}
 <h3>Largest per-question differences</h3>
 {% if comparison.empty %}<p class="note">{{ comparison.empty }}</p>{% else %}<table><tr><th>item</th><th>metric</th><th>run</th><th>baseline</th><th>other</th><th>difference</th><th>question</th></tr>
-{% for d in comparison.differences %}<tr><td class="ids">{{ d.item_id }}</td><td>{{ d.metric }}</td><td>{{ d.run }}</td><td class="num">{{ d.base }}</td><td class="num">{{ d.other }}</td><td class="num">{{ d.difference }}</td><td>{{ d.question }}</td></tr>
+{% for d in comparison.differences %}<tr><td class="ids">{{ d.id }}</td><td>{{ d.metric }}</td><td>{{ d.run }}</td><td class="num">{{ d.base }}</td><td class="num">{{ d.other }}</td><td class="num">{{ d.difference }}</td><td>{{ d.question }}</td></tr>
 {% endfor %}</table>{% endif %}
 {% else %}<p class="note">One run in this report: pass several runs to compare them.</p>{% endif %}
 </section>
@@ -246,7 +246,7 @@ def _worst_rows(items: Sequence[dict[str, Any]], worst: int, label: str) -> list
 
     scored = [(item_report_fields(i), i) for i in items if i.get("scores")]
     scored = [(f, i) for f, i in scored if f["average"] is not None]
-    scored.sort(key=lambda p: (p[0]["average"], str(p[1].get("item_id"))))
+    scored.sort(key=lambda p: (p[0]["average"], str(p[1].get("id"))))
     failed = [i for i in items if not i.get("scores")][:worst]
     rows = []
     for fields, item in [*scored[:worst], *[(None, i) for i in failed]]:
@@ -257,7 +257,7 @@ def _worst_rows(items: Sequence[dict[str, Any]], worst: int, label: str) -> list
             html_map = f"<p class='note'>support map unavailable: {type(err).__name__}</p>"
         scores = item.get("scores") or {}
         rows.append({
-            "item_id": item.get("item_id"), "status": item.get("status"), "error": item.get("error"),
+            "id": item.get("id"), "status": item.get("status"), "error": item.get("error"),
             "scores": "  ".join(f"{m} {_f(scores.get(m))}" for m in TRACE_SCORES) if scores else "",
             "fields": None if fields is None else {
                 "average": _f(fields["average"]), "rmse_aggregation": _f(fields["rmse_aggregation"]),
@@ -277,13 +277,13 @@ def _families(shown: Mapping[str, Mapping[str, None]], items_by_run: Mapping[str
     for family, names in shown.items():
         metrics = []
         for name in names:
-            given = [((i.get(FAMILY_FIELD[family]) or {}).get(name), labels[run_id], i.get("item_id"), why)
+            given = [((i.get(FAMILY_FIELD[family]) or {}).get(name), labels[run_id], i.get("id"), why)
                      for run_id, items in items_by_run.items() for i in items
                      if (why := (i.get("metric_reasons") or {}).get(name))]
             sign = 1.0 if METRICS.higher_is_better(name) else -1.0  # the worst values first
             given.sort(key=lambda g: (g[0] is None, sign * (g[0] or 0.0)))
             metrics.append({"name": name, "label": METRICS.label(name), "help": METRICS.help(name),
-                            "reasons": [{"run": run, "item_id": item_id, "value": _f(value), "reason": why}
+                            "reasons": [{"run": run, "id": item_id, "value": _f(value), "reason": why}
                                         for value, run, item_id, why in given[:n_reasons]]})
         out.append({"heading": FAMILY_HEADING[family], "metrics": metrics})
     return out
@@ -354,8 +354,8 @@ def build_report(
         bands = Counter(r for f in fields if (r := rmse_band(f["rmse_aggregation"])) is not None)
         diagnosis = run_diagnosis(items).to_dict()
         for f in diagnosis["findings"]:
-            shown = f["row_ids"][:25]
-            f["ids"] = ", ".join(shown) + (f" … (+{len(f['row_ids']) - 25})" if len(f["row_ids"]) > 25 else "")
+            shown = f["ids"][:25]
+            f["ids"] = ", ".join(shown) + (f" … (+{len(f['ids']) - 25})" if len(f["ids"]) > 25 else "")
             f["share"] = f"{f['share']:.0%}"
         views.append({
             "id": run["id"], "name": run.get("name"), "label": labels[run["id"]],

@@ -2,7 +2,7 @@
 paired differences against the first (baseline) run, and the per-question differences
 sorted by size. Pure functions over the item dicts of the run store.
 
-Items are paired by ``item_id`` (the dataset row id), and a difference exists only when
+Items are paired by ``id`` (the dataset row id), and a difference exists only when
 both runs scored the item: a failure in either run is left out of the paired numbers
 and shows up in the coverage instead.
 """
@@ -64,19 +64,19 @@ def question_differences(
 ) -> list[dict[str, Any]]:
     """Per question and metric, ``other - base`` where both runs scored it, largest
     absolute difference first (ties: by item id, so the order is stable)."""
-    base_by_id = {i["item_id"]: i for i in base}
+    base_by_id = {i["id"]: i for i in base}
     rows = []
     for item in other:
-        b = base_by_id.get(item["item_id"])
+        b = base_by_id.get(item["id"])
         if b is None:
             continue
         for metric in metrics:
             x, y = _value(b, metric), _value(item, metric)
             if x is None or y is None:
                 continue
-            rows.append({"item_id": item["item_id"], "question": item.get("question"), "metric": metric,
+            rows.append({"id": item["id"], "question": item.get("question"), "metric": metric,
                          "run": other_run, "base": x, "other": y, "difference": y - x})
-    return sorted(rows, key=lambda r: (-abs(r["difference"]), str(r["item_id"]), r["metric"]))
+    return sorted(rows, key=lambda r: (-abs(r["difference"]), str(r["id"]), r["metric"]))
 
 
 def paired_table(items_by_run: Mapping[str, Sequence[dict[str, Any]]], metrics: Sequence[str]) -> list[dict[str, Any]]:
@@ -184,7 +184,7 @@ def compare_runs(items_by_run: Mapping[str, Sequence[dict[str, Any]]], metrics: 
         differences.extend(question_differences(base, items_by_run[run_id], metrics, run_id))
     # "differ most" lists questions that differ: an unchanged score is no difference to open
     differences = [d for d in differences if d["difference"] != 0]
-    differences.sort(key=lambda r: (-abs(r["difference"]), str(r["item_id"]), r["metric"], r["run"]))
+    differences.sort(key=lambda r: (-abs(r["difference"]), str(r["id"]), r["metric"], r["run"]))
     return {
         "runs": runs,
         "metrics": metric_table(items_by_run, metrics),
@@ -301,11 +301,11 @@ def judge_residuals(items: Sequence[Mapping[str, Any]], reviewed: Mapping[str, M
     that both scored (a failed item has no judge score and is left out, never a 0)."""
     out = {}
     for item in items:
-        human = reviewed.get(str(item.get("item_id")))
+        human = reviewed.get(str(item.get("id")))
         judged = _value(dict(item), metric) if human else None
         truth = finite([human.get(metric)]) if human else []
         if judged is not None and truth:
-            out[str(item["item_id"])] = judged - truth[0]
+            out[str(item["id"])] = judged - truth[0]
     return out
 
 

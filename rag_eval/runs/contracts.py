@@ -8,8 +8,7 @@ or to let go of something afterwards is a :class:`~rag_eval.judges.base.ManagedJ
 Vocabulary: a **row** is a line of an input file; a :class:`~rag_eval.runs.sources.SourceItem`
 is the engine's input unit (a row or a question as its source prepared it; ``id`` is its
 id); an :class:`~rag_eval.schema.ItemRecord` is the stored result of one item, built only
-by :func:`rag_eval.runs.records.build_record`. The run store keeps the record's ``id`` as
-its ``item_id`` column (:func:`rag_eval.runs.records.to_store`), the one renaming.
+by :func:`rag_eval.runs.records.build_record`. The glossary: docs/architecture.md.
 """
 
 from __future__ import annotations

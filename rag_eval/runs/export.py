@@ -32,7 +32,7 @@ def flatten_item(item: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
     row: dict[str, Any] = {
         "run_id": run.get("id"),
         "config_hash": run.get("config_hash"),
-        "item_id": item.get("item_id"),
+        "id": item.get("id"),
         "position": item.get("position"),
         "question": item.get("question"),
         "answer": item.get("answer"),

@@ -31,6 +31,6 @@ def item_report_fields(item: Mapping[str, Any]) -> dict[str, Any]:
 
 def run_diagnosis(items: Sequence[dict[str, Any]], high: float = DEFAULT_HIGH, low: float = DEFAULT_LOW) -> Diagnosis:
     """The pattern diagnosis of a run's items (items without scores are not diagnosed)."""
-    return diagnose([(str(i.get("item_id")), i.get("scores") or None) for i in items], high, low)
+    return diagnose([(str(i.get("id")), i.get("scores") or None) for i in items], high, low)
 
 

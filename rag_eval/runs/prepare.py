@@ -44,14 +44,14 @@ class PreparedRow:
     or the error that keeps it from the judge."""
 
     row_number: int
-    item_id: str
+    id: str
     question: str = ""
     item: EvalItem | None = None
     truth: dict[str, float | None] | None = None
     error: RowError | None = None
 
 
-def default_row_id(row_number: int) -> str:
+def default_id(row_number: int) -> str:
     return f"row-{row_number}"
 
 
@@ -59,10 +59,10 @@ def _blank(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value)) or not str(value).strip()
 
 
-def row_id(row: dict[str, Any], row_number: int) -> str:
+def id_of(row: dict[str, Any], row_number: int) -> str:
     """The row's ``id`` as text, or ``row-{row_number}`` when it is missing or blank."""
     value = row.get("id")
-    return default_row_id(row_number) if _blank(value) else str(value).strip()
+    return default_id(row_number) if _blank(value) else str(value).strip()
 
 
 def _first(row: dict[str, Any], names: Sequence[str]) -> tuple[str | None, Any]:
@@ -147,8 +147,8 @@ def prepare_row(value: dict[str, Any] | RowError, row_number: int, source: str =
     """The keyed item of one row (``row_number`` as the file numbers it), or an error
     naming ``source``, the row and the field."""
     if isinstance(value, RowError):
-        return PreparedRow(row_number, default_row_id(row_number), error=value)
-    item_id = row_id(value, row_number)
+        return PreparedRow(row_number, default_id(row_number), error=value)
+    item_id = id_of(value, row_number)
     raw_question = row_question(value)
     question = raw_question if isinstance(raw_question, str) else ""
     try:

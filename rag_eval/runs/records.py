@@ -2,9 +2,8 @@
 of one item from (the item as its source prepared it, the judge's result, the configuration),
 and its serialisations are written here and nowhere else:
 
-- :func:`to_store`: the run store's item record. The one name mapping of the workbench:
-  the record's ``id`` is stored as ``item_id`` (the store's column and every stored run
-  since the first use that name); the keyed sentences as ``item``.
+- :func:`to_store`: the run store's item record (its ``id`` is the ``items`` table's
+  ``id`` column; the keyed sentences are stored as ``item``).
 - :func:`to_file_row`: a ``rag-eval judge`` output row: ``id``, the labels under
   RAGBench's field names, the scores flat (``context_relevance``... ``adherence_score``),
   the report fields, ``status``/``error``, ``tokens``, ``latency_s``, ``cost_usd``.
@@ -126,9 +125,9 @@ def build_record(source: SourceItem, result: JudgeResult | None, mode: ScoringMo
 
 # ---------------------------------------------------------------- serialisations
 def to_store(record: ItemRecord) -> dict[str, Any]:
-    """The run store's item record (``id`` stored as ``item_id``, sentences as ``item``)."""
+    """The run store's item record (sentences stored as ``item``)."""
     return {
-        "item_id": record.id, "position": record.position, "question": record.question, "status": record.status,
+        "id": record.id, "position": record.position, "question": record.question, "status": record.status,
         "error": record.error, "reference_answer": record.reference_answer, "gold_doc_ids": record.gold_doc_ids,
         "answer": record.answer, "generator": record.generator, "chunks": record.chunks,
         "retrieved_doc_ids": record.retrieved_doc_ids, "labels": record.labels,

@@ -23,7 +23,7 @@ from rag_eval.judges.base import Judge, PromptJudge
 from rag_eval.llm.cache import LLMCache, cache_key
 from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus, Labels, Sentence
 
-ROW_CACHE_FORMAT = "judged-row-1"
+ROW_CACHE_FORMAT = "judged-row-2"  # 2: the result's id is `id` (was `item_id`)
 #: what a row's judgement depends on: its id, and its question, response and documents under any accepted name
 ROW_FIELDS = ("id", *(n for f in ("question", "response", "documents") for n in JUDGED_ROW_COLUMNS[f]),
               *PRESPLIT_COLUMNS.values())
@@ -107,7 +107,7 @@ def _item_from(d: dict[str, Any]) -> EvalItem:
 def _result_dict(result: JudgeResult) -> dict[str, Any]:
     """``result.to_dict()`` without dataclasses.asdict's deep copy (a hot path)."""
     return {
-        "item_id": result.item_id, "status": result.status.value,
+        "id": result.id, "status": result.status.value,
         "labels": result.labels.to_dict() if result.labels is not None else None,
         "error": result.error, "raw": result.raw, "tokens": dict(result.tokens), "cost_usd": result.cost_usd,
         "latency_s": result.latency_s, "judge": result.judge, "prompt_id": result.prompt_id,
@@ -117,7 +117,7 @@ def _result_dict(result: JudgeResult) -> dict[str, Any]:
 
 def _result_from(d: dict[str, Any]) -> JudgeResult:
     return JudgeResult(
-        item_id=str(d["item_id"]), status=JudgeStatus(d["status"]),
+        id=str(d["id"]), status=JudgeStatus(d["status"]),
         labels=Labels.from_dict(d["labels"]) if d.get("labels") is not None else None,
         error=d.get("error"), raw=d.get("raw"), tokens=dict(d.get("tokens") or {}), cost_usd=d.get("cost_usd"),
         latency_s=d.get("latency_s"), judge=str(d.get("judge") or ""), prompt_id=d.get("prompt_id"),

@@ -170,28 +170,28 @@ class ScoredRow:
         return record
 
 
-def _row_id(row: Mapping[str, Any]) -> str | None:
+def _given_id(row: Mapping[str, Any]) -> str | None:
     value = row.get("id")
     return None if value is None or isinstance(value, (dict, list)) else str(value)
 
 
 def score_row(number: int, row: Mapping[str, Any], mode: ScoringMode | str, file: str = "") -> ScoredRow:
     """Score one RAGBench-format row; a problem becomes the row's :class:`RowError`."""
-    row_id = _row_id(row)
+    given_id = _given_id(row)
     problem = _row_problem(row)
     if problem is not None:
-        return ScoredRow(number, row_id, error=RowError(file, number, problem[0], problem[1]))
+        return ScoredRow(number, given_id, error=RowError(file, number, problem[0], problem[1]))
     try:
         truth = _values(row, {m: (RAGBENCH_TRUTH_COLUMNS[m],) for m in TRACE_METRICS})
     except FieldValueError as err:
-        return ScoredRow(number, row_id, error=RowError(file, number, err.field, err.message))
+        return ScoredRow(number, given_id, error=RowError(file, number, err.field, err.message))
     try:
         scores = score_ragbench_row(dict(row), mode)
     except ValueError as err:  # trace names the field in its message
-        return ScoredRow(number, row_id, error=RowError(file, number, None, str(err)))
+        return ScoredRow(number, given_id, error=RowError(file, number, None, str(err)))
     response_keys = [str(p[0]) for p in row["response_sentences"]]
     report = report_fields(scores.metric_values(), Labels.from_dict(dict(row)), response_keys)
-    return ScoredRow(number, row_id, scores, None, truth if any(v is not None for v in truth.values()) else None, report)
+    return ScoredRow(number, given_id, scores, None, truth if any(v is not None for v in truth.values()) else None, report)
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,18 +331,18 @@ def _rows_with_ids(
         if isinstance(row, RowError):
             errors.append(row)
             continue
-        row_id = _row_id(row)
-        if row_id is None:
+        given_id = _given_id(row)
+        if given_id is None:
             errors.append(RowError(name, number, "id", "missing; rows are joined on id"))
             continue
         if row.get("status") not in (None, STATUS_OK):
-            out.append((row_id, None))  # a row that failed upstream: a missing prediction, not a zero
+            out.append((given_id, None))  # a row that failed upstream: a missing prediction, not a zero
             continue
         try:
-            out.append((row_id, _values(row, columns, bounded)))
+            out.append((given_id, _values(row, columns, bounded)))
         except FieldValueError as err:
             errors.append(RowError(name, number, err.field, err.message))
-            out.append((row_id, None))
+            out.append((given_id, None))
     return out
 
 

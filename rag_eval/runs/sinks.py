@@ -64,7 +64,7 @@ class StoreSink:
             self.store.claim_run(run["id"])  # atomic: of two processes resuming at once, one wins (RunBusy)
             self.run_id = run["id"]
             kept = [i for i in self.store.items(run["id"], SUMMARY_FIELDS) if i.get("status") not in RETRY_STATUSES]
-            return {str(i["item_id"]): i for i in kept}
+            return {str(i["id"]): i for i in kept}
         self.run_id = self.store.create_run(
             self.config, collection=info.collection, dataset_fingerprint=info.fingerprint,
             dataset_path=info.dataset_path, name=self.name, n_items=info.n_items,

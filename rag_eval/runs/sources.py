@@ -29,7 +29,7 @@ from typing import Any
 
 from rag_eval.datasets.schema import JUDGED_ROW_COLUMNS
 from rag_eval.io.rows import RowError
-from rag_eval.runs.prepare import default_row_id, prepare_row, row_id, row_question, truth_of
+from rag_eval.runs.prepare import default_id, id_of, prepare_row, row_question, truth_of
 from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus, _as_list
 
 CANCELLED_ERROR = "run cancelled before this item"
@@ -197,7 +197,7 @@ class RowsSource:
               ) -> Iterator[SourceItem]:
         ids = _Ids()
         for position, (number, value) in enumerate(self._pairs()):
-            raw_id = default_row_id(number) if isinstance(value, RowError) else row_id(value, number)
+            raw_id = default_id(number) if isinstance(value, RowError) else id_of(value, number)
             key = ids(raw_id)
             if key in skip:
                 continue
@@ -264,12 +264,12 @@ def parse_row(value: dict[str, Any] | RowError, row_number: int, source: str = "
               position: int | None = None) -> Question:
     """A :class:`Question` from a dataset row (``position`` defaults to ``row_number - 1``);
     a row that cannot be used gets ``error`` naming the file, the row and the field. The
-    id rule is :func:`rag_eval.runs.prepare.row_id`'s."""
+    id rule is :func:`rag_eval.runs.prepare.id_of`'s."""
     position = row_number - 1 if position is None else position
     where = f"{source}: row {row_number}"
     if isinstance(value, RowError):
-        return Question(position, default_row_id(value.row or row_number), error=str(value))
-    item_id = row_id(value, row_number)
+        return Question(position, default_id(value.row or row_number), error=str(value))
+    item_id = id_of(value, row_number)
     question = value.get("question")
     if not isinstance(question, str) or not question.strip():
         return Question(position, item_id, error=f"{where}, field 'question': missing or empty",

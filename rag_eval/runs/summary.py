@@ -45,7 +45,7 @@ VALUE_GROUPS = (*FAMILY_FIELD.values(), "report")
 #: the fields whose values do not depend on the judge: they count for every item that has them
 JUDGE_FREE_GROUPS = tuple(FAMILY_FIELD[family] for family in JUDGE_FREE_FAMILIES)
 #: the item fields a summary reads (``RunStore.items(run_id, SUMMARY_FIELDS)``)
-SUMMARY_FIELDS = ("item_id", "position", "status", "error", *VALUE_GROUPS, "metric_errors", "latency_s", "cost_usd",
+SUMMARY_FIELDS = ("id", "position", "status", "error", *VALUE_GROUPS, "metric_errors", "latency_s", "cost_usd",
                   "tokens", "judge_extra")
 
 
@@ -146,7 +146,7 @@ class RunTally:
     def add(self, item: ItemRecord | Mapping[str, Any]) -> None:
         stored = _store_form(item)
         status = str(stored.get("status"))
-        item_id = str(stored.get("item_id", stored.get("id")))
+        item_id = str(stored.get("id"))
         usable = is_usable(status)
         self.n += 1
         self.statuses[status] += 1

@@ -37,7 +37,7 @@ from rag_eval.synth.generate import (
     synthesize,
     synthesize_from_collection,
 )
-from rag_eval.synth.parse import Candidate, DroppedRow, candidate_row, check_candidate, parse_reply, row_id
+from rag_eval.synth.parse import Candidate, DroppedRow, candidate_row, check_candidate, parse_reply, question_id
 from rag_eval.synth.plan import (
     ALL_TYPES,
     NeighbourFn,
@@ -55,5 +55,5 @@ __all__ = [
     "StoredChunk", "SynthOptions", "SynthResult", "Task", "answerability_filter", "build_messages",
     "candidate_from_completion", "candidate_row", "check_candidate", "drop_near_duplicates", "embedding_neighbours",
     "few_shot_examples", "llm_completer", "make_answer_judge", "mark_reviewed", "parse_reply", "plan_tasks",
-    "qdrant_neighbours", "row_id", "stratified_sample", "synthesize", "synthesize_from_collection",
+    "qdrant_neighbours", "question_id", "stratified_sample", "synthesize", "synthesize_from_collection",
 ]

@@ -119,7 +119,7 @@ def check_candidate(c: Candidate) -> str | None:
     return None
 
 
-def row_id(question: str, chunk_ids: Iterable[str]) -> str:
+def question_id(question: str, chunk_ids: Iterable[str]) -> str:
     digest = hashlib.sha1((question + "\x00" + "\x00".join(chunk_ids)).encode("utf-8")).hexdigest()
     return f"syn-{digest[:12]}"
 
@@ -138,7 +138,7 @@ def candidate_row(c: Candidate, options: SynthOptions) -> DatasetRow:
     if unanswerable:
         extra["topic_chunk_ids"] = [task.chunks[0].id]
     return DatasetRow.model_validate({
-        "id": row_id(c.question, [ch.id for ch in task.chunks]),
+        "id": question_id(c.question, [ch.id for ch in task.chunks]),
         "question": c.question,
         "reference_answers": [CANNOT_ANSWER if unanswerable else c.answer],
         "negative_answers": [c.negative] if c.negative and options.negatives else [],

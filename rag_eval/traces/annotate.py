@@ -47,7 +47,7 @@ def trace_of(record: Mapping[str, Any], rows_by_id: Mapping[str, Mapping[str, An
     meta = record.get("metadata")
     trace = meta.get("trace") if isinstance(meta, Mapping) else None
     if not isinstance(trace, Mapping) and rows_by_id is not None:
-        row = rows_by_id.get(str(record.get("item_id") or record.get("id")))
+        row = rows_by_id.get(str(record.get("id")))
         meta = row.get("metadata") if row else None
         trace = meta.get("trace") if isinstance(meta, Mapping) else None
     return dict(trace) if isinstance(trace, Mapping) else None
@@ -88,7 +88,7 @@ def plan_annotations(records: Iterable[Mapping[str, Any]], run_id: str, *,
     the caller asks the judge-kind registry (this layer does not import the judges)."""
     plan = AnnotationPlan()
     for record in records:
-        item_id = str(record.get("item_id") or record.get("id"))
+        item_id = str(record.get("id"))
         trace = trace_of(record, rows_by_id)
         span_id = (trace or {}).get("span_id")
         if not trace or not span_id:

@@ -148,12 +148,12 @@ def list_runs() -> list[dict[str, Any]]:
 
 # What each view of a run reads of its items (``RunStore.items(run_id, fields)``): the
 # store picks these out, so a 2,000-item run is not decoded documents and all.
-SCORE_FIELDS = ("item_id", "status", "scores")
-COMPARE_FIELDS = ("item_id", "question", "status", "error", *FAMILY_FIELD.values(), "answer", "reference_answer",
+SCORE_FIELDS = ("id", "status", "scores")
+COMPARE_FIELDS = ("id", "question", "status", "error", *FAMILY_FIELD.values(), "answer", "reference_answer",
                   "reference_answers", "truth", "gold_doc_ids", "chunks")  # ranking: retrieval at a common k
-TABLE_FIELDS = ("item_id", "question", "status", "error", "scores", "metrics", "labels", "item.response_sentences", "tokens",
+TABLE_FIELDS = ("id", "question", "status", "error", "scores", "metrics", "labels", "item.response_sentences", "tokens",
                 "cost_usd", "latency_s")
-AGREEMENT_FIELDS = ("item_id", "status", "scores", "truth")
+AGREEMENT_FIELDS = ("id", "status", "scores", "truth")
 
 
 def run_stamp(run: dict[str, Any]) -> str:

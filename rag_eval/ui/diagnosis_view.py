@@ -44,9 +44,9 @@ def draw_diagnosis(diagnosis: Diagnosis) -> None:
         st.info("No pattern found." if diagnosis.rows_considered else "No scored row to diagnose.")
         return
     for f in diagnosis.findings:
-        ids = ", ".join(f.row_ids[:MAX_IDS]) + (f" … (+{len(f.row_ids) - MAX_IDS})" if len(f.row_ids) > MAX_IDS else "")
+        ids = ", ".join(f.ids[:MAX_IDS]) + (f" … (+{len(f.ids) - MAX_IDS})" if len(f.ids) > MAX_IDS else "")
         with st.container(border=True):
-            st.markdown(f"**{f.title}** · {len(f.row_ids)} row(s), {f.share:.0%} — {f.meaning}. *Fix:* {f.action}.")
+            st.markdown(f"**{f.title}** · {len(f.ids)} row(s), {f.share:.0%} — {f.meaning}. *Fix:* {f.action}.")
             st.caption(md("rows: {}", ids))
     st.caption(f"{diagnosis.rows_considered} of {diagnosis.rows_given} rows scored; high ≥ {diagnosis.high:g}, "
                f"low ≤ {diagnosis.low:g}.")

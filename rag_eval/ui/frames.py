@@ -26,7 +26,7 @@ def items_frame(items: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     for item in items:
         scores = item.get("scores") or {}
         row = {
-            "item_id": item.get("item_id"),
+            "id": item.get("id"),
             "question": item.get("question"),
             "status": item.get("status"),
             "error": item.get("error"),
@@ -39,7 +39,7 @@ def items_frame(items: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
         row["cost_usd"] = item.get("cost_usd")
         row["latency_s"] = item.get("latency_s")
         rows.append(row)
-    columns = ["item_id", "question", "status", "error", *TRACE_SCORES, *REPORT_FIELDS, "tokens", "cost_usd", "latency_s"]
+    columns = ["id", "question", "status", "error", *TRACE_SCORES, *REPORT_FIELDS, "tokens", "cost_usd", "latency_s"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -89,7 +89,7 @@ def differing_questions(differences: Sequence[Mapping[str, Any]], limit: int = 2
     """The library's per-question differences (already sorted, largest first), top ``limit``."""
     frame = pd.DataFrame(list(differences)[:limit])
     if frame.empty:
-        return pd.DataFrame(columns=["item_id", "question", "metric", "run", "base", "other", "difference"])
+        return pd.DataFrame(columns=["id", "question", "metric", "run", "base", "other", "difference"])
     return frame
 
 

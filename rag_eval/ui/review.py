@@ -131,7 +131,7 @@ def _draw_queue_nav(store: Any, run_id: str, item_id: str) -> None:
     pos = ids.index(item_id)
     st.caption(md("Review queue ({}): row {} of {}", queue.get("strategy", ""), pos + 1, len(ids)))
     if pos + 1 < len(ids) and st.button("Next in queue", key=f"{PREFIX}.next", shortcut="Alt+N"):
-        record = next((r for r in store.items(run_id) if str(r["item_id"]) == ids[pos + 1]), None)
+        record = next((r for r in store.items(run_id) if str(r["id"]) == ids[pos + 1]), None)
         if record is not None:
             view = view_from_record(record, queue.get("run_name", run_id))
             view.extra["run_id"] = run_id

@@ -189,5 +189,5 @@ def metrics_first(frame: pd.DataFrame) -> pd.DataFrame:
     """An items table with the metric columns first (then status, id, question, the rest),
     so the numbers are on screen without scrolling right."""
     metric_cols = [c for c in frame.columns if c in TRACE_SCORES]
-    lead = [c for c in ("status", "item_id", "question") if c in frame.columns]
+    lead = [c for c in ("status", "id", "question") if c in frame.columns]
     return frame[[*metric_cols, *lead, *[c for c in frame.columns if c not in (*metric_cols, *lead)]]]

@@ -45,7 +45,7 @@ def test_parse_error_refusal_truncation_and_provider_error(openai_server, fast_b
     openai_server.set_handler(lambda body: replies[json.loads(body["messages"][1]["content"].split("\n")[2])])
     items = [MatchItem(k, k, "ref", "pred") for k in replies]
     results = matcher(openai_server).match(items)
-    assert [r.item_id for r in results] == list(replies)
+    assert [r.id for r in results] == list(replies)
     assert [r.status for r in results] == [
         JudgeStatus.PARSE_ERROR, JudgeStatus.REFUSED, JudgeStatus.TRUNCATED, JudgeStatus.PROVIDER_ERROR
     ]

@@ -194,7 +194,7 @@ def test_batch_with_20_percent_faults_loses_no_row(openai_server, fast_backoff):
     openai_server.set_handler(handler)
     items = [make_item(i) for i in range(50)]
     results = make_judge(openai_server, max_retries=1, timeout_s=CLIENT_TIMEOUT_S, concurrency=8).judge(items)
-    assert [r.item_id for r in results] == [i.id for i in items]  # order kept, nothing lost
+    assert [r.id for r in results] == [i.id for i in items]  # order kept, nothing lost
     by_status = Counter(r.status for r in results)
     assert by_status[JudgeStatus.OK] + by_status[JudgeStatus.REPAIRED] == 45
     for status in (JudgeStatus.PROVIDER_ERROR, JudgeStatus.PARSE_ERROR, JudgeStatus.TRUNCATED,

@@ -40,7 +40,7 @@ def test_is_a_judge_and_names_its_version(judge):
 
 
 def test_labels_fixture_rows_with_valid_keys_only(items, results):
-    assert [r.item_id for r in results] == [it.id for it in items]
+    assert [r.id for r in results] == [it.id for it in items]
     for item, res in zip(items, results):
         assert res.status is JudgeStatus.OK, res.error
         assert res.judge.startswith("local:")
@@ -113,7 +113,7 @@ def test_steps_overlap_embedding_and_features_and_keep_order(items, results, mon
 
     monkeypatch.setattr(local, "PIPELINE_ROWS", 2)
     out = LocalJudge().judge(items)
-    assert [r.item_id for r in out] == [it.id for it in items]
+    assert [r.id for r in out] == [it.id for it in items]
     assert [r.labels.to_dict() for r in out] == [r.labels.to_dict() for r in results]
 
 
@@ -136,10 +136,10 @@ def test_a_failing_embedder_fails_only_its_rows(items, monkeypatch):
     steps = [items[i:i + local.PIPELINE_ROWS] for i in range(0, len(items), local.PIPELINE_ROWS)]
     assert len(steps) >= 2
     out = judge.judge(items)
-    assert [r.item_id for r in out] == [it.id for it in items]
+    assert [r.id for r in out] == [it.id for it in items]
     second = {it.id for it in steps[1]}
     for r in out:
-        if r.item_id in second:
+        if r.id in second:
             assert r.status is JudgeStatus.PROVIDER_ERROR and "encoder crashed" in r.error
         else:
             assert r.status is JudgeStatus.OK
@@ -159,7 +159,7 @@ def test_invalid_items_get_a_status_and_others_still_go_through(judge, items):
     no_docs = EvalItem(id="nodoc", question="q", documents=[], response_sentences=[Sentence("a", "Hi.")])
     no_resp = EvalItem(id="noresp", question="q", documents=[[Sentence("0a", "Text.")]], response_sentences=[])
     out = judge.judge([no_docs, items[0], no_resp])
-    assert [r.item_id for r in out] == ["nodoc", items[0].id, "noresp"]
+    assert [r.id for r in out] == ["nodoc", items[0].id, "noresp"]
     assert [r.status for r in out] == [JudgeStatus.INVALID_INPUT, JudgeStatus.OK, JudgeStatus.INVALID_INPUT]
     assert "document" in out[0].error and "response" in out[2].error
     assert out[0].labels is None
@@ -175,7 +175,7 @@ def test_cancel_and_progress(items):
         cancel.set()  # cancel after the first chunk
 
     out = judge.judge(items[:5], progress=progress, cancel=cancel)
-    assert [r.item_id for r in out] == [it.id for it in items[:5]]
+    assert [r.id for r in out] == [it.id for it in items[:5]]
     assert [r.status for r in out[:2]] == [JudgeStatus.OK] * 2
     assert all(r.status is JudgeStatus.CANCELLED for r in out[2:])
     assert seen[0] == (2, 5)
@@ -286,7 +286,7 @@ def test_worker_processes_give_every_row_the_labels_this_process_gives(items, re
         assert judge._pool is not None  # the workers took part
     finally:
         judge.close()
-    assert [r.item_id for r in out] == [it.id for it in rows]
+    assert [r.id for r in out] == [it.id for it in rows]
     assert all(r.status is JudgeStatus.OK for r in out)
     assert [_scored(it, r) for it, r in zip(rows, out)] == [together[it.id.split("~")[0]] for it in rows]
 

@@ -30,5 +30,5 @@ def labelled_run(judged_run, ragbench_rows):
     store, run_id = judged_run
     by_id = {str(r["id"]): r for r in ragbench_rows}
     for record in store.items(run_id):
-        save_review(store, run_id, item_from_record(record), Labels.from_dict(by_id[record["item_id"]]), "gt")
+        save_review(store, run_id, item_from_record(record), Labels.from_dict(by_id[record["id"]]), "gt")
     return store, run_id

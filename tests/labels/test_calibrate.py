@@ -64,7 +64,7 @@ def test_calibration_is_reproducible_with_provenance_and_cross_validated_figures
     b = _calibrate("dom-b")
     assert a["fitted"] == b["fitted"] and a["cross_validation"] == b["cross_validation"]
     assert a["format"] == 2 and a["source"]["sha256"] == hashlib.sha256(SAMPLE.read_bytes()).hexdigest()
-    assert a["base_version"] == VERSION and a["seed"] == 3 and len(a["row_ids"]) == 24
+    assert a["base_version"] == VERSION and a["seed"] == 3 and len(a["ids"]) == 24
     assert (rag_eval_home / "calibrations" / "dom-a.json").exists()
     cv = a["cross_validation"]
     assert cv["rows"] == 24 and cv["folds"] == 5

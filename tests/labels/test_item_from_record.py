@@ -16,7 +16,7 @@ def _pipeline_record() -> dict:
     chunk = {"id": "c0", "text": "Open Settings. Press OK. Then wait.", "score": 0.9, "doc_id": "d0",
              "source": "manual.md", "chunk_index": 0}
     chosen = "Open Settings. Press OK."
-    return {"item_id": "q1", "question": "How do I confirm?", "answer": chosen, "chunks": [chunk],
+    return {"id": "q1", "question": "How do I confirm?", "answer": chosen, "chunks": [chunk],
             "generator": {"kind": "extractive", "sentences": [chosen]}, "status": "ok"}
 
 

@@ -65,7 +65,7 @@ def test_agreement_cli_reports_the_metric_against_reviewers(clarity, judged_run,
     for n, record in enumerate(items[:6]):  # the reviewer agrees except on the first row (off by one)
         score = record["metrics"]["clarity"] + (1 if n == 0 and record["metrics"]["clarity"] < 5 else
                                                -1 if n == 0 else 0)
-        save_review(store, run_id, item_from_record(record), Labels.from_dict(by_id[record["item_id"]]), "gt",
+        save_review(store, run_id, item_from_record(record), Labels.from_dict(by_id[record["id"]]), "gt",
                     metrics={"clarity": score})
     (figures,) = agreement_for_run(store, run_id, n_boot=0).metrics
     assert figures.n_rows == 6 and figures.mae == pytest.approx(1 / 6)

@@ -10,7 +10,7 @@ from rag_eval.schema import Labels
 
 def _record(i, adherent=True, p=None, score=None, status="ok", rel=0.5):
     labels = Labels(adherence_probability=p).to_dict()
-    return {"item_id": f"r{i}", "status": status, "labels": labels,
+    return {"id": f"r{i}", "status": status, "labels": labels,
             "scores": {"context_relevance": rel, "context_utilization": 0.1, "completeness": 1.0,
                        "adherence": float(adherent), "adherence_score": score}}
 

@@ -28,8 +28,8 @@ def test_diagnose_lists_rows_and_skips_failures():
     d = diagnose(rows)
     assert (d.rows_given, d.rows_considered) == (5, 3)
     by_key = {f.pattern: f for f in d.findings}
-    assert by_key["prompt"].row_ids == ("q1", "q2") and by_key["prompt"].share == pytest.approx(2 / 3)
-    assert by_key["systematic"].row_ids == ("q4",)
+    assert by_key["prompt"].ids == ("q1", "q2") and by_key["prompt"].share == pytest.approx(2 / 3)
+    assert by_key["systematic"].ids == ("q4",)
     assert set(by_key) == {"prompt", "systematic"}
     text = "\n".join(d.lines())
     assert "q1, q2" in text and "prompt" in text.lower() and "2/3" not in text and "3/5 scored rows" in text

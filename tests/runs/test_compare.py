@@ -14,7 +14,7 @@ from rag_eval.runs.store import RunStore
 
 def item(item_id, completeness, status="ok", recall=None):
     scores = None if completeness is None else {"completeness": completeness, "adherence": 1.0}
-    return {"item_id": item_id, "question": f"q-{item_id}", "status": status, "scores": scores,
+    return {"id": item_id, "question": f"q-{item_id}", "status": status, "scores": scores,
             "retrieval": {"recall@5": recall} if recall is not None else None}
 
 
@@ -32,7 +32,7 @@ def test_metric_table_has_coverage_and_ci():
 
 def test_differences_are_paired_and_sorted_by_size():
     diffs = question_differences(A, B, ["completeness"], "b")
-    assert [(d["item_id"], round(d["difference"], 2)) for d in diffs] == [("2", -0.6), ("1", 0.4), ("4", 0.0)]
+    assert [(d["id"], round(d["difference"], 2)) for d in diffs] == [("2", -0.6), ("1", 0.4), ("4", 0.0)]
     result = compare_runs({"a": A, "b": B})
     sizes = [abs(d["difference"]) for d in result["differences"]]
     assert sizes == sorted(sizes, reverse=True)
@@ -60,7 +60,7 @@ def test_export_formats(tmp_path, fmt):
     rows, errors = read_rows(path)
     assert path.suffix == f".{fmt}" and not errors and len(rows) == 4
     first = rows[0][1]
-    assert first["item_id"] in ("1", 1) and first["status"] == "ok" and float(first["completeness"]) == 0.5
+    assert first["id"] in ("1", 1) and first["status"] == "ok" and float(first["completeness"]) == 0.5
     assert "chunks" in first and first["run_id"] == run
     # JSONL keeps nested values nested (no JSON text inside JSON); CSV and Parquet cells hold JSON text
     if fmt == "jsonl":

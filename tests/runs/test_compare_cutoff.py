@@ -28,7 +28,7 @@ def _items(k: int) -> list[dict]:
     out = []
     for qid, docs in RANKING.items():
         chunks = [_Chunk(d) for d in docs[:k]]
-        out.append({"item_id": qid, "status": "ok", "gold_doc_ids": GOLD[qid],
+        out.append({"id": qid, "status": "ok", "gold_doc_ids": GOLD[qid],
                     "chunks": [{"doc_id": c.doc_id} for c in chunks],
                     "retrieval": retrieval_metrics(chunks, _Question(GOLD[qid]), k),
                     "scores": {"context_relevance": 0.5, "context_utilization": 0.5, "completeness": 0.5,
@@ -39,7 +39,7 @@ def _items(k: int) -> list[dict]:
 def test_cutoffs_are_every_k_all_runs_reach():
     assert run_cutoff(_items(2)) == 2 and run_cutoff(_items(5)) == 5
     assert common_cutoffs({"a": _items(2), "b": _items(5)}) == [1, 2]
-    assert common_cutoffs({"a": _items(2), "b": [{"item_id": "q1", "retrieval": None}]}) == []
+    assert common_cutoffs({"a": _items(2), "b": [{"id": "q1", "retrieval": None}]}) == []
 
 
 def test_a_ranking_cut_at_k_scores_as_a_top_k_run():

@@ -52,12 +52,12 @@ def test_answer_correctness_only_with_a_reference_and_a_scored_answer():
 
 def test_compare_tables_correctness_when_every_run_has_references():
     def items(answer):
-        return with_correctness([{"item_id": "1", "status": "ok", "answer": answer, "reference_answer": "turn it off",
+        return with_correctness([{"id": "1", "status": "ok", "answer": answer, "reference_answer": "turn it off",
                                   "scores": {"completeness": 1.0}}])
 
     result = compare_runs({"a": items("turn it off"), "b": items("turn it on")})
     assert CORRECTNESS_METRIC in {r["metric"] for r in result["metrics"]}
-    no_reference = [{"item_id": "1", "status": "ok", "answer": "x", "scores": {"completeness": 1.0}}]
+    no_reference = [{"id": "1", "status": "ok", "answer": "x", "scores": {"completeness": 1.0}}]
     assert CORRECTNESS_METRIC not in available_metrics({"a": items("x"), "b": with_correctness(no_reference)})
 
 

@@ -51,11 +51,11 @@ def test_diagnosis_tally_is_diagnose():
     rows = [(f"r{i}", {"context_relevance": (i % 5) / 4, "context_utilization": (i % 3) / 2, "completeness": 0.1,
                        "adherence_score": (i % 2) * 1.0}) for i in range(200)] + [("bad", None)]
     tally = DiagnosisTally(keep_ids=10)  # as many as lines() shows
-    for row_id, values in rows:
-        tally.add(row_id, values)
+    for item, values in rows:
+        tally.add(item, values)
     whole, streamed = diagnose(rows), tally.result()
     assert streamed.lines() == whole.lines()
-    assert [f.count for f in streamed.findings] == [len(f.row_ids) for f in whole.findings]
+    assert [f.count for f in streamed.findings] == [len(f.ids) for f in whole.findings]
     assert Diagnosis.from_dict(streamed.to_dict()).lines() == whole.lines()
 
 
@@ -98,14 +98,14 @@ def test_pages_of_items_and_the_streamed_summary(store_url, monkeypatch):
         whole = store.items(run_id)
         monkeypatch.setattr(store_items, "PAGE_ITEMS", 7)
         assert list(store_items.iter_items(store.db, run_id, page=7)) == whole
-        fields = ("item_id", "scores", "truth")
+        fields = ("id", "scores", "truth")
         assert list(store_items.iter_items(store.db, run_id, fields, page=7)) == store.items(run_id, fields)
         stored = store.get_run(run_id)["summary"]
         expected = {**summarize_items(whole), "agreement": agreement_rows(whole)}
         assert {k: v for k, v in stored.items() if k not in ("diagnosis", "expected_judge_error")} == json.loads(
             json.dumps(expected))
         assert Diagnosis.from_dict(stored["diagnosis"]).lines() == diagnose(
-            [(str(i["item_id"]), i.get("scores") or None) for i in whole]).lines()
+            [(str(i["id"]), i.get("scores") or None) for i in whole]).lines()
     finally:
         store.close()
 
@@ -122,7 +122,7 @@ def test_a_streamed_export_is_the_whole_one(tmp_path, monkeypatch, fmt):
     whole = write_rows([export.flat_cells(r) for r in rows] if fmt == "parquet" else rows, tmp_path / f"whole.{fmt}")
     if fmt == "parquet":
         streamed_rows, whole_rows = pq.read_table(path).to_pylist(), pq.read_table(whole).to_pylist()
-        assert [r["item_id"] for r in streamed_rows] == [r["item_id"] for r in whole_rows]
+        assert [r["id"] for r in streamed_rows] == [r["id"] for r in whole_rows]
         for a, b in zip(streamed_rows, whole_rows):
             assert a.keys() == b.keys()
             for key in a:

@@ -90,7 +90,7 @@ def test_k2_k5_get_no_judge_note_and_identical_runs_no_note_at_all(demo_collecti
 
 
 def _items(judge: list[float]) -> list[dict]:
-    return [{"item_id": f"q{i}", "status": "ok", "scores": {"completeness": v}} for i, v in enumerate(judge)]
+    return [{"id": f"q{i}", "status": "ok", "scores": {"completeness": v}} for i, v in enumerate(judge)]
 
 
 def _run(run_id: str, k: int, kind: str | None = None) -> dict:
@@ -132,7 +132,7 @@ def test_a_judge_only_run_is_never_the_same_configuration_as_a_rag_run():
 
 
 def test_the_differences_message_agrees_with_the_paired_table():
-    unpaired = compare_runs({"a": _items([0.5]), "b": [{"item_id": "other", "status": "ok",
+    unpaired = compare_runs({"a": _items([0.5]), "b": [{"id": "other", "status": "ok",
                                                         "scores": {"completeness": 0.5}}]}, ["completeness"])
     assert differences_message(unpaired) == "No question was scored by both the baseline and another run."
     moved = compare_runs({"a": _items([0.5]), "b": _items([0.7])}, ["completeness"])

@@ -31,7 +31,7 @@ def _record_dicts(tree: ast.AST) -> int:
     for node in ast.walk(tree):
         if isinstance(node, ast.Dict):
             keys = {k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
-            found += bool(keys & {"id", "item_id"} and "status" in keys and keys & RECORD_KEYS)
+            found += bool("id" in keys and "status" in keys and keys & RECORD_KEYS)
     return found
 
 

@@ -27,7 +27,7 @@ class FlakyJudge(OverlapJudge):
 
     def judge(self, items, progress=None, cancel=None):
         results = super().judge(items, progress, cancel)
-        return [JudgeResult(r.item_id, JudgeStatus.TIMEOUT, error="slow", judge=self.name) if int(r.item_id[1:]) % 3 == 0
+        return [JudgeResult(r.id, JudgeStatus.TIMEOUT, error="slow", judge=self.name) if int(r.id[1:]) % 3 == 0
                 else r for r in results]
 
 
@@ -73,8 +73,8 @@ def test_the_engine_the_store_and_a_loaded_run_summarise_alike(tmp_path):
         for name, stat in live_stats.items():
             assert (stored_stats[name].mean, stored_stats[name].ci_low, stored_stats[name].ci_high,
                     stored_stats[name].n) == pytest.approx((stat.mean, stat.ci_low, stat.ci_high, stat.n)), name
-        assert [(c.row_id, c.status, c.usable) for c in stored_cases] == [
-            (c.row_id, c.status, c.usable) for c in live_cases]
+        assert [(c.id, c.status, c.usable) for c in stored_cases] == [
+            (c.id, c.status, c.usable) for c in live_cases]
     finally:
         store.close()
 

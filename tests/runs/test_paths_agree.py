@@ -62,7 +62,7 @@ def _from_file_row(r: dict) -> dict:
 
 
 def _from_stored(i: dict) -> dict:
-    return _row(i["item_id"], i["status"], i.get("labels"), i.get("scores"), i.get("judge"))
+    return _row(i["id"], i["status"], i.get("labels"), i.get("scores"), i.get("judge"))
 
 
 def fit_calibration(name: str = "matrix") -> str:

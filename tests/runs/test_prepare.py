@@ -48,10 +48,10 @@ def test_accepted_fields_and_ids(ragbench_rows):
     assert has_response(plain)
     prepared = prepare_row(plain, 4)
     assert prepared.item.response == "It is blue." and prepared.item.document_texts == ["The sky is blue. Grass is green."]
-    assert prepared.item_id == "row-4"  # no id: the row's number
+    assert prepared.id == "row-4"  # no id: the row's number
     for blank in ("", "  ", None, float("nan")):
-        assert prepare_row({**plain, "id": blank}, 9).item_id == "row-9"
-    assert prepare_row({**plain, "id": 12}, 1).item_id == "12"
+        assert prepare_row({**plain, "id": blank}, 9).id == "row-9"
+    assert prepare_row({**plain, "id": 12}, 1).id == "12"
     assert all(prepare_row(r, i).item is not None for i, r in enumerate(ragbench_rows, start=1))
     truth = prepare_row(ragbench_rows[0], 1).truth
     assert truth["context_relevance"] == ragbench_rows[0]["relevance_score"]
@@ -104,13 +104,13 @@ def test_cli_judge_cli_run_and_batch_page_agree(tmp_path, ragbench_rows, suffix)
     assert result.exit_code == 1, result.output  # the same failed row fails the run too
     store = RunStore(str(db))
     (run,) = store.list_runs()
-    from_run = [(i["item_id"], i["status"], _scores(i["scores"] or {})) for i in store.items(run["id"])]
+    from_run = [(i["id"], i["status"], _scores(i["scores"] or {})) for i in store.items(run["id"])]
 
     # the Batch page: rows read with iter_raw, judged with judge_dataset
     page_store = RunStore(":memory:")
     run_id = judge_dataset(list(iter_raw(path)), default_config(), page_store, LocalJudge(), name="page",
                            dataset_path=path.name)
-    from_page = [(i["item_id"], i["status"], _scores(i["scores"] or {})) for i in page_store.items(run_id)]
+    from_page = [(i["id"], i["status"], _scores(i["scores"] or {})) for i in page_store.items(run_id)]
 
     assert from_judge == from_run == from_page
     ids = [i for i, _, _ in from_judge]

@@ -70,7 +70,7 @@ def test_two_workers_give_the_results_of_one_process(local_ray, items, one_proce
     with RayJudge(JudgeSpec(), build_from_spec, workers=2, chunk_rows=5) as judge:
         got = judge.judge(items, progress=lambda done, total: seen.append((done, total)))
         assert len(set(judge.worker_pids())) == 2
-    assert [r.item_id for r in got] == [it.id for it in items]  # input order
+    assert [r.id for r in got] == [it.id for it in items]  # input order
     assert [_fields(r) for r in got] == [_fields(r) for r in one_process]
     assert all(r.status.value == "ok" for r in got) and seen[-1] == (len(items), len(items))
 
@@ -87,7 +87,7 @@ def test_a_killed_worker_loses_no_row(local_ray, items, one_process):
 
         got = judge.judge(items, progress=kill_once)
         assert victim not in judge.worker_pids()  # replaced
-    assert killed and [r.item_id for r in got] == [it.id for it in items]
+    assert killed and [r.id for r in got] == [it.id for it in items]
     assert [_fields(r) for r in got] == [_fields(r) for r in one_process]
 
 
@@ -135,7 +135,7 @@ def test_a_chunk_whose_worker_dies_twice_keeps_its_rows_as_provider_errors(local
 
     with Crashing(JudgeSpec(), build_from_spec, workers=1, chunk_rows=len(items)) as judge:
         got = judge.judge(items[:4])
-    assert [r.item_id for r in got] == [it.id for it in items[:4]]
+    assert [r.id for r in got] == [it.id for it in items[:4]]
     assert {r.status.value for r in got} == {"provider_error"}
     assert all("Ray worker failed" in r.error and "after 2 attempts" in r.error for r in got)
 

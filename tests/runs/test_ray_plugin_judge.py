@@ -30,7 +30,7 @@ def test_a_plugin_judge_on_two_ray_workers_labels_as_in_one_process(tmp_path, ra
             pids = judge.worker_pids()
         assert not ray.is_initialized()  # the judge stopped the Ray instance it started
     assert len(set(pids)) == 2
-    assert [r.item_id for r in got] == [it.id for it in items]
+    assert [r.id for r in got] == [it.id for it in items]
     assert {r.status.value for r in got} == {"ok"} and {r.judge for r in got} == {"overlap:0.4"}
     assert [r.labels for r in got] == [r.labels for r in one_process]
     assert any(r.labels.unsupported_response_sentence_keys for r in got)  # not trivially all supported

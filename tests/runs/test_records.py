@@ -38,7 +38,7 @@ def test_usable_row_has_labels_and_scores():
     assert row["sentence_support_information"][0]["response_sentence_key"] == "a"
     assert row["metadata"] == {"trace": {"trace_id": "t1"}} and "calls" not in row
     stored = to_store(record)
-    assert stored["item_id"] == "r1" and stored["scores"]["adherence"] == 0.0 and stored["metadata"]["trace"]
+    assert stored["id"] == "r1" and stored["scores"]["adherence"] == 0.0 and stored["metadata"]["trace"]
     assert stored["item"]["response_sentences"][0][0] == "a" and stored["report"]["overall_supported"] is False
 
 

@@ -41,7 +41,7 @@ def test_every_row_gets_a_status_with_scores_and_retrieval_metrics(demo_collecti
                          progress=lambda d, t: progress.append((d, t)), dataset_path="data.jsonl")
     items = store.items(run_id)
     assert len(items) == 7 and progress[-1] == (7, 7)
-    by_id = {i["item_id"]: i for i in items}
+    by_id = {i["id"]: i for i in items}
     bad = by_id["no-q"]
     assert bad["status"] == "invalid_input" and bad["error"] == "data.jsonl: row 6, field 'question': missing or empty"
     assert by_id["row-7"]["status"] == "invalid_input" and "row 7" in by_id["row-7"]["error"]
@@ -67,7 +67,7 @@ def test_resume_after_a_simulated_crash_repeats_no_finished_item(demo_collection
         run_dataset(demo_questions, config, demo_collection, store, judge=crashing)
     run = store.list_runs()[0]
     assert run["status"] == "failed" and run["n_done"] == crashing.sizes[0]
-    finished = {i["item_id"] for i in store.items(run["id"])}
+    finished = {i["id"] for i in store.items(run["id"])}
 
     resumed = OverlapJudge()
     run_id = run_dataset(demo_questions, config, demo_collection, store, judge=resumed, resume_run_id=run["id"])

@@ -26,7 +26,7 @@ FAKE_KEY = "test-key-not-real-123"
 
 def _fill(store: RunStore, run: str, n: int = 3) -> None:
     for i in range(n):
-        store.add_item(run, {"item_id": f"i{i}", "position": i, "status": "ok", "question": f"q{i}",
+        store.add_item(run, {"id": f"i{i}", "position": i, "status": "ok", "question": f"q{i}",
                              "scores": {"completeness": i / max(n - 1, 1)}})
 
 
@@ -36,7 +36,7 @@ def test_migrations_give_the_same_schema_on_both_backends(store_url):
     assert {"runs", "items", "human_labels", "alembic_version"} <= set(store.table_names())
     assert {"id", "config_hash", "config_json", "dataset_fingerprint", "summary_json", "meta_json", "owner",
             "heartbeat_at"} <= set(store.columns("runs"))
-    assert {"run_id", "item_id", "status", "error", "record_json"} <= set(store.columns("items"))
+    assert {"run_id", "id", "status", "error", "record_json"} <= set(store.columns("items"))
     assert store.migrate() == store.schema_version()  # idempotent
     assert RunStore(store_url).schema_version() == store.schema_version()  # reopening applies nothing twice
 
@@ -73,13 +73,13 @@ def test_unreachable_or_refused_server_gives_a_password_free_error(postgres_serv
 def test_run_lifecycle_and_summary(store_url):
     store = RunStore(store_url)
     run = store.create_run(default_config("base"), collection="demo", dataset_fingerprint="sha256:abc", n_items=3)
-    store.add_item(run, {"item_id": "a", "position": 0, "status": "ok", "question": "qa",
+    store.add_item(run, {"id": "a", "position": 0, "status": "ok", "question": "qa",
                          "scores": {"completeness": 1.0, "adherence": 1.0}, "latency_s": 0.5})
-    store.add_item(run, {"item_id": "b", "position": 1, "status": "ok", "question": "qb\x00",
+    store.add_item(run, {"id": "b", "position": 1, "status": "ok", "question": "qb\x00",
                          "scores": {"completeness": 0.5, "adherence": 0.0}, "latency_s": 1.5})
-    store.add_item(run, {"item_id": "c", "position": 2, "status": "timeout", "error": "took too long"})
+    store.add_item(run, {"id": "c", "position": 2, "status": "timeout", "error": "took too long"})
     running = store.create_run(default_config("base"), name="still running")  # counted, having no summary
-    store.add_item(running, {"item_id": "x", "position": 0, "status": "ok"})
+    store.add_item(running, {"id": "x", "position": 0, "status": "ok"})
     assert {r["id"]: r["n_done"] for r in store.list_runs()} == {run: 3, running: 1}
     store.delete_run(running)
     summary = store.finish_run(run)
@@ -91,8 +91,8 @@ def test_run_lifecycle_and_summary(store_url):
     got = store.get_run(run[:12])
     assert got["status"] == "finished" and got["config"]["name"] == "base" and got["n_done"] == 3
     assert got["config_hash"] == default_config().config_hash
-    assert [i["item_id"] for i in store.items(run)] == ["a", "b", "c"]
-    store.add_item(run, {"item_id": "c", "position": 2, "status": "ok"})  # a resumed run replaces a failed item
+    assert [i["id"] for i in store.items(run)] == ["a", "b", "c"]
+    store.add_item(run, {"id": "c", "position": 2, "status": "ok"})  # a resumed run replaces a failed item
     assert store.item_statuses(run) == {"a": "ok", "b": "ok", "c": "ok"}
     assert store.list_runs()[0]["id"] == run and store.list_runs(limit=1)[0]["n_done"] == 3
     store.delete_run(run)
@@ -114,7 +114,7 @@ def test_lookup_errors(store_url):
 def test_bad_records_are_rejected(store_url):
     store = RunStore(store_url)
     run = store.create_run(default_config())
-    with pytest.raises(ValueError, match="item_id"):
+    with pytest.raises(ValueError, match="id"):
         store.add_item(run, {"status": "ok"})
     with pytest.raises(ValueError, match="run status"):
         store.finish_run(run, status="done")
@@ -131,7 +131,7 @@ def test_secrets_never_reach_the_database(store_url, monkeypatch, request):
     store = RunStore(store_url)
     password = store._password or FAKE_KEY  # the PostgreSQL URL's password is a secret too
     run = store.create_run(default_config(), meta={"note": f"key {FAKE_KEY}"})
-    store.add_item(run, {"item_id": "a", "status": "provider_error",
+    store.add_item(run, {"id": "a", "status": "provider_error",
                          "error": f"401 for key {FAKE_KEY}", "raw": f"Bearer {FAKE_KEY} db {password}"})
     store.finish_run(run, error=f"failed with {FAKE_KEY} and {password}")
     store.close()
@@ -157,7 +157,7 @@ def test_four_processes_writing_into_one_run_lose_and_duplicate_nothing(store_ur
     n, shared, workers = 500, 20, 4
     barrier = multiprocessing.get_context("spawn").Barrier(workers)
     _processes(write_items, [(store_url, run, w, n, shared, barrier) for w in range(workers)])
-    ids = [i["item_id"] for i in store.items(run)]
+    ids = [i["id"] for i in store.items(run)]
     expected = {f"w{w}-{i}" for w in range(workers) for i in range(n)} | {f"shared-{i}" for i in range(shared)}
     assert len(ids) == len(set(ids)) == workers * n + shared and set(ids) == expected
     assert store.get_run(run)["n_done"] == workers * n + shared
@@ -270,14 +270,14 @@ def test_picked_fields_read_alike_on_both_backends(store_url):
     store = RunStore(store_url)
     run = store.create_run(default_config(), name="picked")
     store.add_items(run, [
-        {"item_id": "a", "position": 0, "status": "ok", "question": "q?", "scores": {"relevance": 0.5},
+        {"id": "a", "position": 0, "status": "ok", "question": "q?", "scores": {"relevance": 0.5},
          "item": {"question": "q", "documents": [["d"]]}},
-        {"item_id": "b", "position": 1, "status": "failed", "error": "timeout"},
+        {"id": "b", "position": 1, "status": "failed", "error": "timeout"},
     ])
-    top = store.items(run, ["item_id", "scores", "error", "absent"])
-    assert top == [{"item_id": "a", "scores": {"relevance": 0.5}, "error": None, "absent": None},
-                   {"item_id": "b", "scores": None, "error": "timeout", "absent": None}]
-    assert [list(d) for d in top] == [["item_id", "scores", "error", "absent"]] * 2
+    top = store.items(run, ["id", "scores", "error", "absent"])
+    assert top == [{"id": "a", "scores": {"relevance": 0.5}, "error": None, "absent": None},
+                   {"id": "b", "scores": None, "error": "timeout", "absent": None}]
+    assert [list(d) for d in top] == [["id", "scores", "error", "absent"]] * 2
     assert store.items(run, ["question"]) == [{"question": "q?"}, {"question": None}]
-    assert store.items(run, ["item.question", "item_id"]) == [{"item": {"question": "q"}, "item_id": "a"},
-                                                            {"item": {"question": None}, "item_id": "b"}]
+    assert store.items(run, ["item.question", "id"]) == [{"item": {"question": "q"}, "id": "a"},
+                                                            {"item": {"question": None}, "id": "b"}]

@@ -30,10 +30,10 @@ def _pick(record: dict, field: str):
 def test_fields_are_the_records_own_values(generated):
     store, ids = generated
     full = store.items(ids[0])
-    fields = ("item_id", "question", "status", "error", "scores", "labels", "item.response_sentences", "truth",
+    fields = ("id", "question", "status", "error", "scores", "labels", "item.response_sentences", "truth",
               "tokens", "cost_usd", "latency_s", "no_such_field")
     light = store.items(ids[0], fields)
-    assert [r["item_id"] for r in light] == [r["item_id"] for r in full]  # dataset order kept
+    assert [r["id"] for r in light] == [r["id"] for r in full]  # dataset order kept
     for whole, part in zip(full, light):
         for field in fields:
             assert _pick(part, field) == _pick(whole, field), field
@@ -52,7 +52,7 @@ def test_fields_are_names_not_sql(generated):
 def test_one_item_is_read_alone(generated):
     store, ids = generated
     first = store.items(ids[1])[5]
-    assert store.item(ids[1], first["item_id"]) == first
+    assert store.item(ids[1], first["id"]) == first
     assert store.item(ids[1], "no-such-item") is None
 
 
@@ -69,7 +69,7 @@ def test_the_summary_keeps_the_agreement_with_ground_truth(generated):
 def test_a_run_without_truth_stores_no_agreement(store_url):
     store = RunStore(store_url)
     run_id = store.create_run({"name": "plain", "config_hash": "abc"})
-    store.add_item(run_id, {"item_id": "1", "status": "ok", "scores": {"adherence": 1.0}})
+    store.add_item(run_id, {"id": "1", "status": "ok", "scores": {"adherence": 1.0}})
     assert store.finish_run(run_id)["agreement"] == []
     store.close()
 
@@ -78,7 +78,7 @@ def test_migration_6_indexes_items_by_position(store_url):
     store = RunStore(store_url)
     assert store.schema_version() == SCHEMA_VERSION >= 6
     indexes = {i["name"]: i["column_names"] for i in inspect(store.engine).get_indexes("items")}
-    assert indexes["items_position"] == ["run_id", "position", "item_id"]
+    assert indexes["items_position"] == ["run_id", "position", "id"]
     store.close()
     reopened = RunStore(store_url)  # applying nothing twice
     assert reopened.schema_version() == SCHEMA_VERSION
@@ -88,7 +88,7 @@ def test_migration_6_indexes_items_by_position(store_url):
 def test_add_to_summary_merges_into_a_finished_runs_summary_only(store_url):
     store = RunStore(store_url)
     done = store.create_run({"name": "done", "config_hash": "abc"})
-    store.add_item(done, {"item_id": "1", "status": "ok", "scores": {"adherence": 1.0}})
+    store.add_item(done, {"id": "1", "status": "ok", "scores": {"adherence": 1.0}})
     store.finish_run(done)
     store.add_to_summary(done, agreement=[{"statistic": "consistency", "value": 0.9}])
     summary = store.get_run(done)["summary"]

@@ -18,7 +18,7 @@ from tests.runs.legacy_store import LEGACY_STEPS, load_dump, make_legacy_store
 
 def test_head_is_the_newest_script_and_matches_the_legacy_steps():
     assert migrate.head() == migrate.HEAD and SCHEMA_VERSION == int(migrate.HEAD)
-    assert SCHEMA_VERSION == LEGACY_STEPS[-1][0]  # every old step has its revision
+    assert LEGACY_STEPS[-1][0] == 6 < SCHEMA_VERSION  # every old step has its revision; 0007 came after
     revisions = [s.revision for s in migrate.scripts().walk_revisions()]
     assert sorted(revisions) == [f"{v:04d}" for v in range(1, SCHEMA_VERSION + 1)]
 
@@ -32,9 +32,10 @@ def test_a_store_written_by_the_old_code_opens_with_its_rows(tmp_path):
     finished = store.get_run("old-finished")
     assert finished["status"] == "finished" and finished["tags"] == ["baseline"] and finished["n_done"] == 3
     assert finished["summary"]["status_counts"] == {"ok": 2, "timeout": 1}
-    # its summary kept TRACe under "metrics": it reads under the family's name, as a new one
+    # its summary kept TRACe under "metrics": it reads under the family's name, as a new one;
+    # its items' records and the column said "item_id": revision 0007 renamed both "id"
     assert "metrics" not in finished["summary"] and "completeness" in finished["summary"]["trace"]
-    assert [i["item_id"] for i in store.items(finished["id"])] == ["a", "b", "c"]
+    assert [i["id"] for i in store.items(finished["id"])] == ["a", "b", "c"]
     assert store.items(finished["id"], ["scores.completeness"])[1] == {"scores": {"completeness": 0.5}}
     labels = store.human_labels(finished["id"])
     assert len(labels) == 1 and labels[0]["labels"]["all_relevant_sentence_keys"] == ["0a", "0b"]
@@ -42,7 +43,7 @@ def test_a_store_written_by_the_old_code_opens_with_its_rows(tmp_path):
     interrupted = store.get_run("old-interrupted")
     assert interrupted["status"] == "interrupted"  # its process is long gone
     store.claim_run(interrupted["id"])  # and it can be resumed
-    store.add_item(interrupted["id"], {"item_id": "b", "position": 1, "status": "ok"})
+    store.add_item(interrupted["id"], {"id": "b", "position": 1, "status": "ok"})
     assert store.finish_run(interrupted["id"])["n_items"] == 2
     store.close()
     assert RunStore(path).schema_version() == SCHEMA_VERSION  # reopened: nothing applied twice
@@ -54,7 +55,7 @@ def test_an_old_store_at_any_step_is_stamped_and_upgraded(store_url, version):
     store = RunStore(store_url)
     assert store.schema_version() == SCHEMA_VERSION
     run = store.create_run(default_config(), name="new")
-    store.add_item(run, {"item_id": "a", "status": "ok"})
+    store.add_item(run, {"id": "a", "status": "ok"})
     store.annotate_run(run, tags=["t"], note="n")
     assert store.get_run("new")["tags"] == ["t"]
     store.close()

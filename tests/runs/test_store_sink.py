@@ -38,7 +38,7 @@ def test_every_record_is_stored_in_order_while_batches_overlap(store_url, monkey
         run_id = evaluate(RowsSource(rows), OverlapJudge(), StoreSink(store, config), config=config).run_id
         expected = evaluate(RowsSource(rows), OverlapJudge(), MemorySink(), config=config)
         items = store.items(run_id)
-        assert [i["item_id"] for i in items] == [r["id"] for r in rows]
+        assert [i["id"] for i in items] == [r["id"] for r in rows]
         assert store.get_run(run_id)["status"] == "finished" and expected.n_items == len(items)
         assert writers and all(name.startswith("rag-eval-store-writer") for name in writers)
     finally:
@@ -62,7 +62,7 @@ def test_a_failed_write_fails_the_run_and_keeps_the_batches_written(tmp_path, mo
         evaluate(RowsSource(_rows(30)), OverlapJudge(), StoreSink(store, config), config=config)
     (run,) = store.list_runs()
     assert run["status"] == "failed" and "disk full" in (run.get("error") or "")
-    stored = [i["item_id"] for i in store.items(run["id"])]
+    stored = [i["id"] for i in store.items(run["id"])]
     # the two batches before the failure, and what the run still held when it stopped (written
     # again on close); the batch whose write failed is not among them: resuming judges it again
     assert stored[:8] == [f"r{i}" for i in range(8)] and not {f"r{i}" for i in range(8, 12)} & set(stored)
@@ -76,13 +76,13 @@ def test_a_batch_replaces_stored_items_and_its_last_duplicate_wins(store_url):
     store = RunStore(store_url)
     try:
         run = store.create_run(default_config(), name="replace")
-        store.add_items(run, [{"item_id": "a", "position": 0, "status": "timeout", "error": "slow"},
-                              {"item_id": "b", "position": 1, "status": "ok"}])
-        store.add_items(run, [{"item_id": "a", "position": 0, "status": "ok", "question": "tab\there\nand \\ and é"},
-                              {"item_id": "c", "position": 2, "status": "ok", "question": "first"},
-                              {"item_id": "c", "position": 2, "status": "ok", "question": "last"}])
+        store.add_items(run, [{"id": "a", "position": 0, "status": "timeout", "error": "slow"},
+                              {"id": "b", "position": 1, "status": "ok"}])
+        store.add_items(run, [{"id": "a", "position": 0, "status": "ok", "question": "tab\there\nand \\ and é"},
+                              {"id": "c", "position": 2, "status": "ok", "question": "first"},
+                              {"id": "c", "position": 2, "status": "ok", "question": "last"}])
         items = store.items(run)
-        assert [(i["item_id"], i["status"], i.get("question"), i.get("error")) for i in items] == [
+        assert [(i["id"], i["status"], i.get("question"), i.get("error")) for i in items] == [
             ("a", "ok", "tab\there\nand \\ and é", None), ("b", "ok", None, None), ("c", "ok", "last", None)]
         assert store.item_statuses(run) == {"a": "ok", "b": "ok", "c": "ok"}
     finally:

@@ -69,6 +69,6 @@ def test_batch_page_judges_imported_trace_rows_like_any_rows(rag_eval_home, tmp_
     assert job.error is None, job.error
     at.run()
     _ok(at)
-    items = {i["item_id"]: i for i in RunStore().items(str(at.session_state["batch.run_id"]))}
+    items = {i["id"]: i for i in RunStore().items(str(at.session_state["batch.run_id"]))}
     assert items[rows[0]["id"]]["status"] == "ok" and items[rows[0]["id"]]["scores"]["adherence"] is not None
     assert items["1" * 32]["status"] == "invalid_input" and items["1" * 32]["scores"] is None

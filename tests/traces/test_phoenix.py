@@ -128,7 +128,7 @@ def test_judged_as_a_run_and_annotated_back_idempotently(imported, traced, phoen
     assert done.returncode == 1, done.stderr
     store = RunStore(str(db))
     run_id = store.resolve_run_id("traced")
-    records = {r["item_id"]: r for r in store.items(run_id)}
+    records = {r["id"]: r for r in store.items(run_id)}
     assert records.keys() == {r["id"] for r in keep}
     statuses = Counter(r["status"] for r in records.values())
     assert statuses == {"ok": len(keep) - 2, "invalid_input": 2}

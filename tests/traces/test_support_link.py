@@ -8,7 +8,7 @@ import pytest
 from rag_eval.display.views import view_from_record
 from rag_eval.traces.phoenix import trace_url
 
-RECORD = {"item_id": "t1", "question": "Q?", "answer": "A.", "status": "ok",
+RECORD = {"id": "t1", "question": "Q?", "answer": "A.", "status": "ok",
           "item": {"documents_sentences": [[["0a", "A."]]], "response_sentences": [["a", "A."]]}}
 
 

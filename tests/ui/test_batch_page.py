@@ -138,7 +138,7 @@ def test_the_ray_option_gives_the_results_of_one_process(dashboard_backend, loca
 
     assert not ray.is_initialized()  # the run stopped the Ray instance it started
     a, b = _judged(one), _judged(spread)
-    assert [i["item_id"] for i in b] == [i["item_id"] for i in a]  # same rows, same order
+    assert [i["id"] for i in b] == [i["id"] for i in a]  # same rows, same order
     assert [i["status"] for i in b] == [i["status"] for i in a] and {i["status"] for i in b} == {"ok"}
     assert json.dumps(b, sort_keys=True, default=str) == json.dumps(a, sort_keys=True, default=str)
     runs = RunStore().get_run(one), RunStore().get_run(spread)

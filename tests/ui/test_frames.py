@@ -8,7 +8,7 @@ from rag_eval.ui import frames, run_views
 
 
 def _item(item_id, status="ok", scores=None, truth=None):
-    return {"item_id": item_id, "question": f"q{item_id}", "status": status, "error": None if status == "ok" else "boom",
+    return {"id": item_id, "question": f"q{item_id}", "status": status, "error": None if status == "ok" else "boom",
             "scores": scores, "truth": truth, "tokens": {"total": 10}, "cost_usd": None, "latency_s": 0.1}
 
 
@@ -26,8 +26,8 @@ def test_items_frame_keeps_failures_without_zeroes():
 def test_filter_by_status_and_range():
     frame = frames.items_frame([_item("a", scores=SCORES), _item("b", status="timeout"),
                                 _item("c", scores={**SCORES, "context_relevance": 0.9})])
-    assert list(frames.filter_items(frame, ["ok"])["item_id"]) == ["a", "c"]
-    assert list(frames.filter_items(frame, None, {"context_relevance": (0.8, 1.0)})["item_id"]) == ["c"]
+    assert list(frames.filter_items(frame, ["ok"])["id"]) == ["a", "c"]
+    assert list(frames.filter_items(frame, None, {"context_relevance": (0.8, 1.0)})["id"]) == ["c"]
     # a full range keeps rows lacking the metric
     assert len(frames.filter_items(frame, None, {"context_relevance": (0.0, 1.0)})) == 3
 
@@ -43,7 +43,7 @@ def test_runs_and_trend_frames_read_the_stored_summary():
 
 def test_spread_frame_uses_library_bands():
     frame = frames.spread_frame([_item("a", scores=SCORES), _item("b", status="timeout")])
-    assert list(frame["item_id"]) == ["a"] and frame.loc[0, "band"] in ("excellent", "good", "acceptable", "poor")
+    assert list(frame["id"]) == ["a"] and frame.loc[0, "band"] in ("excellent", "good", "acceptable", "poor")
 
 
 def test_default_comparison_pairs_runs_over_the_same_dataset():

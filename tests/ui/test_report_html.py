@@ -94,7 +94,7 @@ def test_report_has_every_section_and_escapes_user_text(stored_runs, tmp_path):
     stats, cases = gate_inputs(summarize_records(items, first))
     assert {"context_relevance", "adherence_score", "average"} <= set(stats)
     assert stats["average"].n == 9 and len(cases) == 10
-    assert [c.row_id for c in cases if not c.usable] == ["broken"]
+    assert [c.id for c in cases if not c.usable] == ["broken"]
 
 
 @pytest.mark.browser

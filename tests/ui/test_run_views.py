@@ -112,9 +112,9 @@ def test_spread_histogram_counts_in_whole_items():
 
 
 def test_metrics_first_and_summary_means():
-    frame = pd.DataFrame([{"item_id": "1", "question": "q", "status": "ok", "error": None, "completeness": 1.0,
+    frame = pd.DataFrame([{"id": "1", "question": "q", "status": "ok", "error": None, "completeness": 1.0,
                            "context_relevance": 0.5}])
-    assert list(run_views.metrics_first(frame).columns) == ["completeness", "context_relevance", "status", "item_id",
+    assert list(run_views.metrics_first(frame).columns) == ["completeness", "context_relevance", "status", "id",
                                                             "question", "error"]
     means = run_views.summary_means(RUNS[0]["summary"])
     assert [m["metric"] for m in means] == ["context_relevance", "context_utilization", "completeness", "adherence"]

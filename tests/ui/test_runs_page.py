@@ -22,7 +22,7 @@ def _store_runs() -> list[str]:
                                   dataset_fingerprint=fingerprint, dataset_path="demo questions",
                                   name=f"k{k}-{fingerprint[-1]}")
         for i in range(3):
-            store.add_item(run_id, {"item_id": str(i), "position": i, "status": "ok", "question": f"q{i}",
+            store.add_item(run_id, {"id": str(i), "position": i, "status": "ok", "question": f"q{i}",
                                     "scores": {"context_relevance": 0.2 * i, "context_utilization": 0.1,
                                                "completeness": 0.5, "adherence": 1.0}})
         store.finish_run(run_id)
@@ -96,7 +96,7 @@ def test_compare_messages_agree_with_the_numbers_beside_them(dashboard_backend):
         run_id = store.create_run(config, dataset_fingerprint="sha256:aaaa", dataset_path="demo questions",
                                   name=f"run{n}", meta=meta)
         for i in range(3):
-            store.add_item(run_id, {"item_id": str(i), "position": i, "status": "ok", "question": f"q{i}",
+            store.add_item(run_id, {"id": str(i), "position": i, "status": "ok", "question": f"q{i}",
                                     "scores": {"context_relevance": 0.2 * i, "context_utilization": 0.1,
                                                "completeness": 0.5, "adherence": 1.0}})
         store.finish_run(run_id)

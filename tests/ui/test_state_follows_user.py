@@ -85,7 +85,7 @@ def test_review_queue_drops_reviewed_rows_and_start_moves_on(rag_eval_home, loca
 
     run_id = _judged_run()
     store = RunStore()
-    ids = [str(i["item_id"]) for i in store.items(run_id)]
+    ids = [str(i["id"]) for i in store.items(run_id)]
     at = _app()
     at.switch_page("pages/judges.py").run()
     at.session_state[STATE_REVIEW_QUEUE] = {"run_id": run_id, "run_name": "queue-run", "ids": ids,
@@ -133,7 +133,7 @@ def test_judges_page_shows_the_word_overlap_reference_beside_the_judge(rag_eval_
     store = RunStore()
     truth = {str(r["id"]): r for r in load_labelled_sample()}
     for record in store.items(run_id):
-        save_review(store, run_id, item_from_record(record), Labels.from_dict(truth[str(record["item_id"])]), "ann")
+        save_review(store, run_id, item_from_record(record), Labels.from_dict(truth[str(record["id"])]), "ann")
     judge = store.items(run_id)[0]["judge"]
     store.close()
     at = _app()

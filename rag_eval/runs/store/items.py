@@ -49,13 +49,13 @@ def _projection(db: Database, run_id: str, fields: Sequence[str], after: tuple[i
         return _top_level_projection(run_id, list(tree), after, limit)
     where = [items.c.run_id == run_id]
     if after is not None:
-        where.append(tuple_(items.c.position, items.c.item_id) > tuple_(literal(after[0]), literal(after[1])))
+        where.append(tuple_(items.c.position, items.c.id) > tuple_(literal(after[0]), literal(after[1])))
     if db.backend == "postgresql":
         # parse each record once, then pick from it; PostgreSQL's JSON parser refuses an
         # escaped NUL anywhere in the text, so it reads as U+FFFD (same length, still valid JSON)
-        inner = (select(items.c.position, items.c.item_id,
+        inner = (select(items.c.position, items.c.id,
                         cast(func.replace(items.c.record_json, literal("\\u0000"), literal("\\ufffd")), JSON).label("j"))
-                 .where(*where).order_by(items.c.position, items.c.item_id))
+                 .where(*where).order_by(items.c.position, items.c.id))
         parsed = (inner.limit(limit) if limit is not None else inner).subquery("parsed")
 
         def pg(node: dict[str, Any], path: list[str]) -> ColumnElement[Any]:
@@ -66,8 +66,8 @@ def _projection(db: Database, run_id: str, fields: Sequence[str], after: tuple[i
                 args += [_key(key), value]
             return func.json_build_object(*args)
 
-        return select(cast(pg(tree, []), Text), parsed.c.position, parsed.c.item_id).order_by(
-            parsed.c.position, parsed.c.item_id)
+        return select(cast(pg(tree, []), Text), parsed.c.position, parsed.c.id).order_by(
+            parsed.c.position, parsed.c.id)
 
     def lite(node: dict[str, Any], path: list[str]) -> ColumnElement[Any]:
         args: list[Any] = []
@@ -78,8 +78,8 @@ def _projection(db: Database, run_id: str, fields: Sequence[str], after: tuple[i
             args += [literal(key), value]
         return func.json_object(*args)
 
-    query = select(lite(tree, []), items.c.position, items.c.item_id).where(*where).order_by(
-        items.c.position, items.c.item_id)
+    query = select(lite(tree, []), items.c.position, items.c.id).where(*where).order_by(
+        items.c.position, items.c.id)
     return query.limit(limit) if limit is not None else query
 
 
@@ -89,16 +89,16 @@ def _top_level_projection(run_id: str, fields: list[str], after: tuple[int, str]
     ``json_extract_path`` on a ``json`` value parses the record's text again, once per
     field, which made a run's summary cost the server ~0.4 ms per item (docs/benchmarks.md,
     a million items). Missing fields come back as null, in ``fields`` order, as there."""
-    page = "AND (position, item_id) > (:after_position, :after_id)" if after is not None else ""
+    page = "AND (position, id) > (:after_position, :after_id)" if after is not None else ""
     statement = text(f"""
         SELECT CAST((SELECT json_object_agg(f.key, e.value ORDER BY f.n)
                      FROM unnest(CAST(:fields AS text[])) WITH ORDINALITY AS f(key, n)
-                     LEFT JOIN json_each(q.j) AS e ON e.key = f.key) AS text), q.position, q.item_id
-        FROM (SELECT position, item_id,
+                     LEFT JOIN json_each(q.j) AS e ON e.key = f.key) AS text), q.position, q.id
+        FROM (SELECT position, id,
                      CAST(replace(record_json, '\\u0000', '\\ufffd') AS json) AS j
               FROM items WHERE run_id = :run_id {page}
-              ORDER BY position, item_id {"LIMIT :limit" if limit is not None else ""}) AS q
-        ORDER BY q.position, q.item_id""")
+              ORDER BY position, id {"LIMIT :limit" if limit is not None else ""}) AS q
+        ORDER BY q.position, q.id""")
     params: dict[str, Any] = {"run_id": run_id, "fields": fields}
     if after is not None:
         params.update(after_position=after[0], after_id=after[1])
@@ -111,7 +111,7 @@ def read_items(db: Database, run_id: str, fields: Sequence[str] | None = None) -
     """The run's item records in dataset order, whole or only ``fields`` (see :meth:`ItemQueries.items`)."""
     if not fields:
         query = (select(items.c.record_json).where(items.c.run_id == run_id)
-                 .order_by(items.c.position, items.c.item_id))
+                 .order_by(items.c.position, items.c.id))
     else:
         query = _projection(db, run_id, fields)
     return [json.loads(r[0]) for r in db.read(query)]
@@ -133,9 +133,9 @@ def iter_items(db: Database, run_id: str, fields: Sequence[str] | None = None,
         else:
             where = [items.c.run_id == run_id]
             if after is not None:
-                where.append(tuple_(items.c.position, items.c.item_id) > tuple_(literal(after[0]), literal(after[1])))
-            query = (select(items.c.record_json, items.c.position, items.c.item_id).where(*where)
-                     .order_by(items.c.position, items.c.item_id).limit(page))
+                where.append(tuple_(items.c.position, items.c.id) > tuple_(literal(after[0]), literal(after[1])))
+            query = (select(items.c.record_json, items.c.position, items.c.id).where(*where)
+                     .order_by(items.c.position, items.c.id).limit(page))
         rows = db.read(query)
         for row in rows:
             yield json.loads(row[0])
@@ -148,7 +148,7 @@ def stored_rows(run_id: str, records: Sequence[dict[str, Any]], secrets: Sequenc
     """The ``items`` table's rows for ``records``: the record as redacted JSON beside the
     columns the store filters and orders by."""
     stamp = now()
-    return [{"run_id": run_id, "item_id": str(r["item_id"]), "position": int(r.get("position", 0)),
+    return [{"run_id": run_id, "id": str(r["id"]), "position": int(r.get("position", 0)),
              "status": str(r["status"]), "error": clean(str(r["error"]), secrets) if r.get("error") else None,
              "question": clean(r.get("question"), secrets), "record_json": dumps(r, secrets),
              "updated_at": stamp} for r in records]
@@ -161,12 +161,12 @@ _COLUMNS = tuple(c.name for c in items.columns)
 
 @functools.cache
 def _upsert(backend: str) -> Any:
-    """``INSERT … ON CONFLICT (run_id, item_id) DO UPDATE``, in the backend's dialect.
+    """``INSERT … ON CONFLICT (run_id, id) DO UPDATE``, in the backend's dialect.
     Built once per backend: building it costs more than writing a batch of items."""
     from sqlalchemy.dialects import postgresql, sqlite
 
     statement: Any = postgresql.insert(items) if backend == "postgresql" else sqlite.insert(items)
-    return statement.on_conflict_do_update(index_elements=[items.c.run_id, items.c.item_id],
+    return statement.on_conflict_do_update(index_elements=[items.c.run_id, items.c.id],
                                            set_={name: statement.excluded[name] for name in _REPLACED})
 
 
@@ -177,7 +177,7 @@ def _copy_upsert(conn: Any, rows: list[dict[str, Any]]) -> None:
     (docs/benchmarks.md, bench_store_writes). One statement cannot touch a row twice,
     so of two rows with one key only the last is sent: the same outcome as upserting
     both in order."""
-    last = {(r["run_id"], r["item_id"]): r for r in rows}
+    last = {(r["run_id"], r["id"]): r for r in rows}
     names = ", ".join(_COLUMNS)
     with conn.connection.driver_connection.cursor() as cursor:
         cursor.execute("CREATE TEMP TABLE IF NOT EXISTS incoming_items (LIKE items INCLUDING DEFAULTS) "
@@ -186,7 +186,7 @@ def _copy_upsert(conn: Any, rows: list[dict[str, Any]]) -> None:
             for row in last.values():
                 copy.write_row([row[c] for c in _COLUMNS])
         cursor.execute(f"INSERT INTO items ({names}) SELECT {names} FROM incoming_items "
-                       "ON CONFLICT (run_id, item_id) DO UPDATE SET "
+                       "ON CONFLICT (run_id, id) DO UPDATE SET "
                        + ", ".join(f"{c} = excluded.{c}" for c in _REPLACED))
 
 
@@ -197,7 +197,7 @@ class ItemQueries:
     _password: str | None
 
     def add_item(self, run_id: str, record: dict[str, Any]) -> None:
-        """Insert or replace one item record (needs ``item_id``, ``status``; ``position``
+        """Insert or replace one item record (needs ``id``, ``status``; ``position``
         keeps dataset order). Replacing lets a resumed run retry a failed item."""
         self.add_items(run_id, [record])
 
@@ -210,7 +210,7 @@ class ItemQueries:
         :meth:`add_items`, which a writer can do while the previous batch is in the
         database (:class:`~rag_eval.runs.sinks.StoreSink`)."""
         for record in records:
-            for key in ("item_id", "status"):
+            for key in ("id", "status"):
                 if record.get(key) in (None, ""):
                     raise ValueError(f"item record needs '{key}'")
         return stored_rows(run_id, records, store_secrets([self._password])) if records else []
@@ -241,11 +241,11 @@ class ItemQueries:
     def item(self, run_id: str, item_id: str) -> dict[str, Any] | None:
         """One item's whole record, or None."""
         rows = self.db.read(select(items.c.record_json).where(items.c.run_id == run_id,
-                                                              items.c.item_id == str(item_id)))
+                                                              items.c.id == str(item_id)))
         return json.loads(rows[0][0]) if rows else None
 
     def item_statuses(self, run_id: str) -> dict[str, str]:
-        rows = self.db.read(select(items.c.item_id, items.c.status).where(items.c.run_id == run_id))
+        rows = self.db.read(select(items.c.id, items.c.status).where(items.c.run_id == run_id))
         return {r[0]: r[1] for r in rows}
 
     def items_with_ids(self, item_ids: Iterable[str]) -> list[tuple[str, dict[str, Any]]]:
@@ -254,6 +254,6 @@ class ItemQueries:
         out: list[tuple[str, dict[str, Any]]] = []
         for start in range(0, len(ids), IDS_PER_QUERY):
             part = ids[start:start + IDS_PER_QUERY]
-            rows = self.db.read(select(items.c.run_id, items.c.record_json).where(items.c.item_id.in_(part)))
+            rows = self.db.read(select(items.c.run_id, items.c.record_json).where(items.c.id.in_(part)))
             out.extend((r[0], json.loads(r[1])) for r in rows)
         return out

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from alembic.script import ScriptDirectory
     from sqlalchemy.engine import Connection
 
-HEAD = "0006"  # the newest revision (tests/runs/test_store.py checks it against the scripts)
+HEAD = "0007"  # the newest revision (tests/runs/test_store.py checks it against the scripts)
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 #: where revisions are read from; a test (or a plug-in) may append a folder of its own
 VERSION_LOCATIONS: list[Path] = [MIGRATIONS_DIR / "versions"]

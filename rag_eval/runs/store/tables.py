@@ -50,7 +50,7 @@ runs = Table(
 items = Table(
     "items", metadata,
     Column("run_id", Text, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
-    Column("item_id", Text, primary_key=True),
+    Column("id", Text, primary_key=True),  # the item's id (renamed from item_id: revision 0007)
     Column("position", Integer, nullable=False),
     Column("status", Text, nullable=False),
     Column("error", Text),
@@ -59,7 +59,7 @@ items = Table(
     Column("updated_at", Text, nullable=False),
     Index("items_status", "run_id", "status"),
     # a run's items in dataset order (every item read orders by position) from the index alone
-    Index("items_position", "run_id", "position", "item_id"),
+    Index("items_position", "run_id", "position", "id"),
 )
 
 # Human label sets (rag_eval.labels): append-only, one row per save, beside the judge's
