@@ -23,27 +23,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from rag_eval.judges.local_error import (  # noqa: F401 - the figures' names, used by callers
-    METRICS,
-    SOURCE_CALIBRATION,
-    SOURCE_HELD_OUT,
-    SOURCE_UNKNOWN,
-    for_local_model,
-)
+from rag_eval.metrics.registry import TRACE_METRICS
+
+#: Run-summary metric name -> the name the judge's own figures use: the registry's TRACe
+#: metrics measured by an RMSE (adherence is measured by an AUROC), under RAGBench's short
+#: names (``rmse_relevance``, ``rmse_utilization``, ``rmse_completeness``).
+METRICS = {name: name.removeprefix("context_") for name in TRACE_METRICS if name != "adherence"}
+SOURCE_CALIBRATION = "calibration"
+SOURCE_HELD_OUT = "leave_one_domain_out"
+SOURCE_UNKNOWN = "unknown"
 
 
-def expected_judge_error(judge: Any) -> dict[str, Any]:
-    """The expected error of ``judge`` (any judge object with a ``name``) as a JSON-able
-    dict: ``judge``, ``source`` (calibration / leave_one_domain_out / unknown),
-    ``basis`` (in words), ``metrics`` (run metric name -> ``rmse``, ``interval`` or
-    ``range``). Its kind says it (:attr:`rag_eval.judges.kinds.JudgeKind.expected_error`);
-    a kind that declares none: unknown."""
-    return _of_kind(judge)
-
-
-def _of_kind(judge: Any, calibration: str | None = None, label: str | None = None) -> dict[str, Any]:
-    """What the kind of ``judge`` (an object, or a recorded judge name) declares; unknown
-    (named ``label``) when it declares nothing."""
+def expected_judge_error(judge: Any, calibration: str | None = None, label: str | None = None) -> dict[str, Any]:
+    """The expected error of ``judge`` (a judge object with a ``name``, or a recorded judge
+    name with its ``calibration``) as a JSON-able dict: ``judge``, ``source`` (calibration /
+    leave_one_domain_out / unknown), ``basis`` (in words), ``metrics`` (run metric name ->
+    ``rmse``, ``interval`` or ``range``). Its kind says it
+    (:attr:`rag_eval.judges.kinds.JudgeKind.expected_error`); a kind that declares none:
+    unknown (named ``label``)."""
     from rag_eval.judges.kinds import JUDGE_KINDS
 
     name = str(getattr(judge, "name", judge))
@@ -63,7 +60,7 @@ def for_run(run: dict[str, Any]) -> dict[str, Any]:
     judge = (run.get("config") or {}).get("judge") or {}
     kind = judge.get("kind") if isinstance(judge, dict) else None
     calibration = judge.get("calibration") if isinstance(judge, dict) else None
-    return _of_kind(str(kind or ""), calibration, label=f"{kind or 'unknown'} judge")
+    return expected_judge_error(str(kind or ""), calibration, label=f"{kind or 'unknown'} judge")
 
 
 def metric_error(expected: dict[str, Any], metric: str) -> float | None:

@@ -59,6 +59,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rag_eval.judges.base import Judge, JudgeSpec, JudgeUsageError
 from rag_eval.judges.lexical import LexicalJudge, LexicalOptions
+from rag_eval.judges.local_error import local_expected_error
 from rag_eval.llm.pricing import CostEstimate
 from rag_eval.metrics.registry import PluginError, load_entry_points
 
@@ -275,18 +276,12 @@ def _local(spec: JudgeSpec) -> Judge:
         raise JudgeUsageError(f"cannot load the local judge: {str(err).splitlines()[0] if str(err) else err!r}") from err
 
 
-def _local_expected_error(judge: Any, calibration: str | None) -> dict[str, Any] | None:
-    from rag_eval.judges.local_error import local_expected_error
-
-    return local_expected_error(judge, calibration)
-
-
 JUDGE_KINDS = JudgeKinds()
 JUDGE_KINDS.register(JudgeKind("llm", from_spec=_llm, options=LLMJudgeOptions, calls_network=True,
                                estimate=_llm_estimate,
                                help="An LLM labels every sentence (any OpenAI-compatible endpoint)."))
 JUDGE_KINDS.register(JudgeKind("local", from_spec=_local, options=LocalJudgeOptions, calibrated=True,
-                               expected_error=_local_expected_error,
+                               expected_error=local_expected_error,
                                help="The offline learned judge (ONNX encoder + heads); local:NAME with a calibration."))
 JUDGE_KINDS.register(JudgeKind("lexical", factory=LexicalJudge, options=LexicalOptions,
                                help="Word overlap, the reference a judge should beat (no model, no network, no cost)."))

@@ -8,15 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rag_eval.metrics.registry import TRACE_METRICS
-
-#: Run-summary metric name -> the name the judge's own figures use: the registry's TRACe
-#: metrics measured by an RMSE (adherence is measured by an AUROC), under RAGBench's short
-#: names (``rmse_relevance``, ``rmse_utilization``, ``rmse_completeness``).
-METRICS = {name: name.removeprefix("context_") for name in TRACE_METRICS if name != "adherence"}
-SOURCE_CALIBRATION = "calibration"
-SOURCE_HELD_OUT = "leave_one_domain_out"
-SOURCE_UNKNOWN = "unknown"
+from rag_eval.judges.expected_error import METRICS, SOURCE_CALIBRATION, SOURCE_HELD_OUT, SOURCE_UNKNOWN
 
 
 def _local_held_out(model: Any) -> dict[str, Any]:
@@ -94,7 +86,7 @@ def local_expected_error(judge: Any, calibration: str | None = None) -> dict[str
     from rag_eval.judges.local import LocalModel
 
     model = LocalModel.load()
-    base = for_local_model(model)
+    base = {"judge": f"local:{model.version}", **_local_held_out(model)}
     if calibration:
         from rag_eval.judges.calibration import load_calibration
 
@@ -104,10 +96,5 @@ def local_expected_error(judge: Any, calibration: str | None = None) -> dict[str
         except (FileNotFoundError, ValueError):
             base["basis"] += f" (calibration '{calibration}' not found here)"
     return base
-
-
-def for_local_model(model: Any, name: str | None = None) -> dict[str, Any]:
-    """The shipped local judge's held-out figures (no judge object needed)."""
-    return {"judge": name or f"local:{model.version}", **_local_held_out(model)}
 
 
