@@ -79,25 +79,16 @@ class LogisticHead:
         return 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "features": list(self.features),
-            "mean": [float(v) for v in self.mean],
-            "scale": [float(v) for v in self.scale],
-            "coef": [float(v) for v in self.coef],
-            "intercept": float(self.intercept),
-            "link": self.link,
-        }
+        return {"features": list(self.features), **{k: [float(v) for v in getattr(self, k)] for k in _VECTORS},
+                "intercept": float(self.intercept), "link": self.link}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> LogisticHead:
-        return cls(
-            features=tuple(d["features"]),
-            mean=np.asarray(d["mean"], dtype=np.float64),
-            scale=np.asarray(d["scale"], dtype=np.float64),
-            coef=np.asarray(d["coef"], dtype=np.float64),
-            intercept=float(d["intercept"]),
-            link=str(d.get("link", "logistic")),
-        )
+        return cls(features=tuple(d["features"]), **{k: np.asarray(d[k], dtype=np.float64) for k in _VECTORS},
+                   intercept=float(d["intercept"]), link=str(d.get("link", "logistic")))
+
+
+_VECTORS = ("mean", "scale", "coef")  # a head's arrays, stored as lists of numbers
 
 
 #: Inputs of the sentence-level support head (``local:2.3.0``): only the sentence's
@@ -182,8 +173,11 @@ def rate_features(doc: np.ndarray, resp: np.ndarray, p: np.ndarray) -> np.ndarra
     ], dtype=np.float64)
 
 
-HEADS = ("relevance", "utilization", "support", "row_support", "adherence", "completeness", "relevance_rate",
-         "utilization_rate")
+#: Each head of :class:`LocalModel` (its field) and the features it was trained on.
+HEAD_FEATURES = {"relevance": DOC_FEATURES, "utilization": DOC_FEATURES, "support": SUPPORT_FEATURES,
+                 "row_support": ROW_SUPPORT_FEATURES, "adherence": ADHERENCE_FEATURES,
+                 "completeness": COMPLETENESS_FEATURES, "relevance_rate": RATE_FEATURES, "utilization_rate": RATE_FEATURES}
+HEADS = tuple(HEAD_FEATURES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,14 +216,7 @@ class LocalModel:
                              "format); retrain with scripts/train_local_judge.py")
         model = cls(
             version=str(data["version"]),
-            relevance=LogisticHead.from_dict(heads["relevance"]),
-            utilization=LogisticHead.from_dict(heads["utilization"]),
-            support=LogisticHead.from_dict(heads["support"]),
-            row_support=LogisticHead.from_dict(heads["row_support"]),
-            adherence=LogisticHead.from_dict(heads["adherence"]),
-            completeness=LogisticHead.from_dict(heads["completeness"]),
-            relevance_rate=LogisticHead.from_dict(heads["relevance_rate"]),
-            utilization_rate=LogisticHead.from_dict(heads["utilization_rate"]),
+            **{name: LogisticHead.from_dict(heads[name]) for name in HEADS},
             metadata=dict(data.get("metadata", {})),
             encoder=EncoderSpec.from_dict(data.get("encoder"), JUDGE_ENCODER),
             support_threshold=float(data.get("support_threshold", SUPPORT_THRESHOLD)),
@@ -238,17 +225,8 @@ class LocalModel:
         return model
 
     def _check(self) -> None:
-        for name, head, expected in (
-            ("relevance", self.relevance, DOC_FEATURES),
-            ("utilization", self.utilization, DOC_FEATURES),
-            ("support", self.support, SUPPORT_FEATURES),
-            ("row_support", self.row_support, ROW_SUPPORT_FEATURES),
-            ("adherence", self.adherence, ADHERENCE_FEATURES),
-            ("completeness", self.completeness, COMPLETENESS_FEATURES),
-            ("relevance_rate", self.relevance_rate, RATE_FEATURES),
-            ("utilization_rate", self.utilization_rate, RATE_FEATURES),
-        ):
-            if head.features != tuple(expected):
+        for name, expected in HEAD_FEATURES.items():
+            if getattr(self, name).features != tuple(expected):
                 raise ValueError(
                     f"model head '{name}' was trained on other features; retrain with scripts/train_local_judge.py"
                 )

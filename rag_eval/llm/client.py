@@ -410,16 +410,9 @@ class LLMClient:
             await asyncio.gather(*(run(i, item) for i, item in enumerate(items)))
         return results
 
-    def map(
-        self,
-        fn: Callable[[T], Awaitable[R]],
-        items: Sequence[T],
-        progress: ProgressCallback | None = None,
-        cancel: threading.Event | None = None,
-        on_cancel: Callable[[T], R] | None = None,
-    ) -> list[R | BaseException]:
-        """Synchronous :meth:`amap` (runs its own event loop)."""
-        return run_sync(self.amap(fn, items, progress, cancel, on_cancel))
+    def map(self, *args: Any, **kwargs: Any) -> list[Any]:
+        """Synchronous :meth:`amap`, same arguments (runs its own event loop)."""
+        return run_sync(self.amap(*args, **kwargs))
 
     def complete_many(
         self,

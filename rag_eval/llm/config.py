@@ -25,6 +25,7 @@ from rag_eval.llm.constants import (
     DEFAULT_MODEL,
     DEFAULT_TEMPERATURE,
     DEFAULT_TIMEOUT_S,
+    OPENAI_URL,
 )
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
@@ -129,7 +130,7 @@ class LLMConfig:
     def endpoint(self) -> str:
         """The endpoint as recorded in results, summaries and run records: without any
         user:password@ or query string, which some proxies use to carry credentials."""
-        return public_url(self.base_url) if self.base_url else "https://api.openai.com/v1"
+        return public_url(self.base_url) if self.base_url else OPENAI_URL
 
     def to_dict(self) -> dict[str, Any]:
         """Plain settings for run records: no secret can be in here (only the variable
