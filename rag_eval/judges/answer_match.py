@@ -11,12 +11,12 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from rag_eval.judges.accounting import CallLog, error_text, status_for_error
+from rag_eval.judges.accounting import CallLog, error_text, judge_each, status_for_error
 from rag_eval.judges.base import ProgressCallback
 from rag_eval.judges.parsing import ParseProblem, find_json, looks_like_refusal, validation_message
 from rag_eval.judges.prompts import ANSWER_MATCH_PROMPT_ID, answer_match_messages, repair_message
@@ -24,7 +24,7 @@ from rag_eval.llm import errors
 from rag_eval.llm.client import Completion, LLMClient
 from rag_eval.llm.config import LLMConfig
 from rag_eval.llm.pricing import CostEstimate, dry_run_estimate
-from rag_eval.schema import JudgeStatus
+from rag_eval.schema import JudgeResult, JudgeStatus
 
 MATCH_MAX_TOKENS = 400
 #: Expected answer size for dry runs: ``{"is_matching": ..., "reasoning": "<a sentence or two>"}``.
@@ -40,24 +40,13 @@ class MatchItem:
 
 
 @dataclass(slots=True)
-class MatchResult:
-    item_id: str
-    status: JudgeStatus
+class MatchResult(JudgeResult):
+    """A judge's result (statuses, tokens, cost as the TRACe judge's; no ``labels``) with
+    the verdict: ``is_matching`` and the judge's ``reasoning``."""
+
+    prompt_id: str | None = ANSWER_MATCH_PROMPT_ID
     is_matching: bool | None = None
     reasoning: str = ""
-    error: str | None = None
-    raw: str | None = None
-    tokens: dict[str, int] = field(default_factory=dict)
-    cost_usd: float | None = None
-    latency_s: float | None = None
-    judge: str = ""
-    prompt_id: str = ANSWER_MATCH_PROMPT_ID
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["status"] = self.status.value
-        return d
 
 
 class MatchOutput(BaseModel):
@@ -158,15 +147,7 @@ class AnswerMatchJudge:
     ) -> list[MatchResult]:
         """One result per item, in order; never raises for an item."""
 
-        def cancelled(item: MatchItem) -> MatchResult:
-            return MatchResult(item.id, JudgeStatus.CANCELLED, error="cancelled", judge=self.name)
+        def failed(item: MatchItem, status: JudgeStatus, error: str) -> MatchResult:
+            return MatchResult(item.id, status, error=error, judge=self.name)
 
-        try:
-            raw = self.client.map(self.match_one, items, progress, cancel, on_cancel=cancelled)
-        except errors.ConfigError as err:
-            return [MatchResult(i.id, JudgeStatus.PROVIDER_ERROR, error=error_text(err), judge=self.name) for i in items]
-        return [
-            r if isinstance(r, MatchResult)
-            else MatchResult(i.id, status_for_error(r), error=error_text(r), judge=self.name)
-            for i, r in zip(items, raw)
-        ]
+        return judge_each(self.client, self.match_one, items, failed, progress, cancel)

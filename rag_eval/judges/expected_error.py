@@ -23,15 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rag_eval.metrics.registry import TRACE_METRICS
-
-#: Run-summary metric name -> the name the judge's own figures use: the registry's TRACe
-#: metrics measured by an RMSE (adherence is measured by an AUROC), under RAGBench's short
-#: names (``rmse_relevance``, ``rmse_utilization``, ``rmse_completeness``).
-METRICS = {name: name.removeprefix("context_") for name in TRACE_METRICS if name != "adherence"}
-SOURCE_CALIBRATION = "calibration"
-SOURCE_HELD_OUT = "leave_one_domain_out"
-SOURCE_UNKNOWN = "unknown"
+from rag_eval.judges.local_error import METRICS, SOURCE_CALIBRATION, SOURCE_HELD_OUT, SOURCE_UNKNOWN
 
 
 def expected_judge_error(judge: Any, calibration: str | None = None, label: str | None = None) -> dict[str, Any]:

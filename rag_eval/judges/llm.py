@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rag_eval.judges.accounting import CallLog, error_text, status_for_error
+from rag_eval.judges.accounting import CallLog, error_text, judge_each, status_for_error
 from rag_eval.judges.base import ProgressCallback
 from rag_eval.judges.consistency import make_consistent
 from rag_eval.judges.parsing import ParsedTrace, ParseProblem, parse_trace
@@ -312,26 +312,10 @@ class LLMJudge:
     ) -> list[JudgeResult]:
         """One result per item, in input order; never raises for an item."""
 
-        def cancelled(item: EvalItem) -> JudgeResult:
-            return JudgeResult(item.id, JudgeStatus.CANCELLED, error="cancelled before it was judged",
-                               judge=self.name, prompt_id=self.prompt_id)
+        def failed(item: EvalItem, status: JudgeStatus, error: str) -> JudgeResult:
+            return JudgeResult(item.id, status, error=error, judge=self.name, prompt_id=self.prompt_id)
 
-        try:
-            raw = self.client.map(self.judge_one, items, progress, cancel, on_cancel=cancelled)
-        except errors.ConfigError as err:  # e.g. no API key: every row fails the same way
-            return [
-                JudgeResult(i.id, JudgeStatus.PROVIDER_ERROR, error=error_text(err), judge=self.name,
-                            prompt_id=self.prompt_id)
-                for i in items
-            ]
-        out: list[JudgeResult] = []
-        for item, result in zip(items, raw):
-            if isinstance(result, JudgeResult):
-                out.append(result)
-            else:  # an unexpected exception for this item: reported, not raised
-                out.append(JudgeResult(item.id, status_for_error(result), error=error_text(result),
-                                       judge=self.name, prompt_id=self.prompt_id))
-        return out
+        return judge_each(self.client, self.judge_one, items, failed, progress, cancel, "cancelled before it was judged")
 
 
 def _consistent(item: EvalItem, labels: Labels, extra: dict[str, Any]) -> Labels:

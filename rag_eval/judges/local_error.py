@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from rag_eval.judges.expected_error import METRICS, SOURCE_CALIBRATION, SOURCE_HELD_OUT, SOURCE_UNKNOWN
+from rag_eval.metrics.registry import TRACE_METRICS
+
+#: Run-summary metric name -> the name the judge's own figures use: the registry's TRACe
+#: metrics measured by an RMSE (adherence is measured by an AUROC), under RAGBench's short
+#: names (``rmse_relevance``, ``rmse_utilization``, ``rmse_completeness``).
+METRICS = {name: name.removeprefix("context_") for name in TRACE_METRICS if name != "adherence"}
+SOURCE_CALIBRATION = "calibration"
+SOURCE_HELD_OUT = "leave_one_domain_out"
+SOURCE_UNKNOWN = "unknown"
 
 
 def _local_held_out(model: Any) -> dict[str, Any]:

@@ -13,7 +13,6 @@ retrieved page that says "ignore previous instructions" is just a sentence to la
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 from rag_eval.schema import EvalItem
 
@@ -71,21 +70,8 @@ Answer with one JSON object and nothing else:
 
 ANSWER_MATCH_SYSTEM_PROMPT = _ANSWER_MATCH_SYSTEM.format(open=FENCE_OPEN, close=FENCE_CLOSE)
 
-@dataclass(frozen=True, slots=True)
-class Prompt:
-    id: str
-    system: str
-
-PROMPTS: dict[str, Prompt] = {
-    TRACE_PROMPT_ID: Prompt(TRACE_PROMPT_ID, TRACE_SYSTEM_PROMPT),
-    ANSWER_MATCH_PROMPT_ID: Prompt(ANSWER_MATCH_PROMPT_ID, ANSWER_MATCH_SYSTEM_PROMPT),
-}
-
-def get_prompt(prompt_id: str) -> Prompt:
-    try:
-        return PROMPTS[prompt_id]
-    except KeyError:
-        raise ValueError(f"unknown prompt id {prompt_id!r}; known: {', '.join(sorted(PROMPTS))}") from None
+#: The system prompt of each prompt id.
+PROMPTS = {TRACE_PROMPT_ID: TRACE_SYSTEM_PROMPT, ANSWER_MATCH_PROMPT_ID: ANSWER_MATCH_SYSTEM_PROMPT}
 
 def _fenced(lines: list[str]) -> str:
     return "\n".join([FENCE_OPEN, *lines, FENCE_CLOSE])
@@ -96,7 +82,8 @@ def _data(text: str) -> str:
 
 def trace_messages(item: EvalItem, prompt_id: str = TRACE_PROMPT_ID) -> list[dict[str, str]]:
     """The chat for labelling one item."""
-    prompt = get_prompt(prompt_id)
+    if prompt_id not in PROMPTS:
+        raise ValueError(f"unknown prompt id {prompt_id!r}; known: {', '.join(sorted(PROMPTS))}")
     doc_lines: list[str] = []
     for d, doc in enumerate(item.documents):
         doc_lines.append(f"# document {d}")
@@ -110,7 +97,7 @@ def trace_messages(item: EvalItem, prompt_id: str = TRACE_PROMPT_ID) -> list[dic
             "Label the response now. Reply with the JSON object only.",
         ]
     )
-    return [{"role": "system", "content": prompt.system}, {"role": "user", "content": user}]
+    return [{"role": "system", "content": PROMPTS[prompt_id]}, {"role": "user", "content": user}]
 
 def repair_message(error: str) -> dict[str, str]:
     """The follow-up turn after an answer we could not use (sent once)."""
