@@ -37,7 +37,7 @@ def judge_each(client: LLMClient, one: Callable[[T], Awaitable[R]], items: Seque
                                                                                       cancelled))
     except errors.ConfigError as err:
         return [failed(item, JudgeStatus.PROVIDER_ERROR, error_text(err)) for item in items]
-    return [result if isinstance(result, JudgeResult) else failed(item, status_for_error(result), error_text(result))
+    return [failed(item, status_for_error(result), error_text(result)) if isinstance(result, BaseException) else result
             for item, result in zip(items, raw)]
 
 
