@@ -12,13 +12,12 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from rag_eval.judges.accounting import CallLog, error_text, judge_each, status_for_error
 from rag_eval.judges.base import ProgressCallback
-from rag_eval.judges.parsing import ParseProblem, find_json, looks_like_refusal, validation_message
+from rag_eval.judges.parsing import ParseProblem, find_json, looks_like_refusal, text_or_empty, validation_message
 from rag_eval.judges.prompts import ANSWER_MATCH_PROMPT_ID, answer_match_messages, repair_message
 from rag_eval.llm import errors
 from rag_eval.llm.client import Completion, LLMClient
@@ -55,10 +54,7 @@ class MatchOutput(BaseModel):
     is_matching: bool
     reasoning: str = ""
 
-    @field_validator("reasoning", mode="before")
-    @classmethod
-    def _text(cls, v: Any) -> str:
-        return "" if v is None else str(v)
+    _text = field_validator("reasoning", mode="before")(lambda cls, v: text_or_empty(v))
 
 
 def parse_match(text: str) -> MatchOutput | str:

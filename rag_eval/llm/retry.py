@@ -20,12 +20,7 @@ from rag_eval.llm.constants import (
 
 
 def _header(headers: Mapping[str, str] | None, name: str) -> str | None:
-    if not headers:
-        return None
-    for key, value in headers.items():
-        if key.lower() == name:
-            return value
-    return None
+    return next((value for key, value in (headers or {}).items() if key.lower() == name), None)
 
 
 def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
