@@ -64,12 +64,8 @@ class CallLog:
         self.calls.extend(other.calls)
 
     def tokens(self) -> dict[str, int]:
-        out = {"prompt": 0, "completion": 0, "total": 0}
-        for c in self.calls:
-            out["prompt"] += int(c.usage.get("prompt_tokens", 0))
-            out["completion"] += int(c.usage.get("completion_tokens", 0))
-            out["total"] += int(c.usage.get("total_tokens", 0))
-        return out
+        return {part: sum(int(c.usage.get(f"{part}_tokens", 0)) for c in self.calls)
+                for part in ("prompt", "completion", "total")}
 
     def cost_usd(self) -> float | None:
         """What the calls cost when made (cached answers keep their original cost);

@@ -49,10 +49,10 @@ def for_run(run: dict[str, Any]) -> dict[str, Any]:
     stored = (run.get("summary") or {}).get("expected_judge_error")
     if stored:
         return dict(stored)
-    judge = (run.get("config") or {}).get("judge") or {}
-    kind = judge.get("kind") if isinstance(judge, dict) else None
-    calibration = judge.get("calibration") if isinstance(judge, dict) else None
-    return expected_judge_error(str(kind or ""), calibration, label=f"{kind or 'unknown'} judge")
+    judge = (run.get("config") or {}).get("judge")
+    judge = judge if isinstance(judge, dict) else {}
+    kind = judge.get("kind")
+    return expected_judge_error(str(kind or ""), judge.get("calibration"), label=f"{kind or 'unknown'} judge")
 
 
 def metric_error(expected: dict[str, Any], metric: str) -> float | None:

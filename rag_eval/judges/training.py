@@ -172,9 +172,8 @@ def build_dataset(rows: Sequence[dict[str, Any]], embedder, chunk_size: int = 12
             feats.append(f)
             subsets.append(str(row.get("_subset", "")))
             splits.append(str(row.get("_split", "validation")))
-            truth["relevance"].append(float(row["relevance_score"]))
-            truth["utilization"].append(float(row["utilization_score"]))
-            truth["completeness"].append(float(row["completeness_score"]))
+            for name in ("relevance", "utilization", "completeness"):
+                truth[name].append(float(row[f"{name}_score"]))
             truth["adherence"].append(float(bool(row["adherence_score"])))
             rel, util = _key_set(row.get("all_relevant_sentence_keys")), _key_set(row.get("all_utilized_sentence_keys"))
             unsup = _key_set(row.get("unsupported_response_sentence_keys"))
