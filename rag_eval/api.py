@@ -30,6 +30,7 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -328,7 +329,6 @@ class Evaluation:
         self._engine_summary = engine_summary
         self._expected_error = expected_error
         self._source, self._config, self._store = source, config, store
-        self._summary: Summary | None = None
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -376,17 +376,14 @@ class Evaluation:
                             columns=columns)
 
     # -------------------------------------------------------------- summary and gate
-    @property
+    @cached_property
     def summary(self) -> Summary:
-        if self._summary is None:
-            from rag_eval.runs.summary import gate_inputs
+        from rag_eval.runs.summary import gate_inputs
 
-            s = self._engine_summary
-            stats, _ = gate_inputs(s)
-            self._summary = Summary(n_items=s.n_items, n_usable=s.n_usable, coverage=s.coverage, counts=dict(s.counts),
-                                    metrics=stats, expected_judge_error=self._expected_error, tokens=dict(s.tokens),
-                                    cost_usd=s.cost_usd, errors=list(s.errors), cancelled=s.cancelled)
-        return self._summary
+        s = self._engine_summary
+        return Summary(n_items=s.n_items, n_usable=s.n_usable, coverage=s.coverage, counts=dict(s.counts),
+                       metrics=gate_inputs(s)[0], expected_judge_error=self._expected_error, tokens=dict(s.tokens),
+                       cost_usd=s.cost_usd, errors=list(s.errors), cancelled=s.cancelled)
 
     def gate(self, fail_under: str | Sequence[str] | Mapping[str, float] | None = None, *,
              fail_over: str | Sequence[str] | Mapping[str, float] | None = None, basis: str = "mean",

@@ -101,11 +101,8 @@ def check_trace(
     result = record.judge_result or JudgeResult(
         "assert_trace", JudgeStatus(record.status), error=record.error)
     scores = TraceScores(**record.trace) if record.usable and record.trace is not None else None
-    values: dict[str, Any] = {}
-    if scores is not None:
-        values.update(record.scores or {})
-        values.update(record.report)
-        values.update(record.correctness or {})
+    values: dict[str, Any] = ({**(record.scores or {}), **record.report, **(record.correctness or {})}
+                              if scores is not None else {})
     check = TraceCheck(item, result, scores, values, wanted)
     if scores is None:
         check.failures.append(f"the judge gave no usable labels: {result.status.value}"

@@ -30,6 +30,7 @@ part of every chunk: the features are Python, so one process is bound by its GIL
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -491,10 +492,8 @@ class LocalJudge:
         Later calls cost one cached lookup. A failing encoder is left to the rows: each
         gets its status (embedding failed), none is lost. (Worker processes, with
         ``workers > 1``, start with the first full batch: see :meth:`judge`.)"""
-        try:
+        with contextlib.suppress(Exception):  # reported per row by judge()
             self.embedder.encode(["warm-up"])
-        except Exception:  # noqa: BLE001 - reported per row by judge()
-            pass
 
     def close(self) -> None:
         """Stop the worker processes, if any; the encoder stays loaded for the next run

@@ -27,6 +27,7 @@ judge's embeddings do not depend on batch composition (see
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections import deque
@@ -220,10 +221,8 @@ class RayJudge:
             return
         ray = _import_ray()
         for actor in self._actors:
-            try:
+            with contextlib.suppress(Exception):  # already dead is fine
                 ray.kill(actor)
-            except Exception:  # noqa: BLE001, S110 - already dead is fine
-                pass
         self._actors = []
         if self._started_ray:
             global _owned_users

@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from rag_eval.config import configured_secrets
@@ -85,9 +85,6 @@ class ClientStats:
     retries: int = 0
     rate_limited: int = 0
     failures: int = 0  # calls that ended in an error after all retries
-
-    def to_dict(self) -> dict[str, int]:
-        return asdict(self)
 
 
 class _Session:

@@ -67,15 +67,10 @@ class LLMConfig:
     def __post_init__(self) -> None:
         if not self.model or not str(self.model).strip():
             raise ValueError("model: must not be empty")
-        if self.concurrency < 1:
-            raise ValueError(f"concurrency: must be >= 1, got {self.concurrency}")
-        if self.max_retries < 0:
-            raise ValueError(f"max_retries: must be >= 0, got {self.max_retries}")
-        if self.timeout_s <= 0:
-            raise ValueError(f"timeout_s: must be > 0, got {self.timeout_s}")
-        if self.max_tokens < 1:
-            raise ValueError(f"max_tokens: must be >= 1, got {self.max_tokens}")
-        for name in ("rpm", "tpm"):
+        for name, low in (("concurrency", 1), ("max_retries", 0), ("max_tokens", 1)):
+            if getattr(self, name) < low:
+                raise ValueError(f"{name}: must be >= {low}, got {getattr(self, name)}")
+        for name in ("timeout_s", "rpm", "tpm"):
             value = getattr(self, name)
             if value is not None and value <= 0:
                 raise ValueError(f"{name}: must be > 0, got {value}")
