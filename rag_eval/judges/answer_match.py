@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from rag_eval.judges.accounting import CallLog, error_text, judge_each, status_for_error
 from rag_eval.judges.base import ProgressCallback
 from rag_eval.judges.parsing import ParseProblem, find_json, looks_like_refusal, text_or_empty, validation_message
-from rag_eval.judges.prompts import ANSWER_MATCH_PROMPT_ID, answer_match_messages, repair_message
+from rag_eval.judges.prompts import ANSWER_MATCH_PROMPT_ID, answer_match_messages, reask, repair_message
 from rag_eval.llm import errors
 from rag_eval.llm.client import Completion, LLMClient
 from rag_eval.llm.config import LLMConfig
@@ -100,9 +100,7 @@ class AnswerMatchJudge:
             parsed = self._parse(completion)
             if isinstance(parsed, ParseProblem) and parsed.kind in ("no_json", "schema"):
                 status = JudgeStatus.REPAIRED
-                messages = messages + [
-                    {"role": "assistant", "content": completion.text or ""}, repair_message(parsed.message)
-                ]
+                messages = reask(messages, completion.text, repair_message(parsed.message))
                 completion = await self._ask(messages, log)
                 parsed = self._parse(completion)
             result.raw = completion.text or completion.refusal

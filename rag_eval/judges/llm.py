@@ -35,12 +35,7 @@ from rag_eval.judges.accounting import CallLog, error_text, judge_each, status_f
 from rag_eval.judges.base import ProgressCallback
 from rag_eval.judges.consistency import make_consistent
 from rag_eval.judges.parsing import ParsedTrace, ParseProblem, parse_trace
-from rag_eval.judges.prompts import (
-    TRACE_PROMPT_ID,
-    consistency_message,
-    repair_message,
-    trace_messages,
-)
+from rag_eval.judges.prompts import TRACE_PROMPT_ID, consistency_message, reask, repair_message, trace_messages
 from rag_eval.llm import errors
 from rag_eval.llm.client import Completion, LLMClient
 from rag_eval.llm.config import LLMConfig
@@ -162,10 +157,7 @@ class LLMJudge:
                 if problem.kind in ("refusal", "truncated"):
                     return self._fail(out, problem)
                 out.reasks += 1
-                followup = messages + [
-                    {"role": "assistant", "content": completion.text or ""},
-                    repair_message(problem.message),
-                ]
+                followup = reask(messages, completion.text, repair_message(problem.message))
                 second = await self._ask(followup, temperature, namespace, out)
                 out.raw = second.text or second.refusal
                 again = self._problem(second, item)
@@ -216,13 +208,8 @@ class LLMJudge:
     ) -> tuple[ParsedTrace, list[dict[str, str]], Completion]:
         """Re-ask once for response sentences the judge left unlabelled."""
         out.reasks += 1
-        followup = messages + [
-            {"role": "assistant", "content": completion.text or ""},
-            repair_message(
-                "sentence_support_information has no entry for response sentence(s) "
-                + ", ".join(parsed.missing_response_keys)
-            ),
-        ]
+        followup = reask(messages, completion.text, repair_message(
+            "sentence_support_information has no entry for response sentence(s) " + ", ".join(parsed.missing_response_keys)))
         second = await self._ask(followup, temperature, namespace, out)
         again = self._problem(second, item)
         if isinstance(again, ParsedTrace) and len(again.missing_response_keys) < len(parsed.missing_response_keys):
@@ -236,10 +223,8 @@ class LLMJudge:
         while not _is_consistent(out.parsed.labels) and out.consistency_reasks < self.max_consistency_reasks:
             out.consistency_reasks += 1
             labels = out.parsed.labels
-            messages = messages + [
-                {"role": "assistant", "content": completion.text or ""},
-                consistency_message(bool(labels.overall_supported), labels.unsupported_response_sentence_keys),
-            ]
+            messages = reask(messages, completion.text, consistency_message(
+                bool(labels.overall_supported), labels.unsupported_response_sentence_keys))
             completion = await self._ask(messages, temperature, namespace, out)
             again = self._problem(completion, item)
             if isinstance(again, ParseProblem):

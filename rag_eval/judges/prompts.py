@@ -99,6 +99,10 @@ def trace_messages(item: EvalItem, prompt_id: str = TRACE_PROMPT_ID) -> list[dic
     )
     return [{"role": "system", "content": PROMPTS[prompt_id]}, {"role": "user", "content": user}]
 
+def reask(messages: list[dict[str, str]], answer: str | None, follow_up: dict[str, str]) -> list[dict[str, str]]:
+    """The chat asked again: ``messages``, the model's ``answer``, then ``follow_up``."""
+    return [*messages, {"role": "assistant", "content": answer or ""}, follow_up]
+
 def repair_message(error: str) -> dict[str, str]:
     """The follow-up turn after an answer we could not use (sent once)."""
     return {

@@ -10,13 +10,7 @@ import random
 import time
 from collections.abc import Callable, Mapping
 
-from rag_eval.llm.constants import (
-    INITIAL_RETRY_DELAY_S,
-    MAX_RETRY_DELAY_S,
-    RETRY_AFTER_CAP_S,
-    RETRY_JITTER,
-    RETRYABLE_STATUS,
-)
+from rag_eval.llm.constants import INITIAL_RETRY_DELAY_S, MAX_RETRY_DELAY_S, RETRY_AFTER_CAP_S, RETRY_JITTER, RETRYABLE_STATUS
 
 
 def _header(headers: Mapping[str, str] | None, name: str) -> str | None:
