@@ -121,12 +121,8 @@ class LLMJudge:
     async def _call(
         self, messages: list[dict[str, str]], temperature: float, max_tokens: int, namespace: str, log: CallLog
     ) -> Completion:
-        return log.add(
-            await self.client.complete(
-                messages, temperature=temperature, max_tokens=max_tokens,
-                json_mode=self.config.json_mode, cache_namespace=namespace,
-            )
-        )
+        return log.add(await self.client.complete(messages, temperature=temperature, max_tokens=max_tokens,
+                                                  json_mode=self.config.json_mode, cache_namespace=namespace))
 
     async def _ask(
         self, messages: list[dict[str, str]], temperature: float, namespace: str, out: _Outcome
@@ -134,11 +130,8 @@ class LLMJudge:
         """One question, re-asked with a bigger budget while the answer is cut off."""
         max_tokens = self.config.max_tokens
         completion = await self._call(messages, temperature, max_tokens, namespace, out.log)
-        while (
-            completion.finish_reason == "length"
-            and max_tokens < MAX_TOKENS_CAP
-            and out.truncation_retries < MAX_TRUNCATION_RETRIES
-        ):
+        while (completion.finish_reason == "length" and max_tokens < MAX_TOKENS_CAP
+               and out.truncation_retries < MAX_TRUNCATION_RETRIES):
             max_tokens = min(max_tokens * 2, MAX_TOKENS_CAP)
             out.truncation_retries += 1
             completion = await self._call(messages, temperature, max_tokens, namespace, out.log)
@@ -179,9 +172,7 @@ class LLMJudge:
                 await self._check_consistency(item, messages, completion, temperature, namespace, out)
             return out
         except errors.LLMError as err:
-            out.status = status_for_error(err)
-            out.error = error_text(err)
-            out.parsed = None
+            out.status, out.error, out.parsed = status_for_error(err), error_text(err), None
             return out
 
     def _problem(self, completion: Completion, item: EvalItem) -> ParsedTrace | ParseProblem:
@@ -199,8 +190,7 @@ class LLMJudge:
 
     @staticmethod
     def _fail(out: _Outcome, problem: ParseProblem) -> _Outcome:
-        out.status = JudgeStatus.REFUSED if problem.kind == "refusal" else JudgeStatus.TRUNCATED
-        out.error = problem.message
+        out.status, out.error = JudgeStatus.REFUSED if problem.kind == "refusal" else JudgeStatus.TRUNCATED, problem.message
         return out
 
     async def _ask_missing(

@@ -495,14 +495,14 @@ class LocalJudge:
         with contextlib.suppress(Exception):  # reported per row by judge()
             self.embedder.encode(["warm-up"])
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
         """Stop the worker processes, if any; the encoder stays loaded for the next run
         of this judge (and :meth:`start` starts workers again). With :meth:`start` it makes
         this a :class:`~rag_eval.judges.base.ManagedJudge`, which is how ``evaluate`` knows
         to warm it up before the first row."""
         pool, self._pool = self._pool, None
         if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+            pool.shutdown(wait=wait, cancel_futures=True)
 
     def judge(
         self,
@@ -569,9 +569,7 @@ class LocalJudge:
         """After a worker failed (killed, out of memory): the rest is judged in this process,
         without starting workers again (a crash that repeats would cost a start per batch)."""
         self.workers = 1
-        pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+        self.close(wait=False)
 
     def _judge_chunk(self, chunk: Sequence[EvalItem]) -> list[JudgeResult]:
         """The chunk in steps of :data:`PIPELINE_ROWS` rows: while the features and

@@ -13,6 +13,7 @@ pure (no I/O), so each rule is tested on plain strings:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Iterator
@@ -101,13 +102,11 @@ def iter_json_objects(text: str) -> Iterator[Extraction]:
     stripped = strip_reasoning(text or "").strip()
     if not stripped:
         return
-    try:
+    with contextlib.suppress(json.JSONDecodeError):
         value = json.loads(stripped)
         if isinstance(value, dict):
             yield Extraction(value, "json")
             return
-    except json.JSONDecodeError:
-        pass
     fenced = strip_code_fences(stripped)
     sources = [(fenced, "fenced"), (stripped, "prose")] if fenced is not stripped else [(stripped, "prose")]
     seen: set[str] = set()

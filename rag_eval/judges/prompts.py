@@ -89,14 +89,10 @@ def trace_messages(item: EvalItem, prompt_id: str = TRACE_PROMPT_ID) -> list[dic
         doc_lines.append(f"# document {d}")
         doc_lines.extend(f"{s.key}: {_data(s.text)}" for s in doc)
     response_lines = [f"{s.key}: {_data(s.text)}" for s in item.response_sentences]
-    user = "\n\n".join(
-        [
-            "Question:\n" + _fenced([_data(item.question)]),
-            "Documents (one sentence per key):\n" + _fenced(doc_lines or ["(no documents)"]),
-            "Response (one sentence per key):\n" + _fenced(response_lines or ["(empty response)"]),
-            "Label the response now. Reply with the JSON object only.",
-        ]
-    )
+    user = "\n\n".join(["Question:\n" + _fenced([_data(item.question)]),
+                        "Documents (one sentence per key):\n" + _fenced(doc_lines or ["(no documents)"]),
+                        "Response (one sentence per key):\n" + _fenced(response_lines or ["(empty response)"]),
+                        "Label the response now. Reply with the JSON object only."])
     return [{"role": "system", "content": PROMPTS[prompt_id]}, {"role": "user", "content": user}]
 
 def reask(messages: list[dict[str, str]], answer: str | None, follow_up: dict[str, str]) -> list[dict[str, str]]:
@@ -105,33 +101,18 @@ def reask(messages: list[dict[str, str]], answer: str | None, follow_up: dict[st
 
 def repair_message(error: str) -> dict[str, str]:
     """The follow-up turn after an answer we could not use (sent once)."""
-    return {
-        "role": "user",
-        "content": (
-            f"Your answer could not be used: {error}\n"
-            "Reply again with only the corrected JSON object, using only the keys shown above."
-        ),
-    }
+    return {"role": "user", "content": (f"Your answer could not be used: {error}\n"
+                                         "Reply again with only the corrected JSON object, using only the keys shown above.")}
 
 def consistency_message(overall: bool, unsupported: list[str]) -> dict[str, str]:
     """The follow-up when overall_supported contradicts the sentence labels."""
     detail = ", ".join(unsupported) if unsupported else "none"
-    return {
-        "role": "user",
-        "content": (
-            f"Your answer is inconsistent: overall_supported is {str(overall).lower()}, but the response "
-            f"sentences marked not fully supported are: {detail}. The response is overall supported only if "
-            "every sentence is fully supported. Re-check the sentences and reply with the corrected JSON object only."
-        ),
-    }
+    return {"role": "user", "content": (
+        f"Your answer is inconsistent: overall_supported is {str(overall).lower()}, but the response "
+        f"sentences marked not fully supported are: {detail}. The response is overall supported only if "
+        "every sentence is fully supported. Re-check the sentences and reply with the corrected JSON object only.")}
 
 def answer_match_messages(question: str, reference: str, predicted: str) -> list[dict[str, str]]:
-    user = "\n\n".join(
-        [
-            "Question:\n" + _fenced([_data(question)]),
-            "Reference answer:\n" + _fenced([_data(reference)]),
-            "Predicted answer:\n" + _fenced([_data(predicted)]),
-            "Reply with the JSON object only.",
-        ]
-    )
+    user = "\n\n".join(["Question:\n" + _fenced([_data(question)]), "Reference answer:\n" + _fenced([_data(reference)]),
+                        "Predicted answer:\n" + _fenced([_data(predicted)]), "Reply with the JSON object only."])
     return [{"role": "system", "content": ANSWER_MATCH_SYSTEM_PROMPT}, {"role": "user", "content": user}]

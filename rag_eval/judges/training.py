@@ -363,16 +363,13 @@ def evaluate(model: LocalModel, ds: Dataset, rows: np.ndarray) -> dict[str, Any]
     flagged = []  # the boolean verdict: some response sentence is unsupported
     # sentence probabilities and labels
     p_supported: list[float] = []
-    y_supported: list[float] = []
     p_relevant: list[float] = []
-    y_relevant: list[float] = []
+    y_supported, y_relevant = [], []
     for r in rows:
         labels = labels_from_features(ds.items[r], ds.feats[r], model)
         s = score_item(ds.items[r], labels, "clean")
-        pred["relevance"].append(s.context_relevance)
-        pred["utilization"].append(s.context_utilization)
-        pred["completeness"].append(s.completeness)
-        pred["adherence"].append(s.adherence_score)
+        for name, value in zip(pred, (s.context_relevance, s.context_utilization, s.completeness, s.adherence_score)):
+            pred[name].append(value)
         flagged.append(not labels.overall_supported)
         support, relevance = labels.support_probabilities or {}, labels.relevance_probabilities or {}
         p_supported.extend(support[k] for k in ds.items[r].response_keys)

@@ -5,6 +5,7 @@ Kept free of I/O so each rule is tested by a table (tests/llm/test_retry.py).
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import random
 import time
@@ -22,11 +23,9 @@ def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = Non
     as seconds or as an HTTP date. None when absent, unparsable or negative."""
     ms = _header(headers, "retry-after-ms")
     if ms is not None:
-        try:
+        with contextlib.suppress(ValueError):
             value = float(ms) / 1000.0
             return value if value >= 0 else None
-        except ValueError:
-            pass
     raw = _header(headers, "retry-after")
     if raw is None:
         return None
