@@ -231,9 +231,8 @@ class LLMJudge:
             outcomes = [await self._sample(item, self.config.temperature, "")]
         else:
             temperature = self.config.temperature if self.config.temperature > 0 else self.sample_temperature
-            outcomes = list(
-                await asyncio.gather(*(self._sample(item, temperature, f"sample:{i}") for i in range(self.samples)))
-            )
+            outcomes = list(await asyncio.gather(*(self._sample(item, temperature, f"sample:{i}")
+                                                   for i in range(self.samples))))
         return self._result(item, outcomes, time.perf_counter() - started)
 
     def _result(self, item: EvalItem, outcomes: list[_Outcome], latency: float) -> JudgeResult:

@@ -248,11 +248,9 @@ class LocalModel:
         mean = (self.metadata.get("held_out_quality") or {}).get("mean")
         if not mean:
             return None
-        return (
-            f"local:{self.version} on RAGBench domains it was not trained on: hallucination AUROC "
-            f"{mean['auroc']:.2f}, relevance RMSE {mean['rmse_relevance']:.2f}, utilization RMSE "
-            f"{mean['rmse_utilization']:.2f}. A triage signal; use an LLM judge for decisions."
-        )
+        return (f"local:{self.version} on RAGBench domains it was not trained on: hallucination AUROC "
+                f"{mean['auroc']:.2f}, relevance RMSE {mean['rmse_relevance']:.2f}, utilization RMSE "
+                f"{mean['rmse_utilization']:.2f}. A triage signal; use an LLM judge for decisions.")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -397,22 +395,17 @@ def labels_from_features(item: EvalItem, feats: RowFeatures, model: LocalModel) 
                                  feats.missing_names[i]),
             probability=round(float(p_sup[i]), 4),
         ))
-    n = len(doc_keys)
     labels = Labels(
         all_relevant_sentence_keys=relevant,
         all_utilized_sentence_keys=utilized,
         sentence_support_information=support,
         unsupported_response_sentence_keys=unsupported,
         overall_supported=not unsupported,
-        relevance_explanation=(
-            f"local judge: estimated relevance {rel_rate:.2f} and utilization {util_rate:.2f} "
-            f"of {n} document sentences; completeness {c_hat:.2f}"
-        ),
-        overall_supported_explanation=(
-            f"local judge: P(grounded) = {p_row:.2f}; "
-            + (f"sentences {', '.join(unsupported)} look unsupported" if unsupported
-               else "every response sentence looks supported")
-        ),
+        relevance_explanation=(f"local judge: estimated relevance {rel_rate:.2f} and utilization {util_rate:.2f} "
+                               f"of {len(doc_keys)} document sentences; completeness {c_hat:.2f}"),
+        overall_supported_explanation=f"local judge: P(grounded) = {p_row:.2f}; " + (
+            f"sentences {', '.join(unsupported)} look unsupported" if unsupported
+            else "every response sentence looks supported"),
         relevance_probabilities={k: round(float(v), 4) for k, v in zip(doc_keys, p_rel)},
         utilization_probabilities={k: round(float(v), 4) for k, v in zip(doc_keys, p_util)},
         support_probabilities={k: round(float(v), 4) for k, v in zip(resp_keys, p_sup)},
