@@ -35,31 +35,16 @@ if TYPE_CHECKING:
     from rag_eval.metrics.registry import METRICS, Explained, Metric, MetricItem, metric
     from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus, Labels
 
-#: public name -> the module that defines it (loaded on first use)
-_EXPORTS = {
-    "evaluate": "rag_eval.api",
-    "aevaluate": "rag_eval.api",
-    "estimate": "rag_eval.api",
-    "Evaluation": "rag_eval.api",
-    "Summary": "rag_eval.api",
-    "Comparison": "rag_eval.api",
-    "load_run": "rag_eval.api",
-    "compare": "rag_eval.api",
-    "ask": "rag_eval.api",
-    # plugins: a metric is one decorated function, a judge kind one JudgeKind (docs/plugins.md)
-    "metric": "rag_eval.metrics.registry",
-    "Metric": "rag_eval.metrics.registry",
-    "MetricItem": "rag_eval.metrics.registry",
-    "Explained": "rag_eval.metrics.registry",
-    "METRICS": "rag_eval.metrics.registry",
-    "register_rubric": "rag_eval.judges.rubric",
-    "JudgeKind": "rag_eval.judges.kinds",
-    "JUDGE_KINDS": "rag_eval.judges.kinds",
-    "EvalItem": "rag_eval.schema",
-    "JudgeResult": "rag_eval.schema",
-    "JudgeStatus": "rag_eval.schema",
-    "Labels": "rag_eval.schema",
-}
+#: public name -> the module that defines it (loaded on first use); plugins: a metric is one
+#: decorated function, a judge kind one JudgeKind (docs/plugins.md)
+_EXPORTS = {name: module for module, names in {
+    "rag_eval.api": ("evaluate", "aevaluate", "estimate", "Evaluation", "Summary", "Comparison", "load_run", "compare",
+                     "ask"),
+    "rag_eval.metrics.registry": ("metric", "Metric", "MetricItem", "Explained", "METRICS"),
+    "rag_eval.judges.rubric": ("register_rubric",),
+    "rag_eval.judges.kinds": ("JudgeKind", "JUDGE_KINDS"),
+    "rag_eval.schema": ("EvalItem", "JudgeResult", "JudgeStatus", "Labels"),
+}.items() for name in names}
 
 __all__ = ["JUDGE_KINDS", "METRICS", "Comparison", "EvalItem", "Evaluation", "Explained", "JudgeKind", "JudgeResult",
            "JudgeStatus", "Labels", "Metric", "MetricItem", "Summary", "aevaluate", "ask", "compare", "estimate",

@@ -30,6 +30,7 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,8 +49,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Comparison", "Evaluation", "Summary", "aevaluate", "ask", "compare", "evaluate", "load_run"]
 
-#: what every :meth:`Evaluation.to_pandas` has: the four TRACe metrics and the continuous adherence score
-TRACE_COLUMNS = TRACE_SCORES  # the registry's TRACe scores, in its order
 #: the judge's reasons (and why an item failed), last in :meth:`Evaluation.to_pandas`
 REASON_COLUMNS = ("error", "relevance_explanation", "overall_supported_explanation")
 #: why a per-item metric failed, and why it gave its value (a rubric's reason): dicts by metric name
@@ -57,17 +56,20 @@ METRIC_REASON_COLUMNS = ("metric_errors", "metric_reasons")
 DEFAULT_NAME = "python-api"
 
 
-def _metric_names(metrics: Iterable[str | Path | Metric] | str | Path | Metric | None) -> tuple[str, ...]:
-    """The registry names of ``metrics``: any name ``rag-eval metrics list`` shows, a
-    :class:`~rag_eval.metrics.registry.Metric` (registered, as ``@rag_eval.metric`` does)
-    or a rubric file (registered, as ``--metrics politeness.yaml`` does). ValueError
-    naming every unknown name, before any row is judged."""
+def _per_item(metrics: Iterable[str | Path | Metric] | str | Path | Metric | None) -> list[str] | None:
+    """The per-item metrics the engine computes: those of ``metrics``, or (None) every
+    installed one, as ``rag-eval judge`` without ``--metrics``. ``metrics`` holds any name
+    ``rag-eval metrics list`` shows, a :class:`~rag_eval.metrics.registry.Metric`
+    (registered, as ``@rag_eval.metric`` does) or a rubric file (registered, as ``--metrics
+    politeness.yaml`` does); ValueError naming every unknown name, before any row is judged.
+    The judge's TRACe scores, answer correctness and retrieval metrics are computed
+    whenever a row allows."""
     from dataclasses import replace
 
     from rag_eval.metrics.registry import BUILT_IN, METRICS
 
     if metrics is None:
-        return ()
+        return None
     given = [metrics] if isinstance(metrics, (str, Path, Metric)) else list(metrics)
     names = []
     for one in given:
@@ -88,19 +90,8 @@ def _metric_names(metrics: Iterable[str | Path | Metric] | str | Path | Metric |
     if unknown:
         raise ValueError(f"unknown metric(s) {', '.join(map(repr, unknown))}; installed (rag-eval metrics list): "
                          f"{', '.join(METRICS.names())}; or give a Metric or a rubric's .yaml file")
-    return tuple(dict.fromkeys(names))
-
-
-def _per_item(names: tuple[str, ...], asked: bool) -> list[str] | None:
-    """The per-item metrics the engine computes: those asked for, or (nothing asked) every
-    installed one, as ``rag-eval judge`` without ``--metrics``. The judge's TRACe scores,
-    answer correctness and retrieval metrics are computed whenever a row allows."""
-    if not asked:
-        return None
-    from rag_eval.metrics.registry import METRICS
-
     per_item = {m.name for m in METRICS.per_item()}
-    return [n for n in names if n in per_item]
+    return [n for n in dict.fromkeys(names) if n in per_item]
 
 
 # ---------------------------------------------------------------- the input
@@ -312,7 +303,7 @@ class Summary:
 
     def __repr__(self) -> str:
         """One line: coverage and the TRACe means (``print(summary)`` gives every metric)."""
-        means = ", ".join(f"{n} {_fmt(s.mean)}" for n, s in self.metrics.items() if n in TRACE_COLUMNS)
+        means = ", ".join(f"{n} {_fmt(s.mean)}" for n, s in self.metrics.items() if n in TRACE_SCORES)
         return f"<Summary: {self.headline}; {means}>"
 
     def _repr_html_(self, title: str = "") -> str:
@@ -338,7 +329,6 @@ class Evaluation:
         self._engine_summary = engine_summary
         self._expected_error = expected_error
         self._source, self._config, self._store = source, config, store
-        self._summary: Summary | None = None
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -361,7 +351,7 @@ class Evaluation:
         keys = list(dict.fromkeys(k for r in self.rows for k in r))
         metrics: list[str] = []
         for declared in METRICS:
-            if declared.name in TRACE_COLUMNS:
+            if declared.name in TRACE_SCORES:
                 continue
             parts = [k for k in keys if k.startswith(declared.name + ".")]  # a dict-valued metric's NAME.key
             failed = any(declared.name in (r.get("metric_errors") or {}) for r in self.rows)
@@ -371,7 +361,7 @@ class Evaluation:
                 metrics += parts
         retrieval = sorted({k for r in self.rows for k in (r.get("retrieval") or {})})
         why = [c for c in METRIC_REASON_COLUMNS if any(r.get(c) for r in self.rows)]  # only where a metric said
-        return ["id", "status", *TRACE_COLUMNS, *metrics, *retrieval, "judge", *REASON_COLUMNS, *why]
+        return ["id", "status", *TRACE_SCORES, *metrics, *retrieval, "judge", *REASON_COLUMNS, *why]
 
     def to_pandas(self) -> pd.DataFrame:
         """One row per item, in input order: ``id``, ``status``, the four TRACe scores and
@@ -386,17 +376,14 @@ class Evaluation:
                             columns=columns)
 
     # -------------------------------------------------------------- summary and gate
-    @property
+    @cached_property
     def summary(self) -> Summary:
-        if self._summary is None:
-            from rag_eval.runs.summary import gate_inputs
+        from rag_eval.runs.summary import gate_inputs
 
-            s = self._engine_summary
-            stats, _ = gate_inputs(s)
-            self._summary = Summary(n_items=s.n_items, n_usable=s.n_usable, coverage=s.coverage, counts=dict(s.counts),
-                                    metrics=stats, expected_judge_error=self._expected_error, tokens=dict(s.tokens),
-                                    cost_usd=s.cost_usd, errors=list(s.errors), cancelled=s.cancelled)
-        return self._summary
+        s = self._engine_summary
+        return Summary(n_items=s.n_items, n_usable=s.n_usable, coverage=s.coverage, counts=dict(s.counts),
+                       metrics=gate_inputs(s)[0], expected_judge_error=self._expected_error, tokens=dict(s.tokens),
+                       cost_usd=s.cost_usd, errors=list(s.errors), cancelled=s.cancelled)
 
     def gate(self, fail_under: str | Sequence[str] | Mapping[str, float] | None = None, *,
              fail_over: str | Sequence[str] | Mapping[str, float] | None = None, basis: str = "mean",
@@ -514,7 +501,7 @@ def evaluate(
     from rag_eval.runs.sinks import MemorySink
     from rag_eval.schema import ScoringMode
 
-    wanted = _metric_names(metrics)
+    wanted = _per_item(metrics)
     scoring = ScoringMode(mode) if mode is not None else DEFAULT_MODE
     source = _rows_source(data, column_map)  # its columns checked before the judge is built
     the_judge = _judge(judge, judge_options or {})
@@ -524,7 +511,7 @@ def evaluate(
     update, close = _progress(progress, str(getattr(the_judge, "name", "judge")))
     try:
         summary = run_engine(source, the_judge, sink, config=config, progress=update, concurrency=concurrency,
-                             metrics=_per_item(wanted, metrics is not None))
+                             metrics=wanted)
     finally:
         close()
         if isinstance(judge, str) and isinstance(the_judge, ManagedJudge):
@@ -556,9 +543,8 @@ def estimate(data: Any, judge: str = "local", metrics: Any = None, *,
     from rag_eval.runs.engine import item_metrics
     from rag_eval.runs.estimate import estimate_run
 
-    wanted = _per_item(_metric_names(metrics), metrics is not None)
     spec = judge_spec(judge, options=dict(judge_options or {}) or None)
-    return estimate_run(_rows_source(data, column_map), spec, item_metrics(wanted))
+    return estimate_run(_rows_source(data, column_map), spec, item_metrics(_per_item(metrics)))
 
 
 # ---------------------------------------------------------------- stored runs
@@ -568,7 +554,7 @@ def _row_of_stored(item: Mapping[str, Any]) -> dict[str, Any]:
     row: dict[str, Any] = {"id": str(item["id"]), "status": item.get("status"), "error": item.get("error")}
     row.update(item.get("labels") or {})
     trace = item.get("trace") or {}
-    row.update({k: trace.get(k) for k in TRACE_COLUMNS})
+    row.update({k: trace.get(k) for k in TRACE_SCORES})
     row.update(item.get("report") or {})
     row.update(item.get("correctness") or {})
     row.update(item.get("metrics") or {})
@@ -587,8 +573,7 @@ def load_run(name: str, *, store: RunStore | str | Path | None = None) -> Evalua
     run_store = _store(store)
     run = run_store.get_run(name)
     items = run_store.items(run["id"])
-    summary = summarize_records(items, run_id=run["id"],
-                                   cancelled=run.get("status") == "cancelled")
+    summary = summarize_records(items, run_id=run["id"], cancelled=run.get("status") == "cancelled")
     return Evaluation([_row_of_stored(i) for i in items], summary, for_run(run), run_id=run["id"], store=run_store)
 
 
@@ -682,12 +667,8 @@ def ask(question: str, config: RagConfig | str | Path | None = None, *, collecti
     from rag_eval.rag.config import RagConfig, default_config
     from rag_eval.runs.ask import ask as ask_question
 
-    if config is None:
-        rag_config = default_config()
-    elif isinstance(config, RagConfig):
-        rag_config = config
-    else:
-        rag_config = RagConfig.from_yaml(Path(config))
+    rag_config = (default_config() if config is None else config if isinstance(config, RagConfig)
+                  else RagConfig.from_yaml(Path(config)))
     if collection == "demo":
         from rag_eval.demo import ensure_demo_collection
 

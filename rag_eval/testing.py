@@ -101,11 +101,8 @@ def check_trace(
     result = record.judge_result or JudgeResult(
         "assert_trace", JudgeStatus(record.status), error=record.error)
     scores = TraceScores(**record.trace) if record.usable and record.trace is not None else None
-    values: dict[str, Any] = {}
-    if scores is not None:
-        values.update(record.scores or {})
-        values.update(record.report)
-        values.update(record.correctness or {})
+    values: dict[str, Any] = ({**(record.scores or {}), **record.report, **(record.correctness or {})}
+                              if scores is not None else {})
     check = TraceCheck(item, result, scores, values, wanted)
     if scores is None:
         check.failures.append(f"the judge gave no usable labels: {result.status.value}"
@@ -121,21 +118,12 @@ def check_trace(
     return check
 
 
-def assert_trace(
-    question: str,
-    documents: Sequence[str],
-    response: str,
-    thresholds: Mapping[str, float] | None = None,
-    *,
-    judge: Any = None,
-    mode: ScoringMode | str = DEFAULT_MODE,
-    **metric_thresholds: float,
-) -> TraceCheck:
+def assert_trace(*args: Any, **kwargs: Any) -> TraceCheck:
     """Judge (question, documents, response) and assert every threshold, e.g.
-    ``assert_trace(q, docs, answer, adherence=1, context_relevance=0.3)``. Raises
-    AssertionError with the values and the support map as text; returns the
-    :class:`TraceCheck` when every threshold holds."""
-    check = check_trace(question, documents, response, thresholds, judge=judge, mode=mode, **metric_thresholds)
+    ``assert_trace(q, docs, answer, adherence=1, context_relevance=0.3)`` (the arguments of
+    :func:`check_trace`). Raises AssertionError with the values and the support map as
+    text; returns the :class:`TraceCheck` when every threshold holds."""
+    check = check_trace(*args, **kwargs)
     if not check.passed:
         raise AssertionError(check.message())
     return check

@@ -65,11 +65,8 @@ class EncoderSpec:
         d, base = d or {}, default or cls()
         if d.get("quantization", base.quantization) not in (INT8, NO_QUANTIZATION):
             raise ValueError(f"unknown encoder quantization: {d.get('quantization')!r}")
-        return cls(layers=int(d.get("layers", base.layers)),
-                   quantization=str(d.get("quantization", base.quantization)),
-                   max_tokens=int(d.get("max_tokens", base.max_tokens)),
-                   base_model=str(d.get("base_model", base.base_model)),
-                   fused=bool(d.get("fused", base.fused)))
+        # each field read as the type of its default (a JSON file may hold "6" for 6)
+        return cls(**{f: type(getattr(base, f))(d.get(f, getattr(base, f))) for f in cls.__dataclass_fields__})
 
 
 #: The full model in float32, fused: the pipeline's default embedder.

@@ -50,13 +50,11 @@ def quiet_third_party() -> Iterator[None]:
     import io
     import logging
 
-    try:
+    with contextlib.suppress(ImportError):  # transformers is only needed to export or load with torch
         from transformers.utils import logging as hf_logging
 
         hf_logging.set_verbosity_error()
         hf_logging.disable_progress_bar()
-    except ImportError:  # transformers is only needed to export or load with torch
-        pass
     sink = io.StringIO()
     previous = logging.root.manager.disable
     logging.disable(logging.WARNING)

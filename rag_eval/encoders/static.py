@@ -6,14 +6,9 @@ pieces' vectors, L2-normalised, as sentence-transformers pools. Computed with nu
 from the packaged model's weights (``safetensors``, memory-mapped): no ONNX export, no
 torch, nothing to warm up.
 
-Why the local judge uses it (``EncoderSpec(layers=0)``): its heads rank a row's
-sentences against each other from similarities plus lexical evidence, and on
-RAGBench's leave-one-domain-out benchmark heads trained on these vectors score what
-heads trained on three int8 transformer layers score (mean AUROC 0.662 vs 0.661,
-RMSE relevance 0.189 vs 0.190, utilization 0.123 vs 0.125), at about a tenth of the
-CPU per text (docs/local-judge.md). Each text is computed on its own rows of the
-arrays (no padding, no cross-text arithmetic), so its vector never depends on the
-other texts of a call.
+The local judge's encoder (``EncoderSpec(layers=0)``; why: :mod:`rag_eval.judges.encoder`).
+Each text is computed on its own rows of the arrays (no padding, no cross-text
+arithmetic), so its vector never depends on the other texts of a call.
 """
 
 from __future__ import annotations

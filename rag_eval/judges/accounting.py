@@ -1,14 +1,20 @@
-"""What one judgement cost: every call's tokens, cost, retries and cache hits, and
-the status a provider failure maps to. Shared by the TRACe judge and answer matching."""
+"""What one judgement cost: every call's tokens, cost, retries and cache hits, the status
+a provider failure maps to, and the loop that gives every item a result. Shared by the
+TRACe judge and answer matching."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from rag_eval.llm import errors
-from rag_eval.llm.client import Completion
-from rag_eval.schema import JudgeStatus
+from rag_eval.llm.client import Completion, LLMClient
+from rag_eval.schema import JudgeResult, JudgeStatus
+
+T = TypeVar("T")
+R = TypeVar("R", bound=JudgeResult)
 
 
 def status_for_error(err: BaseException) -> JudgeStatus:
@@ -18,6 +24,21 @@ def status_for_error(err: BaseException) -> JudgeStatus:
     if isinstance(err, errors.CancelledRequest):
         return JudgeStatus.CANCELLED
     return JudgeStatus.PROVIDER_ERROR
+
+
+def judge_each(client: LLMClient, one: Callable[[T], Awaitable[R]], items: Sequence[T],
+               failed: Callable[[T, JudgeStatus, str], R], progress: Callable[[int, int], None] | None = None,
+               cancel: threading.Event | None = None, cancelled: str = "cancelled") -> list[R]:
+    """``one(item)`` for every item through ``client``, in input order, never raising for an
+    item: an item cancelled before its call, or whose call failed, gets ``failed(item,
+    status, reason)``; a configuration error (e.g. no API key) fails every item the same way."""
+    try:
+        raw = client.map(one, items, progress, cancel, on_cancel=lambda item: failed(item, JudgeStatus.CANCELLED,
+                                                                                      cancelled))
+    except errors.ConfigError as err:
+        return [failed(item, JudgeStatus.PROVIDER_ERROR, error_text(err)) for item in items]
+    return [failed(item, status_for_error(result), error_text(result)) if isinstance(result, BaseException) else result
+            for item, result in zip(items, raw)]
 
 
 def error_text(err: BaseException) -> str:
@@ -43,12 +64,8 @@ class CallLog:
         self.calls.extend(other.calls)
 
     def tokens(self) -> dict[str, int]:
-        out = {"prompt": 0, "completion": 0, "total": 0}
-        for c in self.calls:
-            out["prompt"] += int(c.usage.get("prompt_tokens", 0))
-            out["completion"] += int(c.usage.get("completion_tokens", 0))
-            out["total"] += int(c.usage.get("total_tokens", 0))
-        return out
+        return {part: sum(int(c.usage.get(f"{part}_tokens", 0)) for c in self.calls)
+                for part in ("prompt", "completion", "total")}
 
     def cost_usd(self) -> float | None:
         """What the calls cost when made (cached answers keep their original cost);

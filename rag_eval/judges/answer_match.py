@@ -11,20 +11,19 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from rag_eval.judges.accounting import CallLog, error_text, status_for_error
+from rag_eval.judges.accounting import CallLog, error_text, judge_each, status_for_error
 from rag_eval.judges.base import ProgressCallback
-from rag_eval.judges.parsing import ParseProblem, find_json, looks_like_refusal, validation_message
-from rag_eval.judges.prompts import ANSWER_MATCH_PROMPT_ID, answer_match_messages, repair_message
+from rag_eval.judges.parsing import ParseProblem, find_json, looks_like_refusal, text_or_empty, validation_message
+from rag_eval.judges.prompts import ANSWER_MATCH_PROMPT_ID, answer_match_messages, reask, repair_message
 from rag_eval.llm import errors
 from rag_eval.llm.client import Completion, LLMClient
 from rag_eval.llm.config import LLMConfig
 from rag_eval.llm.pricing import CostEstimate, dry_run_estimate
-from rag_eval.schema import JudgeStatus
+from rag_eval.schema import JudgeResult, JudgeStatus
 
 MATCH_MAX_TOKENS = 400
 #: Expected answer size for dry runs: ``{"is_matching": ..., "reasoning": "<a sentence or two>"}``.
@@ -40,24 +39,13 @@ class MatchItem:
 
 
 @dataclass(slots=True)
-class MatchResult:
-    id: str
-    status: JudgeStatus
+class MatchResult(JudgeResult):
+    """A judge's result (statuses, tokens, cost as the TRACe judge's; no ``labels``) with
+    the verdict: ``is_matching`` and the judge's ``reasoning``."""
+
+    prompt_id: str | None = ANSWER_MATCH_PROMPT_ID
     is_matching: bool | None = None
     reasoning: str = ""
-    error: str | None = None
-    raw: str | None = None
-    tokens: dict[str, int] = field(default_factory=dict)
-    cost_usd: float | None = None
-    latency_s: float | None = None
-    judge: str = ""
-    prompt_id: str = ANSWER_MATCH_PROMPT_ID
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["status"] = self.status.value
-        return d
 
 
 class MatchOutput(BaseModel):
@@ -66,10 +54,7 @@ class MatchOutput(BaseModel):
     is_matching: bool
     reasoning: str = ""
 
-    @field_validator("reasoning", mode="before")
-    @classmethod
-    def _text(cls, v: Any) -> str:
-        return "" if v is None else str(v)
+    _text = field_validator("reasoning", mode="before")(lambda cls, v: text_or_empty(v))
 
 
 def parse_match(text: str) -> MatchOutput | str:
@@ -115,9 +100,7 @@ class AnswerMatchJudge:
             parsed = self._parse(completion)
             if isinstance(parsed, ParseProblem) and parsed.kind in ("no_json", "schema"):
                 status = JudgeStatus.REPAIRED
-                messages = messages + [
-                    {"role": "assistant", "content": completion.text or ""}, repair_message(parsed.message)
-                ]
+                messages = reask(messages, completion.text, repair_message(parsed.message))
                 completion = await self._ask(messages, log)
                 parsed = self._parse(completion)
             result.raw = completion.text or completion.refusal
@@ -158,15 +141,7 @@ class AnswerMatchJudge:
     ) -> list[MatchResult]:
         """One result per item, in order; never raises for an item."""
 
-        def cancelled(item: MatchItem) -> MatchResult:
-            return MatchResult(item.id, JudgeStatus.CANCELLED, error="cancelled", judge=self.name)
+        def failed(item: MatchItem, status: JudgeStatus, error: str) -> MatchResult:
+            return MatchResult(item.id, status, error=error, judge=self.name)
 
-        try:
-            raw = self.client.map(self.match_one, items, progress, cancel, on_cancel=cancelled)
-        except errors.ConfigError as err:
-            return [MatchResult(i.id, JudgeStatus.PROVIDER_ERROR, error=error_text(err), judge=self.name) for i in items]
-        return [
-            r if isinstance(r, MatchResult)
-            else MatchResult(i.id, status_for_error(r), error=error_text(r), judge=self.name)
-            for i, r in zip(items, raw)
-        ]
+        return judge_each(self.client, self.match_one, items, failed, progress, cancel)

@@ -30,7 +30,6 @@ def make_consistent(item: EvalItem, labels: Labels) -> tuple[Labels, dict[str, A
     utilized = list(labels.all_utilized_sentence_keys)
     relevant = list(labels.all_relevant_sentence_keys)
     used, rel = set(utilized), set(relevant)
-    repairs: dict[str, Any] = {}
     added_utilized: list[str] = []
     supported_without_keys: list[str] = []
     for support in labels.sentence_support_information:
@@ -52,12 +51,8 @@ def make_consistent(item: EvalItem, labels: Labels) -> tuple[Labels, dict[str, A
             rel.add(key)
             relevant.append(key)
             added_relevant.append(key)
-    if added_utilized:
-        repairs["utilized_added"] = added_utilized
-    if added_relevant:
-        repairs["relevant_added"] = added_relevant
-    if supported_without_keys:
-        repairs["supported_without_keys"] = supported_without_keys
+    repairs: dict[str, Any] = {name: keys for name, keys in (("utilized_added", added_utilized), ("relevant_added",
+                               added_relevant), ("supported_without_keys", supported_without_keys)) if keys}
     if not added_utilized and not added_relevant:
         return labels, repairs
     order = {k: i for i, k in enumerate(item.document_keys)}

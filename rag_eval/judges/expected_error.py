@@ -23,27 +23,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from rag_eval.judges.local_error import (  # noqa: F401 - the figures' names, used by callers
-    METRICS,
-    SOURCE_CALIBRATION,
-    SOURCE_HELD_OUT,
-    SOURCE_UNKNOWN,
-    for_local_model,
-)
+from rag_eval.judges.local_error import METRICS, SOURCE_CALIBRATION, SOURCE_HELD_OUT, SOURCE_UNKNOWN
 
 
-def expected_judge_error(judge: Any) -> dict[str, Any]:
-    """The expected error of ``judge`` (any judge object with a ``name``) as a JSON-able
-    dict: ``judge``, ``source`` (calibration / leave_one_domain_out / unknown),
-    ``basis`` (in words), ``metrics`` (run metric name -> ``rmse``, ``interval`` or
-    ``range``). Its kind says it (:attr:`rag_eval.judges.kinds.JudgeKind.expected_error`);
-    a kind that declares none: unknown."""
-    return _of_kind(judge)
-
-
-def _of_kind(judge: Any, calibration: str | None = None, label: str | None = None) -> dict[str, Any]:
-    """What the kind of ``judge`` (an object, or a recorded judge name) declares; unknown
-    (named ``label``) when it declares nothing."""
+def expected_judge_error(judge: Any, calibration: str | None = None, label: str | None = None) -> dict[str, Any]:
+    """The expected error of ``judge`` (a judge object with a ``name``, or a recorded judge
+    name with its ``calibration``) as a JSON-able dict: ``judge``, ``source`` (calibration /
+    leave_one_domain_out / unknown), ``basis`` (in words), ``metrics`` (run metric name ->
+    ``rmse``, ``interval`` or ``range``). Its kind says it
+    (:attr:`rag_eval.judges.kinds.JudgeKind.expected_error`); a kind that declares none:
+    unknown (named ``label``)."""
     from rag_eval.judges.kinds import JUDGE_KINDS
 
     name = str(getattr(judge, "name", judge))
@@ -60,10 +49,10 @@ def for_run(run: dict[str, Any]) -> dict[str, Any]:
     stored = (run.get("summary") or {}).get("expected_judge_error")
     if stored:
         return dict(stored)
-    judge = (run.get("config") or {}).get("judge") or {}
-    kind = judge.get("kind") if isinstance(judge, dict) else None
-    calibration = judge.get("calibration") if isinstance(judge, dict) else None
-    return _of_kind(str(kind or ""), calibration, label=f"{kind or 'unknown'} judge")
+    judge = (run.get("config") or {}).get("judge")
+    judge = judge if isinstance(judge, dict) else {}
+    kind = judge.get("kind")
+    return expected_judge_error(str(kind or ""), judge.get("calibration"), label=f"{kind or 'unknown'} judge")
 
 
 def metric_error(expected: dict[str, Any], metric: str) -> float | None:

@@ -24,17 +24,6 @@ from typing import Any
 from rag_eval.judges.base import Judge, JudgeSpec, JudgeUsageError, RaySpec
 from rag_eval.judges.kinds import JUDGE_KINDS
 
-__all__ = ["JudgeSpec", "JudgeUsageError", "RaySpec", "answer_matcher_for", "build_judge", "judge_spec", "kinds"]
-
-
-def kinds() -> tuple[str, ...]:
-    """The judge kinds installed (built-in and plugins: :data:`rag_eval.judges.kinds.JUDGE_KINDS`)."""
-    return JUDGE_KINDS.names()
-
-
-def _kind(name: str) -> Any:
-    return JUDGE_KINDS.get(name)
-
 
 def judge_spec(config: Any, **changes: Any) -> JudgeSpec:
     """The :class:`JudgeSpec` of a name, a spec or a ``JudgeConfig``-like object."""
@@ -42,14 +31,14 @@ def judge_spec(config: Any, **changes: Any) -> JudgeSpec:
         spec = config
     elif isinstance(config, str):
         kind, _, calibration = config.partition(":")
-        declared = _kind(kind)
+        declared = JUDGE_KINDS.get(kind)
         if (calibration and not declared.calibrated) or (config.endswith(":") and not calibration):
-            raise JudgeUsageError(f"unknown judge {config!r}; choose one of: {', '.join(kinds())} "
+            raise JudgeUsageError(f"unknown judge {config!r}; choose one of: {', '.join(JUDGE_KINDS.names())} "
                                   "or local:NAME (a stored calibration)")
         spec = JudgeSpec(kind=kind, calibration=calibration or None)
     else:
         kind = str(getattr(config, "kind", "local"))
-        if getattr(config, "calibration", None) is not None and not _kind(kind).calibrated:
+        if getattr(config, "calibration", None) is not None and not JUDGE_KINDS.get(kind).calibrated:
             raise JudgeUsageError(f"judge {kind!r} takes no calibration (a calibration is for local:NAME)")
         spec = JudgeSpec(kind=kind, calibration=getattr(config, "calibration", None),
                          model=getattr(config, "model", None), base_url=getattr(config, "base_url", None),
@@ -64,7 +53,7 @@ def build_judge(config: Any = "local", ray: RaySpec | None = None, **changes: An
     ``ray`` is given. ``changes`` override spec fields (``model_path``, ``samples``,
     ``llm``...). Raises :class:`JudgeUsageError` before any work when it cannot be built."""
     spec = judge_spec(config, **changes)
-    declared = _kind(spec.kind)
+    declared = JUDGE_KINDS.get(spec.kind)
     spec = declared.resolve(spec)  # a bad option is a usage error before anything is built
     if ray is not None:
         from rag_eval.judges.ray import ray_judge, require_ray
@@ -78,7 +67,7 @@ def build_judge(config: Any = "local", ray: RaySpec | None = None, **changes: An
 def build_from_spec(spec: JudgeSpec) -> Judge:
     """The judge of ``spec``'s kind, built here (what each Ray actor runs: a top-level
     function, so it pickles by name and the actor looks the kind up in its own registry)."""
-    return _kind(spec.kind).build(spec)
+    return JUDGE_KINDS.get(spec.kind).build(spec)
 
 
 def answer_matcher_for(judge: Any) -> Any:

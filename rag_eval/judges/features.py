@@ -269,14 +269,8 @@ class RowFeatures:
     missing_names: list[list[str]]  # per response sentence
 
 
-def row_features(
-    question: str,
-    documents: Sequence[Sequence[str]],
-    response_sentences: Sequence[str],
-    q_vec: np.ndarray,
-    doc_vecs: np.ndarray,
-    resp_vecs: np.ndarray,
-) -> RowFeatures:
+def row_features(question: str, documents: Sequence[Sequence[str]], response_sentences: Sequence[str],
+                 q_vec: np.ndarray, doc_vecs: np.ndarray, resp_vecs: np.ndarray) -> RowFeatures:
     """All features of one row from its texts and L2-normalised embeddings.
 
     ``documents[d]`` lists the sentences of document ``d``; ``doc_vecs`` holds their
@@ -363,29 +357,14 @@ def row_features(
         ])
         missing_numbers.append(miss_n)
         missing_names.append(miss_w)
-    return RowFeatures(
-        doc=doc,
-        resp=np.asarray(resp_rows, dtype=np.float32),
-        resp_doc_sim=sim,
-        missing_numbers=missing_numbers,
-        missing_names=missing_names,
-    )
+    return RowFeatures(doc=doc, resp=np.asarray(resp_rows, dtype=np.float32), resp_doc_sim=sim,
+                       missing_numbers=missing_numbers, missing_names=missing_names)
 
 
-def _doc_matrix(
-    documents: Sequence[Sequence[str]],
-    flat: Sequence[str],
-    q_cos: np.ndarray,
-    sim: np.ndarray,
-    ranked: np.ndarray,
-    overlap: list[list[float] | None],
-    q_tok: set[str],
-    d_toks: Sequence[Sequence[str]],
-    d_sets: Sequence[AbstractSet[str]],
-    response_tokens: set[str],
-    response_numbers: set[str],
-    hedged: bool,
-) -> np.ndarray:
+def _doc_matrix(documents: Sequence[Sequence[str]], flat: Sequence[str], q_cos: np.ndarray, sim: np.ndarray,
+                ranked: np.ndarray, overlap: list[list[float] | None], q_tok: set[str], d_toks: Sequence[Sequence[str]],
+                d_sets: Sequence[AbstractSet[str]], response_tokens: set[str], response_numbers: set[str],
+                hedged: bool) -> np.ndarray:
     n = len(flat)
     r_cos = sim.max(axis=0)
     best_support = np.zeros(n, dtype=np.float32)

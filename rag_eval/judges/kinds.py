@@ -51,14 +51,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import partial
-from typing import Any, Literal
+from typing import Any, Literal, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from rag_eval.judges.base import Judge, JudgeSpec, JudgeUsageError
 from rag_eval.judges.lexical import LexicalJudge, LexicalOptions
+from rag_eval.judges.local_error import local_expected_error
 from rag_eval.llm.pricing import CostEstimate
 from rag_eval.metrics.registry import PluginError, load_entry_points
 
@@ -204,29 +205,22 @@ class JudgeKinds:
 
 
 # ---------------------------------------------------------------- the built-in kinds
-class LLMJudgeOptions(BaseModel):
-    """Options of the ``llm`` judge (the key comes from the variable ``api_key_env`` names,
-    never from an option)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    model: str | None = None
-    base_url: str | None = None
-    api_key_env: str | None = None
-    concurrency: int | None = Field(None, ge=1)
-    samples: int = Field(1, ge=1)
-    consistency_check: bool = False
-    prompt_id: str | None = None
+def _spec_options(title: str, doc: str, *names: str) -> type[BaseModel]:
+    """A built-in kind's options model: the :class:`JudgeSpec` fields ``names`` (which
+    :meth:`JudgeKind.resolve` fills), with the spec's types and defaults; a count is at
+    least 1, a calibration is given by name."""
+    types = get_type_hints(JudgeSpec) | {"calibration": str | None}
+    defaults: dict[str, Any] = {f.name: f.default for f in fields(JudgeSpec)}
+    return create_model(title, __config__=ConfigDict(extra="forbid"), __doc__=doc, **{  # type: ignore[call-overload]
+        name: (types[name], Field(defaults[name], ge=1) if name in ("concurrency", "samples", "workers")
+               else defaults[name]) for name in names})
 
 
-class LocalJudgeOptions(BaseModel):
-    """Options of the ``local`` judge."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    model_path: str | None = None
-    calibration: str | None = None
-    workers: int | None = Field(None, ge=1)
+LLMJudgeOptions = _spec_options("LLMJudgeOptions", "Options of the ``llm`` judge (the key comes from the variable "
+                                "``api_key_env`` names, never from an option).", "model", "base_url", "api_key_env",
+                                "concurrency", "samples", "consistency_check", "prompt_id")
+LocalJudgeOptions = _spec_options("LocalJudgeOptions", "Options of the ``local`` judge.", "model_path", "calibration",
+                                  "workers")
 
 
 def llm_config_of(spec: JudgeSpec) -> Any:
@@ -275,18 +269,12 @@ def _local(spec: JudgeSpec) -> Judge:
         raise JudgeUsageError(f"cannot load the local judge: {str(err).splitlines()[0] if str(err) else err!r}") from err
 
 
-def _local_expected_error(judge: Any, calibration: str | None) -> dict[str, Any] | None:
-    from rag_eval.judges.local_error import local_expected_error
-
-    return local_expected_error(judge, calibration)
-
-
 JUDGE_KINDS = JudgeKinds()
 JUDGE_KINDS.register(JudgeKind("llm", from_spec=_llm, options=LLMJudgeOptions, calls_network=True,
                                estimate=_llm_estimate,
                                help="An LLM labels every sentence (any OpenAI-compatible endpoint)."))
 JUDGE_KINDS.register(JudgeKind("local", from_spec=_local, options=LocalJudgeOptions, calibrated=True,
-                               expected_error=_local_expected_error,
+                               expected_error=local_expected_error,
                                help="The offline learned judge (ONNX encoder + heads); local:NAME with a calibration."))
 JUDGE_KINDS.register(JudgeKind("lexical", factory=LexicalJudge, options=LexicalOptions,
                                help="Word overlap, the reference a judge should beat (no model, no network, no cost)."))

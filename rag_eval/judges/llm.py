@@ -31,16 +31,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rag_eval.judges.accounting import CallLog, error_text, status_for_error
+from rag_eval.judges.accounting import CallLog, error_text, judge_each, status_for_error
 from rag_eval.judges.base import ProgressCallback
 from rag_eval.judges.consistency import make_consistent
 from rag_eval.judges.parsing import ParsedTrace, ParseProblem, parse_trace
-from rag_eval.judges.prompts import (
-    TRACE_PROMPT_ID,
-    consistency_message,
-    repair_message,
-    trace_messages,
-)
+from rag_eval.judges.prompts import TRACE_PROMPT_ID, consistency_message, reask, repair_message, trace_messages
 from rag_eval.llm import errors
 from rag_eval.llm.client import Completion, LLMClient
 from rag_eval.llm.config import LLMConfig
@@ -126,12 +121,8 @@ class LLMJudge:
     async def _call(
         self, messages: list[dict[str, str]], temperature: float, max_tokens: int, namespace: str, log: CallLog
     ) -> Completion:
-        return log.add(
-            await self.client.complete(
-                messages, temperature=temperature, max_tokens=max_tokens,
-                json_mode=self.config.json_mode, cache_namespace=namespace,
-            )
-        )
+        return log.add(await self.client.complete(messages, temperature=temperature, max_tokens=max_tokens,
+                                                  json_mode=self.config.json_mode, cache_namespace=namespace))
 
     async def _ask(
         self, messages: list[dict[str, str]], temperature: float, namespace: str, out: _Outcome
@@ -139,11 +130,8 @@ class LLMJudge:
         """One question, re-asked with a bigger budget while the answer is cut off."""
         max_tokens = self.config.max_tokens
         completion = await self._call(messages, temperature, max_tokens, namespace, out.log)
-        while (
-            completion.finish_reason == "length"
-            and max_tokens < MAX_TOKENS_CAP
-            and out.truncation_retries < MAX_TRUNCATION_RETRIES
-        ):
+        while (completion.finish_reason == "length" and max_tokens < MAX_TOKENS_CAP
+               and out.truncation_retries < MAX_TRUNCATION_RETRIES):
             max_tokens = min(max_tokens * 2, MAX_TOKENS_CAP)
             out.truncation_retries += 1
             completion = await self._call(messages, temperature, max_tokens, namespace, out.log)
@@ -162,10 +150,7 @@ class LLMJudge:
                 if problem.kind in ("refusal", "truncated"):
                     return self._fail(out, problem)
                 out.reasks += 1
-                followup = messages + [
-                    {"role": "assistant", "content": completion.text or ""},
-                    repair_message(problem.message),
-                ]
+                followup = reask(messages, completion.text, repair_message(problem.message))
                 second = await self._ask(followup, temperature, namespace, out)
                 out.raw = second.text or second.refusal
                 again = self._problem(second, item)
@@ -187,9 +172,7 @@ class LLMJudge:
                 await self._check_consistency(item, messages, completion, temperature, namespace, out)
             return out
         except errors.LLMError as err:
-            out.status = status_for_error(err)
-            out.error = error_text(err)
-            out.parsed = None
+            out.status, out.error, out.parsed = status_for_error(err), error_text(err), None
             return out
 
     def _problem(self, completion: Completion, item: EvalItem) -> ParsedTrace | ParseProblem:
@@ -207,8 +190,7 @@ class LLMJudge:
 
     @staticmethod
     def _fail(out: _Outcome, problem: ParseProblem) -> _Outcome:
-        out.status = JudgeStatus.REFUSED if problem.kind == "refusal" else JudgeStatus.TRUNCATED
-        out.error = problem.message
+        out.status, out.error = JudgeStatus.REFUSED if problem.kind == "refusal" else JudgeStatus.TRUNCATED, problem.message
         return out
 
     async def _ask_missing(
@@ -216,13 +198,8 @@ class LLMJudge:
     ) -> tuple[ParsedTrace, list[dict[str, str]], Completion]:
         """Re-ask once for response sentences the judge left unlabelled."""
         out.reasks += 1
-        followup = messages + [
-            {"role": "assistant", "content": completion.text or ""},
-            repair_message(
-                "sentence_support_information has no entry for response sentence(s) "
-                + ", ".join(parsed.missing_response_keys)
-            ),
-        ]
+        followup = reask(messages, completion.text, repair_message(
+            "sentence_support_information has no entry for response sentence(s) " + ", ".join(parsed.missing_response_keys)))
         second = await self._ask(followup, temperature, namespace, out)
         again = self._problem(second, item)
         if isinstance(again, ParsedTrace) and len(again.missing_response_keys) < len(parsed.missing_response_keys):
@@ -236,10 +213,8 @@ class LLMJudge:
         while not _is_consistent(out.parsed.labels) and out.consistency_reasks < self.max_consistency_reasks:
             out.consistency_reasks += 1
             labels = out.parsed.labels
-            messages = messages + [
-                {"role": "assistant", "content": completion.text or ""},
-                consistency_message(bool(labels.overall_supported), labels.unsupported_response_sentence_keys),
-            ]
+            messages = reask(messages, completion.text, consistency_message(
+                bool(labels.overall_supported), labels.unsupported_response_sentence_keys))
             completion = await self._ask(messages, temperature, namespace, out)
             again = self._problem(completion, item)
             if isinstance(again, ParseProblem):
@@ -256,9 +231,8 @@ class LLMJudge:
             outcomes = [await self._sample(item, self.config.temperature, "")]
         else:
             temperature = self.config.temperature if self.config.temperature > 0 else self.sample_temperature
-            outcomes = list(
-                await asyncio.gather(*(self._sample(item, temperature, f"sample:{i}") for i in range(self.samples)))
-            )
+            outcomes = list(await asyncio.gather(*(self._sample(item, temperature, f"sample:{i}")
+                                                   for i in range(self.samples))))
         return self._result(item, outcomes, time.perf_counter() - started)
 
     def _result(self, item: EvalItem, outcomes: list[_Outcome], latency: float) -> JudgeResult:
@@ -312,26 +286,10 @@ class LLMJudge:
     ) -> list[JudgeResult]:
         """One result per item, in input order; never raises for an item."""
 
-        def cancelled(item: EvalItem) -> JudgeResult:
-            return JudgeResult(item.id, JudgeStatus.CANCELLED, error="cancelled before it was judged",
-                               judge=self.name, prompt_id=self.prompt_id)
+        def failed(item: EvalItem, status: JudgeStatus, error: str) -> JudgeResult:
+            return JudgeResult(item.id, status, error=error, judge=self.name, prompt_id=self.prompt_id)
 
-        try:
-            raw = self.client.map(self.judge_one, items, progress, cancel, on_cancel=cancelled)
-        except errors.ConfigError as err:  # e.g. no API key: every row fails the same way
-            return [
-                JudgeResult(i.id, JudgeStatus.PROVIDER_ERROR, error=error_text(err), judge=self.name,
-                            prompt_id=self.prompt_id)
-                for i in items
-            ]
-        out: list[JudgeResult] = []
-        for item, result in zip(items, raw):
-            if isinstance(result, JudgeResult):
-                out.append(result)
-            else:  # an unexpected exception for this item: reported, not raised
-                out.append(JudgeResult(item.id, status_for_error(result), error=error_text(result),
-                                       judge=self.name, prompt_id=self.prompt_id))
-        return out
+        return judge_each(self.client, self.judge_one, items, failed, progress, cancel, "cancelled before it was judged")
 
 
 def _consistent(item: EvalItem, labels: Labels, extra: dict[str, Any]) -> Labels:

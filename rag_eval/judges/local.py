@@ -30,6 +30,7 @@ part of every chunk: the features are Python, so one process is bound by its GIL
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -79,25 +80,16 @@ class LogisticHead:
         return 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "features": list(self.features),
-            "mean": [float(v) for v in self.mean],
-            "scale": [float(v) for v in self.scale],
-            "coef": [float(v) for v in self.coef],
-            "intercept": float(self.intercept),
-            "link": self.link,
-        }
+        return {"features": list(self.features), **{k: [float(v) for v in getattr(self, k)] for k in _VECTORS},
+                "intercept": float(self.intercept), "link": self.link}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> LogisticHead:
-        return cls(
-            features=tuple(d["features"]),
-            mean=np.asarray(d["mean"], dtype=np.float64),
-            scale=np.asarray(d["scale"], dtype=np.float64),
-            coef=np.asarray(d["coef"], dtype=np.float64),
-            intercept=float(d["intercept"]),
-            link=str(d.get("link", "logistic")),
-        )
+        return cls(features=tuple(d["features"]), **{k: np.asarray(d[k], dtype=np.float64) for k in _VECTORS},
+                   intercept=float(d["intercept"]), link=str(d.get("link", "logistic")))
+
+
+_VECTORS = ("mean", "scale", "coef")  # a head's arrays, stored as lists of numbers
 
 
 #: Inputs of the sentence-level support head (``local:2.3.0``): only the sentence's
@@ -182,8 +174,11 @@ def rate_features(doc: np.ndarray, resp: np.ndarray, p: np.ndarray) -> np.ndarra
     ], dtype=np.float64)
 
 
-HEADS = ("relevance", "utilization", "support", "row_support", "adherence", "completeness", "relevance_rate",
-         "utilization_rate")
+#: Each head of :class:`LocalModel` (its field) and the features it was trained on.
+HEAD_FEATURES = {"relevance": DOC_FEATURES, "utilization": DOC_FEATURES, "support": SUPPORT_FEATURES,
+                 "row_support": ROW_SUPPORT_FEATURES, "adherence": ADHERENCE_FEATURES,
+                 "completeness": COMPLETENESS_FEATURES, "relevance_rate": RATE_FEATURES, "utilization_rate": RATE_FEATURES}
+HEADS = tuple(HEAD_FEATURES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,14 +217,7 @@ class LocalModel:
                              "format); retrain with scripts/train_local_judge.py")
         model = cls(
             version=str(data["version"]),
-            relevance=LogisticHead.from_dict(heads["relevance"]),
-            utilization=LogisticHead.from_dict(heads["utilization"]),
-            support=LogisticHead.from_dict(heads["support"]),
-            row_support=LogisticHead.from_dict(heads["row_support"]),
-            adherence=LogisticHead.from_dict(heads["adherence"]),
-            completeness=LogisticHead.from_dict(heads["completeness"]),
-            relevance_rate=LogisticHead.from_dict(heads["relevance_rate"]),
-            utilization_rate=LogisticHead.from_dict(heads["utilization_rate"]),
+            **{name: LogisticHead.from_dict(heads[name]) for name in HEADS},
             metadata=dict(data.get("metadata", {})),
             encoder=EncoderSpec.from_dict(data.get("encoder"), JUDGE_ENCODER),
             support_threshold=float(data.get("support_threshold", SUPPORT_THRESHOLD)),
@@ -238,17 +226,8 @@ class LocalModel:
         return model
 
     def _check(self) -> None:
-        for name, head, expected in (
-            ("relevance", self.relevance, DOC_FEATURES),
-            ("utilization", self.utilization, DOC_FEATURES),
-            ("support", self.support, SUPPORT_FEATURES),
-            ("row_support", self.row_support, ROW_SUPPORT_FEATURES),
-            ("adherence", self.adherence, ADHERENCE_FEATURES),
-            ("completeness", self.completeness, COMPLETENESS_FEATURES),
-            ("relevance_rate", self.relevance_rate, RATE_FEATURES),
-            ("utilization_rate", self.utilization_rate, RATE_FEATURES),
-        ):
-            if head.features != tuple(expected):
+        for name, expected in HEAD_FEATURES.items():
+            if getattr(self, name).features != tuple(expected):
                 raise ValueError(
                     f"model head '{name}' was trained on other features; retrain with scripts/train_local_judge.py"
                 )
@@ -269,11 +248,9 @@ class LocalModel:
         mean = (self.metadata.get("held_out_quality") or {}).get("mean")
         if not mean:
             return None
-        return (
-            f"local:{self.version} on RAGBench domains it was not trained on: hallucination AUROC "
-            f"{mean['auroc']:.2f}, relevance RMSE {mean['rmse_relevance']:.2f}, utilization RMSE "
-            f"{mean['rmse_utilization']:.2f}. A triage signal; use an LLM judge for decisions."
-        )
+        return (f"local:{self.version} on RAGBench domains it was not trained on: hallucination AUROC "
+                f"{mean['auroc']:.2f}, relevance RMSE {mean['rmse_relevance']:.2f}, utilization RMSE "
+                f"{mean['rmse_utilization']:.2f}. A triage signal; use an LLM judge for decisions.")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -418,22 +395,17 @@ def labels_from_features(item: EvalItem, feats: RowFeatures, model: LocalModel) 
                                  feats.missing_names[i]),
             probability=round(float(p_sup[i]), 4),
         ))
-    n = len(doc_keys)
     labels = Labels(
         all_relevant_sentence_keys=relevant,
         all_utilized_sentence_keys=utilized,
         sentence_support_information=support,
         unsupported_response_sentence_keys=unsupported,
         overall_supported=not unsupported,
-        relevance_explanation=(
-            f"local judge: estimated relevance {rel_rate:.2f} and utilization {util_rate:.2f} "
-            f"of {n} document sentences; completeness {c_hat:.2f}"
-        ),
-        overall_supported_explanation=(
-            f"local judge: P(grounded) = {p_row:.2f}; "
-            + (f"sentences {', '.join(unsupported)} look unsupported" if unsupported
-               else "every response sentence looks supported")
-        ),
+        relevance_explanation=(f"local judge: estimated relevance {rel_rate:.2f} and utilization {util_rate:.2f} "
+                               f"of {len(doc_keys)} document sentences; completeness {c_hat:.2f}"),
+        overall_supported_explanation=f"local judge: P(grounded) = {p_row:.2f}; " + (
+            f"sentences {', '.join(unsupported)} look unsupported" if unsupported
+            else "every response sentence looks supported"),
         relevance_probabilities={k: round(float(v), 4) for k, v in zip(doc_keys, p_rel)},
         utilization_probabilities={k: round(float(v), 4) for k, v in zip(doc_keys, p_util)},
         support_probabilities={k: round(float(v), 4) for k, v in zip(resp_keys, p_sup)},
@@ -513,19 +485,17 @@ class LocalJudge:
         Later calls cost one cached lookup. A failing encoder is left to the rows: each
         gets its status (embedding failed), none is lost. (Worker processes, with
         ``workers > 1``, start with the first full batch: see :meth:`judge`.)"""
-        try:
+        with contextlib.suppress(Exception):  # reported per row by judge()
             self.embedder.encode(["warm-up"])
-        except Exception:  # noqa: BLE001 - reported per row by judge()
-            pass
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
         """Stop the worker processes, if any; the encoder stays loaded for the next run
         of this judge (and :meth:`start` starts workers again). With :meth:`start` it makes
         this a :class:`~rag_eval.judges.base.ManagedJudge`, which is how ``evaluate`` knows
         to warm it up before the first row."""
         pool, self._pool = self._pool, None
         if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+            pool.shutdown(wait=wait, cancel_futures=True)
 
     def judge(
         self,
@@ -592,9 +562,7 @@ class LocalJudge:
         """After a worker failed (killed, out of memory): the rest is judged in this process,
         without starting workers again (a crash that repeats would cost a start per batch)."""
         self.workers = 1
-        pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+        self.close(wait=False)
 
     def _judge_chunk(self, chunk: Sequence[EvalItem]) -> list[JudgeResult]:
         """The chunk in steps of :data:`PIPELINE_ROWS` rows: while the features and

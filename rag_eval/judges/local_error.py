@@ -94,7 +94,7 @@ def local_expected_error(judge: Any, calibration: str | None = None) -> dict[str
     from rag_eval.judges.local import LocalModel
 
     model = LocalModel.load()
-    base = for_local_model(model)
+    base = {"judge": f"local:{model.version}", **_local_held_out(model)}
     if calibration:
         from rag_eval.judges.calibration import load_calibration
 
@@ -104,10 +104,5 @@ def local_expected_error(judge: Any, calibration: str | None = None) -> dict[str
         except (FileNotFoundError, ValueError):
             base["basis"] += f" (calibration '{calibration}' not found here)"
     return base
-
-
-def for_local_model(model: Any, name: str | None = None) -> dict[str, Any]:
-    """The shipped local judge's held-out figures (no judge object needed)."""
-    return {"judge": name or f"local:{model.version}", **_local_held_out(model)}
 
 

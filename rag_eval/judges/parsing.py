@@ -13,6 +13,7 @@ pure (no I/O), so each rule is tested on plain strings:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Iterator
@@ -101,13 +102,11 @@ def iter_json_objects(text: str) -> Iterator[Extraction]:
     stripped = strip_reasoning(text or "").strip()
     if not stripped:
         return
-    try:
+    with contextlib.suppress(json.JSONDecodeError):
         value = json.loads(stripped)
         if isinstance(value, dict):
             yield Extraction(value, "json")
             return
-    except json.JSONDecodeError:
-        pass
     fenced = strip_code_fences(stripped)
     sources = [(fenced, "fenced"), (stripped, "prose")] if fenced is not stripped else [(stripped, "prose")]
     seen: set[str] = set()
@@ -151,6 +150,11 @@ def _as_key_list(value: Any) -> list[str]:
     return [str(v) for v in value if v is not None]
 
 
+def text_or_empty(value: Any) -> str:
+    """A judge's free text as a string (a null explanation is an empty one)."""
+    return "" if value is None else str(value)
+
+
 class SupportEntry(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
@@ -160,16 +164,8 @@ class SupportEntry(BaseModel):
     fully_supported: bool | None  # required, but null happens (RAGBench's own GPT-4 labels have it)
 
     _keys = field_validator("supporting_sentence_keys", mode="before")(lambda cls, v: _as_key_list(v))
-
-    @field_validator("response_sentence_key", mode="before")
-    @classmethod
-    def _key(cls, v: Any) -> str:
-        return str(v)
-
-    @field_validator("explanation", mode="before")
-    @classmethod
-    def _text(cls, v: Any) -> str:
-        return "" if v is None else str(v)
+    _key = field_validator("response_sentence_key", mode="before")(lambda cls, v: str(v))
+    _text = field_validator("explanation", mode="before")(lambda cls, v: text_or_empty(v))
 
 
 class TraceOutput(BaseModel):
@@ -190,11 +186,8 @@ class TraceOutput(BaseModel):
     _ukeys = field_validator("all_utilized_sentence_keys", mode="before")(
         lambda cls, v: None if v is None else _as_key_list(v)
     )
-
-    @field_validator("relevance_explanation", "overall_supported_explanation", mode="before")
-    @classmethod
-    def _text(cls, v: Any) -> str:
-        return "" if v is None else str(v)
+    _text = field_validator("relevance_explanation", "overall_supported_explanation", mode="before")(
+        lambda cls, v: text_or_empty(v))
 
 
 def validation_message(err: ValidationError) -> str:
@@ -234,18 +227,12 @@ def _filter(
     out: list[str] = []
     for value in raw:
         key = normalize_key(value)
-        if allow_special and key in SPECIAL_SUPPORT_TOKENS:
-            reason = None
-        elif key in known:
-            reason = None
-        elif key in SPECIAL_SUPPORT_TOKENS:
-            reason = "special_token_not_allowed_here"
+        if key in known or (allow_special and key in SPECIAL_SUPPORT_TOKENS):
+            if key not in out:
+                out.append(key)
         else:
-            reason = "unknown_key"
-        if reason:
-            dropped.append({"field": field_name, "key": str(value), "reason": reason})
-        elif key not in out:
-            out.append(key)
+            dropped.append({"field": field_name, "key": str(value), "reason": "special_token_not_allowed_here"
+                            if key in SPECIAL_SUPPORT_TOKENS else "unknown_key"})
     return out
 
 

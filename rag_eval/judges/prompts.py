@@ -13,7 +13,6 @@ retrieved page that says "ignore previous instructions" is just a sentence to la
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 from rag_eval.schema import EvalItem
 
@@ -71,21 +70,8 @@ Answer with one JSON object and nothing else:
 
 ANSWER_MATCH_SYSTEM_PROMPT = _ANSWER_MATCH_SYSTEM.format(open=FENCE_OPEN, close=FENCE_CLOSE)
 
-@dataclass(frozen=True, slots=True)
-class Prompt:
-    id: str
-    system: str
-
-PROMPTS: dict[str, Prompt] = {
-    TRACE_PROMPT_ID: Prompt(TRACE_PROMPT_ID, TRACE_SYSTEM_PROMPT),
-    ANSWER_MATCH_PROMPT_ID: Prompt(ANSWER_MATCH_PROMPT_ID, ANSWER_MATCH_SYSTEM_PROMPT),
-}
-
-def get_prompt(prompt_id: str) -> Prompt:
-    try:
-        return PROMPTS[prompt_id]
-    except KeyError:
-        raise ValueError(f"unknown prompt id {prompt_id!r}; known: {', '.join(sorted(PROMPTS))}") from None
+#: The system prompt of each prompt id.
+PROMPTS = {TRACE_PROMPT_ID: TRACE_SYSTEM_PROMPT, ANSWER_MATCH_PROMPT_ID: ANSWER_MATCH_SYSTEM_PROMPT}
 
 def _fenced(lines: list[str]) -> str:
     return "\n".join([FENCE_OPEN, *lines, FENCE_CLOSE])
@@ -96,51 +82,37 @@ def _data(text: str) -> str:
 
 def trace_messages(item: EvalItem, prompt_id: str = TRACE_PROMPT_ID) -> list[dict[str, str]]:
     """The chat for labelling one item."""
-    prompt = get_prompt(prompt_id)
+    if prompt_id not in PROMPTS:
+        raise ValueError(f"unknown prompt id {prompt_id!r}; known: {', '.join(sorted(PROMPTS))}")
     doc_lines: list[str] = []
     for d, doc in enumerate(item.documents):
         doc_lines.append(f"# document {d}")
         doc_lines.extend(f"{s.key}: {_data(s.text)}" for s in doc)
     response_lines = [f"{s.key}: {_data(s.text)}" for s in item.response_sentences]
-    user = "\n\n".join(
-        [
-            "Question:\n" + _fenced([_data(item.question)]),
-            "Documents (one sentence per key):\n" + _fenced(doc_lines or ["(no documents)"]),
-            "Response (one sentence per key):\n" + _fenced(response_lines or ["(empty response)"]),
-            "Label the response now. Reply with the JSON object only.",
-        ]
-    )
-    return [{"role": "system", "content": prompt.system}, {"role": "user", "content": user}]
+    user = "\n\n".join(["Question:\n" + _fenced([_data(item.question)]),
+                        "Documents (one sentence per key):\n" + _fenced(doc_lines or ["(no documents)"]),
+                        "Response (one sentence per key):\n" + _fenced(response_lines or ["(empty response)"]),
+                        "Label the response now. Reply with the JSON object only."])
+    return [{"role": "system", "content": PROMPTS[prompt_id]}, {"role": "user", "content": user}]
+
+def reask(messages: list[dict[str, str]], answer: str | None, follow_up: dict[str, str]) -> list[dict[str, str]]:
+    """The chat asked again: ``messages``, the model's ``answer``, then ``follow_up``."""
+    return [*messages, {"role": "assistant", "content": answer or ""}, follow_up]
 
 def repair_message(error: str) -> dict[str, str]:
     """The follow-up turn after an answer we could not use (sent once)."""
-    return {
-        "role": "user",
-        "content": (
-            f"Your answer could not be used: {error}\n"
-            "Reply again with only the corrected JSON object, using only the keys shown above."
-        ),
-    }
+    return {"role": "user", "content": (f"Your answer could not be used: {error}\n"
+                                         "Reply again with only the corrected JSON object, using only the keys shown above.")}
 
 def consistency_message(overall: bool, unsupported: list[str]) -> dict[str, str]:
     """The follow-up when overall_supported contradicts the sentence labels."""
     detail = ", ".join(unsupported) if unsupported else "none"
-    return {
-        "role": "user",
-        "content": (
-            f"Your answer is inconsistent: overall_supported is {str(overall).lower()}, but the response "
-            f"sentences marked not fully supported are: {detail}. The response is overall supported only if "
-            "every sentence is fully supported. Re-check the sentences and reply with the corrected JSON object only."
-        ),
-    }
+    return {"role": "user", "content": (
+        f"Your answer is inconsistent: overall_supported is {str(overall).lower()}, but the response "
+        f"sentences marked not fully supported are: {detail}. The response is overall supported only if "
+        "every sentence is fully supported. Re-check the sentences and reply with the corrected JSON object only.")}
 
 def answer_match_messages(question: str, reference: str, predicted: str) -> list[dict[str, str]]:
-    user = "\n\n".join(
-        [
-            "Question:\n" + _fenced([_data(question)]),
-            "Reference answer:\n" + _fenced([_data(reference)]),
-            "Predicted answer:\n" + _fenced([_data(predicted)]),
-            "Reply with the JSON object only.",
-        ]
-    )
+    user = "\n\n".join(["Question:\n" + _fenced([_data(question)]), "Reference answer:\n" + _fenced([_data(reference)]),
+                        "Predicted answer:\n" + _fenced([_data(predicted)]), "Reply with the JSON object only."])
     return [{"role": "system", "content": ANSWER_MATCH_SYSTEM_PROMPT}, {"role": "user", "content": user}]

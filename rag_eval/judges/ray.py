@@ -27,6 +27,7 @@ judge's embeddings do not depend on batch composition (see
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections import deque
@@ -35,6 +36,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from rag_eval.config import setting
 from rag_eval.judges.base import BATCH_ROWS, Judge, JudgeSpec, JudgeUsageError, ProgressCallback, RaySpec
 from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus
 
@@ -67,14 +69,10 @@ class RayCluster:
         return self.address if show_address else "the configured Ray cluster"
 
 
-def configured_cluster(lookup: Callable[[str], str | None] | None = None) -> RayCluster | None:
+def configured_cluster(lookup: Callable[[str], str | None] = setting) -> RayCluster | None:
     """The cluster ``RAG_EVAL_RAY_ADDRESS`` names (``local``: a local Ray instance with
     as many CPUs as workers), or None when it is unset; ``RAG_EVAL_RAY_MAX_WORKERS``
     caps the workers a page may ask for. Reads settings only: nothing imports Ray."""
-    if lookup is None:
-        from rag_eval.config import setting
-
-        lookup = setting
     address = (lookup(ADDRESS_SETTING) or "").strip()
     if not address:
         return None
@@ -220,10 +218,8 @@ class RayJudge:
             return
         ray = _import_ray()
         for actor in self._actors:
-            try:
+            with contextlib.suppress(Exception):  # already dead is fine
                 ray.kill(actor)
-            except Exception:  # noqa: BLE001, S110 - already dead is fine
-                pass
         self._actors = []
         if self._started_ray:
             global _owned_users
@@ -285,14 +281,9 @@ class RayJudge:
             done_rows += len(chunks[index])
             if progress is not None:
                 progress(done_rows, total)
-        out: list[JudgeResult] = []
-        for index, chunk in enumerate(chunks):
-            got = results[index]
-            if got is None:
-                got = [JudgeResult(id=it.id, status=JudgeStatus.CANCELLED, error="cancelled before judging",
-                                   judge=self.name, extra={"judge_kind": self.spec.kind}) for it in chunk]
-            out.extend(got)
-        return out
+        return [result for got, chunk in zip(results, chunks) for result in (got if got is not None else [  # not sent
+            JudgeResult(id=it.id, status=JudgeStatus.CANCELLED, error="cancelled before judging", judge=self.name,
+                        extra={"judge_kind": self.spec.kind}) for it in chunk])]
 
 
 def ray_judge(spec: JudgeSpec, ray: RaySpec, build: Callable[[JudgeSpec], Judge], in_driver: bool = False) -> Judge:

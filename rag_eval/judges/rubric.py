@@ -221,30 +221,23 @@ class RubricScorer:
         self.samples = samples
         self.client = client or LLMClient(llm)
 
-    def _namespace(self, sample: int) -> str:
-        # the rubric's own text is part of every cache key: an edited rubric is asked again
-        digest = self.rubric.model_dump_json()
-        return f"rubric:{digest}:sample{sample}"
-
     def score_many(self, items: Sequence[Mapping[str, Any]], progress: Callable[[int, int], None] | None = None
                    ) -> list[RubricScore]:
         """One :class:`RubricScore` per item, in order; a failed call is that item's error."""
         temperature = None if self.samples == 1 else max(self.client.config.temperature, 0.7)
         jobs = [(i, k) for i in range(len(items)) for k in range(self.samples)]
+        rubric_text = self.rubric.model_dump_json()  # in every cache key: an edited rubric is asked again
 
         async def one(job: tuple[int, int]) -> Completion:
             i, k = job
             return await self.client.complete(rubric_messages(self.rubric, items[i]), temperature=temperature,
-                                              cache_namespace=self._namespace(k), top_logprobs=TOP_LOGPROBS)
+                                              cache_namespace=f"rubric:{rubric_text}:sample{k}", top_logprobs=TOP_LOGPROBS)
 
         answers = self.client.map(one, jobs, progress)
         by_item: list[list[Completion | BaseException]] = [[] for _ in items]
         for (i, _), answer in zip(jobs, answers, strict=True):
             by_item[i].append(answer)
         return [_combine(self.rubric, answers_of_item) for answers_of_item in by_item]
-
-    def score(self, item: Mapping[str, Any]) -> RubricScore:
-        return self.score_many([item])[0]
 
 
 # ---------------------------------------------------------------- rubrics as registered metrics
@@ -271,8 +264,7 @@ def rubric_metric(rubric: Rubric, llm: LLMConfig | None = None, samples: int | N
         scorer = state.get("scorer")
         if scorer is None:
             scorer = state["scorer"] = RubricScorer(rubric, llm or LLMConfig.from_settings(), samples=samples)
-        result = scorer.score({"id": item.id, "question": item.question, "response": item.response,
-                               "documents": list(item.documents), "reference": item.reference})
+        [result] = scorer.score_many([{"id": item.id, **_inputs(item)}])
         if result.value is None:
             raise RubricError(result.error or "no score")
         if samples == 1:
@@ -287,9 +279,7 @@ def rubric_metric(rubric: Rubric, llm: LLMConfig | None = None, samples: int | N
         from rag_eval.llm.pricing import dry_run_estimate
 
         config = llm or LLMConfig.from_settings()
-        chats = [rubric_messages(rubric, {"question": i.question, "response": i.response,
-                                          "documents": list(i.documents), "reference": i.reference})
-                 for i in items if all(getattr(i, n) for n in needs - {"llm"})]
+        chats = [rubric_messages(rubric, _inputs(i)) for i in items if all(getattr(i, n) for n in needs - {"llm"})]
         return dry_run_estimate(chats, config.model, EXPECTED_ANSWER_TOKENS, config.prices, samples=samples,
                                 purpose=rubric.name)
 
@@ -298,6 +288,12 @@ def rubric_metric(rubric: Rubric, llm: LLMConfig | None = None, samples: int | N
     return Metric(name=rubric.name, label=rubric.readable_label, family="custom",
                   higher_is_better=rubric.higher_is_better, range=(float(low), float(high)), needs=frozenset(needs),
                   compute=compute, help=rubric.help or rubric.criteria.strip(), origin=origin)
+
+
+def _inputs(item: Any) -> dict[str, Any]:
+    """What a rubric may read of a :class:`~rag_eval.metrics.registry.MetricItem`."""
+    return {"question": item.question, "response": item.response, "documents": list(item.documents),
+            "reference": item.reference}
 
 
 def register_rubric(source: str | Path | Rubric, samples: int | None = None, llm: LLMConfig | None = None) -> str:

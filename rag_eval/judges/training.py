@@ -26,7 +26,6 @@ from rag_eval.judges.features import DOC_FEATURES, RESP_FEATURES, RowFeatures
 from rag_eval.judges.local import (
     ADHERENCE_FEATURES,
     COMPLETENESS_FEATURES,
-    MAX_CHARS,
     RATE_FEATURES,
     ROW_SUPPORT_FEATURES,
     SUPPORT_FEATURES,
@@ -173,9 +172,8 @@ def build_dataset(rows: Sequence[dict[str, Any]], embedder, chunk_size: int = 12
             feats.append(f)
             subsets.append(str(row.get("_subset", "")))
             splits.append(str(row.get("_split", "validation")))
-            truth["relevance"].append(float(row["relevance_score"]))
-            truth["utilization"].append(float(row["utilization_score"]))
-            truth["completeness"].append(float(row["completeness_score"]))
+            for name in ("relevance", "utilization", "completeness"):
+                truth[name].append(float(row[f"{name}_score"]))
             truth["adherence"].append(float(bool(row["adherence_score"])))
             rel, util = _key_set(row.get("all_relevant_sentence_keys")), _key_set(row.get("all_utilized_sentence_keys"))
             unsup = _key_set(row.get("unsupported_response_sentence_keys"))
@@ -220,11 +218,12 @@ def fit_head(x: np.ndarray, y: np.ndarray, features: Sequence[str], c: float = D
     return LogisticHead(tuple(features), mean, scale, clf.coef_[0].astype(np.float64), float(clf.intercept_[0]))
 
 
-def _row_support_matrix(ds: Dataset, rows: np.ndarray, p_support: np.ndarray) -> np.ndarray:
-    """ROW_SUPPORT_FEATURES for ``rows`` given P(supported) for every response sentence of ``ds``."""
-    out = np.zeros((len(rows), len(ROW_SUPPORT_FEATURES)))
+def _row_matrix(rows: np.ndarray, features: Sequence[str], row_features: Any) -> np.ndarray:
+    """One row of ``features`` per row of ``rows``: ``row_features(r)`` (the judge's own
+    row-level featurisation, fed with ``ds``'s sentences of row ``r``)."""
+    out = np.zeros((len(rows), len(features)))
     for i, r in enumerate(rows):
-        out[i] = row_support_features(p_support[ds.resp_row == r])
+        out[i] = row_features(r)
     return out
 
 
@@ -249,22 +248,6 @@ def fit_adherence_blend(row_support_p: np.ndarray, novelty: np.ndarray, grounded
     platt = LogisticRegression(C=1e6, max_iter=2000).fit(blend[:, None], grounded.astype(int), sample_weight=weight)
     a = float(platt.coef_[0][0])
     return LogisticHead(ADHERENCE_FEATURES, mean, scale, a * direction, float(platt.intercept_[0]))
-
-
-def _completeness_matrix(ds: Dataset, rows: np.ndarray, p_rel: np.ndarray, p_util: np.ndarray) -> np.ndarray:
-    out = np.zeros((len(rows), len(COMPLETENESS_FEATURES)))
-    for i, r in enumerate(rows):
-        d = ds.doc_row == r
-        out[i] = completeness_features(ds.resp_x[ds.resp_row == r], p_rel[d], p_util[d])
-    return out
-
-
-def _rate_matrix(ds: Dataset, rows: np.ndarray, p: np.ndarray) -> np.ndarray:
-    out = np.zeros((len(rows), len(RATE_FEATURES)))
-    for i, r in enumerate(rows):
-        d = ds.doc_row == r
-        out[i] = rate_features(ds.doc_x[d], ds.resp_x[ds.resp_row == r], p[d])
-    return out
 
 
 def subset_weights(ds: Dataset, rows: np.ndarray) -> np.ndarray:
@@ -318,16 +301,21 @@ def fit_model(ds: Dataset, rows: np.ndarray | None = None, seed: int = DEFAULT_S
         oof_util[d_test] = head(ds.doc_x, ds.y_utilized, d_train, w_doc, DOC_FEATURES).predict(ds.doc_x[d_test])
     w = w_row[rows]
     grounded = ds.truth["adherence"][rows].astype(int)
-    support_rows = _row_support_matrix(ds, rows, oof_sup)
+    support_rows = _row_matrix(rows, ROW_SUPPORT_FEATURES, lambda r: row_support_features(oof_sup[ds.resp_row == r]))
     row_support = fit_head(support_rows, grounded, ROW_SUPPORT_FEATURES, c, seed, weight=w)
     novelty = np.array([row_novelty(ds.feats[r]) for r in rows])
     adherence = fit_adherence_blend(row_support.predict(support_rows), novelty, grounded, w)
-    completeness = fit_head(_completeness_matrix(ds, rows, oof_rel, oof_util), ds.truth["completeness"][rows],
-                            COMPLETENESS_FEATURES, c, seed, link="identity", weight=w)
-    relevance_rate = fit_head(_rate_matrix(ds, rows, oof_rel), ds.truth["relevance"][rows],
-                              RATE_FEATURES, c, seed, link="identity", weight=w)
-    utilization_rate = fit_head(_rate_matrix(ds, rows, oof_util), ds.truth["utilization"][rows],
-                                RATE_FEATURES, c, seed, link="identity", weight=w)
+    completeness_rows = _row_matrix(rows, COMPLETENESS_FEATURES, lambda r: completeness_features(
+        ds.resp_x[ds.resp_row == r], oof_rel[ds.doc_row == r], oof_util[ds.doc_row == r]))
+    completeness = fit_head(completeness_rows, ds.truth["completeness"][rows], COMPLETENESS_FEATURES, c, seed,
+                            link="identity", weight=w)
+
+    def rate_head(name: str, p: np.ndarray) -> LogisticHead:
+        x = _row_matrix(rows, RATE_FEATURES, lambda r: rate_features(ds.doc_x[ds.doc_row == r],
+                                                                     ds.resp_x[ds.resp_row == r], p[ds.doc_row == r]))
+        return fit_head(x, ds.truth[name][rows], RATE_FEATURES, c, seed, link="identity", weight=w)
+
+    relevance_rate, utilization_rate = rate_head("relevance", oof_rel), rate_head("utilization", oof_util)
     threshold = calibrate_support_threshold(ds, rows, oof_sup, w_row)
     return LocalModel(version, relevance, utilization, support, row_support, adherence, completeness,
                       relevance_rate, utilization_rate, dict(metadata or {}), support_threshold=threshold)
@@ -375,16 +363,13 @@ def evaluate(model: LocalModel, ds: Dataset, rows: np.ndarray) -> dict[str, Any]
     flagged = []  # the boolean verdict: some response sentence is unsupported
     # sentence probabilities and labels
     p_supported: list[float] = []
-    y_supported: list[float] = []
     p_relevant: list[float] = []
-    y_relevant: list[float] = []
+    y_supported, y_relevant = [], []
     for r in rows:
         labels = labels_from_features(ds.items[r], ds.feats[r], model)
         s = score_item(ds.items[r], labels, "clean")
-        pred["relevance"].append(s.context_relevance)
-        pred["utilization"].append(s.context_utilization)
-        pred["completeness"].append(s.completeness)
-        pred["adherence"].append(s.adherence_score)
+        for name, value in zip(pred, (s.context_relevance, s.context_utilization, s.completeness, s.adherence_score)):
+            pred[name].append(value)
         flagged.append(not labels.overall_supported)
         support, relevance = labels.support_probabilities or {}, labels.relevance_probabilities or {}
         p_supported.extend(support[k] for k in ds.items[r].response_keys)
@@ -451,9 +436,3 @@ def held_out_summary(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
         "pooled": {"auroc": round(pooled_auroc(results), 4), "auroc_lexical": round(pooled_auroc(results, "lexical"), 4)},
     }
 
-
-__all__ = [
-    "SUBSETS", "DEFAULT_SEED", "MAX_CHARS", "ArrayEmbedder", "Dataset", "load_ragbench", "build_dataset",
-    "fit_head", "fit_model", "fit_adherence_blend", "calibrate_support_threshold", "evaluate",
-    "leave_one_subset_out", "held_out_summary", "row_novelty", "pooled_auroc",
-]

@@ -4,7 +4,3 @@ retries with backoff, a content-addressed cache, and token/cost accounting.
 Any endpoint that speaks ``/v1/chat/completions`` works by ``base_url``: OpenAI, Groq,
 Together, OpenRouter, Azure OpenAI (v1 API), Ollama, vLLM, LM Studio, llama.cpp server.
 """
-
-from rag_eval.llm.config import LLMConfig
-
-__all__ = ["LLMConfig"]

@@ -9,6 +9,7 @@ a torn file, and an interrupted batch resumes from whatever was written.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -60,10 +61,8 @@ class LLMCache:
                 fh.write(data)
             os.replace(tmp, path)
         except BaseException:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(tmp)
-            except OSError:
-                pass
             raise
 
     def __contains__(self, key: str) -> bool:

@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from rag_eval.config import configured_secrets
@@ -85,9 +85,6 @@ class ClientStats:
     retries: int = 0
     rate_limited: int = 0
     failures: int = 0  # calls that ended in an error after all retries
-
-    def to_dict(self) -> dict[str, int]:
-        return asdict(self)
 
 
 class _Session:
@@ -410,16 +407,9 @@ class LLMClient:
             await asyncio.gather(*(run(i, item) for i, item in enumerate(items)))
         return results
 
-    def map(
-        self,
-        fn: Callable[[T], Awaitable[R]],
-        items: Sequence[T],
-        progress: ProgressCallback | None = None,
-        cancel: threading.Event | None = None,
-        on_cancel: Callable[[T], R] | None = None,
-    ) -> list[R | BaseException]:
-        """Synchronous :meth:`amap` (runs its own event loop)."""
-        return run_sync(self.amap(fn, items, progress, cancel, on_cancel))
+    def map(self, *args: Any, **kwargs: Any) -> list[Any]:
+        """Synchronous :meth:`amap`, same arguments (runs its own event loop)."""
+        return run_sync(self.amap(*args, **kwargs))
 
     def complete_many(
         self,

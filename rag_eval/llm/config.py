@@ -25,6 +25,7 @@ from rag_eval.llm.constants import (
     DEFAULT_MODEL,
     DEFAULT_TEMPERATURE,
     DEFAULT_TIMEOUT_S,
+    OPENAI_URL,
 )
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
@@ -66,15 +67,10 @@ class LLMConfig:
     def __post_init__(self) -> None:
         if not self.model or not str(self.model).strip():
             raise ValueError("model: must not be empty")
-        if self.concurrency < 1:
-            raise ValueError(f"concurrency: must be >= 1, got {self.concurrency}")
-        if self.max_retries < 0:
-            raise ValueError(f"max_retries: must be >= 0, got {self.max_retries}")
-        if self.timeout_s <= 0:
-            raise ValueError(f"timeout_s: must be > 0, got {self.timeout_s}")
-        if self.max_tokens < 1:
-            raise ValueError(f"max_tokens: must be >= 1, got {self.max_tokens}")
-        for name in ("rpm", "tpm"):
+        for name, low in (("concurrency", 1), ("max_retries", 0), ("max_tokens", 1)):
+            if getattr(self, name) < low:
+                raise ValueError(f"{name}: must be >= {low}, got {getattr(self, name)}")
+        for name in ("timeout_s", "rpm", "tpm"):
             value = getattr(self, name)
             if value is not None and value <= 0:
                 raise ValueError(f"{name}: must be > 0, got {value}")
@@ -129,7 +125,7 @@ class LLMConfig:
     def endpoint(self) -> str:
         """The endpoint as recorded in results, summaries and run records: without any
         user:password@ or query string, which some proxies use to carry credentials."""
-        return public_url(self.base_url) if self.base_url else "https://api.openai.com/v1"
+        return public_url(self.base_url) if self.base_url else OPENAI_URL
 
     def to_dict(self) -> dict[str, Any]:
         """Plain settings for run records: no secret can be in here (only the variable

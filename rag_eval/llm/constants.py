@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 DEFAULT_MODEL = "gpt-4o-mini"
+OPENAI_URL = "https://api.openai.com/v1"  # the provider's own endpoint (no base_url), spelled out
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 DEFAULT_CONCURRENCY = 16
 DEFAULT_MAX_RETRIES = 4

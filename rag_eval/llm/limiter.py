@@ -56,7 +56,6 @@ class AdaptiveLimiter:
         self._token_time = self._clock()
         self._paused_until = 0.0
         self._slot_freed = asyncio.Event()
-        self.waited_s = 0.0  # total time callers spent waiting, for reports
         self._sleeping = 0  # callers waiting on a rate limit now
         self._reason: str | None = None  # the limit the latest of them waits on
 
@@ -106,7 +105,6 @@ class AdaptiveLimiter:
             wait, reason = self._wait_needed(tokens, now)
             if wait <= 0:
                 break
-            self.waited_s += wait
             self._sleeping, self._reason = self._sleeping + 1, reason
             try:
                 await self._sleep(wait)
@@ -136,12 +134,6 @@ class AdaptiveLimiter:
         """A 429: halve every limit and hold new requests for ``pause_s`` seconds."""
         self.factor = max(self.min_factor, self.factor / 2.0)
         self._paused_until = max(self._paused_until, self._clock() + max(0.0, pause_s))
-
-    async def __aenter__(self) -> AdaptiveLimiter:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        return None
 
 
 class SharedGate:

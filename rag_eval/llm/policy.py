@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag_eval.config import SESSION_KEY_PREFIX, configured_secrets, setting
-from rag_eval.llm.constants import DEFAULT_API_KEY_ENV, DEFAULT_MODEL
+from rag_eval.llm.constants import DEFAULT_API_KEY_ENV, DEFAULT_MODEL, OPENAI_URL
 
 ANY = "*"
 PROVIDER_DEFAULT = ""  # the provider's own endpoint (api.openai.com)
@@ -254,7 +254,5 @@ def file_endpoints(named: Mapping[str, Any], configured: Any) -> dict[str, str]:
     name an endpoint for the key."""
     home = _norm(configured)
     return {name: _norm(url) for name, url in named.items()
-            if url and _norm(url) not in (home, *((_OPENAI,) if not home else ()))}
+            if url and _norm(url) not in (home, *((OPENAI_URL,) if not home else ()))}
 
-
-_OPENAI = "https://api.openai.com/v1"  # the provider's own endpoint, spelled out

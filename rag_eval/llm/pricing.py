@@ -55,9 +55,7 @@ def price_for(model: str, overrides: Mapping[str, Any] | None = None) -> ModelPr
     """The price of ``model``: an override first, then the table; dated snapshots
     (``gpt-4o-mini-2024-07-18``) and provider prefixes (``openai/gpt-4o``) match
     their base name, longest match first."""
-    table: dict[str, ModelPrice] = dict(DEFAULT_PRICES)
-    for name, value in (overrides or {}).items():
-        table[name] = _as_price(value)
+    table = {**DEFAULT_PRICES, **{name: _as_price(value) for name, value in (overrides or {}).items()}}
     if model in table:
         return table[model]
     bare = model.split("/")[-1]
@@ -100,14 +98,8 @@ class CostEstimate:
     purpose: str = "judge"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "purpose": self.purpose,
-            "model": self.model,
-            "requests": self.requests,
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "cost_usd": self.cost_usd,
-        }
+        return {key: getattr(self, key) for key in ("purpose", "model", "requests", "prompt_tokens",
+                                                     "completion_tokens", "cost_usd")}
 
 
 def dry_run_estimate(

@@ -5,27 +5,17 @@ Kept free of I/O so each rule is tested by a table (tests/llm/test_retry.py).
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import random
 import time
 from collections.abc import Callable, Mapping
 
-from rag_eval.llm.constants import (
-    INITIAL_RETRY_DELAY_S,
-    MAX_RETRY_DELAY_S,
-    RETRY_AFTER_CAP_S,
-    RETRY_JITTER,
-    RETRYABLE_STATUS,
-)
+from rag_eval.llm.constants import INITIAL_RETRY_DELAY_S, MAX_RETRY_DELAY_S, RETRY_AFTER_CAP_S, RETRY_JITTER, RETRYABLE_STATUS
 
 
 def _header(headers: Mapping[str, str] | None, name: str) -> str | None:
-    if not headers:
-        return None
-    for key, value in headers.items():
-        if key.lower() == name:
-            return value
-    return None
+    return next((value for key, value in (headers or {}).items() if key.lower() == name), None)
 
 
 def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
@@ -33,11 +23,9 @@ def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = Non
     as seconds or as an HTTP date. None when absent, unparsable or negative."""
     ms = _header(headers, "retry-after-ms")
     if ms is not None:
-        try:
+        with contextlib.suppress(ValueError):
             value = float(ms) / 1000.0
             return value if value >= 0 else None
-        except ValueError:
-            pass
     raw = _header(headers, "retry-after")
     if raw is None:
         return None
