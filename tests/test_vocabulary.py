@@ -19,7 +19,7 @@ DOCS = [ROOT / "README.md", ROOT / "CONTRIBUTING.md",
         *(p for p in sorted((ROOT / "docs").glob("*.md")) if p.name != "benchmarks.md")]  # benchmarks: a dated log
 
 RETIRED = re.compile(r"\brow_ids?\b")
-#: where ``"id"`` is a key: the modules of things that refer to an item (label sets, annotations)
+#: where ``"item_id"`` is a key: the modules of things that refer to an item (label sets, annotations)
 #: and the revisions that made and renamed the old column
 REFERENCES = {"rag_eval/labels/", "rag_eval/runs/store/human_labels.py", "rag_eval/runs/store/tables.py",
               "rag_eval/runs/store/migrations/", "rag_eval/traces/annotate.py", "rag_eval/cli/labels.py",
@@ -43,9 +43,9 @@ def test_no_item_type_has_an_item_id_or_row_id_field():
             if isinstance(node, ast.ClassDef):
                 for stmt in node.body:
                     if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) \
-                            and stmt.target.id in {"id", "row_id"}:
+                            and stmt.target.id in {"item_id", "row_id"}:
                         found.append(f"{_relative(path)}:{stmt.lineno} {node.name}.{stmt.target.id}")
-            elif isinstance(node, ast.Attribute) and node.attr in {"id", "row_id", "row_ids"}:
+            elif isinstance(node, ast.Attribute) and node.attr in {"item_id", "row_id", "row_ids"}:
                 # a table's column object (``human_labels.c.item_id``) is the label set's reference
                 if not (isinstance(node.value, ast.Attribute) and node.value.attr == "c"):
                     found.append(f"{_relative(path)}:{node.lineno} .{node.attr}")
@@ -76,7 +76,7 @@ def test_retired_names_are_not_in_the_docs():
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if line.startswith("| retired |"):
                 continue  # the glossary's own list of them
-            if RETIRED.search(line) or ("id" in line and not re.search(r"label|annotat|reference", line)):
+            if RETIRED.search(line) or ("item_id" in line and not re.search(r"label|annotat|reference", line)):
                 found.append(f"{_relative(path)}:{number}: {line.strip()[:100]}")
     assert not found, "retired names in the docs:\n" + "\n".join(found)
 
