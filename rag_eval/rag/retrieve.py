@@ -68,12 +68,11 @@ class RetrievedChunk:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RetrievedChunk:
         """A chunk from a stored record or a point's payload (``id`` and ``score`` added)."""
-        return cls(id=d.get("id"), text=str(d.get("text") or ""), score=d.get("score"), doc_id=str(d.get("doc_id") or ""),
+        given: dict[str, Any] = {k: d.get(k) for k in ("id", "score", "start", "end", "page", "page_end")}
+        return cls(**given, text=str(d.get("text") or ""), doc_id=str(d.get("doc_id") or ""),
                    source=str(d.get("source") or ""), chunk_index=int(d.get("chunk_index") or 0),
-                   start=d.get("start"), end=d.get("end"),
                    title=d.get("title") or "", source_name=str(d.get("source_name") or Path(str(d.get("source") or "")).name),
                    heading_path=tuple(str(h) for h in d.get("heading_path") or ()),
-                   page=d.get("page"), page_end=d.get("page_end"),
                    sentences=tuple((int(u[0]), int(u[1])) for u in d.get("sentences") or ()),
                    headings=tuple(str(h) for h in d.get("headings") or ()))
 
