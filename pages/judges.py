@@ -65,8 +65,8 @@ def render_queue(run: dict, runs: list[dict]) -> None:
     if st.button("Build queue", key=f"{PAGE}.build"):
         done = {s["item_id"] for s in store.human_labels(run["id"])}
         ids = build_queue(strategy, store.items(run["id"]), n=int(n), seed=int(seed), exclude=done, other=other)
-        state.put(STATE_REVIEW_QUEUE, {"run_id": run["id"], "run_name": run["name"], "ids": ids, "strategy": strategy})
-    queue = state.get(STATE_REVIEW_QUEUE)
+        st.session_state[STATE_REVIEW_QUEUE] = {"run_id": run["id"], "run_name": run["name"], "ids": ids, "strategy": strategy}
+    queue = st.session_state.get(STATE_REVIEW_QUEUE)
     if queue and queue["run_id"] == run["id"]:
         reviewed = {str(s["item_id"]) for s in store.human_labels(run["id"])}
         left = review.pending(queue["ids"], reviewed)
@@ -124,11 +124,11 @@ def render_calibration(run: dict) -> None:
                 cal, where, errors = calibrate_run(data.run_store(), run["id"], name.strip(), seed=int(seed),
                                                    overwrite=True)
         except TooFewRows as err:
-            state.put(K_CAL_RESULT, {"refused": str(err), "run_id": run["id"]})
+            st.session_state[K_CAL_RESULT] = {"refused": str(err), "run_id": run["id"]}
         else:
             place = str(where) if paths_shown() else "on the server"  # a deployed dashboard shows no server path
-            state.put(K_CAL_RESULT, {"cal": cal, "where": place, "errors": errors, "run_id": run["id"]})
-    result = state.get(K_CAL_RESULT)
+            st.session_state[K_CAL_RESULT] = {"cal": cal, "where": place, "errors": errors, "run_id": run["id"]}
+    result = st.session_state.get(K_CAL_RESULT)
     if not result or result["run_id"] != run["id"]:
         return
     if "refused" in result:
@@ -144,10 +144,10 @@ def render_calibration(run: dict) -> None:
         with st.spinner("Judging…"):
             new_id = rejudge_run(data.run_store(), run["id"], build_judge(f"local:{cal['name']}"), only=reviewed)
         data.refresh()
-        state.put(K_RERUN, new_id)
+        st.session_state[K_RERUN] = new_id
         st.rerun()  # the agreement table above now includes the calibrated judge
-    if state.get(K_RERUN):
-        st.info(md("Run {} holds the calibrated judge's labels; its agreement is in the tables above.", state.get(K_RERUN)))
+    if st.session_state.get(K_RERUN):
+        st.info(md("Run {} holds the calibrated judge's labels; its agreement is in the tables above.", st.session_state.get(K_RERUN)))
 
 
 def main() -> None:

@@ -120,9 +120,9 @@ def main() -> None:
     init_page_state()
     st.title("Sentence support map")
     apply_deep_link()
-    sent = state.get(STATE_SUPPORT_SOURCE)
-    pair = state.get(STATE_COMPARE_PAIR)
-    ordered = ((SOURCE_PAIR, pair), (SOURCE_SENT, sent)) if state.get(STATE_FOCUS) == "pair" else (
+    sent = st.session_state.get(STATE_SUPPORT_SOURCE)
+    pair = st.session_state.get(STATE_COMPARE_PAIR)
+    ordered = ((SOURCE_PAIR, pair), (SOURCE_SENT, sent)) if st.session_state.get(STATE_FOCUS) == "pair" else (
         (SOURCE_SENT, sent), (SOURCE_PAIR, pair))
     options = [o for o, present in (*ordered, (SOURCE_SAMPLE, True)) if present]
     source = st.radio("Show", options, key=K_SOURCE, horizontal=True) if len(options) > 1 else SOURCE_SAMPLE

@@ -76,7 +76,7 @@ def import_cmd(kind: str, paths: tuple[str, ...], out: str, prefix_subset: bool,
 
 def _fail_on_rejected(result) -> None:
     """Exit 1 (count on stderr) when rows were rejected, after the good rows were written."""
-    rejected = _rejected_rows(result)
+    rejected = len(result.left_out)  # rows (or whole files) read but not kept
     if rejected:
         click.echo(f"{rejected} row(s) rejected; the {len(result.rows)} good rows were written", err=True)
         raise click.exceptions.Exit(1)
@@ -126,17 +126,12 @@ def fingerprint_cmd(path: str, short: bool) -> None:
     from rag_eval.datasets.fingerprint import fingerprint, short_fingerprint
 
     result = _load(path)
-    rejected = _rejected_rows(result)
+    rejected = len(result.left_out)
     if rejected:
         _echo_issues(result.errors)
         raise RowsFailed(f"{path}: {rejected} rows fail the schema; fix them before fingerprinting")
     value = fingerprint(result.rows)
     click.echo(short_fingerprint(value) if short else value)
-
-
-def _rejected_rows(result) -> int:
-    """Rows (or whole files) read but not kept: a row kept despite an error is not one."""
-    return len(result.left_out)
 
 
 @dataset.command("show")
@@ -148,7 +143,7 @@ def show_cmd(path: str) -> None:
     result = _load(path)
     rows = result.rows
     click.echo(f"file         {path}")
-    click.echo(f"rows         {len(rows)} loaded, {_rejected_rows(result)} rejected, "
+    click.echo(f"rows         {len(rows)} loaded, {len(result.left_out)} rejected, "
                f"{len(result.errors)} errors, {len(result.issues) - len(result.errors)} warnings")
     click.echo(f"fingerprint  {short_fingerprint(fingerprint(rows))}")
     for label, counter in (

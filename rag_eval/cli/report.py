@@ -12,10 +12,6 @@ from rag_eval.metrics.registry import TRACE_METRICS
 WIDTH = 100
 
 
-def _short(text: str, width: int = WIDTH) -> str:
-    return textwrap.shorten(" ".join(text.split()), width=width, placeholder=" …")
-
-
 def _verbatim(text: str, indent: str = "     ") -> str:
     """The text as it is: its own line breaks kept (code stays code), long lines wrapped
     at spaces only, never rebuilt from tokens."""

@@ -48,10 +48,6 @@ def _duration(value: str, name: str) -> timedelta:
     return timedelta(seconds=seconds)
 
 
-def _api_key(env_name: str) -> str | None:
-    return os.environ.get(env_name) or None
-
-
 def _echo_summary(summary: ImportSummary, out: Path) -> None:
     click.echo(f"{summary.traces} trace(s) -> {out}: {summary.ok} ok"
                + "".join(f", {n} {status}" for status, n in sorted(summary.counts.items()) if status != "ok"))
@@ -129,7 +125,7 @@ def import_cmd(files: tuple[str, ...], phoenix_url: str | None, project: str, ou
         except ValueError as err:
             raise click.ClickException(str(err)) from err
         try:
-            with PhoenixClient(phoenix_url, _api_key(api_key_env)) as client:
+            with PhoenixClient(phoenix_url, os.environ.get(api_key_env) or None) as client:
                 result = import_phoenix(client, project, config, state=state, since=_when(since, "--since"),
                                         until=_when(until, "--until"), lookback=_duration(lookback, "--lookback"),
                                         page_size=page_size)
@@ -181,7 +177,7 @@ def annotate_cmd(run_ref: str, phoenix_url: str, db: str | None, rows_path: str 
         raise click.ClickException(f"run {run_id} has no item from a trace (import traces with 'rag-eval traces "
                                    "import', or give --rows)")
     try:
-        with PhoenixClient(phoenix_url, _api_key(api_key_env)) as client:
+        with PhoenixClient(phoenix_url, os.environ.get(api_key_env) or None) as client:
             sent = client.upsert_span_annotations(plan.annotations)
     except PhoenixError as err:
         raise click.ClickException(str(err)) from err

@@ -24,12 +24,12 @@ import json
 import shutil
 import threading
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import qdrant_edge as qe
 from qdrant_client import models
+from qdrant_client.http.models import QueryResponse
 
 # HNSW settings, measured on MiniLM vectors of RAGBench passages (bench/bench_vector_store.py, docs/vector-store.md):
 # dense recall@10 against exact search 0.999 at 10k points and 0.998 at 100k with search breadth 256 (0.995 with
@@ -40,13 +40,6 @@ HNSW_EF = 256
 RRF_K = 2  # qdrant-client's default ranking constant, so hybrid results match across backends
 _META = "collection.json"
 _SHARD = "shard"
-
-
-@dataclass(frozen=True, slots=True)
-class QueryResult:
-    """What :meth:`EdgeStore.query_points` returns, as ``QdrantClient.query_points`` does."""
-
-    points: list[models.ScoredPoint]
 
 
 class EdgeStore:
@@ -100,24 +93,6 @@ class EdgeStore:
         names = sorted(p.parent.name for p in self.folder.glob(f"*/{_META}"))
         return models.CollectionsResponse(collections=[models.CollectionDescription(name=n) for n in names])
 
-    def get_collection(self, name: str) -> models.CollectionInfo:
-        settings = self._settings(name)
-        count = self.count(name).count
-        vectors = {k: models.VectorParams(size=v, distance=models.Distance.COSINE) for k, v in settings["dense"].items()}
-        sparse = {k: models.SparseVectorParams(modifier=models.Modifier.IDF if idf else None)
-                  for k, idf in settings["sparse"].items()}
-        return models.CollectionInfo(
-            status=models.CollectionStatus.GREEN, optimizer_status=models.OptimizersStatusOneOf.OK,
-            points_count=count, segments_count=self._shard(name).info().segments_count, payload_schema={},
-            config=models.CollectionConfig(
-                params=models.CollectionParams(vectors=vectors, sparse_vectors=sparse),
-                hnsw_config=models.HnswConfig(m=HNSW_M, ef_construct=HNSW_EF_CONSTRUCT, full_scan_threshold=10_000),
-                optimizer_config=models.OptimizersConfig(deleted_threshold=0.2, vacuum_min_vector_number=1000,
-                                                         default_segment_number=0, flush_interval_sec=5),
-                metadata=settings.get("metadata") or None,
-            ),
-        )
-
     def create_collection(
         self, collection_name: str, vectors_config: dict[str, models.VectorParams],
         sparse_vectors_config: dict[str, models.SparseVectorParams] | None = None,
@@ -155,9 +130,6 @@ class EdgeStore:
                 shard.close()
             shutil.rmtree(self._dir(collection_name))
             return True
-
-    def create_payload_index(self, collection_name: str, field_name: str, field_schema: Any = None) -> None:
-        """Nothing to do: filters are not used on the embedded store."""
 
     def _shard(self, name: str) -> qe.EdgeShard:
         with self._mutex:
@@ -207,10 +179,10 @@ class EdgeStore:
         self, collection_name: str, query: Any = None, using: str | None = None,
         prefetch: list[models.Prefetch] | None = None, limit: int = 10, with_payload: bool | list[str] = True,
         score_threshold: float | None = None, query_filter: models.Filter | None = None,
-    ) -> QueryResult:
+    ) -> QueryResponse:
         """Nearest neighbours of a dense vector, a sparse vector or a point id (the point
         itself left out, as Qdrant does), or a fusion (RRF) of prefetched candidates;
-        ``query_filter`` on payload values (match) and ids."""
+        ``query_filter`` on payload values (match)."""
         shard = self._shard(collection_name)
         exclude: Any = None
         if isinstance(query, str | uuid.UUID | int):  # a stored point: its own vector, itself excluded
@@ -225,7 +197,7 @@ class EdgeStore:
             filter=_filter(query_filter, exclude),
         )
         hits = shard.query(request)
-        return QueryResult(points=[
+        return QueryResponse(points=[  # what QdrantClient.query_points returns
             models.ScoredPoint(id=_client_id(h.id), version=h.version, score=h.score, payload=h.payload)
             for h in hits])
 
@@ -285,7 +257,7 @@ def _config(settings: dict[str, Any]) -> qe.EdgeConfig:
 
 
 def _filter(query_filter: models.Filter | None, exclude: Any = None) -> qe.Filter | None:
-    """A qdrant-client filter as an Edge one (match conditions, ids, nested filters), and
+    """A qdrant-client filter as an Edge one (match conditions, nested filters), and
     ``exclude`` (a point id) left out."""
     def clauses(conditions: Any) -> list[Any] | None:
         if conditions is None:
@@ -304,12 +276,8 @@ def _filter(query_filter: models.Filter | None, exclude: Any = None) -> qe.Filte
 def _condition(condition: Any) -> Any:
     if isinstance(condition, models.Filter):
         return _filter(condition)
-    if isinstance(condition, models.HasIdCondition):
-        return qe.HasIdCondition({_edge_id(i) for i in condition.has_id})
     if isinstance(condition, models.FieldCondition) and isinstance(condition.match, models.MatchValue):
         return qe.FieldCondition(condition.key, match=qe.MatchValue(condition.match.value))
-    if isinstance(condition, models.FieldCondition) and isinstance(condition.match, models.MatchAny):
-        return qe.FieldCondition(condition.key, match=qe.MatchAny(cast(list[str], list(condition.match.any))))
     raise ValueError(f"unsupported filter condition for the embedded Qdrant Edge store: {condition!r}")
 
 

@@ -211,13 +211,6 @@ def _llm_config(config: GeneratorConfig):
                                    temperature=config.temperature, max_tokens=config.max_tokens)
 
 
-def make_llm_client(config: GeneratorConfig):
-    """An LLM client for the generator's endpoint (the same client the LLM judge uses)."""
-    from rag_eval.llm.client import LLMClient
-
-    return LLMClient(_llm_config(config))
-
-
 def endpoint_configured(config: GeneratorConfig) -> bool:
     """Whether an OpenAI-compatible endpoint is configured (a base URL or a key)."""
     try:
@@ -258,9 +251,11 @@ def generate_openai_many(
 ) -> list[Generation]:
     """Answers from the chat endpoint, requests sent concurrently (the client's limiter
     and retries apply); one :class:`Generation` per question, failures included."""
+    from rag_eval.llm.client import LLMClient  # the same client the LLM judge uses
+
     template = get_template(config.prompt_template)
     try:
-        client = client or make_llm_client(config)
+        client = client or LLMClient(_llm_config(config))
     except Exception as err:  # bad settings: every item fails with the reason
         return [_failed(err, config, _base(config, template, config.model or "")) for _ in questions]
     model = getattr(getattr(client, "config", None), "model", None) or config.model or ""
@@ -273,10 +268,6 @@ def generate_openai_many(
     ]
 
 
-def generate_openai(question: str, chunks: Sequence[RetrievedChunk], config: GeneratorConfig, client=None) -> Generation:
-    return generate_openai_many([question], [chunks], config, client)[0]
-
-
 def _use_openai(config: GeneratorConfig, client) -> bool:
     return config.kind == "openai" and (client is not None or endpoint_configured(config))
 
@@ -285,7 +276,7 @@ def generate(question: str, chunks: Sequence[RetrievedChunk], config: GeneratorC
     """An answer by ``config.kind``. An ``openai`` generator with no endpoint configured
     (no base URL, no key) answers extractively instead, and its result says ``extractive``."""
     if _use_openai(config, client):
-        return generate_openai(question, chunks, config, client)
+        return generate_openai_many([question], [chunks], config, client)[0]
     return generate_extractive(question, chunks, config)
 
 

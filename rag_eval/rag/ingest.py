@@ -15,12 +15,11 @@ Corpus page both show.
 from __future__ import annotations
 
 import bisect
-import queue
-import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -139,30 +138,24 @@ class IngestReport:
     def chunks_per_second(self) -> float:
         return self.chunks_added / self.seconds if self.seconds > 0 else 0.0
 
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d.update(documents_added=self.documents_added, documents_replaced=self.documents_replaced,
-                 documents_unchanged=self.documents_unchanged, chunks_per_second=self.chunks_per_second)
-        return d
-
 
 @dataclass(slots=True)
 class _Pending:
+    """A document cut into chunks, waiting to be embedded and written."""
+
     document: Document
     report: FileReport
     stale_ids: list[str]
+    units: list[tuple[int, int]]
+    chunks: list[Chunk]
 
 
 @dataclass(slots=True)
 class _Batch:
     """Chunks ready to embed, and the files whose every chunk is in this or an earlier batch."""
 
-    items: list[tuple[_Pending, list[Chunk], list[list[tuple[int, int]]]]] = field(default_factory=list)
+    items: list[_Pending] = field(default_factory=list)
     files_done: int = 0
-
-    @property
-    def size(self) -> int:
-        return sum(len(chunks) for _, chunks, _ in self.items)
 
 
 def document_units(doc: Document) -> list[tuple[int, int]]:
@@ -251,8 +244,8 @@ def _prepare(files: Sequence[Path], report: IngestReport, existing: dict[str, li
             if not chunks:
                 file_report.problems.append(f"{doc.source}: document '{doc.doc_id}' has no text")
                 continue
-            batch.items.append((_Pending(doc, file_report, stale), chunks, [units]))
-            if batch.size >= BATCH_CHUNKS:
+            batch.items.append(_Pending(doc, file_report, stale, units, chunks))
+            if sum(len(p.chunks) for p in batch.items) >= BATCH_CHUNKS:
                 yield batch
                 batch = _Batch()
         batch.files_done += 1
@@ -276,11 +269,11 @@ def _points(batch: _Batch, vectors: Any, config: RagConfig) -> list[models.Point
     points: list[models.PointStruct] = []
     i = 0
     chunking = config.chunking.model_dump(mode="json")
-    for pending, chunks, (units,) in batch.items:
+    for pending in batch.items:
         doc = pending.document
-        for c in chunks:
+        for c in pending.chunks:
             sparse = document_vector(c.text)
-            payload = chunk_payload(doc, c, units)
+            payload = chunk_payload(doc, c, pending.units)
             payload.update(embedder=config.embedder.label, chunking=chunking)
             points.append(models.PointStruct(
                 id=point_id(doc.doc_id, doc.content_hash, c.index, c.text),
@@ -291,7 +284,7 @@ def _points(batch: _Batch, vectors: Any, config: RagConfig) -> list[models.Point
                 payload=payload,
             ))
             i += 1
-        pending.report.chunks += len(chunks)
+        pending.report.chunks += len(pending.chunks)
     return points
 
 
@@ -301,7 +294,7 @@ def _write(client: VectorStore, collection: str, batch: _Batch, points: list[mod
     if points:
         client.upsert(collection, points=points, wait=True)
         report.chunks_added += len(points)
-    for pending, _, _ in batch.items:
+    for pending in batch.items:
         if pending.stale_ids:
             delete_points(client, collection, pending.stale_ids)
             report.chunks_deleted += len(pending.stale_ids)
@@ -313,37 +306,15 @@ def _write(client: VectorStore, collection: str, batch: _Batch, points: list[mod
 
 def _background(iterator: Iterator[_Batch], depth: int = 2) -> Iterator[_Batch]:
     """``iterator`` run in a thread, at most ``depth`` batches ahead (an error is re-raised here)."""
-    q: queue.Queue = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-    end = object()
-
-    def run() -> None:
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ingest-prepare") as pool:
+        ahead = deque(pool.submit(next, iterator, None) for _ in range(depth))
         try:
-            for item in iterator:
-                while not stop.is_set():
-                    try:
-                        q.put(item, timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
-                    return
-            q.put(end)
-        except BaseException as err:  # noqa: BLE001 - handed to the consumer, which re-raises it
-            q.put(err)
-
-    thread = threading.Thread(target=run, name="ingest-prepare", daemon=True)
-    thread.start()
-    try:
-        while True:
-            item = q.get()
-            if item is end:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    finally:
-        stop.set()
+            while (batch := ahead.popleft().result()) is not None:
+                ahead.append(pool.submit(next, iterator, None))
+                yield batch
+        finally:
+            for pending in ahead:
+                pending.cancel()
 
 
 def ingest_paths(
@@ -384,7 +355,7 @@ def ingest_paths(
         writing: Future | None = None
         pending_done = 0
         for batch in _background(_prepare(files, report, existing, config)):
-            texts = [c.text for _, chunks, _ in batch.items for c in chunks]
+            texts = [c.text for pending in batch.items for c in pending.chunks]
             vectors: Any = embedder.encode(texts) if texts else []
             points = _points(batch, vectors, config)
             if points and not exists:  # created by its first chunk

@@ -188,13 +188,10 @@ def load_file(path: str | Path) -> Iterator[Document | RowProblem]:
     suffix = path.suffix.lower()
     if suffix in CORPUS_SUFFIXES:
         yield from iter_corpus(path)
-    elif suffix in TEXT_SUFFIXES:
-        yield load_text(path)
-    elif suffix in MARKDOWN_SUFFIXES:
-        yield load_markdown(path)
-    elif suffix in HTML_SUFFIXES:
-        yield load_html(path)
-    elif suffix in PDF_SUFFIXES:
-        yield load_pdf(path)
-    else:
+        return
+    loaders = ((TEXT_SUFFIXES, load_text), (MARKDOWN_SUFFIXES, load_markdown), (HTML_SUFFIXES, load_html),
+               (PDF_SUFFIXES, load_pdf))
+    load = next((loader for suffixes, loader in loaders if suffix in suffixes), None)
+    if load is None:
         raise LoaderError(f"{path}: unsupported file type '{suffix or '(none)'}' (use {', '.join(SUPPORTED_SUFFIXES)})")
+    yield load(path)

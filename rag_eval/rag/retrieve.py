@@ -47,9 +47,6 @@ class RetrievedChunk:
     sentences: tuple[tuple[int, int], ...] = ()  # the chunk's sentences as offsets into text
     headings: tuple[str, ...] = ()  # headings inside the chunk (units, never answers)
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
     def to_record(self) -> dict[str, Any]:
         """The chunk as a run stores and exports it: its ``source`` is the file name the user
         gave or uploaded, never the server path the collection was built from (a download
@@ -70,11 +67,12 @@ class RetrievedChunk:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RetrievedChunk:
-        fields: dict[str, Any] = {k: d.get(k) for k in ("id", "text", "score", "doc_id", "source", "chunk_index", "start", "end")}
-        return cls(**fields,
-                   title=d.get("title") or "", source_name=str(d.get("source_name") or ""),
+        """A chunk from a stored record or a point's payload (``id`` and ``score`` added)."""
+        given: dict[str, Any] = {k: d.get(k) for k in ("id", "score", "start", "end", "page", "page_end")}
+        return cls(**given, text=str(d.get("text") or ""), doc_id=str(d.get("doc_id") or ""),
+                   source=str(d.get("source") or ""), chunk_index=int(d.get("chunk_index") or 0),
+                   title=d.get("title") or "", source_name=str(d.get("source_name") or Path(str(d.get("source") or "")).name),
                    heading_path=tuple(str(h) for h in d.get("heading_path") or ()),
-                   page=d.get("page"), page_end=d.get("page_end"),
                    sentences=tuple((int(u[0]), int(u[1])) for u in d.get("sentences") or ()),
                    headings=tuple(str(h) for h in d.get("headings") or ()))
 
@@ -116,18 +114,5 @@ def retrieve(
         raise ValueError("the question is empty")
     client = client or open_qdrant()
     require_collection(client, collection, config.embedder)
-    out = []
-    for p in _query(client, question, collection, config):
-        payload = p.payload or {}
-        out.append(RetrievedChunk(
-            id=str(p.id), text=str(payload.get("text", "")), score=float(p.score),
-            doc_id=str(payload.get("doc_id", "")), source=str(payload.get("source", "")),
-            chunk_index=int(payload.get("chunk_index") or 0), start=payload.get("start"), end=payload.get("end"),
-            title=str(payload.get("title") or ""),
-            source_name=str(payload.get("source_name") or Path(str(payload.get("source", ""))).name),
-            heading_path=tuple(str(h) for h in payload.get("heading_path") or ()),
-            page=payload.get("page"), page_end=payload.get("page_end"),
-            sentences=tuple((int(u[0]), int(u[1])) for u in payload.get("sentences") or ()),
-            headings=tuple(str(h) for h in payload.get("headings") or ()),
-        ))
-    return out
+    return [RetrievedChunk.from_dict({**(p.payload or {}), "id": str(p.id), "score": float(p.score)})
+            for p in _query(client, question, collection, config)]

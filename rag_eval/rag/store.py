@@ -39,6 +39,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -227,8 +228,8 @@ def _copy_collection(source: QdrantClient, target: EdgeStore, name: str) -> int:
     return copied
 
 
-def _close_embedded() -> None:
-    for key in [k for k in _clients if k.startswith("path:")]:
+def _close_clients(prefix: str = "") -> None:
+    for key in [k for k in _clients if k.startswith(prefix)]:
         try:
             _clients.pop(key).close()
         except Exception:  # closing is best effort
@@ -249,18 +250,13 @@ def lease() -> Iterator[None]:
         with _clients_lock:
             _leases -= 1
             if _leases == 0:
-                _close_embedded()
+                _close_clients("path:")  # the embedded ones
 
 
 def close_clients() -> None:
     """Close every cached client (releases embedded-mode folder locks)."""
     with _clients_lock:
-        for client in _clients.values():
-            try:
-                client.close()
-            except Exception:  # closing is best effort
-                pass
-        _clients.clear()
+        _close_clients()
 
 
 atexit.register(close_clients)  # release embedded-mode locks before interpreter teardown
@@ -307,18 +303,6 @@ def default_collection_name(corpus: str, embedder: EmbedderConfig) -> str:
 def point_id(doc_id: str, doc_hash: str, chunk_index: int, chunk_text: str) -> str:
     """A UUID derived from the content, so the same chunk always gets the same id."""
     return str(uuid.uuid5(_POINT_NAMESPACE, f"{doc_id}\x00{doc_hash}\x00{chunk_index}\x00{chunk_text}"))
-
-
-def _metadata(embedder: EmbedderConfig, dimension: int, chunking: ChunkingConfig) -> dict[str, Any]:
-    return {
-        META_KEY: {
-            "embedder": embedder.label,
-            "dimension": dimension,
-            "chunking": chunking.model_dump(mode="json"),
-            "sparse": SPARSE_VERSION,
-            "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        }
-    }
 
 
 def collection_metadata(client: VectorStore, name: str) -> dict[str, Any] | None:
@@ -379,9 +363,10 @@ def ensure_collection(
         name,
         vectors_config={DENSE: models.VectorParams(size=size, distance=models.Distance.COSINE)},
         sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
-        metadata=_metadata(embedder, size, chunking),
+        metadata={META_KEY: {"embedder": embedder.label, "dimension": size, "chunking": chunking.model_dump(mode="json"),
+                             "sparse": SPARSE_VERSION, "created_at": datetime.now(UTC).isoformat(timespec="seconds")}},
     )
-    if not is_local(client):
+    if isinstance(client, QdrantClient) and not is_local(client):
         client.create_payload_index(name, "doc_id", models.PayloadSchemaType.KEYWORD)
     return True
 
@@ -399,16 +384,21 @@ def require_collection(client: VectorStore, name: str, embedder: EmbedderConfig)
 def existing_documents(client: VectorStore, name: str) -> dict[str, list[tuple[str, str]]]:
     """doc_id -> [(point id, content hash), ...] for every point of the collection (one scan)."""
     docs: dict[str, list[tuple[str, str]]] = {}
+    for p in _scroll(client, name, with_payload=["doc_id", "doc_hash"]):
+        payload = p.payload or {}
+        docs.setdefault(str(payload.get("doc_id")), []).append((str(p.id), str(payload.get("doc_hash"))))
+    return docs
+
+
+def _scroll(client: VectorStore, name: str, with_payload: bool | list[str]) -> Iterator[Any]:
+    """The collection's points (without vectors), page by page as they are read."""
     offset = None
     while True:
-        points, offset = client.scroll(
-            name, limit=_SCROLL_PAGE, offset=offset, with_payload=["doc_id", "doc_hash"], with_vectors=False
-        )
-        for p in points:
-            payload = p.payload or {}
-            docs.setdefault(str(payload.get("doc_id")), []).append((str(p.id), str(payload.get("doc_hash"))))
+        points, offset = client.scroll(name, limit=_SCROLL_PAGE, offset=offset, with_payload=with_payload,
+                                       with_vectors=False)
+        yield from points
         if offset is None:
-            return docs
+            return
 
 
 def finish_writes(client: VectorStore, name: str) -> None:
@@ -460,20 +450,8 @@ def iter_chunks(
     client = client or open_qdrant()
     if not client.collection_exists(collection):
         raise CollectionNotFound(f"no collection named '{collection}'")
-    skipped = yielded = 0
-    cursor = None
-    while limit is None or yielded < limit:
-        points, cursor = client.scroll(collection, limit=_SCROLL_PAGE, offset=cursor, with_payload=True, with_vectors=False)
-        for p in points:
-            if skipped < offset:
-                skipped += 1
-                continue
-            if limit is not None and yielded >= limit:
-                return
-            yielded += 1
-            yield chunk_payload(str(p.id), p.payload or {})
-        if cursor is None:
-            return
+    for p in islice(_scroll(client, collection, with_payload=True), offset, None if limit is None else offset + limit):
+        yield chunk_payload(str(p.id), p.payload or {})
 
 
 def chunk_payload(point_id_: str, payload: dict[str, Any]) -> dict[str, Any]:
@@ -492,7 +470,3 @@ def chunk_payload(point_id_: str, payload: dict[str, Any]) -> dict[str, Any]:
         "page_end": payload.get("page_end"),
     }
 
-
-def delete_collection(name: str, client: VectorStore | None = None) -> bool:
-    client = client or open_qdrant()
-    return bool(client.delete_collection(name))

@@ -24,36 +24,8 @@ Nothing is lost: every task ends either as a kept row (``provenance: synthetic``
 until a reviewer marks it reviewed) or as a :class:`DroppedRow` with stage and reason.
 """
 
-from rag_eval.datasets.schema import mark_reviewed
-from rag_eval.synth.filters import answerability_filter, drop_near_duplicates
-from rag_eval.synth.generate import (
-    JUDGE_KINDS,
-    Completer,
-    SynthResult,
-    candidate_from_completion,
-    llm_completer,
-    make_answer_judge,
-    qdrant_neighbours,
-    synthesize,
-    synthesize_from_collection,
-)
-from rag_eval.synth.parse import Candidate, DroppedRow, candidate_row, check_candidate, parse_reply, question_id
-from rag_eval.synth.plan import (
-    ALL_TYPES,
-    NeighbourFn,
-    StoredChunk,
-    SynthOptions,
-    Task,
-    embedding_neighbours,
-    plan_tasks,
-    stratified_sample,
-)
-from rag_eval.synth.prompts import PROMPT_ID, build_messages, few_shot_examples
+from rag_eval.synth.filters import drop_near_duplicates
+from rag_eval.synth.generate import make_answer_judge, synthesize, synthesize_from_collection
+from rag_eval.synth.plan import SynthOptions
 
-__all__ = [
-    "ALL_TYPES", "JUDGE_KINDS", "PROMPT_ID", "Candidate", "Completer", "DroppedRow", "NeighbourFn",
-    "StoredChunk", "SynthOptions", "SynthResult", "Task", "answerability_filter", "build_messages",
-    "candidate_from_completion", "candidate_row", "check_candidate", "drop_near_duplicates", "embedding_neighbours",
-    "few_shot_examples", "llm_completer", "make_answer_judge", "mark_reviewed", "parse_reply", "plan_tasks",
-    "qdrant_neighbours", "question_id", "stratified_sample", "synthesize", "synthesize_from_collection",
-]
+__all__ = ["SynthOptions", "drop_near_duplicates", "make_answer_judge", "synthesize", "synthesize_from_collection"]

@@ -54,13 +54,6 @@ class DroppedRow:
         return asdict(self)
 
 
-def _extract_object(text: str) -> tuple[dict[str, Any] | None, bool]:
-    """(object, repaired): the reply as a JSON object, or the first object found in it
-    (code fences, prose around it; the judges' extractor) with ``repaired=True``."""
-    found = find_json(text)
-    return found.value, found.value is not None and found.how != "json"
-
-
 def _text(value: Any) -> str:
     return value.strip() if isinstance(value, str) else ""
 
@@ -73,7 +66,8 @@ def parse_reply(task: Task, text: str | None, finish_reason: str | None = None) 
         return Candidate(task, JudgeStatus.TRUNCATED, error="the reply hit the token limit", raw=raw)
     if finish_reason == "content_filter":
         return Candidate(task, JudgeStatus.REFUSED, error="the provider's content filter stopped the reply", raw=raw)
-    obj, repaired = _extract_object(text or "")
+    found = find_json(text or "")  # the reply as a JSON object, or the first one in it (code fences, prose): repaired
+    obj, repaired = found.value, found.how != "json"
     if obj is None:
         return Candidate(task, JudgeStatus.PARSE_ERROR, error="the reply is not a JSON object", raw=raw)
     support = obj.get("supporting_chunks", obj.get("supporting_chunk_ids", []))

@@ -9,8 +9,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from rag_eval.datasets.schema import DatasetRow, QueryType
 
 ALL_TYPES: tuple[QueryType, ...] = tuple(QueryType)
@@ -110,26 +108,6 @@ def stratified_sample(chunks: Sequence[StoredChunk], k: int, rng: random.Random)
 
 
 NeighbourFn = Callable[[StoredChunk, int], list[StoredChunk]]
-
-
-def embedding_neighbours(pool: Sequence[StoredChunk], encode: Callable[[list[str]], np.ndarray]) -> NeighbourFn:
-    """``neighbours(chunk, k)``: the ``k`` most similar pool chunks (cosine), chunks of
-    other documents first, never the chunk itself."""
-    pool = list(pool)
-    vectors = encode([c.text for c in pool]) if pool else np.zeros((0, 1), dtype=np.float32)
-    index = {c.id: i for i, c in enumerate(pool)}
-
-    def neighbours(chunk: StoredChunk, k: int) -> list[StoredChunk]:
-        if chunk.id in index:
-            query = vectors[index[chunk.id]]
-        else:
-            query = encode([chunk.text])[0]
-        order = np.argsort(-(vectors @ query), kind="stable")
-        others = [pool[i] for i in order if pool[i].id != chunk.id]
-        ranked = [c for c in others if c.doc_id != chunk.doc_id] + [c for c in others if c.doc_id == chunk.doc_id]
-        return ranked[:k]
-
-    return neighbours
 
 
 def plan_tasks(

@@ -148,21 +148,17 @@ def _estimate(fingerprint: str, mode: str, label: str, limit: int, config_json: 
     from rag_eval.runs.sources import RagSource, RowsSource
 
     config = RagConfig.model_validate_json(config_json)
-    llm = settings.llm_config(json.loads(llm_json)) if llm_json else None
     rows = _rows[:limit]
     source = RowsSource(rows, label=label) if mode == JUDGE else RagSource(rows, config, collection or "", label=label)
-    return estimate_run(source, judge_spec(config.judge, llm=llm), item_metrics(metrics))
+    return estimate_run(source, judge_spec(config.judge, llm=settings.llm_from_json(llm_json)), item_metrics(metrics))
 
 
 def estimate(dataset: LoadedDataset, mode: str, limit: int, config: Any, collection: str | None = None) -> Any:
     """What running the first ``limit`` rows in ``mode`` with ``config`` sends
     (:func:`rag_eval.runs.estimate.estimate_run`, the estimate of ``rag-eval judge --dry-run``),
     computed once per dataset, mode, row count and settings."""
-    from rag_eval.judges.kinds import JUDGE_KINDS
     from rag_eval.runs.engine import item_metrics
 
-    networked = JUDGE_KINDS.calls_network(config.judge.kind)
-    llm_json = json.dumps(settings.llm_values_for(config.judge), sort_keys=True) if networked else ""
     metrics = tuple(m.name for m in item_metrics(None))
-    return _estimate(dataset.fingerprint, mode, dataset.label, limit, config.model_dump_json(), llm_json, collection,
-                     metrics, dataset.rows)
+    return _estimate(dataset.fingerprint, mode, dataset.label, limit, config.model_dump_json(),
+                     settings.llm_json_for(config.judge), collection, metrics, dataset.rows)

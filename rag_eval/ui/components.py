@@ -13,11 +13,7 @@ from typing import TYPE_CHECKING, Any
 import streamlit as st
 
 from rag_eval.display.style import RESP_UNKNOWN
-from rag_eval.display.support_map import (  # noqa: F401 - re-exported for pages and tests
-    legend_html,
-    response_sentence_class,
-    support_map_html,
-)
+from rag_eval.display.support_map import response_sentence_class, support_map_html
 from rag_eval.display.views import SupportView
 from rag_eval.ui.constants import STATUS_OK_VALUES
 from rag_eval.ui.markdown import md
@@ -26,14 +22,6 @@ if TYPE_CHECKING:  # pandas and Altair load when a page first draws a table or c
     import pandas as pd
 
     from rag_eval.ui.charts import AnyChart
-
-
-def fmt(value: float | bool | None) -> str:
-    """A metric value for display (:func:`rag_eval.text.numbers.format_number`: three
-    significant digits); ``None`` (undefined / failed) shows as an em dash."""
-    from rag_eval.text.numbers import format_number
-
-    return format_number(value)
 
 
 def _sentence_label(view: SupportView, key: str) -> str:

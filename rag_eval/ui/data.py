@@ -229,17 +229,11 @@ def _computed_agreement(location: str, run_id: str, stamp: str, keep: bool) -> l
 
 @st.cache_resource(show_spinner="Loading the judge…")
 def _judge(config_json: str, llm_json: str):
-    import json
-
     from rag_eval.judges.factory import build_judge
     from rag_eval.rag.config import JudgeConfig
+    from rag_eval.ui.settings import llm_from_json
 
-    config = JudgeConfig.model_validate_json(config_json)
-    if not llm_json:
-        return build_judge(config)
-    from rag_eval.ui.settings import llm_config
-
-    return build_judge(config, llm=llm_config(json.loads(llm_json)))
+    return build_judge(JudgeConfig.model_validate_json(config_json), llm=llm_from_json(llm_json))
 
 
 def judge_for(config: Any, ray: Any = None):
@@ -247,18 +241,13 @@ def judge_for(config: Any, ray: Any = None):
     built once per configuration (the local judge loads a model; an LLM judge gets the
     session's rate limit and cache settings). With ``ray`` (a ``RaySpec``) a new Ray judge
     each time (its caller closes it when the run ends)."""
-    import json
+    from rag_eval.ui.settings import llm_from_json, llm_json_for
 
-    from rag_eval.judges.kinds import JUDGE_KINDS
-    from rag_eval.ui.settings import llm_config, llm_values_for
-
-    # a judge on a network gets the session's LLM settings; the configuration's own model/endpoint win
-    networked = JUDGE_KINDS.calls_network(config.kind)
+    llm_json = llm_json_for(config)
     if ray is not None:
         from rag_eval.judges.factory import build_judge
 
-        return build_judge(config, ray=ray, llm=llm_config(llm_values_for(config)) if networked else None)
-    llm_json = json.dumps(llm_values_for(config), sort_keys=True) if networked else ""
+        return build_judge(config, ray=ray, llm=llm_from_json(llm_json))
     return _judge(config.model_dump_json(), llm_json)
 
 
@@ -344,19 +333,6 @@ def datasets_dir() -> Path:
 def saved_datasets() -> list[str]:
     """Names (file stems) of the saved datasets, sorted."""
     return sorted(p.stem for p in datasets_dir().glob("*.jsonl"))
-
-
-def save_uploads(files: list[Any], *subfolder: str) -> list[Path]:
-    """Write Streamlit uploads under ``data_dir()/uploads/<subfolder...>`` (names flattened,
-    so an upload cannot escape the folder) and return their paths, in upload order."""
-    folder = data_dir().joinpath("uploads", *subfolder)
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for upload in files:
-        path = folder / Path(upload.name.replace("\\", "/")).name
-        path.write_bytes(upload.getvalue())
-        paths.append(path)
-    return paths
 
 
 def per_item_metrics() -> list[tuple[str, str]]:

@@ -60,11 +60,6 @@ def filter_items(
     return out
 
 
-def run_label(run: Mapping[str, Any]) -> str:
-    """A short, unique label for charts: the run's name and the end of its id."""
-    return f"{run.get('name')} · {str(run.get('id'))[-6:]}"
-
-
 AGREEMENT_COLUMNS = ["run", "statistic", "value", "ci_low", "ci_high", "n", "reason", "coverage", "reading"]
 
 

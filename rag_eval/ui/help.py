@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from pathlib import PurePath
 from typing import Any
 
 from rag_eval.display.style import DOC_BOTH, DOC_NEITHER, DOC_RELEVANT, DOC_UTILIZED
@@ -74,10 +73,6 @@ def glossary(names: list[str]) -> str:
                      for n in dict.fromkeys(names))
 
 
-_STAGES = {"retrieve_s": "retrieve", "generate_s": "generate", "judge_s": "judge", "score_s": "score",
-           "embed_s": "embed", "total_s": "total"}
-
-
 def format_timings(timings: Mapping[str, Any]) -> str:
     """``{"retrieve_s": 0.02}`` -> ``retrieve 0.0200 s`` (stages joined by ' · '; the one number rule)."""
     from rag_eval.text.numbers import format_number
@@ -86,19 +81,9 @@ def format_timings(timings: Mapping[str, Any]) -> str:
     for key, value in timings.items():
         if not isinstance(value, (int, float)):
             continue
-        name = _STAGES.get(key, key[:-2] if key.endswith("_s") else key).replace("_", " ")
+        name = (key[:-2] if key.endswith("_s") else key).replace("_", " ")
         parts.append(f"{name} {format_number(value, 'seconds')}")
     return " · ".join(parts)
-
-
-def source_name(source: Any) -> str:
-    """A document's name without the server path it was read from."""
-    text = str(source or "").strip()
-    if not text:
-        return ""
-    if "://" in text:
-        return text.rstrip("/").rsplit("/", 1)[-1] or text
-    return PurePath(text.replace("\\", "/")).name or text
 
 
 def set_counts(classes: list[str]) -> dict[str, int]:

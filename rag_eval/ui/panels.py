@@ -12,7 +12,6 @@ import streamlit as st
 from rag_eval.metrics.registry import TRACE_METRICS
 from rag_eval.schema import TraceScores
 from rag_eval.text.numbers import format_number
-from rag_eval.ui.components import fmt
 from rag_eval.ui.help import metric_help, metric_label, set_counts
 from rag_eval.ui.markdown import md
 
@@ -22,20 +21,13 @@ def draw_means(means: Sequence[Mapping[str, Any]]) -> None:
     cols = [col for start in range(0, len(means), 4) for col in st.columns(4)]
     for col, row in zip(cols, means):
         name = str(row["metric"])
-        interval = (f"95% CI [{fmt(row.get('ci_low'))}, {fmt(row.get('ci_high'))}]"
+        interval = (f"95% CI [{format_number(row.get('ci_low'))}, {format_number(row.get('ci_high'))}]"
                     if row.get("ci_low") is not None else "no interval")
         coverage = row.get("coverage")
-        col.metric(metric_label(name), fmt(row.get("mean")),
+        col.metric(metric_label(name), format_number(row.get("mean")),
                    help=metric_help(name) + " " + metric_help("ci"))
         shown = f" · coverage {format_number(coverage, 'share')}" if coverage is not None else ""
         col.caption(f"{interval} · n={row.get('n') or 0}{shown}")
-
-
-def score_values(scores: TraceScores) -> dict[str, str]:
-    """The TRACe metrics as shown (adherence with its continuous score in brackets)."""
-    values = {name: fmt(getattr(scores, name)) for name in TRACE_METRICS}
-    values["adherence"] += f" ({fmt(scores.adherence_score)})"
-    return values
 
 
 def draw_scores(scores: TraceScores | None, judge: str = "", status: str = "", per_row: int = 4) -> None:
@@ -45,7 +37,8 @@ def draw_scores(scores: TraceScores | None, judge: str = "", status: str = "", p
     if scores is None:
         st.warning(md("No scores: judge status {}.", status or "unknown"))
         return
-    values = score_values(scores)
+    values = {name: format_number(getattr(scores, name)) for name in TRACE_METRICS}
+    values["adherence"] += f" ({format_number(scores.adherence_score)})"  # with its continuous score
     for start in range(0, len(TRACE_METRICS), per_row):
         cols = st.columns(per_row)
         for col, name in zip(cols, TRACE_METRICS[start:start + per_row]):

@@ -89,29 +89,21 @@ def settings_to_params(values: Mapping[str, Any], baseline: Mapping[str, Any] = 
 def settings_from_params(params: Mapping[str, Any]) -> dict[str, Any]:
     """Settings read back from query parameters; a malformed value is ignored (the
     default stays), so a hand-edited URL cannot break a page."""
+    allowed = {"provider": lambda raw: raw in _PROVIDERS, "judge": lambda raw: raw in local_judge_kinds(),
+               "base_url": safe_base_url}
     out: dict[str, Any] = {}
     for name, param in PARAMS.items():
         raw = params.get(param)
         if raw is None:
             continue
-        raw = str(raw)
-        default = DEFAULTS[name]
+        raw, default = str(raw), DEFAULTS[name]
         if isinstance(default, bool):
             if raw in ("1", "0"):
                 out[name] = raw == "1"
         elif isinstance(default, int):
             if raw.isdigit() and int(raw) >= 1:
                 out[name] = int(raw)
-        elif name == "provider":
-            if raw in _PROVIDERS:
-                out[name] = raw
-        elif name == "judge":
-            if raw in local_judge_kinds():
-                out[name] = raw
-        elif name == "base_url":
-            if safe_base_url(raw):
-                out[name] = raw
-        elif len(raw) <= 200:
+        elif allowed.get(name, lambda raw: len(raw) <= 200)(raw):
             out[name] = raw
     return out
 

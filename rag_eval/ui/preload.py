@@ -32,11 +32,6 @@ from rag_eval.ui.streamlit_compat import CSS_DIR, INDEX_HTML, JS_DIR, MODULE_IMP
 PRELOADED_ELEMENTS = (TABLE_ELEMENT,)
 
 
-
-def streamlit_static_dir() -> Path:
-    return static_dir()
-
-
 def element_modules(static_dir: Path, elements: Iterable[str] = PRELOADED_ELEMENTS) -> list[str]:
     """File names of the elements' modules and of every module they import statically,
     minus those Streamlit's page already loads or preloads; empty when the layout is not
@@ -95,7 +90,7 @@ class PageHints:
     def __init__(self, app: ASGIApp, pages: Iterable[str] = (), modules: Iterable[str] | None = None,
                  styles: Iterable[str] | None = None) -> None:
         self.app = app
-        static = streamlit_static_dir()
+        static = static_dir()
         modules = element_modules(static) if modules is None else list(modules)
         styles = element_styles(static) if styles is None else list(styles)
         pages = list(pages)

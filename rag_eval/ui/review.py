@@ -124,7 +124,7 @@ def pending(queued: list[str], reviewed: set[str]) -> list[str]:
 
 
 def _draw_queue_nav(store: Any, run_id: str, item_id: str) -> None:
-    queue = state.get(STATE_REVIEW_QUEUE)
+    queue = st.session_state.get(STATE_REVIEW_QUEUE)
     if not queue or queue.get("run_id") != run_id or item_id not in queue.get("ids", []):
         return
     ids = queue["ids"]
@@ -143,9 +143,9 @@ def draw_review(view: SupportView, store: Any) -> None:
     run_id = review_target(view)
     item_id = view.item.id
     st.subheader("Review this row")
-    reviewer = st.text_input("Reviewer", value=state.get(STATE_REVIEWER, "") or "", key=K_REVIEWER,
+    reviewer = st.text_input("Reviewer", value=st.session_state.get(STATE_REVIEWER, "") or "", key=K_REVIEWER,
                              placeholder="your name (stored with your labels)").strip()
-    state.put(STATE_REVIEWER, reviewer)
+    st.session_state[STATE_REVIEWER] = reviewer
     progress = st.empty()  # filled last, so a save in this run is counted
     draw_progress(store, run_id, progress)
     if not view.item.response_sentences or not view.item.document_keys:
@@ -156,7 +156,7 @@ def draw_review(view: SupportView, store: Any) -> None:
         return
     saved = latest_review(store, run_id, item_id, reviewer)
     base = Labels.from_dict(saved["labels"]) if saved else view.labels
-    version = int(state.get(_version_key(run_id, item_id), 0))
+    version = int(st.session_state.get(_version_key(run_id, item_id), 0))
     keys = f"{PREFIX}.{run_id}.{item_id}.{reviewer}.{version}"
     st.caption(("Editing your saved labels" if saved else md("Starting from the labels of {}", view.judge or "no judge"))
                + " · nothing is stored until Save review (Alt+S); Reset undoes unsaved edits (Alt+Z).")
@@ -172,7 +172,7 @@ def draw_review(view: SupportView, store: Any) -> None:
         else:
             st.success(md("Saved {}'s labels at {} (the judge's labels are unchanged).", reviewer, saved["created_at"]))
     if st.button("Reset to last saved", key=f"{PREFIX}.reset", shortcut="Alt+Z"):
-        state.put(_version_key(run_id, item_id), version + 1)
+        st.session_state[_version_key(run_id, item_id)] = version + 1
         st.rerun()
     draw_progress(store, run_id, progress)
     if saved:

@@ -11,6 +11,7 @@ whether one is present in the environment or Space secrets.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -188,6 +189,19 @@ def llm_values_for(judge: Any) -> dict[str, Any]:
     own = {"model": judge.model, "base_url": judge.base_url, "api_key_env": judge.api_key_env,
            "concurrency": judge.concurrency}
     return {**current_settings(), **{k: v for k, v in own.items() if v}}
+
+
+def llm_json_for(judge: Any) -> str:
+    """:func:`llm_values_for` as a cache key when ``judge`` calls a network (it then gets the
+    session's LLM settings); empty for a judge that runs here."""
+    from rag_eval.judges.kinds import JUDGE_KINDS
+
+    return json.dumps(llm_values_for(judge), sort_keys=True) if JUDGE_KINDS.calls_network(judge.kind) else ""
+
+
+def llm_from_json(llm_json: str):
+    """The ``LLMConfig`` of :func:`llm_json_for`'s key; None for a judge that runs here."""
+    return llm_config(json.loads(llm_json)) if llm_json else None
 
 
 def llm_config(values: dict[str, Any] | None = None):

@@ -17,7 +17,7 @@ import streamlit as st
 
 from rag_eval.config import configured_secrets, redact
 from rag_eval.ui.constants import STATE_SETTINGS
-from rag_eval.ui.markdown import escape_markdown, hide_paths  # noqa: F401 - hide_paths: re-exported
+from rag_eval.ui.markdown import escape_markdown, hide_paths
 
 log = logging.getLogger(__name__)
 
@@ -26,14 +26,6 @@ def init_defaults(defaults: dict[str, Any]) -> None:
     for key, value in defaults.items():
         if key not in st.session_state:
             st.session_state[key] = value
-
-
-def put(key: str, value: Any) -> None:
-    st.session_state[key] = value
-
-
-def get(key: str, default: Any = None) -> Any:
-    return st.session_state.get(key, default)
 
 
 def guarded(main: Callable[[], None]) -> None:

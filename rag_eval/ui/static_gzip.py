@@ -41,12 +41,6 @@ def compressed_headers(headers: list[tuple[bytes, bytes]], size: int) -> list[tu
     return out + [(b"content-encoding", b"gzip"), (b"content-length", str(size).encode()), (b"vary", b"Accept-Encoding")]
 
 
-def is_frontend_file(path: str) -> bool:
-    """A file of Streamlit's frontend (``/static/js/index.DormvYxC.js``, also under a page's
-    path), not an app's own static folder (``/app/static/``), whose files may change."""
-    return is_frontend_path(path)
-
-
 class CompressedStatic:
     """ASGI middleware: ``GET …/static/…`` answered gzipped from memory after its first
     request (see the module's docstring)."""
@@ -60,7 +54,7 @@ class CompressedStatic:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
-        if scope["type"] != "http" or scope.get("method") != "GET" or not is_frontend_file(path):
+        if scope["type"] != "http" or scope.get("method") != "GET" or not is_frontend_path(path):
             await self.app(scope, receive, send)
             return
         request_headers = header_map(scope)

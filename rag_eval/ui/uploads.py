@@ -1,6 +1,6 @@
 """Uploaded files, named the way the user named them.
 
-Uploads are written under the data directory (``data.save_uploads``) so the library can
+Uploads are written under the data directory (:func:`save`) so the library can
 read them as files; every message about them names the user's file, never the server
 path it was saved to."""
 
@@ -11,13 +11,20 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from rag_eval.ui import data
+from rag_eval.config import data_dir
 
 
 def save(files: list[Any], *subfolder: str) -> dict[Path, str]:
-    """Save the uploads; returns {server path: the user's file name}, in upload order."""
-    paths = data.save_uploads(files, *subfolder)
-    return {path: Path(str(upload.name).replace("\\", "/")).name for path, upload in zip(paths, files)}
+    """Write the uploads under ``data_dir()/uploads/<subfolder...>`` (names flattened, so an
+    upload cannot escape the folder); returns {server path: the user's file name}, in upload order."""
+    folder = data_dir().joinpath("uploads", *subfolder)
+    folder.mkdir(parents=True, exist_ok=True)
+    saved = {}
+    for upload in files:
+        name = Path(str(upload.name).replace("\\", "/")).name
+        saved[folder / name] = name
+        (folder / name).write_bytes(upload.getvalue())
+    return saved
 
 
 def user_names(text: str, names: Mapping[Path, str]) -> str:

@@ -171,16 +171,22 @@ def warm_up(root: Path) -> dict[str, float]:
         ("navigation mode", _navigation_mode),
         ("heap frozen", _freeze_heap),  # last: it keeps what the steps above loaded out of every collection
     ]
+    return _run_steps("warm-up", steps, 2)
+
+
+def _run_steps(what: str, steps: Iterable[tuple[str, Callable[[], object]]], digits: int) -> dict[str, float]:
+    """Seconds per step. A failed step is logged by its kind and left out: a cold first visit
+    beats a server that does not start, and the visitor's page builds what was not prepared."""
     timings: dict[str, float] = {}
     for name, step in steps:
         start = time.perf_counter()
         try:
             step()
-        except Exception as exc:  # noqa: BLE001 - a cold first visit beats a server that does not start
-            log.warning("dashboard warm-up: %s skipped (%s)", name, type(exc).__name__)
+        except Exception as exc:  # noqa: BLE001 - see the docstring
+            log.warning("dashboard %s: %s skipped (%s)", what, name, type(exc).__name__)
             continue
         timings[name] = time.perf_counter() - start
-    log.info("dashboard warm-up: %s", ", ".join(f"{name} {seconds:.2f} s" for name, seconds in timings.items()))
+    log.info("dashboard %s: %s", what, ", ".join(f"{name} {seconds:.{digits}f} s" for name, seconds in timings.items()))
     return timings
 
 
@@ -213,17 +219,7 @@ def prepare(steps: tuple[str, ...] = ("demo collection", "local judge")) -> dict
     """Load the judge's model and build the demo collection; seconds per step (a failed
     step is logged by its kind and left to the first visitor, as before)."""
     known: dict[str, Callable[[], object]] = {"local judge": _local_judge, "demo collection": _demo_collection}
-    timings: dict[str, float] = {}
-    for name in steps:
-        start = time.perf_counter()
-        try:
-            known[name]()
-        except Exception as exc:  # noqa: BLE001 - the visitor's page builds it then, with its own message
-            log.warning("dashboard preparation: %s skipped (%s)", name, type(exc).__name__)
-            continue
-        timings[name] = time.perf_counter() - start
-    log.info("dashboard preparation: %s", ", ".join(f"{name} {seconds:.1f} s" for name, seconds in timings.items()))
-    return timings
+    return _run_steps("preparation", ((name, known[name]) for name in steps), 1)
 
 
 #: ``RAG_EVAL_PREPARE``: when the server prepares the judge and the demo collection

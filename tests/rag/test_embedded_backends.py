@@ -132,7 +132,7 @@ def test_a_local_mode_collection_is_copied_into_edge_once(docs, rag_eval_home, c
     same_results(top_k(edge, "docs"), expected)
     assert edge.count("docs").count == sum(1 for _ in store.iter_chunks("docs", limit=None, client=edge))
 
-    store.delete_collection("docs", client=edge)  # deleted on purpose: it does not come back
+    edge.delete_collection("docs")  # deleted on purpose: it does not come back
     store.close_clients()
     assert not store.open_qdrant().collection_exists("docs")
     assert "copied" not in capfd.readouterr().err

@@ -44,8 +44,9 @@ def test_a_server_collection_built_with_another_embedder_is_a_clear_error(httpse
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "a.txt").write_text("Qdrant stores vectors. It filters payloads.", encoding="utf-8")
-    ingest_paths([docs], "docs", default_config())
-    info = open_qdrant().get_collection("docs").model_dump(mode="json")  # what real Qdrant answers
+    local = open_qdrant(backend="local")  # qdrant-client's local mode: Qdrant's own collection info
+    ingest_paths([docs], "docs", default_config(), client=local)
+    info = local.get_collection("docs").model_dump(mode="json")  # what real Qdrant answers
     close_clients()
     ok = {"status": "ok", "time": 0.0}
     httpserver.expect_request("/collections").respond_with_json({"result": {"collections": [{"name": "docs"}]}, **ok})

@@ -4,25 +4,14 @@ checks, row building and the near-duplicate filter (with the real packaged MiniL
 import random
 from collections import Counter
 
-import numpy as np
 import pytest
 
 from rag_eval.datasets.schema import CANNOT_ANSWER, DatasetRow, QueryType
 from rag_eval.schema import JudgeStatus
-from rag_eval.synth import (
-    Candidate,
-    StoredChunk,
-    SynthOptions,
-    Task,
-    build_messages,
-    candidate_row,
-    check_candidate,
-    drop_near_duplicates,
-    embedding_neighbours,
-    parse_reply,
-    plan_tasks,
-    stratified_sample,
-)
+from rag_eval.synth.filters import drop_near_duplicates
+from rag_eval.synth.parse import Candidate, candidate_row, check_candidate, parse_reply
+from rag_eval.synth.plan import StoredChunk, SynthOptions, Task, plan_tasks, stratified_sample
+from rag_eval.synth.prompts import build_messages
 
 
 def chunks_of(doc: str, n: int) -> list[StoredChunk]:
@@ -65,14 +54,6 @@ def test_plan_cycles_types_and_pairs_two_chunk_types():
 def test_plan_without_partners_falls_back_to_simple():
     tasks = plan_tasks(chunks_of("only", 1), SynthOptions(n=3, types=("multi_hop",)), None, random.Random(0))
     assert [t.query_type for t in tasks] == [QueryType.SIMPLE] * 3
-
-
-def test_embedding_neighbours_prefer_other_documents():
-    pool = [StoredChunk("a1", "A", "x"), StoredChunk("a2", "A", "y"), StoredChunk("b1", "B", "z")]
-    vectors = {"x": [1, 0], "y": [0.99, 0.14], "z": [0.6, 0.8]}
-    encode = lambda texts: np.array([vectors[t] for t in texts], dtype=np.float32)  # noqa: E731
-    near = embedding_neighbours(pool, encode)
-    assert [c.id for c in near(pool[0], 2)] == ["b1", "a2"]
 
 
 def test_messages_label_passages_and_carry_few_shot_and_negative_field():
@@ -185,7 +166,7 @@ class ScriptedJudge:
 
 
 def test_answerability_filter_verdicts_and_inverted_check_for_unanswerable():
-    from rag_eval.synth import answerability_filter
+    from rag_eval.synth.filters import answerability_filter
 
     def row(i, qtype, answer, negative=None):
         return DatasetRow(id=i, question="Q?", reference_answers=[answer], gold_contexts=[] if qtype == "unanswerable" else ["Ctx."],

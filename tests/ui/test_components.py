@@ -9,13 +9,14 @@ import pytest
 from rag_eval.display.style import COLOURS, LEGEND
 from rag_eval.display.support_map import (
     document_sentence_class,
+    legend_html,
     response_sentence_class,
+    support_map_html,
     supporting_document_keys,
 )
 from rag_eval.display.views import load_labelled_sample, view_from_ragbench_row
 from rag_eval.schema import Labels, SentenceSupport
 from rag_eval.text.sentences import item_from_texts
-from rag_eval.ui import components
 
 SCRIPT = "<script>alert('x')</script>"
 IMG = '<img src=x onerror="alert(1)">'
@@ -47,7 +48,7 @@ def labels():
 
 @pytest.mark.parametrize("selected", [None, "a", "b"])
 def test_hostile_text_is_escaped_everywhere(hostile_item, labels, selected):
-    out = components.support_map_html(hostile_item, labels, selected)
+    out = support_map_html(hostile_item, labels, selected)
     assert "<script" not in out.lower()
     assert "<img" not in out.lower()
     assert html.escape(SCRIPT) in out
@@ -55,13 +56,13 @@ def test_hostile_text_is_escaped_everywhere(hostile_item, labels, selected):
 
 
 def test_explanation_is_escaped(hostile_item, labels):
-    out = components.support_map_html(hostile_item, labels, "a")
+    out = support_map_html(hostile_item, labels, "a")
     assert "<b>bold</b>" not in out
     assert "&lt;b&gt;bold&lt;/b&gt;" in out
 
 
 def test_unlabelled_item_renders_escaped_and_uncoloured(hostile_item):
-    out = components.support_map_html(hostile_item, None)
+    out = support_map_html(hostile_item, None)
     assert "<script" not in out and "sm-unlabelled" in out and "sm-neither" in out
 
 
@@ -85,7 +86,7 @@ def test_response_classes(labels):
 
 def test_selection_outlines_supporting_sentences(hostile_item, labels):
     assert supporting_document_keys("b", labels) == {"1a"}
-    out = components.support_map_html(hostile_item, labels, "b")
+    out = support_map_html(hostile_item, labels, "b")
     outlined = [seg for seg in out.split("<span") if "outline:" in seg]
     keys = sorted(seg.split('data-key="')[1].split('"')[0] for seg in outlined)
     assert keys == ["1a", "b"]  # the supporting document sentence and the selected one
@@ -93,7 +94,7 @@ def test_selection_outlines_supporting_sentences(hostile_item, labels):
 
 
 def test_legend_lists_every_class_with_its_colour():
-    out = components.legend_html()
+    out = legend_html()
     for cls in LEGEND:
         assert cls in out and COLOURS[cls] in out
 
@@ -106,11 +107,6 @@ def test_labelled_sample_shows_real_labels():
     assert view.scores is not None and view.scores.adherence is False
     assert classes & {"partial", "unsupported"}
     assert view.judge.startswith("ragbench:gpt-4")
-
-
-@pytest.mark.parametrize(("value", "text"), [(None, "—"), (True, "yes"), (0.5, "0.500")])
-def test_fmt(value, text):
-    assert components.fmt(value) == text
 
 
 def test_showcase_row_uses_every_colour_class():

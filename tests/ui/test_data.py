@@ -1,6 +1,6 @@
 from dataclasses import dataclass
 
-from rag_eval.ui.data import save_uploads
+from rag_eval.ui.uploads import save
 
 
 @dataclass
@@ -15,9 +15,10 @@ class Upload:
 
 
 def test_save_uploads_writes_in_order_inside_the_uploads_folder(rag_eval_home):
-    paths = save_uploads([Upload("a.txt", b"A"), Upload("../../escape.txt", b"B"), Upload("dir\\c.md", b"C")], "corpus", "demo")
+    saved = save([Upload("a.txt", b"A"), Upload("../../escape.txt", b"B"), Upload("dir\\c.md", b"C")], "corpus", "demo")
+    paths = list(saved)
     root = rag_eval_home / "uploads" / "corpus" / "demo"
-    assert [p.name for p in paths] == ["a.txt", "escape.txt", "c.md"]
+    assert [p.name for p in paths] == ["a.txt", "escape.txt", "c.md"] == list(saved.values())
     assert all(p.parent == root for p in paths)
     assert [p.read_bytes() for p in paths] == [b"A", b"B", b"C"]
 

@@ -21,7 +21,8 @@ from starlette.testclient import TestClient
 
 from harness import browser
 from rag_eval.ui.constants import APP_TITLE
-from rag_eval.ui.preload import PageHints, base_path_script, element_modules, element_styles, preload_tags, streamlit_static_dir
+from rag_eval.ui.preload import PageHints, base_path_script, element_modules, element_styles, preload_tags
+from rag_eval.ui.streamlit_compat import static_dir
 
 PAGE = "<html><head><title>t</title></head><body>" + "x" * 2000 + "</body></html>"
 
@@ -39,7 +40,7 @@ def client(modules: list[str], pages: tuple[str, ...] = ()) -> TestClient:
 
 
 def test_the_table_modules_are_found_in_the_installed_streamlit() -> None:
-    static = streamlit_static_dir()
+    static = static_dir()
     modules = element_modules(static)
     assert any(name.startswith("DataFrame.") for name in modules)
     assert not any(name.startswith("PlotlyChart.") for name in modules)  # the chart code is not preloaded
@@ -48,7 +49,7 @@ def test_the_table_modules_are_found_in_the_installed_streamlit() -> None:
 
 
 def test_the_table_stylesheet_is_found_in_the_installed_streamlit() -> None:
-    styles = element_styles(streamlit_static_dir())
+    styles = element_styles(static_dir())
     assert len(styles) == 1 and styles[0].startswith("DataFrame.") and styles[0].endswith(".css")
     assert '<link rel="stylesheet" href="./static/css/' + styles[0] + '">' in preload_tags([], styles).decode()
 
@@ -84,7 +85,7 @@ def test_other_requests_pass_through_unchanged() -> None:
 
 
 def test_the_dashboard_server_sends_the_tags() -> None:
-    static = streamlit_static_dir()
+    static = static_dir()
     tags = preload_tags(element_modules(static), element_styles(static)).decode()
     with tempfile.TemporaryDirectory() as home, browser.streamlit_server(Path(home)) as server:
         browser.wait_healthy(server.url, process=server.process)

@@ -124,8 +124,6 @@ def test_metrics_first_and_summary_means():
 def test_readable_timings_sources_and_labels():
     assert ui_help.format_timings({"retrieve_s": 0.0234, "generate_s": 1.5, "note": "x"}) == \
         "retrieve 0.0234 s · generate 1.50 s"
-    assert ui_help.source_name("/srv/data/uploads/manual.pdf") == "manual.pdf"
-    assert ui_help.source_name("https://example.org/docs/page.html") == "page.html"
     assert ui_help.metric_label("hit_rate@5") == "hit@5" and ui_help.metric_label("ndcg@2") == "nDCG@2"
     assert "rank" in ui_help.metric_help("mrr") and "no (0.89)" in ui_help.metric_help("adherence")
     assert "top 5" in ui_help.metric_help("recall@5")

@@ -20,8 +20,8 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from harness import browser
-from rag_eval.ui.preload import streamlit_static_dir
 from rag_eval.ui.static_gzip import CompressedStatic
+from rag_eval.ui.streamlit_compat import static_dir
 
 SCRIPT = ("export function f(){return 'the same line again and again';}\n" * 400).encode()
 
@@ -87,7 +87,7 @@ def test_past_the_cache_limit_a_file_is_compressed_but_not_kept(tmp_path: Path) 
 
 
 def test_the_dashboard_server_sends_its_frontend_gzipped() -> None:
-    js = streamlit_static_dir() / "static" / "js"
+    js = static_dir() / "static" / "js"
     entry = next(p for p in js.glob("index.*.js") if p.name.count(".") == 2)
     with tempfile.TemporaryDirectory() as home, browser.streamlit_server(Path(home)) as server:
         browser.wait_healthy(server.url, process=server.process)

@@ -145,14 +145,15 @@ def _without_contents(lines: list[Line]) -> list[Line]:
 _END_NUMBERS = re.compile(r"^(\d+)\s|\s(\d+)$|^(\d+)$")
 
 
+def _end_number(text: str) -> int | None:
+    """The number a line starts or ends with (a printed page number, perhaps)."""
+    m = _END_NUMBERS.search(text)
+    return int(next(g for g in m.groups() if g)) if m else None
+
+
 def _edge_numbers(lines: list[Line]) -> set[int]:
     content = [line.text for line in lines if line.text]
-    found = set()
-    for text in content[:_EDGE] + content[-_EDGE:]:
-        m = _END_NUMBERS.search(text)
-        if m:
-            found.add(int(next(g for g in m.groups() if g)))
-    return found
+    return {n for text in content[:_EDGE] + content[-_EDGE:] if (n := _end_number(text)) is not None}
 
 
 def _page_offset(pages: list[list[Line]]) -> int | None:
@@ -179,8 +180,7 @@ def _clean(lines: list[Line], running: set[str], printed: int | None = None,
         if at_edge and (_DIGITS.sub("#", line.text) in running or _PAGE_NUMBER.match(line.text)):
             continue
         normal = _DIGITS.sub("#", line.text)
-        m = _END_NUMBERS.search(line.text) if at_edge and printed is not None and normal in recurring else None
-        if m and int(next(g for g in m.groups() if g)) == printed:
+        if at_edge and printed is not None and normal in recurring and _end_number(line.text) == printed:
             continue
         keep.append(line)
     return _without_contents(keep)
