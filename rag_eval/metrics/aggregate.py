@@ -40,16 +40,26 @@ BOOTSTRAP_BLOCK_CELLS = 1_000_000
 Interval = tuple[float | None, float | None, str | None]  # (low, high, reason when missing)
 
 
+def finite_number(value: Any) -> float | None:
+    """``value`` as a float when it is a real number (booleans count as 0/1); None for
+    None, NaN, inf and non-numbers."""
+    if isinstance(value, bool):
+        value = float(value)
+    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else None
+
+
 def finite(values: Iterable[Any]) -> list[float]:
-    """The values that are real numbers (booleans count as 0/1; None, NaN, inf and
-    non-numbers dropped)."""
-    out = []
-    for v in values:
-        if isinstance(v, bool):
-            v = float(v)
-        if isinstance(v, (int, float)) and math.isfinite(v):
-            out.append(float(v))
-    return out
+    """The values that are real numbers (see :func:`finite_number`), the others dropped."""
+    return [x for v in values if (x := finite_number(v)) is not None]
+
+
+def nan_row_mean(values: np.ndarray) -> np.ndarray:
+    """The mean of each row's non-NaN values (NaN for a row without any): one resample's
+    statistic when a resampled row may lack the value."""
+    present = ~np.isnan(values)
+    count = present.sum(axis=1)
+    total = np.where(present, values, 0.0).sum(axis=1)
+    return np.where(count > 0, total / np.maximum(count, 1), np.nan)
 
 
 def number_or_none(value: Any) -> float | None:
@@ -139,8 +149,17 @@ def mean_interval(
                         rng=np.random.default_rng(seed))
 
 
+class AsDict:
+    """``to_dict()`` for a dataclass: its fields, nested ones as dicts (what JSON outputs store)."""
+
+    __slots__ = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)  # type: ignore[call-overload]
+
+
 @dataclass(frozen=True, slots=True)
-class MeanWithCoverage:
+class MeanWithCoverage(AsDict):
     """The mean of the finite values, its interval, how many values it rests on, and
     their share of all rows."""
 
@@ -150,9 +169,6 @@ class MeanWithCoverage:
     n: int
     coverage: float | None
     reason: str | None = None  # why the mean or its interval is missing
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def mean_with_coverage(values: Iterable[Any], total: int | None = None, seed: int = DEFAULT_SEED,
@@ -199,11 +215,9 @@ class MeanTally:
 
     def add(self, value: Any) -> None:
         """Count ``value`` when it is a finite number (booleans as 0/1), as :func:`finite` does."""
-        if isinstance(value, bool):
-            value = float(value)
-        if not isinstance(value, (int, float)) or not math.isfinite(value):
+        x = finite_number(value)
+        if x is None:
             return
-        x = float(value)
         self.n += 1
         delta = x - self._mean
         self._mean += delta / self.n
@@ -239,20 +253,9 @@ def mean_difference_interval(
     if min(len(a), len(b)) < MIN_ROWS_FOR_INTERVAL:
         return difference, None, None, f"too few rows for a bootstrap ({min(len(a), len(b))})"
     units = sorted(set(first) | set(second), key=str)
-    x = np.array([_or_nan(first.get(u)) for u in units])
-    y = np.array([_or_nan(second.get(u)) for u in units])
-
-    def side_mean(values: np.ndarray) -> np.ndarray:
-        present = ~np.isnan(values)
-        count = present.sum(axis=1)
-        total = np.where(present, values, 0.0).sum(axis=1)
-        return np.where(count > 0, total / np.maximum(count, 1), np.nan)  # NaN: a resample without that side
-
-    low, high, why = bootstrap_ci(lambda idx: side_mean(y[idx]) - side_mean(x[idx]), len(units), n_boot=n_boot,
+    x = np.array([finite_number(first.get(u)) for u in units], dtype=float)  # None -> NaN
+    y = np.array([finite_number(second.get(u)) for u in units], dtype=float)
+    # NaN: a resample without that side
+    low, high, why = bootstrap_ci(lambda idx: nan_row_mean(y[idx]) - nan_row_mean(x[idx]), len(units), n_boot=n_boot,
                                   confidence=confidence, rng=np.random.default_rng(seed))
     return difference, low, high, why
-
-
-def _or_nan(value: Any) -> float:
-    kept = finite([value])
-    return kept[0] if kept else math.nan

@@ -39,9 +39,11 @@ from rag_eval.metrics.aggregate import (
     DEFAULT_CONFIDENCE,
     DEFAULT_N_BOOT,
     DEFAULT_SEED,
+    AsDict,
     bootstrap_ci,
     coverage_fraction,
     interval_from_samples,
+    nan_row_mean,
     resample_indices,
     why_no_interval,
 )
@@ -58,15 +60,12 @@ CONTINUOUS_ADHERENCE = "adherence_score"
 
 # ---------------------------------------------------------------- per evaluation
 @dataclass(frozen=True, slots=True)
-class Spread:
+class Spread(AsDict):
     mean: float | None
     rmse: float | None
     reading: str | None
     n_metrics: int
     reason: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def spread_reading(rmse: float) -> str:
@@ -187,16 +186,6 @@ def calibration_error(probabilities: Sequence[float], outcomes: Sequence[Any], b
 
 
 # ---------------------------------------------------------------- resampled statistics
-def _resampled_mse(squared_errors: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """Mean of the non-NaN squared errors in each resample (NaN when a resample has none)."""
-    values = squared_errors[idx]
-    present = ~np.isnan(values)
-    counts = present.sum(axis=1)
-    sums = np.where(present, values, 0.0).sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
-
-
 def _resampled_auroc(labels: np.ndarray, scores: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """AUROC of each resample by the rank-sum (Mann-Whitney) identity, ties averaged,
     which equals ``roc_auc_score``; NaN where a resample has one class only."""
@@ -242,7 +231,7 @@ def _resampled_f1(labels: np.ndarray, flagged: np.ndarray, idx: np.ndarray) -> n
 
 # ---------------------------------------------------------------- batch report
 @dataclass(frozen=True, slots=True)
-class Estimate:
+class Estimate(AsDict):
     """A statistic with its bootstrap interval, the rows behind it, and why it (or its
     interval) is missing when it is."""
 
@@ -252,18 +241,12 @@ class Estimate:
     n: int = 0
     reason: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass(frozen=True, slots=True)
-class MetricCoverage:
+class MetricCoverage(AsDict):
     used: int
     missing_prediction: int
     missing_truth: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -358,7 +341,7 @@ def _rmse_estimates(
     """RMSE per metric, aggregated RMSE and consistency, with their bootstrap intervals."""
     n_used = coverage.rows_used
     idx = resample_indices(n_used, n_boot, rng)
-    boot_mse = {m: _resampled_mse(squared[m], idx) for m in TRACE_METRICS} if idx is not None else {}
+    boot_mse = {m: nan_row_mean(squared[m][idx]) for m in TRACE_METRICS} if idx is not None else {}
     no_interval = why_no_interval(n_used, n_boot)
 
     def interval(samples: np.ndarray | None) -> tuple[float | None, float | None, str | None]:
