@@ -19,6 +19,7 @@ comparisons, agreement against ground truth).
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -45,7 +46,7 @@ def finite_number(value: Any) -> float | None:
     None, NaN, inf and non-numbers."""
     if isinstance(value, bool):
         value = float(value)
-    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else None
+    return float(value) if isinstance(value, numbers.Real) and math.isfinite(value) else None
 
 
 def finite(values: Iterable[Any]) -> list[float]:
@@ -62,14 +63,6 @@ def nan_row_mean(values: np.ndarray) -> np.ndarray:
     return np.where(count > 0, total / np.maximum(count, 1), np.nan)
 
 
-def number_or_none(value: Any) -> float | None:
-    """A stored metric value as a float; None when it is missing, text or NaN (undefined)."""
-    if value is None or isinstance(value, str):
-        return None
-    number = float(value)
-    return None if math.isnan(number) else number
-
-
 def coverage_fraction(used: int, total: int) -> float | None:
     """``used / total``; ``None`` when there are no rows."""
     return used / total if total else None
@@ -81,7 +74,7 @@ def percentile_interval(samples: np.ndarray, confidence: float) -> tuple[float, 
     return float(low), float(high)
 
 
-def _check_confidence(confidence: float) -> None:
+def check_confidence(confidence: float) -> None:
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence!r}")
 
@@ -109,19 +102,13 @@ def resample_indices(n: int, n_boot: int, rng: np.random.Generator) -> np.ndarra
     return None if why_no_interval(n, n_boot) else rng.integers(0, n, size=(n_boot, n))
 
 
-def bootstrap_ci(
-    statistic: Callable[[np.ndarray], np.ndarray],
-    n: int,
-    *,
-    n_boot: int = DEFAULT_N_BOOT,
-    confidence: float = DEFAULT_CONFIDENCE,
-    rng: np.random.Generator | None = None,
-) -> Interval:
+def bootstrap_ci(statistic: Callable[[np.ndarray], np.ndarray], n: int, *, n_boot: int = DEFAULT_N_BOOT,
+                 confidence: float = DEFAULT_CONFIDENCE, rng: np.random.Generator | None = None) -> Interval:
     """Percentile bootstrap over ``n`` rows. ``statistic`` takes a (k, n) index matrix
     (a block of the n_boot resamples) and returns one value per resample, row by row (NaN
     where undefined). Returns
     ``(low, high, None)`` or ``(None, None, reason)``."""
-    _check_confidence(confidence)
+    check_confidence(confidence)
     why = why_no_interval(n, n_boot)
     if why:
         return None, None, why
@@ -134,15 +121,13 @@ def bootstrap_ci(
     return interval_from_samples(np.concatenate(samples), n_boot, confidence)
 
 
-def mean_interval(
-    values: Sequence[float], *, n_boot: int = DEFAULT_N_BOOT, confidence: float = DEFAULT_CONFIDENCE,
-    seed: int = DEFAULT_SEED,
-) -> Interval:
+def mean_interval(values: Sequence[float], *, n_boot: int = DEFAULT_N_BOOT, confidence: float = DEFAULT_CONFIDENCE,
+                  seed: int = DEFAULT_SEED) -> Interval:
     """The bootstrap interval of the mean of ``values`` (all finite); the normal interval
     above :data:`MAX_BOOTSTRAP_ROWS` values."""
     data = np.asarray(values, dtype=float)
     if data.size > MAX_BOOTSTRAP_ROWS and n_boot > 0:
-        _check_confidence(confidence)
+        check_confidence(confidence)
         mean = float(data.mean())
         return normal_interval(mean, float(data.var(ddof=1)), int(data.size), confidence)
     return bootstrap_ci(lambda idx: data[idx].mean(axis=1), data.size, n_boot=n_boot, confidence=confidence,
@@ -232,7 +217,7 @@ class MeanTally:
         """Mean, interval, n and coverage (n / ``total``)."""
         if self.kept is not None:
             return mean_with_coverage(self.kept, total, seed=seed, n_boot=n_boot, confidence=confidence)
-        _check_confidence(confidence)
+        check_confidence(confidence)
         low, high, why = normal_interval(self._mean, self._m2 / (self.n - 1), self.n, confidence)
         return MeanWithCoverage(self._mean, low, high, self.n, coverage_fraction(self.n, total), why)
 

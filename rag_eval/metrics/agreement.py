@@ -41,6 +41,7 @@ from rag_eval.metrics.aggregate import (
     DEFAULT_SEED,
     AsDict,
     bootstrap_ci,
+    check_confidence,
     coverage_fraction,
     interval_from_samples,
     nan_row_mean,
@@ -262,9 +263,7 @@ class Coverage:
         return coverage_fraction(self.rows_used, self.rows_given)
 
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["fraction"] = self.fraction
-        return out
+        return {**asdict(self), "fraction": self.fraction}
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,18 +280,11 @@ class AgreementReport:
     n_boot: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "rmse": {m: e.to_dict() for m, e in self.rmse.items()},
-            "aggregated_rmse": self.aggregated_rmse.to_dict(),
-            "consistency": self.consistency.to_dict(),
-            "hallucination_auroc": self.hallucination_auroc.to_dict(),
-            "hallucination_f1": self.hallucination_f1.to_dict(),
-            "coverage": self.coverage.to_dict(),
-            "metrics_used": list(self.metrics_used),
-            "f1_threshold": self.f1_threshold,
-            "confidence": self.confidence,
-            "n_boot": self.n_boot,
-        }
+        parts = ("aggregated_rmse", "consistency", "hallucination_auroc", "hallucination_f1", "coverage")
+        return {"rmse": {m: e.to_dict() for m, e in self.rmse.items()},
+                **{name: getattr(self, name).to_dict() for name in parts},
+                "metrics_used": list(self.metrics_used), "f1_threshold": self.f1_threshold,
+                "confidence": self.confidence, "n_boot": self.n_boot}
 
 
 def _column(rows: Sequence[Mapping[str, Any] | None], key: str, side: str) -> list[float | None]:
@@ -325,14 +317,8 @@ def _squared_errors(pred: dict[str, list[float | None]], true: dict[str, list[fl
     aggregated intervals consistent."""
     n = len(next(iter(pred.values()))) if pred else 0
     used = [i for i in range(n) if any(pred[m][i] is not None and true[m][i] is not None for m in TRACE_METRICS)]
-    out = {}
-    for m in TRACE_METRICS:
-        errors = []
-        for i in used:
-            p, t = pred[m][i], true[m][i]
-            errors.append(np.nan if p is None or t is None else (p - t) ** 2)
-        out[m] = np.array(errors, dtype=np.float64)
-    return out
+    return {m: np.array([np.nan if (p := pred[m][i]) is None or (t := true[m][i]) is None else (p - t) ** 2
+                         for i in used], dtype=np.float64) for m in TRACE_METRICS}
 
 
 def _rmse_estimates(
@@ -363,13 +349,8 @@ def _rmse_estimates(
         return per_metric, agg, Estimate(None, n=0, reason=agg.reason)
     low, high, why = interval(np.sqrt(np.mean([boot_mse[m] for m in used_metrics], axis=0)) if idx is not None else None)
     agg = Estimate(agg_value, low, high, n_used, why)
-    consistency = Estimate(
-        consistency_score(agg_value),
-        None if high is None else consistency_score(high),
-        None if low is None else consistency_score(low),
-        n_used,
-        why,
-    )
+    consistency = Estimate(consistency_score(agg_value), None if high is None else consistency_score(high),
+                           None if low is None else consistency_score(low), n_used, why)
     return per_metric, agg, consistency
 
 
@@ -396,17 +377,10 @@ def _hallucination_estimates(
     return auroc, Estimate(f1_value, low, high, n, why)
 
 
-def agreement(
-    predictions: Sequence[Mapping[str, Any] | None],
-    truths: Sequence[Mapping[str, Any] | None],
-    *,
-    threshold: float = DEFAULT_F1_THRESHOLD,
-    n_boot: int = DEFAULT_N_BOOT,
-    confidence: float = DEFAULT_CONFIDENCE,
-    rng: np.random.Generator | None = None,
-    seed: int = DEFAULT_SEED,
-    min_class_rows: int = MIN_CLASS_ROWS,
-) -> AgreementReport:
+def agreement(predictions: Sequence[Mapping[str, Any] | None], truths: Sequence[Mapping[str, Any] | None], *,
+              threshold: float = DEFAULT_F1_THRESHOLD, n_boot: int = DEFAULT_N_BOOT,
+              confidence: float = DEFAULT_CONFIDENCE, rng: np.random.Generator | None = None,
+              seed: int = DEFAULT_SEED, min_class_rows: int = MIN_CLASS_ROWS) -> AgreementReport:
     """Agreement of aligned prediction/truth rows (``predictions[i]`` with ``truths[i]``).
 
     Each row maps metric names (:data:`TRACE_METRICS`) to values; predictions may also
@@ -418,8 +392,7 @@ def agreement(
     """
     if len(predictions) != len(truths):
         raise ValueError(f"{len(predictions)} prediction rows but {len(truths)} truth rows")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be between 0 and 1, got {confidence!r}")
+    check_confidence(confidence)
     rng = rng if rng is not None else np.random.default_rng(seed)
     n = len(predictions)
     pred = {m: _column(predictions, m, "prediction") for m in TRACE_METRICS}
@@ -428,15 +401,6 @@ def agreement(
     rmse_estimates, agg, consistency = _rmse_estimates(_squared_errors(pred, true), coverage, n_boot, confidence, rng)
     auroc, f1_estimate = _hallucination_estimates(true["adherence"], _predicted_adherence(predictions), threshold,
                                                   n_boot, confidence, rng, min_class_rows)
-    return AgreementReport(
-        rmse=rmse_estimates,
-        aggregated_rmse=agg,
-        consistency=consistency,
-        hallucination_auroc=auroc,
-        hallucination_f1=f1_estimate,
-        coverage=coverage,
-        metrics_used=tuple(m for m in TRACE_METRICS if rmse_estimates[m].value is not None),
-        f1_threshold=threshold,
-        confidence=confidence,
-        n_boot=n_boot,
-    )
+    return AgreementReport(rmse_estimates, agg, consistency, auroc, f1_estimate, coverage,
+                           tuple(m for m in TRACE_METRICS if rmse_estimates[m].value is not None),
+                           threshold, confidence, n_boot)

@@ -585,12 +585,8 @@ def resolve_metric(name: str, **params: Any) -> Callable[[Sequence[Any], Any], f
     return partial(retrieval_function(parsed.metric), k=parsed.k, **kwargs)
 
 
-def evaluate_run(
-    run: Mapping[str, Sequence[Any]],
-    qrels: Mapping[str, Any],
-    metrics: Sequence[str],
-    **params: Any,
-) -> dict[str, BatchScore]:
+def evaluate_run(run: Mapping[str, Sequence[Any]], qrels: Mapping[str, Any], metrics: Sequence[str],
+                 **params: Any) -> dict[str, BatchScore]:
     """Each named metric's mean over the queries of ``qrels`` (see :class:`BatchScore`)."""
     from rag_eval.metrics import retrieval
 

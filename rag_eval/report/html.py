@@ -311,15 +311,9 @@ def _agreement_rows(label: str, items: Sequence[dict[str, Any]]) -> list[dict[st
     return rows
 
 
-def build_report(
-    runs: Sequence[dict[str, Any]],
-    items_by_run: Mapping[str, Sequence[dict[str, Any]]],
-    *,
-    worst: int = DEFAULT_WORST,
-    title: str | None = None,
-    generated: str | None = None,
-    reviewed: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
-) -> str:
+def build_report(runs: Sequence[dict[str, Any]], items_by_run: Mapping[str, Sequence[dict[str, Any]]], *,
+                 worst: int = DEFAULT_WORST, title: str | None = None, generated: str | None = None,
+                 reviewed: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None) -> str:
     """The report as one HTML string. ``runs`` are run records (the first is the
     comparison baseline); ``items_by_run`` maps each run id to its item records;
     ``reviewed`` the reviewers' scores per run (``labels.store.reviewed_scores``), which
