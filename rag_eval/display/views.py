@@ -40,9 +40,7 @@ def view_from_ragbench_row(row: dict[str, Any], mode: ScoringMode | str = Scorin
                        status=JudgeStatus.OK.value)
 
 
-def view_from_result(
-    title: str, item: EvalItem, result: JudgeResult | None, scores: TraceScores | None
-) -> SupportView:
+def view_from_result(title: str, item: EvalItem, result: JudgeResult | None, scores: TraceScores | None) -> SupportView:
     """A row judged by one of our judges (ask, batch run)."""
     if result is None:
         return SupportView(title=title, item=item, labels=None, scores=scores)

@@ -222,10 +222,9 @@ class MeanTally:
         return MeanWithCoverage(self._mean, low, high, self.n, coverage_fraction(self.n, total), why)
 
 
-def mean_difference_interval(
-    first: Mapping[Any, float], second: Mapping[Any, float], *, n_boot: int = DEFAULT_N_BOOT,
-    confidence: float = DEFAULT_CONFIDENCE, seed: int = DEFAULT_SEED,
-) -> tuple[float | None, float | None, float | None, str | None]:
+def mean_difference_interval(first: Mapping[Any, float], second: Mapping[Any, float], *, n_boot: int = DEFAULT_N_BOOT,
+                             confidence: float = DEFAULT_CONFIDENCE,
+                             seed: int = DEFAULT_SEED) -> tuple[float | None, float | None, float | None, str | None]:
     """``mean(second) - mean(first)`` of two samples keyed by unit (e.g. item id), with a
     bootstrap interval that resamples *units*: a unit in both samples is drawn as one, so
     the pairing is kept where it exists and the samples are independent where it does not.

@@ -154,9 +154,8 @@ def _auroc_undefined(labels: np.ndarray, min_class_rows: int) -> str | None:
     return None
 
 
-def hallucination_f1(
-    truth_adherence: Sequence[Any], predicted_adherence: Sequence[Any], threshold: float = DEFAULT_F1_THRESHOLD
-) -> tuple[float | None, str | None]:
+def hallucination_f1(truth_adherence: Sequence[Any], predicted_adherence: Sequence[Any],
+                     threshold: float = DEFAULT_F1_THRESHOLD) -> tuple[float | None, str | None]:
     """(F1 of flagging hallucinations, None) or (None, reason). A row is flagged when
     1 - predicted adherence >= ``threshold``."""
     from sklearn.metrics import f1_score
@@ -321,9 +320,8 @@ def _squared_errors(pred: dict[str, list[float | None]], true: dict[str, list[fl
                          for i in used], dtype=np.float64) for m in TRACE_METRICS}
 
 
-def _rmse_estimates(
-    squared: dict[str, np.ndarray], coverage: Coverage, n_boot: int, confidence: float, rng: np.random.Generator
-) -> tuple[dict[str, Estimate], Estimate, Estimate]:
+def _rmse_estimates(squared: dict[str, np.ndarray], coverage: Coverage, n_boot: int, confidence: float,
+                    rng: np.random.Generator) -> tuple[dict[str, Estimate], Estimate, Estimate]:
     """RMSE per metric, aggregated RMSE and consistency, with their bootstrap intervals."""
     n_used = coverage.rows_used
     idx = resample_indices(n_used, n_boot, rng)
@@ -354,10 +352,9 @@ def _rmse_estimates(
     return per_metric, agg, consistency
 
 
-def _hallucination_estimates(
-    truth_adherence: Sequence[float | None], predicted_adherence: Sequence[float | None], threshold: float,
-    n_boot: int, confidence: float, rng: np.random.Generator, min_class_rows: int = MIN_CLASS_ROWS,
-) -> tuple[Estimate, Estimate]:
+def _hallucination_estimates(truth_adherence: Sequence[float | None], predicted_adherence: Sequence[float | None],
+                             threshold: float, n_boot: int, confidence: float, rng: np.random.Generator,
+                             min_class_rows: int = MIN_CLASS_ROWS) -> tuple[Estimate, Estimate]:
     """Hallucination AUROC and F1 at ``threshold``, with their bootstrap intervals."""
     labels, scores = _hallucination_arrays(truth_adherence, predicted_adherence)
     n = int(labels.size)

@@ -141,9 +141,8 @@ def row_patterns(values: Mapping[str, Any], high: float = DEFAULT_HIGH, low: flo
     return found
 
 
-def diagnose(
-    rows: Sequence[tuple[str, Mapping[str, Any] | None]], high: float = DEFAULT_HIGH, low: float = DEFAULT_LOW
-) -> Diagnosis:
+def diagnose(rows: Sequence[tuple[str, Mapping[str, Any] | None]], high: float = DEFAULT_HIGH,
+             low: float = DEFAULT_LOW) -> Diagnosis:
     """Findings over ``(row_id, metric values or None)`` pairs; None marks a failed row."""
     if not 0.0 <= low <= high <= 1.0:
         raise ValueError(f"need 0 <= low <= high <= 1, got low={low}, high={high}")

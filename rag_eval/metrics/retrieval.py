@@ -231,9 +231,8 @@ def precision_at_k_cosine(retrieved_vectors: Any, truth_vectors: Any, *, k: int 
     return safe_div(matches, den)
 
 
-def recall_at_k_cosine(
-    retrieved_vectors: Any, truth_vectors: Any, *, k: int | None = None, threshold: float = DEFAULT_SIMILARITY_THRESHOLD,
-) -> float:
+def recall_at_k_cosine(retrieved_vectors: Any, truth_vectors: Any, *, k: int | None = None,
+                       threshold: float = DEFAULT_SIMILARITY_THRESHOLD) -> float:
     """One-to-one matches among the top k / number of ground-truth chunks."""
     matches, _, n_truth = _cosine_counts(retrieved_vectors, truth_vectors, k, threshold)
     return safe_div(matches, n_truth)
@@ -247,10 +246,9 @@ def f1_at_k_cosine(retrieved_vectors: Any, truth_vectors: Any, *, k: int | None 
     )
 
 
-def hybrid_log_rank_cosine(
-    retrieved_vectors: Any, truth_vectors: Any, *, k: int | None = None, threshold: float = DEFAULT_SIMILARITY_THRESHOLD,
-    alpha: float = DEFAULT_ALPHA, gamma: float = DEFAULT_GAMMA,
-) -> float:
+def hybrid_log_rank_cosine(retrieved_vectors: Any, truth_vectors: Any, *, k: int | None = None,
+                           threshold: float = DEFAULT_SIMILARITY_THRESHOLD, alpha: float = DEFAULT_ALPHA,
+                           gamma: float = DEFAULT_GAMMA) -> float:
     """The hybrid log-rank score where a ground-truth chunk is recalled when some
     retrieved chunk within k has cosine >= threshold, credited at the best such rank
     (as in the seed; not one-to-one)."""

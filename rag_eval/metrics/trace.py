@@ -57,9 +57,7 @@ def _norm(value: Any) -> str:
 _parse_doc_key = lru_cache(maxsize=1 << 16)(parse_document_key)
 
 
-def _clean_keys(
-    raw: Iterable[Any], known: set[str], field: str, dropped: list[dict[str, str]]
-) -> list[str]:
+def _clean_keys(raw: Iterable[Any], known: set[str], field: str, dropped: list[dict[str, str]]) -> list[str]:
     """Normalised, deduplicated keys from ``known``, in first-seen order; everything
     else goes to ``dropped`` with a reason."""
     out: list[str] = []
@@ -99,9 +97,8 @@ def _per_document(doc_sizes: Sequence[int], relevant: Iterable[str], utilized: I
     ]
 
 
-def _continuous_adherence(
-    labels: Labels, adherent: bool, n_unsupported_known: int, n_response: int, diagnostics: dict[str, Any]
-) -> float:
+def _continuous_adherence(labels: Labels, adherent: bool, n_unsupported_known: int, n_response: int,
+                          diagnostics: dict[str, Any]) -> float:
     if labels.adherence_probability is not None:
         diagnostics["adherence_score_source"] = "judge_probability"
         return float(labels.adherence_probability)

@@ -58,9 +58,8 @@ def metric_table(items_by_run: Mapping[str, Sequence[dict[str, Any]]], metrics: 
     return rows
 
 
-def question_differences(
-    base: Sequence[dict[str, Any]], other: Sequence[dict[str, Any]], metrics: Sequence[str], other_run: str = ""
-) -> list[dict[str, Any]]:
+def question_differences(base: Sequence[dict[str, Any]], other: Sequence[dict[str, Any]], metrics: Sequence[str],
+                         other_run: str = "") -> list[dict[str, Any]]:
     """Per question and metric, ``other - base`` where both runs scored it, largest
     absolute difference first (ties: by item id, so the order is stable)."""
     base_by_id = {i["item_id"]: i for i in base}
