@@ -38,14 +38,10 @@ refused when it raises the cross-validated error of a metric it drags along
 cross-validated hallucination AUROC, or when the rows are too few to measure one: the
 ranking a user triages by is a metric too.
 
-The stored calibration records per metric the cross-validated error before and after
-with 95% bootstrap intervals (over rows) and the decision, and per decision (in the
-order taken) the figure it was judged by before and after it, the candidate move's
-figure, the guarded metrics' figures and the decision in words. A sentence head whose
-labels some rows lack is kept with a note saying so. Fewer than :data:`MIN_ROWS`
-labelled rows is refused (:class:`TooFewRows`): no error of a calibration could be
-measured on them. Hallucination AUROC needs ``metrics.agreement.MIN_CLASS_ROWS`` rows of each class,
-else it is stored as unmeasured with the reason, never as 0 or None.
+The stored calibration holds what :func:`cross_validate` measured, per metric and per
+decision, with the decision in words. Fewer than :data:`MIN_ROWS` labelled rows are
+refused (:class:`TooFewRows`): no error of a calibration could be measured on them. An
+AUROC with too few rows of a class is stored as unmeasured with the reason, never as 0.
 
 Completeness has no head at scoring time (it follows from the relevant and utilized
 labels), so it is not moved; its before/after error is recorded as a consequence.

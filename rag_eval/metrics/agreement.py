@@ -69,11 +69,6 @@ class Spread(AsDict):
     reason: str | None = None
 
 
-def spread_reading(rmse: float) -> str:
-    """The named band of an RMSE spread (excellent, good, acceptable, poor)."""
-    return rmse_band(rmse) or ""
-
-
 def metric_spread(values: Mapping[str, Any]) -> Spread:
     """Mean and RMSE spread around it of the defined metrics among ``TRACE_METRICS``
     (booleans count as 0/1; None is skipped and shows in ``n_metrics``)."""
@@ -81,7 +76,7 @@ def metric_spread(values: Mapping[str, Any]) -> Spread:
     mean, rmse = average_and_rmse(found)
     if mean is None or rmse is None:
         return Spread(None, None, None, 0, "no metric is defined")
-    return Spread(mean, rmse, spread_reading(rmse), len(found))
+    return Spread(mean, rmse, rmse_band(rmse) or "", len(found))
 
 
 # ---------------------------------------------------------------- scalar statistics
