@@ -92,12 +92,10 @@ def _span(text: str, key: str, cls: str, title: str, outline: bool, clickable: b
     style = f"background:{COLOURS[cls]};border-radius:3px;padding:1px 2px;" + ("cursor:pointer;" if clickable else "")
     if outline:
         style += f"outline:2px solid {HIGHLIGHT_OUTLINE};"
-    return (
-        f'<span class="sm-s sm-{cls}" data-key="{html.escape(key, quote=True)}" '
-        f'title="{html.escape(title, quote=True)}" style="{style}">'
-        f'<sup style="color:#6c757d;font-size:0.7em">{html.escape(key)}</sup>'
-        f"{html.escape(text)}</span>"
-    )
+    return (f'<span class="sm-s sm-{cls}" data-key="{html.escape(key, quote=True)}" '
+            f'title="{html.escape(title, quote=True)}" style="{style}">'
+            f'<sup style="color:#6c757d;font-size:0.7em">{html.escape(key)}</sup>'
+            f"{html.escape(text)}</span>")
 
 
 def _probability(labels: Labels | None, field: str, key: str) -> str:
@@ -132,10 +130,8 @@ def documents_html(item: EvalItem, labels: Labels | None, selected: str | None =
             cls = document_sentence_class(s.key, labels)
             title = f"{s.key} · {cls}{_probability(labels, 'relevance_probabilities', s.key)}"
             spans.append(_span(s.text, s.key, cls, title, normalize_key(s.key) in highlight))
-        blocks.append(
-            f'<div class="sm-doc" style="margin:0.4em 0 0.8em 0;line-height:1.9">'
-            f"<strong>Document {d}</strong><br>{' '.join(spans) or '<em>(no sentences)</em>'}</div>"
-        )
+        blocks.append(f'<div class="sm-doc" style="margin:0.4em 0 0.8em 0;line-height:1.9">'
+                      f"<strong>Document {d}</strong><br>{' '.join(spans) or '<em>(no sentences)</em>'}</div>")
     return '<div class="sm-documents">' + "".join(blocks) + "</div>"
 
 
@@ -148,37 +144,31 @@ def explanation_html(item: EvalItem, labels: Labels | None, selected: str | None
     cls = response_sentence_class(selected, labels)
     cited = ", ".join(info.supporting_sentence_keys) if info and info.supporting_sentence_keys else "none"
     explanation = info.explanation if info and info.explanation else "(the judge gave no explanation)"
-    return (
-        '<div class="sm-explanation" style="border-left:4px solid '
-        f'{HIGHLIGHT_OUTLINE};padding:0.3em 0.8em;margin:0.5em 0">'
-        f"<strong>{html.escape(selected)}</strong> ({html.escape(cls)}): {html.escape(text)}<br>"
-        f"<em>Supporting sentences:</em> {html.escape(cited)}<br>"
-        f"<em>Explanation:</em> {html.escape(explanation)}</div>"
-    )
+    return ('<div class="sm-explanation" style="border-left:4px solid '
+            f'{HIGHLIGHT_OUTLINE};padding:0.3em 0.8em;margin:0.5em 0">'
+            f"<strong>{html.escape(selected)}</strong> ({html.escape(cls)}): {html.escape(text)}<br>"
+            f"<em>Supporting sentences:</em> {html.escape(cited)}<br>"
+            f"<em>Explanation:</em> {html.escape(explanation)}</div>")
 
 
 def legend_html() -> str:
     """A colour legend for both sentence kinds."""
-    items = [
-        f'<span style="background:{COLOURS[c]};border:1px solid #ced4da;border-radius:3px;'
-        f'padding:0 6px;margin-right:4px">{html.escape(c)}</span>'
-        f'<span style="margin-right:12px;color:#495057;font-size:0.85em">{html.escape(LEGEND[c])}</span>'
-        for c in LEGEND
-    ]
+    items = [f'<span style="background:{COLOURS[c]};border:1px solid #ced4da;border-radius:3px;'
+             f'padding:0 6px;margin-right:4px">{html.escape(c)}</span>'
+             f'<span style="margin-right:12px;color:#495057;font-size:0.85em">{html.escape(LEGEND[c])}</span>'
+             for c in LEGEND]
     return '<div class="sm-legend" style="line-height:2">' + "".join(items) + "</div>"
 
 
 def support_map_html(item: EvalItem, labels: Labels | None, selected: str | None = None, map_id: str = "") -> str:
     """The whole map: question, response, explanation of ``selected``, documents, legend.
     ``map_id`` names the map for a click on a response sentence (``components.draw_support_map``)."""
-    return (
-        f'<div class="support-map" data-map="{html.escape(map_id, quote=True)}">'
-        f"<p><strong>Question:</strong> {html.escape(item.question)}</p>"
-        f"<p><strong>Response</strong></p>{response_html(item, labels, selected)}"
-        f"{explanation_html(item, labels, selected)}"
-        f"<p><strong>Documents</strong></p>{documents_html(item, labels, selected)}"
-        f"{legend_html()}</div>"
-    )
+    return (f'<div class="support-map" data-map="{html.escape(map_id, quote=True)}">'
+            f"<p><strong>Question:</strong> {html.escape(item.question)}</p>"
+            f"<p><strong>Response</strong></p>{response_html(item, labels, selected)}"
+            f"{explanation_html(item, labels, selected)}"
+            f"<p><strong>Documents</strong></p>{documents_html(item, labels, selected)}"
+            f"{legend_html()}</div>")
 
 
 # ---------------------------------------------------------------- as text (terminal, test failures)

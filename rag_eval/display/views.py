@@ -35,31 +35,17 @@ def view_from_ragbench_row(row: dict[str, Any], mode: ScoringMode | str = Scorin
     """A labelled RAGBench row as RAGBench's annotator saw it (scored in ``mode``)."""
     item = item_from_row(row)
     judge = f"ragbench:{row.get('annotating_model_name') or 'gpt-4'}"
-    return SupportView(
-        title=f"{row.get('dataset_name', 'ragbench')} · {item.id}",
-        item=item,
-        labels=Labels.from_dict(row),
-        scores=score_ragbench_row(row, mode),
-        judge=judge,
-        status=JudgeStatus.OK.value,
-    )
+    return SupportView(title=f"{row.get('dataset_name', 'ragbench')} · {item.id}", item=item,
+                       labels=Labels.from_dict(row), scores=score_ragbench_row(row, mode), judge=judge,
+                       status=JudgeStatus.OK.value)
 
 
-def view_from_result(
-    title: str, item: EvalItem, result: JudgeResult | None, scores: TraceScores | None
-) -> SupportView:
+def view_from_result(title: str, item: EvalItem, result: JudgeResult | None, scores: TraceScores | None) -> SupportView:
     """A row judged by one of our judges (ask, batch run)."""
     if result is None:
         return SupportView(title=title, item=item, labels=None, scores=scores)
-    return SupportView(
-        title=title,
-        item=item,
-        labels=result.labels,
-        scores=scores,
-        judge=result.judge,
-        status=result.status.value,
-        error=result.error or "",
-    )
+    return SupportView(title=title, item=item, labels=result.labels, scores=scores, judge=result.judge,
+                       status=result.status.value, error=result.error or "")
 
 
 def scores_from_record(record: dict[str, Any]) -> TraceScores | None:

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
-from rag_eval.metrics.agreement import AgreementReport, agreement
+from rag_eval.metrics.aggregate import AsDict
+from rag_eval.metrics.agreement import AgreementReport, agreement, rmse
 from rag_eval.metrics.registry import TRACE_METRICS
 from rag_eval.schema import Labels
 from rag_eval.text.keys import normalize_key, parse_document_key
@@ -32,16 +33,13 @@ KEY_KINDS = ("relevant", "utilized", "supporting")
 
 
 @dataclass(frozen=True, slots=True)
-class PRF:
+class PRF(AsDict):
     precision: float | None
     recall: float | None
     f1: float | None
     tp: int
     fp: int
     fn: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def set_prf(predicted: Sequence[Iterable[Any]], truth: Sequence[Iterable[Any]]) -> PRF:
@@ -160,7 +158,7 @@ def judge_vs_human(judged: Sequence[Rated], human: Mapping[str, Rated], *, n_boo
 
 
 @dataclass(frozen=True, slots=True)
-class PairAgreement:
+class PairAgreement(AsDict):
     """Two raters on the rows both labelled."""
 
     a: str
@@ -170,9 +168,6 @@ class PairAgreement:
     kappa: float | None
     kappa_reason: str | None
     relevant_f1: float | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def pairwise(ratings: Sequence[Rated]) -> list[PairAgreement]:
@@ -187,14 +182,10 @@ def pairwise(ratings: Sequence[Rated]) -> list[PairAgreement]:
         if not common:
             continue
         ra, rb = [by_rater[a][i] for i in common], [by_rater[b][i] for i in common]
-        rmse: dict[str, float | None] = {}
-        for m in TRACE_METRICS:
-            d = [(float(x.scores[m]) - float(y.scores[m])) ** 2 for x, y in zip(ra, rb)
-                 if x.scores.get(m) is not None and y.scores.get(m) is not None]
-            rmse[m] = math.sqrt(sum(d) / len(d)) if d else None
+        errors = {m: rmse([x.scores.get(m) for x in ra], [y.scores.get(m) for y in rb]) for m in TRACE_METRICS}
         kappa, why = _verdict_kappa([x.scores for x in ra], [y.scores for y in rb])
         f1 = set_prf([key_sets(x.labels)["relevant"] for x in ra], [key_sets(y.labels)["relevant"] for y in rb]).f1
-        out.append(PairAgreement(a, b, len(common), rmse, kappa, why, f1))
+        out.append(PairAgreement(a, b, len(common), errors, kappa, why, f1))
     return out
 
 
@@ -250,7 +241,7 @@ MIN_RANK_ROWS = 3
 
 
 @dataclass(frozen=True, slots=True)
-class MetricAgreement:
+class MetricAgreement(AsDict):
     """A per-item metric (a rubric, a plugin's) against the reviewers' scores of it, on
     the rows both scored: mean absolute error, RMSE (in the metric's own units) and
     Spearman's rank correlation (None with the reason when undefined)."""
@@ -262,9 +253,6 @@ class MetricAgreement:
     spearman: float | None
     spearman_reason: str | None = None
     item_ids: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def spearman(a: Sequence[float], b: Sequence[float]) -> tuple[float | None, str | None]:
@@ -300,7 +288,6 @@ def metric_vs_human(measured: Mapping[str, Mapping[str, Any]], human: Mapping[st
         got, truth = [p[1] for p in pairs], [p[2] for p in pairs]
         errors = [abs(x - y) for x, y in zip(got, truth)]
         mae = sum(errors) / len(errors) if errors else None
-        root = math.sqrt(sum(e * e for e in errors) / len(errors)) if errors else None
         rho, why = spearman(got, truth)
-        out.append(MetricAgreement(name, len(pairs), mae, root, rho, why, [p[0] for p in pairs]))
+        out.append(MetricAgreement(name, len(pairs), mae, rmse(got, truth), rho, why, [p[0] for p in pairs]))
     return out

@@ -38,14 +38,10 @@ refused when it raises the cross-validated error of a metric it drags along
 cross-validated hallucination AUROC, or when the rows are too few to measure one: the
 ranking a user triages by is a metric too.
 
-The stored calibration records per metric the cross-validated error before and after
-with 95% bootstrap intervals (over rows) and the decision, and per decision (in the
-order taken) the figure it was judged by before and after it, the candidate move's
-figure, the guarded metrics' figures and the decision in words. A sentence head whose
-labels some rows lack is kept with a note saying so. Fewer than :data:`MIN_ROWS`
-labelled rows is refused (:class:`TooFewRows`): no error of a calibration could be
-measured on them. Hallucination AUROC needs ``metrics.agreement.MIN_CLASS_ROWS`` rows of each class,
-else it is stored as unmeasured with the reason, never as 0 or None.
+The stored calibration holds what :func:`cross_validate` measured, per metric and per
+decision, with the decision in words. Fewer than :data:`MIN_ROWS` labelled rows are
+refused (:class:`TooFewRows`): no error of a calibration could be measured on them. An
+AUROC with too few rows of a class is stored as unmeasured with the reason, never as 0.
 
 Completeness has no head at scoring time (it follows from the relevant and utilized
 labels), so it is not moved; its before/after error is recorded as a consequence.
@@ -316,16 +312,13 @@ def _row_scores(model: LocalModel, row: LabelledRow) -> tuple[float, ...]:
     s = score_item(row.item, labels, "clean")
     adherent = float(bool(s.adherence))
     p = float(s.adherence_score) if s.adherence_score is not None else adherent
-    nan = float("nan")
-    sup = (_log_loss([(labels.support_probabilities or {})[k] for k in row.item.response_keys], row.supported)
-           if row.supported is not None else nan)
     doc = row.item.document_keys
-    util = (_log_loss([(labels.utilization_probabilities or {})[k] for k in doc], row.utilized)
-            if row.utilized is not None else nan)
-    rel = (_log_loss([(labels.relevance_probabilities or {})[k] for k in doc], row.relevant)
-           if row.relevant is not None else nan)
+    losses = [float("nan") if y is None else _log_loss([(probabilities or {})[k] for k in keys], y)
+              for probabilities, keys, y in ((labels.support_probabilities, row.item.response_keys, row.supported),
+                                             (labels.utilization_probabilities, doc, row.utilized),
+                                             (labels.relevance_probabilities, doc, row.relevant))]
     return (float(s.context_relevance or 0.0), float(s.context_utilization or 0.0), float(s.completeness or 0.0),
-            p, adherent, sup, util, rel)
+            p, adherent, *losses)
 
 
 def _errors(pred: np.ndarray, truth: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -351,6 +344,21 @@ def _interval(metric: str, per_row: np.ndarray, idx: np.ndarray) -> list[float]:
     means = per_row[idx].mean(axis=1)
     figures = np.sqrt(means) if ERROR_FIGURES[metric][0] == "rmse" else means
     return [round(float(np.percentile(figures, 2.5)), 4), round(float(np.percentile(figures, 97.5)), 4)]
+
+
+def _step(metric: str, current: dict[str, np.ndarray], errs: dict[str, np.ndarray], adopted: bool,
+          idx: np.ndarray, guards: Sequence[str]) -> dict[str, Any]:
+    """A measured decision's figures: the one it is judged by before it, for the candidate
+    move and after it (the candidate when adopted), with intervals, and each guard's before
+    and candidate figure."""
+    moved = errs if adopted else current
+    return {"measured": True,
+            "before": round(_figure(metric, current[metric]), 4),
+            "before_interval": _interval(metric, current[metric], idx),
+            "candidate": round(_figure(metric, errs[metric]), 4),
+            "after": round(_figure(metric, moved[metric]), 4),
+            "after_interval": _interval(metric, moved[metric], idx),
+            "guards": {g: [round(_figure(g, current[g]), 4), round(_figure(g, errs[g]), 4)] for g in guards}}
 
 
 def _auroc(truth_adherent: np.ndarray, p_grounded: np.ndarray) -> dict[str, Any]:
@@ -414,15 +422,9 @@ def _joint_decision(chosen: dict[str, float], free: Sequence[str], current: dict
                 "errors (the bar for a joint move)")
     else:
         note = "kept the base judge: moving them together does not lower the cross-validated error"
-    moved = errs if adopted else current
-    return {"measured": True, "judged_by": "rmse rates", "tried": w, "weight": w if adopted else 0.0,
+    return {**_step("rates", current, errs, adopted, idx, RATE_METRICS), "judged_by": "rmse rates", "tried": w,
+            "weight": w if adopted else 0.0,
             "gain_z": round(gain / se, 2) if se > 0 else None,  # cross-validated gain in standard errors
-            "before": round(_figure("rates", current["rates"]), 4),
-            "before_interval": _interval("rates", current["rates"], idx),
-            "candidate": round(_figure("rates", errs["rates"]), 4),
-            "after": round(_figure("rates", moved["rates"]), 4),
-            "after_interval": _interval("rates", moved["rates"], idx),
-            "guards": {g: [round(_figure(g, current[g]), 4), round(_figure(g, errs[g]), 4)] for g in RATE_METRICS},
             "decision": note, "moves": moves, "errors": errs}
 
 
@@ -532,17 +534,10 @@ def cross_validate(model: LocalModel, rows: Sequence[LabelledRow], seed: int = D
                                "(not distinguishable from noise)")
         else:
             notes[decision] = "kept the base judge: moving it does not lower the cross-validated error"
-        moved = errs if adopted else current
         steps[decision] = {
-            "measured": True, "judged_by": f"{ERROR_FIGURES[metric][0]} {metric}", "tried": w,
+            **_step(metric, current, errs, adopted, idx, guards), "judged_by": f"{ERROR_FIGURES[metric][0]} {metric}",
+            "tried": w, "weight": w if adopted else 0.0,
             "gain_z": round(gain / se, 2) if se > 0 else None,  # cross-validated gain in standard errors
-            "weight": w if adopted else 0.0,
-            "before": round(_figure(metric, current[metric]), 4),
-            "before_interval": _interval(metric, current[metric], idx),
-            "candidate": round(_figure(metric, errs[metric]), 4),
-            "after": round(_figure(metric, moved[metric]), 4),
-            "after_interval": _interval(metric, moved[metric], idx),
-            "guards": {g: [round(_figure(g, current[g]), 4), round(_figure(g, errs[g]), 4)] for g in guards},
             "decision": notes[decision],
         }
         if adopted:
@@ -633,8 +628,14 @@ def calibrate(model: LocalModel, rows: Sequence[LabelledRow], name: str, *, seed
     }
 
 
-def _ci(interval: Sequence[float] | None) -> str:
-    return f"{interval[0]:.3f}-{interval[1]:.3f}" if interval else ""
+def _report_row(figure: str, before: Any, after: Any, decision: str, before_interval: Sequence[float] | None = None,
+                after_interval: Sequence[float] | None = None) -> dict[str, Any]:
+    """One row of :func:`calibration_report` (an interval shown as ``low-high``, else blank)."""
+    def ci(interval: Sequence[float] | None) -> str:
+        return f"{interval[0]:.3f}-{interval[1]:.3f}" if interval else ""
+
+    return {"figure": figure, "before": before, "before 95% CI": ci(before_interval), "after": after,
+            "after 95% CI": ci(after_interval), "decision": decision}
 
 
 def calibration_report(calibration: dict[str, Any]) -> list[dict[str, Any]]:
@@ -651,31 +652,25 @@ def calibration_report(calibration: dict[str, Any]) -> list[dict[str, Any]]:
             b, a = (held.get("before") or {}).get(key), (held.get("after") or {}).get(key)
             note = (f"format 1: measured on {n_held} held-out row(s)" if b is not None and a is not None
                     else f"unmeasured: {n_held} held-out row(s) lack a class or a value")
-            out.append({"figure": key, "before": b, "before 95% CI": "", "after": a, "after 95% CI": "",
-                        "decision": note + ("; under 20 rows: not a measurement to rely on" if n_held < MIN_ROWS else "")})
+            out.append(_report_row(key, b, a, note + ("; under 20 rows: not a measurement to rely on"
+                                                      if n_held < MIN_ROWS else "")))
         return out
-    rows = []
-    for metric, m in cv["metrics"].items():
-        rows.append({"figure": f"{m['figure']} {metric}", "before": m["before"],
-                     "before 95% CI": _ci(m.get("before_interval")), "after": m["after"],
-                     "after 95% CI": _ci(m.get("after_interval")), "decision": m["decision"]})
+    rows = [_report_row(f"{m['figure']} {metric}", m["before"], m["after"], m["decision"], m.get("before_interval"),
+                        m.get("after_interval")) for metric, m in cv["metrics"].items()]
     auroc = cv.get("auroc", {})
     b, a = auroc.get("before", {}), auroc.get("after", {})
-    rows.append({"figure": "hallucination AUROC", "before": b.get("value"), "before 95% CI": "",
-                 "after": a.get("value"), "after 95% CI": "",
-                 "decision": ("measured (higher is better)" if b.get("measured") else f"unmeasured: {b.get('reason')}")})
+    rows.append(_report_row("hallucination AUROC", b.get("value"), a.get("value"),
+                            "measured (higher is better)" if b.get("measured") else f"unmeasured: {b.get('reason')}"))
     # The sentence heads' and the joint decision's own step: the figure it was judged by,
     # just before and after it (the rows above are the whole calibration's before / after).
     for decision, step in (cv.get("decisions") or {}).items():
         if decision not in SENTENCE_HEADS and decision != JOINT:
             continue
         if not step.get("measured"):
-            rows.append({"figure": f"step {decision}", "before": None, "before 95% CI": "", "after": None,
-                         "after 95% CI": "", "decision": step["decision"]})
+            rows.append(_report_row(f"step {decision}", None, None, step["decision"]))
             continue
-        rows.append({"figure": f"step {decision}: {step['judged_by']}", "before": step["before"],
-                     "before 95% CI": _ci(step.get("before_interval")), "after": step["after"],
-                     "after 95% CI": _ci(step.get("after_interval")), "decision": step["decision"]})
+        rows.append(_report_row(f"step {decision}: {step['judged_by']}", step["before"], step["after"],
+                                step["decision"], step.get("before_interval"), step.get("after_interval")))
     return rows
 
 

@@ -12,7 +12,7 @@ reviewed) and rows without usable judge labels where the strategy needs them:
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from rag_eval.metrics.registry import TRACE_METRICS
@@ -27,17 +27,23 @@ def _usable(record: Mapping[str, Any]) -> bool:
     return record.get("status") in ("ok", "repaired") and isinstance(record.get("labels"), dict)
 
 
-def _ids(records: Sequence[Mapping[str, Any]], exclude: Iterable[str]) -> list[str]:
+def _ranked(records: Sequence[Mapping[str, Any]], n: int | None, exclude: Iterable[str],
+            key: Callable[[Mapping[str, Any]], float | None]) -> list[str]:
+    """The first ``n`` usable rows not in ``exclude`` by ``key``, lowest first, ties in run
+    order; a row whose ``key`` is None is left out."""
     skip = set(map(str, exclude))
-    return [str(r["id"]) for r in records if str(r["id"]) not in skip]
+    scored = [(value, pos, str(r["id"])) for pos, r in enumerate(records)
+              if str(r["id"]) not in skip and _usable(r) and (value := key(r)) is not None]
+    return [i for _, _, i in sorted(scored)][:n]
 
 
 def random_queue(records: Sequence[Mapping[str, Any]], n: int | None = None, seed: int = 0,
                  exclude: Iterable[str] = ()) -> list[str]:
     """Item ids in a seeded random order."""
-    ids = _ids(records, exclude)
+    skip = set(map(str, exclude))
+    ids = [str(r["id"]) for r in records if str(r["id"]) not in skip]
     random.Random(seed).shuffle(ids)
-    return ids[:n] if n is not None else ids
+    return ids[:n]
 
 
 def judge_confidence(labels: Labels) -> float | None:
@@ -55,15 +61,11 @@ def judge_confidence(labels: Labels) -> float | None:
 def confidence_queue(records: Sequence[Mapping[str, Any]], n: int | None = None,
                      exclude: Iterable[str] = ()) -> list[str]:
     """Lowest confidence first; rows whose judge gives no confidence come last, in run order."""
-    skip = set(map(str, exclude))
-    scored: list[tuple[float, int, str]] = []
-    for pos, r in enumerate(records):
-        if str(r["id"]) in skip or not _usable(r):
-            continue
+    def confidence(r: Mapping[str, Any]) -> float:
         c = judge_confidence(Labels.from_dict(r["labels"]))
-        scored.append((2.0 if c is None else c, pos, str(r["id"])))
-    ids = [i for _, _, i in sorted(scored)]
-    return ids[:n] if n is not None else ids
+        return 2.0 if c is None else c
+
+    return _ranked(records, n, exclude, confidence)
 
 
 def score_disagreement(a: Mapping[str, Any], b: Mapping[str, Any]) -> float | None:
@@ -84,23 +86,19 @@ def disagreement_queue(scores_a: Mapping[str, Mapping[str, Any]], scores_b: Mapp
         d = score_disagreement(scores_a[item_id], scores_b[item_id])
         if d is not None and item_id not in skip:
             scored.append((-d, item_id))
-    ids = [i for _, i in sorted(scored)]
-    return ids[:n] if n is not None else ids
+    return [i for _, i in sorted(scored)][:n]
 
 
 def hallucinated_queue(records: Sequence[Mapping[str, Any]], n: int | None = None,
                        exclude: Iterable[str] = ()) -> list[str]:
     """Rows the judge calls not adherent, lowest continuous adherence first."""
-    skip = set(map(str, exclude))
-    scored = []
-    for pos, r in enumerate(records):
+    def adherence(r: Mapping[str, Any]) -> float | None:
         s = r.get("scores") or {}
-        if str(r["id"]) in skip or not _usable(r) or s.get("adherence") is None or s["adherence"]:
-            continue
-        score = s.get("adherence_score")
-        scored.append((1.0 if score is None else float(score), pos, str(r["id"])))
-    ids = [i for _, _, i in sorted(scored)]
-    return ids[:n] if n is not None else ids
+        if s.get("adherence") is None or s["adherence"]:
+            return None
+        return 1.0 if s.get("adherence_score") is None else float(s["adherence_score"])
+
+    return _ranked(records, n, exclude, adherence)
 
 
 def build_queue(strategy: str, records: Sequence[Mapping[str, Any]], *, n: int | None = None, seed: int = 0,

@@ -120,15 +120,11 @@ def labels_from_review(item: EvalItem, draft: ReviewDraft) -> Labels:
         support.append(SentenceSupport(
             response_sentence_key=key, supporting_sentence_keys=cited, fully_supported=choice == SUPPORTED,
             explanation=f"human: {choice}"))
-    return Labels(
-        all_relevant_sentence_keys=[k for k in doc_keys if k in set(draft.relevant)],
-        all_utilized_sentence_keys=[k for k in doc_keys if k in set(draft.utilized)],
-        sentence_support_information=support,
-        unsupported_response_sentence_keys=unsupported,
-        overall_supported=not unsupported,
-        relevance_explanation="human review",
-        overall_supported_explanation=draft.note,
-    )
+    return Labels(all_relevant_sentence_keys=[k for k in doc_keys if k in set(draft.relevant)],
+                  all_utilized_sentence_keys=[k for k in doc_keys if k in set(draft.utilized)],
+                  sentence_support_information=support, unsupported_response_sentence_keys=unsupported,
+                  overall_supported=not unsupported, relevance_explanation="human review",
+                  overall_supported_explanation=draft.note)
 
 
 def reviewable_metrics() -> list[Any]:

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rag_eval.labels.review import build_label_set, item_hash
 from rag_eval.runs.store import RunStore
 from rag_eval.schema import EvalItem, Labels
 from rag_eval.text.sentences import item_from_row
+
+if TYPE_CHECKING:
+    from rag_eval.labels.agreement import Rated
 
 ADHOC_PREFIX = "adhoc:"
 
@@ -93,28 +96,15 @@ def item_from_record(record: dict[str, Any]) -> EvalItem:
                       str(record.get("answer") or ""), response_sentences=chosen)
 
 
-def item_from_label_set(label_set: dict[str, Any]) -> EvalItem:
-    return item_from_row(dict(label_set["item"]))
+def judgements_for(store: RunStore, label_sets: list[dict[str, Any]]) -> list[Rated]:
+    """Every judge's usable labels on the reviewed rows, rated by the judge: the items, in
+    any run, with the same id and the same content (question, keyed documents and response)
+    as a reviewed row. A row judged again by the same judge counts once (its latest run)."""
+    from rag_eval.labels.agreement import Rated
 
-
-@dataclass(slots=True)
-class JudgedRow:
-    """One judge's labels on a reviewed row."""
-
-    judge: str
-    run_id: str
-    id: str
-    labels: Labels
-    scores: dict[str, Any]
-
-
-def judgements_for(store: RunStore, label_sets: list[dict[str, Any]]) -> list[JudgedRow]:
-    """Every judge's usable labels on the reviewed rows: the items, in any run, with the
-    same id and the same content (question, keyed documents and response) as a reviewed
-    row. A row judged again by the same judge counts once (its latest run)."""
     wanted = {(s["item_id"], s.get("item_hash")) for s in label_sets}
-    out: dict[tuple[str, str], JudgedRow] = {}
-    for run_id, record in sorted(store.items_with_ids({i for i, _ in wanted}), key=lambda x: x[0]):
+    out: dict[tuple[str, str], Rated] = {}
+    for _run_id, record in sorted(store.items_with_ids({i for i, _ in wanted}), key=lambda x: x[0]):
         if record.get("status") not in ("ok", "repaired") or not isinstance(record.get("labels"), dict):
             continue
         if not record.get("judge") or not isinstance(record.get("scores"), dict):
@@ -125,9 +115,8 @@ def judgements_for(store: RunStore, label_sets: list[dict[str, Any]]) -> list[Ju
             continue
         if (str(record["id"]), h) not in wanted:
             continue
-        out[(str(record["judge"]), str(record["id"]))] = JudgedRow(
-            str(record["judge"]), run_id, str(record["id"]), Labels.from_dict(record["labels"]),
-            dict(record["scores"]))
+        out[(str(record["judge"]), str(record["id"]))] = Rated(
+            str(record["judge"]), str(record["id"]), Labels.from_dict(record["labels"]), dict(record["scores"]))
     return list(out.values())
 
 
@@ -155,7 +144,6 @@ def agreement_for_run(store: RunStore, run_id: str, reviewer: str | None = None,
     per-item metric the reviewers scored (a rubric) against the run's own values of it."""
     from rag_eval.labels.agreement import (
         REFERENCE,
-        Rated,
         human_ratings,
         judge_vs_human,
         metric_vs_human,
@@ -174,9 +162,9 @@ def agreement_for_run(store: RunStore, run_id: str, reviewer: str | None = None,
         measured = {str(i["id"]): dict(i.get("metrics") or {})
                     for i in store.items(run_id, ("id", "status", "metrics")) if is_usable(i.get("status"))}
     metrics = metric_vs_human(measured, scored) if scored else []
-    judged = [Rated(j.judge, j.id, j.labels, j.scores) for j in judgements_for(store, sets)]
+    judged = judgements_for(store, sets)
     # beside every judge, word overlap on the same rows: the floor a judge must beat
-    judged += reference_ratings_of([item_from_label_set(dict(s)) for s in reference_sets(sets, reviewer)])
+    judged += reference_ratings_of([item_from_row(dict(s["item"])) for s in reference_sets(sets, reviewer)])
     judges = judge_vs_human(judged, truth, n_boot=n_boot, seed=seed)
     # Judge against judge, reviewer against reviewer (judge against human is above).
     pairs = [p for p in pairwise([*judged, *human_ratings(sets)])

@@ -19,6 +19,7 @@ comparisons, agreement against ground truth).
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -40,24 +41,26 @@ BOOTSTRAP_BLOCK_CELLS = 1_000_000
 Interval = tuple[float | None, float | None, str | None]  # (low, high, reason when missing)
 
 
+def finite_number(value: Any) -> float | None:
+    """``value`` as a float when it is a real number (booleans count as 0/1); None for
+    None, NaN, inf and non-numbers."""
+    if isinstance(value, bool):
+        value = float(value)
+    return float(value) if isinstance(value, numbers.Real) and math.isfinite(value) else None
+
+
 def finite(values: Iterable[Any]) -> list[float]:
-    """The values that are real numbers (booleans count as 0/1; None, NaN, inf and
-    non-numbers dropped)."""
-    out = []
-    for v in values:
-        if isinstance(v, bool):
-            v = float(v)
-        if isinstance(v, (int, float)) and math.isfinite(v):
-            out.append(float(v))
-    return out
+    """The values that are real numbers (see :func:`finite_number`), the others dropped."""
+    return [x for v in values if (x := finite_number(v)) is not None]
 
 
-def number_or_none(value: Any) -> float | None:
-    """A stored metric value as a float; None when it is missing, text or NaN (undefined)."""
-    if value is None or isinstance(value, str):
-        return None
-    number = float(value)
-    return None if math.isnan(number) else number
+def nan_row_mean(values: np.ndarray) -> np.ndarray:
+    """The mean of each row's non-NaN values (NaN for a row without any): one resample's
+    statistic when a resampled row may lack the value."""
+    present = ~np.isnan(values)
+    count = present.sum(axis=1)
+    total = np.where(present, values, 0.0).sum(axis=1)
+    return np.where(count > 0, total / np.maximum(count, 1), np.nan)
 
 
 def coverage_fraction(used: int, total: int) -> float | None:
@@ -71,7 +74,7 @@ def percentile_interval(samples: np.ndarray, confidence: float) -> tuple[float, 
     return float(low), float(high)
 
 
-def _check_confidence(confidence: float) -> None:
+def check_confidence(confidence: float) -> None:
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence!r}")
 
@@ -99,19 +102,13 @@ def resample_indices(n: int, n_boot: int, rng: np.random.Generator) -> np.ndarra
     return None if why_no_interval(n, n_boot) else rng.integers(0, n, size=(n_boot, n))
 
 
-def bootstrap_ci(
-    statistic: Callable[[np.ndarray], np.ndarray],
-    n: int,
-    *,
-    n_boot: int = DEFAULT_N_BOOT,
-    confidence: float = DEFAULT_CONFIDENCE,
-    rng: np.random.Generator | None = None,
-) -> Interval:
+def bootstrap_ci(statistic: Callable[[np.ndarray], np.ndarray], n: int, *, n_boot: int = DEFAULT_N_BOOT,
+                 confidence: float = DEFAULT_CONFIDENCE, rng: np.random.Generator | None = None) -> Interval:
     """Percentile bootstrap over ``n`` rows. ``statistic`` takes a (k, n) index matrix
     (a block of the n_boot resamples) and returns one value per resample, row by row (NaN
     where undefined). Returns
     ``(low, high, None)`` or ``(None, None, reason)``."""
-    _check_confidence(confidence)
+    check_confidence(confidence)
     why = why_no_interval(n, n_boot)
     if why:
         return None, None, why
@@ -124,23 +121,30 @@ def bootstrap_ci(
     return interval_from_samples(np.concatenate(samples), n_boot, confidence)
 
 
-def mean_interval(
-    values: Sequence[float], *, n_boot: int = DEFAULT_N_BOOT, confidence: float = DEFAULT_CONFIDENCE,
-    seed: int = DEFAULT_SEED,
-) -> Interval:
+def mean_interval(values: Sequence[float], *, n_boot: int = DEFAULT_N_BOOT, confidence: float = DEFAULT_CONFIDENCE,
+                  seed: int = DEFAULT_SEED) -> Interval:
     """The bootstrap interval of the mean of ``values`` (all finite); the normal interval
     above :data:`MAX_BOOTSTRAP_ROWS` values."""
     data = np.asarray(values, dtype=float)
     if data.size > MAX_BOOTSTRAP_ROWS and n_boot > 0:
-        _check_confidence(confidence)
+        check_confidence(confidence)
         mean = float(data.mean())
         return normal_interval(mean, float(data.var(ddof=1)), int(data.size), confidence)
     return bootstrap_ci(lambda idx: data[idx].mean(axis=1), data.size, n_boot=n_boot, confidence=confidence,
                         rng=np.random.default_rng(seed))
 
 
+class AsDict:
+    """``to_dict()`` for a dataclass: its fields, nested ones as dicts (what JSON outputs store)."""
+
+    __slots__ = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)  # type: ignore[call-overload]
+
+
 @dataclass(frozen=True, slots=True)
-class MeanWithCoverage:
+class MeanWithCoverage(AsDict):
     """The mean of the finite values, its interval, how many values it rests on, and
     their share of all rows."""
 
@@ -150,9 +154,6 @@ class MeanWithCoverage:
     n: int
     coverage: float | None
     reason: str | None = None  # why the mean or its interval is missing
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def mean_with_coverage(values: Iterable[Any], total: int | None = None, seed: int = DEFAULT_SEED,
@@ -199,11 +200,9 @@ class MeanTally:
 
     def add(self, value: Any) -> None:
         """Count ``value`` when it is a finite number (booleans as 0/1), as :func:`finite` does."""
-        if isinstance(value, bool):
-            value = float(value)
-        if not isinstance(value, (int, float)) or not math.isfinite(value):
+        x = finite_number(value)
+        if x is None:
             return
-        x = float(value)
         self.n += 1
         delta = x - self._mean
         self._mean += delta / self.n
@@ -218,15 +217,14 @@ class MeanTally:
         """Mean, interval, n and coverage (n / ``total``)."""
         if self.kept is not None:
             return mean_with_coverage(self.kept, total, seed=seed, n_boot=n_boot, confidence=confidence)
-        _check_confidence(confidence)
+        check_confidence(confidence)
         low, high, why = normal_interval(self._mean, self._m2 / (self.n - 1), self.n, confidence)
         return MeanWithCoverage(self._mean, low, high, self.n, coverage_fraction(self.n, total), why)
 
 
-def mean_difference_interval(
-    first: Mapping[Any, float], second: Mapping[Any, float], *, n_boot: int = DEFAULT_N_BOOT,
-    confidence: float = DEFAULT_CONFIDENCE, seed: int = DEFAULT_SEED,
-) -> tuple[float | None, float | None, float | None, str | None]:
+def mean_difference_interval(first: Mapping[Any, float], second: Mapping[Any, float], *, n_boot: int = DEFAULT_N_BOOT,
+                             confidence: float = DEFAULT_CONFIDENCE,
+                             seed: int = DEFAULT_SEED) -> tuple[float | None, float | None, float | None, str | None]:
     """``mean(second) - mean(first)`` of two samples keyed by unit (e.g. item id), with a
     bootstrap interval that resamples *units*: a unit in both samples is drawn as one, so
     the pairing is kept where it exists and the samples are independent where it does not.
@@ -239,20 +237,9 @@ def mean_difference_interval(
     if min(len(a), len(b)) < MIN_ROWS_FOR_INTERVAL:
         return difference, None, None, f"too few rows for a bootstrap ({min(len(a), len(b))})"
     units = sorted(set(first) | set(second), key=str)
-    x = np.array([_or_nan(first.get(u)) for u in units])
-    y = np.array([_or_nan(second.get(u)) for u in units])
-
-    def side_mean(values: np.ndarray) -> np.ndarray:
-        present = ~np.isnan(values)
-        count = present.sum(axis=1)
-        total = np.where(present, values, 0.0).sum(axis=1)
-        return np.where(count > 0, total / np.maximum(count, 1), np.nan)  # NaN: a resample without that side
-
-    low, high, why = bootstrap_ci(lambda idx: side_mean(y[idx]) - side_mean(x[idx]), len(units), n_boot=n_boot,
+    x = np.array([finite_number(first.get(u)) for u in units], dtype=float)  # None -> NaN
+    y = np.array([finite_number(second.get(u)) for u in units], dtype=float)
+    # NaN: a resample without that side
+    low, high, why = bootstrap_ci(lambda idx: nan_row_mean(y[idx]) - nan_row_mean(x[idx]), len(units), n_boot=n_boot,
                                   confidence=confidence, rng=np.random.default_rng(seed))
     return difference, low, high, why
-
-
-def _or_nan(value: Any) -> float:
-    kept = finite([value])
-    return kept[0] if kept else math.nan

@@ -39,9 +39,12 @@ from rag_eval.metrics.aggregate import (
     DEFAULT_CONFIDENCE,
     DEFAULT_N_BOOT,
     DEFAULT_SEED,
+    AsDict,
     bootstrap_ci,
+    check_confidence,
     coverage_fraction,
     interval_from_samples,
+    nan_row_mean,
     resample_indices,
     why_no_interval,
 )
@@ -58,20 +61,12 @@ CONTINUOUS_ADHERENCE = "adherence_score"
 
 # ---------------------------------------------------------------- per evaluation
 @dataclass(frozen=True, slots=True)
-class Spread:
+class Spread(AsDict):
     mean: float | None
     rmse: float | None
     reading: str | None
     n_metrics: int
     reason: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def spread_reading(rmse: float) -> str:
-    """The named band of an RMSE spread (excellent, good, acceptable, poor)."""
-    return rmse_band(rmse) or ""
 
 
 def metric_spread(values: Mapping[str, Any]) -> Spread:
@@ -81,7 +76,7 @@ def metric_spread(values: Mapping[str, Any]) -> Spread:
     mean, rmse = average_and_rmse(found)
     if mean is None or rmse is None:
         return Spread(None, None, None, 0, "no metric is defined")
-    return Spread(mean, rmse, spread_reading(rmse), len(found))
+    return Spread(mean, rmse, rmse_band(rmse) or "", len(found))
 
 
 # ---------------------------------------------------------------- scalar statistics
@@ -154,9 +149,8 @@ def _auroc_undefined(labels: np.ndarray, min_class_rows: int) -> str | None:
     return None
 
 
-def hallucination_f1(
-    truth_adherence: Sequence[Any], predicted_adherence: Sequence[Any], threshold: float = DEFAULT_F1_THRESHOLD
-) -> tuple[float | None, str | None]:
+def hallucination_f1(truth_adherence: Sequence[Any], predicted_adherence: Sequence[Any],
+                     threshold: float = DEFAULT_F1_THRESHOLD) -> tuple[float | None, str | None]:
     """(F1 of flagging hallucinations, None) or (None, reason). A row is flagged when
     1 - predicted adherence >= ``threshold``."""
     from sklearn.metrics import f1_score
@@ -187,16 +181,6 @@ def calibration_error(probabilities: Sequence[float], outcomes: Sequence[Any], b
 
 
 # ---------------------------------------------------------------- resampled statistics
-def _resampled_mse(squared_errors: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """Mean of the non-NaN squared errors in each resample (NaN when a resample has none)."""
-    values = squared_errors[idx]
-    present = ~np.isnan(values)
-    counts = present.sum(axis=1)
-    sums = np.where(present, values, 0.0).sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
-
-
 def _resampled_auroc(labels: np.ndarray, scores: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """AUROC of each resample by the rank-sum (Mann-Whitney) identity, ties averaged,
     which equals ``roc_auc_score``; NaN where a resample has one class only."""
@@ -242,7 +226,7 @@ def _resampled_f1(labels: np.ndarray, flagged: np.ndarray, idx: np.ndarray) -> n
 
 # ---------------------------------------------------------------- batch report
 @dataclass(frozen=True, slots=True)
-class Estimate:
+class Estimate(AsDict):
     """A statistic with its bootstrap interval, the rows behind it, and why it (or its
     interval) is missing when it is."""
 
@@ -252,18 +236,12 @@ class Estimate:
     n: int = 0
     reason: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass(frozen=True, slots=True)
-class MetricCoverage:
+class MetricCoverage(AsDict):
     used: int
     missing_prediction: int
     missing_truth: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,9 +257,7 @@ class Coverage:
         return coverage_fraction(self.rows_used, self.rows_given)
 
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["fraction"] = self.fraction
-        return out
+        return {**asdict(self), "fraction": self.fraction}
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,18 +274,11 @@ class AgreementReport:
     n_boot: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "rmse": {m: e.to_dict() for m, e in self.rmse.items()},
-            "aggregated_rmse": self.aggregated_rmse.to_dict(),
-            "consistency": self.consistency.to_dict(),
-            "hallucination_auroc": self.hallucination_auroc.to_dict(),
-            "hallucination_f1": self.hallucination_f1.to_dict(),
-            "coverage": self.coverage.to_dict(),
-            "metrics_used": list(self.metrics_used),
-            "f1_threshold": self.f1_threshold,
-            "confidence": self.confidence,
-            "n_boot": self.n_boot,
-        }
+        parts = ("aggregated_rmse", "consistency", "hallucination_auroc", "hallucination_f1", "coverage")
+        return {"rmse": {m: e.to_dict() for m, e in self.rmse.items()},
+                **{name: getattr(self, name).to_dict() for name in parts},
+                "metrics_used": list(self.metrics_used), "f1_threshold": self.f1_threshold,
+                "confidence": self.confidence, "n_boot": self.n_boot}
 
 
 def _column(rows: Sequence[Mapping[str, Any] | None], key: str, side: str) -> list[float | None]:
@@ -342,23 +311,16 @@ def _squared_errors(pred: dict[str, list[float | None]], true: dict[str, list[fl
     aggregated intervals consistent."""
     n = len(next(iter(pred.values()))) if pred else 0
     used = [i for i in range(n) if any(pred[m][i] is not None and true[m][i] is not None for m in TRACE_METRICS)]
-    out = {}
-    for m in TRACE_METRICS:
-        errors = []
-        for i in used:
-            p, t = pred[m][i], true[m][i]
-            errors.append(np.nan if p is None or t is None else (p - t) ** 2)
-        out[m] = np.array(errors, dtype=np.float64)
-    return out
+    return {m: np.array([np.nan if (p := pred[m][i]) is None or (t := true[m][i]) is None else (p - t) ** 2
+                         for i in used], dtype=np.float64) for m in TRACE_METRICS}
 
 
-def _rmse_estimates(
-    squared: dict[str, np.ndarray], coverage: Coverage, n_boot: int, confidence: float, rng: np.random.Generator
-) -> tuple[dict[str, Estimate], Estimate, Estimate]:
+def _rmse_estimates(squared: dict[str, np.ndarray], coverage: Coverage, n_boot: int, confidence: float,
+                    rng: np.random.Generator) -> tuple[dict[str, Estimate], Estimate, Estimate]:
     """RMSE per metric, aggregated RMSE and consistency, with their bootstrap intervals."""
     n_used = coverage.rows_used
     idx = resample_indices(n_used, n_boot, rng)
-    boot_mse = {m: _resampled_mse(squared[m], idx) for m in TRACE_METRICS} if idx is not None else {}
+    boot_mse = {m: nan_row_mean(squared[m][idx]) for m in TRACE_METRICS} if idx is not None else {}
     no_interval = why_no_interval(n_used, n_boot)
 
     def interval(samples: np.ndarray | None) -> tuple[float | None, float | None, str | None]:
@@ -380,20 +342,14 @@ def _rmse_estimates(
         return per_metric, agg, Estimate(None, n=0, reason=agg.reason)
     low, high, why = interval(np.sqrt(np.mean([boot_mse[m] for m in used_metrics], axis=0)) if idx is not None else None)
     agg = Estimate(agg_value, low, high, n_used, why)
-    consistency = Estimate(
-        consistency_score(agg_value),
-        None if high is None else consistency_score(high),
-        None if low is None else consistency_score(low),
-        n_used,
-        why,
-    )
+    consistency = Estimate(consistency_score(agg_value), None if high is None else consistency_score(high),
+                           None if low is None else consistency_score(low), n_used, why)
     return per_metric, agg, consistency
 
 
-def _hallucination_estimates(
-    truth_adherence: Sequence[float | None], predicted_adherence: Sequence[float | None], threshold: float,
-    n_boot: int, confidence: float, rng: np.random.Generator, min_class_rows: int = MIN_CLASS_ROWS,
-) -> tuple[Estimate, Estimate]:
+def _hallucination_estimates(truth_adherence: Sequence[float | None], predicted_adherence: Sequence[float | None],
+                             threshold: float, n_boot: int, confidence: float, rng: np.random.Generator,
+                             min_class_rows: int = MIN_CLASS_ROWS) -> tuple[Estimate, Estimate]:
     """Hallucination AUROC and F1 at ``threshold``, with their bootstrap intervals."""
     labels, scores = _hallucination_arrays(truth_adherence, predicted_adherence)
     n = int(labels.size)
@@ -413,17 +369,10 @@ def _hallucination_estimates(
     return auroc, Estimate(f1_value, low, high, n, why)
 
 
-def agreement(
-    predictions: Sequence[Mapping[str, Any] | None],
-    truths: Sequence[Mapping[str, Any] | None],
-    *,
-    threshold: float = DEFAULT_F1_THRESHOLD,
-    n_boot: int = DEFAULT_N_BOOT,
-    confidence: float = DEFAULT_CONFIDENCE,
-    rng: np.random.Generator | None = None,
-    seed: int = DEFAULT_SEED,
-    min_class_rows: int = MIN_CLASS_ROWS,
-) -> AgreementReport:
+def agreement(predictions: Sequence[Mapping[str, Any] | None], truths: Sequence[Mapping[str, Any] | None], *,
+              threshold: float = DEFAULT_F1_THRESHOLD, n_boot: int = DEFAULT_N_BOOT,
+              confidence: float = DEFAULT_CONFIDENCE, rng: np.random.Generator | None = None,
+              seed: int = DEFAULT_SEED, min_class_rows: int = MIN_CLASS_ROWS) -> AgreementReport:
     """Agreement of aligned prediction/truth rows (``predictions[i]`` with ``truths[i]``).
 
     Each row maps metric names (:data:`TRACE_METRICS`) to values; predictions may also
@@ -435,8 +384,7 @@ def agreement(
     """
     if len(predictions) != len(truths):
         raise ValueError(f"{len(predictions)} prediction rows but {len(truths)} truth rows")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be between 0 and 1, got {confidence!r}")
+    check_confidence(confidence)
     rng = rng if rng is not None else np.random.default_rng(seed)
     n = len(predictions)
     pred = {m: _column(predictions, m, "prediction") for m in TRACE_METRICS}
@@ -445,15 +393,6 @@ def agreement(
     rmse_estimates, agg, consistency = _rmse_estimates(_squared_errors(pred, true), coverage, n_boot, confidence, rng)
     auroc, f1_estimate = _hallucination_estimates(true["adherence"], _predicted_adherence(predictions), threshold,
                                                   n_boot, confidence, rng, min_class_rows)
-    return AgreementReport(
-        rmse=rmse_estimates,
-        aggregated_rmse=agg,
-        consistency=consistency,
-        hallucination_auroc=auroc,
-        hallucination_f1=f1_estimate,
-        coverage=coverage,
-        metrics_used=tuple(m for m in TRACE_METRICS if rmse_estimates[m].value is not None),
-        f1_threshold=threshold,
-        confidence=confidence,
-        n_boot=n_boot,
-    )
+    return AgreementReport(rmse_estimates, agg, consistency, auroc, f1_estimate, coverage,
+                           tuple(m for m in TRACE_METRICS if rmse_estimates[m].value is not None),
+                           threshold, confidence, n_boot)

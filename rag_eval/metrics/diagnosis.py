@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from rag_eval.metrics.aggregate import number_or_none
+from rag_eval.metrics.aggregate import finite_number
 from rag_eval.metrics.registry import TRACE_SCORES
 
 DEFAULT_HIGH = 0.6
@@ -122,12 +122,12 @@ class Diagnosis:
 
 def row_patterns(values: Mapping[str, Any], high: float = DEFAULT_HIGH, low: float = DEFAULT_LOW) -> list[str]:
     """The pattern keys one row's metrics show (in :data:`PATTERNS` order)."""
-    rel = number_or_none(values.get("context_relevance"))
-    util = number_or_none(values.get("context_utilization"))
-    comp = number_or_none(values.get("completeness"))
-    adh = number_or_none(values.get("adherence_score"))
+    rel = finite_number(values.get("context_relevance"))
+    util = finite_number(values.get("context_utilization"))
+    comp = finite_number(values.get("completeness"))
+    adh = finite_number(values.get("adherence_score"))
     if adh is None:
-        adh = number_or_none(values.get("adherence"))
+        adh = finite_number(values.get("adherence"))
     found = []
     if rel is not None and util is not None and rel >= high and util <= low:
         found.append("prompt")
@@ -141,16 +141,15 @@ def row_patterns(values: Mapping[str, Any], high: float = DEFAULT_HIGH, low: flo
     return found
 
 
-def diagnose(
-    rows: Sequence[tuple[str, Mapping[str, Any] | None]], high: float = DEFAULT_HIGH, low: float = DEFAULT_LOW
-) -> Diagnosis:
+def diagnose(rows: Sequence[tuple[str, Mapping[str, Any] | None]], high: float = DEFAULT_HIGH,
+             low: float = DEFAULT_LOW) -> Diagnosis:
     """Findings over ``(item, metric values or None)`` pairs; None marks a failed row."""
     if not 0.0 <= low <= high <= 1.0:
         raise ValueError(f"need 0 <= low <= high <= 1, got low={low}, high={high}")
     hits: dict[str, list[str]] = {p.key: [] for p in PATTERNS}
     considered = 0
     for item, values in rows:
-        if not values or all(number_or_none(values.get(m)) is None for m in TRACE_SCORES):
+        if not values or all(finite_number(values.get(m)) is None for m in TRACE_SCORES):
             continue
         considered += 1
         for key in row_patterns(values, high, low):
@@ -177,7 +176,7 @@ class DiagnosisTally:
 
     def add(self, item: str, values: Mapping[str, Any] | None) -> None:
         self.given += 1
-        if not values or all(number_or_none(values.get(m)) is None for m in TRACE_SCORES):
+        if not values or all(finite_number(values.get(m)) is None for m in TRACE_SCORES):
             return
         self.considered += 1
         for key in row_patterns(values, self.high, self.low):

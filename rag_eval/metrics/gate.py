@@ -26,13 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from rag_eval.metrics.aggregate import MAX_BOOTSTRAP_ROWS, mean_interval, number_or_none
-from rag_eval.metrics.agreement import (
-    DEFAULT_CONFIDENCE,
-    DEFAULT_N_BOOT,
-    DEFAULT_SEED,
-    bootstrap_ci,
-)
+from rag_eval.metrics.aggregate import DEFAULT_CONFIDENCE, DEFAULT_N_BOOT, DEFAULT_SEED, finite_number, mean_interval
 
 BASES = ("mean", "lower")
 FAILURES_CHECK = "failed rows"
@@ -156,19 +150,13 @@ def check_directions(thresholds: Sequence[Threshold]) -> None:
                          f"{t.metric}={t.minimum:g}")
 
 
-def stats_from_rows(
-    rows: Sequence[Mapping[str, Any] | None],
-    names: Sequence[str],
-    *,
-    n_boot: int = DEFAULT_N_BOOT,
-    confidence: float = DEFAULT_CONFIDENCE,
-    seed: int = DEFAULT_SEED,
-) -> dict[str, MetricStat]:
+def stats_from_rows(rows: Sequence[Mapping[str, Any] | None], names: Sequence[str], *, n_boot: int = DEFAULT_N_BOOT,
+                    confidence: float = DEFAULT_CONFIDENCE, seed: int = DEFAULT_SEED) -> dict[str, MetricStat]:
     """Mean and percentile-bootstrap interval of each metric in ``names`` over the rows
     (None rows, i.e. failed ones, and missing values are left out and show in ``n``)."""
     out: dict[str, MetricStat] = {}
     for name in names:
-        values = np.array([v for r in rows if r is not None and (v := number_or_none(r.get(name))) is not None], dtype=float)
+        values = np.array([v for r in rows if r is not None and (v := finite_number(r.get(name))) is not None], dtype=float)
         if values.size == 0:
             out[name] = MetricStat(None)
             continue
@@ -177,29 +165,15 @@ def stats_from_rows(
 
 
 def _mean_interval(values: np.ndarray, n_boot: int, confidence: float, seed: int) -> tuple[float | None, float | None]:
+    """The mean's interval (:func:`~rag_eval.metrics.aggregate.mean_interval`); one value is its own interval."""
     if values.size == 1:
         return float(values[0]), float(values[0])
-    if values.size > MAX_BOOTSTRAP_ROWS:  # the bootstrap's n_boot x n matrix would not fit (metrics.aggregate)
-        low, high, _ = mean_interval(values.tolist(), n_boot=n_boot, confidence=confidence, seed=seed)
-        return low, high
-
-    def resampled_means(idx: np.ndarray) -> np.ndarray:
-        return np.asarray(values[idx].mean(axis=1))
-
-    low, high, _ = bootstrap_ci(resampled_means, int(values.size), n_boot=n_boot, confidence=confidence,
-                                rng=np.random.default_rng(seed))
+    low, high, _ = mean_interval(values.tolist(), n_boot=n_boot, confidence=confidence, seed=seed)
     return low, high
 
 
-def evaluate_gate(
-    stats: Mapping[str, MetricStat],
-    thresholds: Sequence[Threshold],
-    *,
-    rows_given: int,
-    rows_usable: int,
-    basis: str = "mean",
-    min_coverage: float | None = None,
-) -> GateResult:
+def evaluate_gate(stats: Mapping[str, MetricStat], thresholds: Sequence[Threshold], *, rows_given: int,
+                  rows_usable: int, basis: str = "mean", min_coverage: float | None = None) -> GateResult:
     """Every check of the gate: one per threshold, then failed rows or coverage."""
     if basis not in BASES:
         raise ValueError(f"basis must be one of {', '.join(BASES)}; got {basis!r}")
@@ -252,7 +226,7 @@ def row_failures(case: RowCase, thresholds: Sequence[Threshold]) -> list[str]:
         return [f"status {case.status}" + (f": {case.error}" if case.error else "")]
     out = []
     for t in thresholds:
-        value = number_or_none(case.values.get(t.metric))
+        value = finite_number(case.values.get(t.metric))
         if value is not None and t.fails(value):
             out.append(f"{t.metric} {t.why(value)}")
     return out

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
@@ -191,7 +191,7 @@ class MetricRegistry:
 
     def _register_loaded(self, obj: Any, origin: str) -> None:
         if isinstance(obj, Metric):
-            self.register(obj if obj.origin != BUILT_IN else _with_origin(obj, origin))
+            self.register(obj if obj.origin != BUILT_IN else replace(obj, origin=origin))
         elif isinstance(obj, (list, tuple)):
             for one in obj:
                 self._register_loaded(one, origin)
@@ -256,12 +256,6 @@ class MetricRegistry:
     def higher_is_better(self, name: str) -> bool:
         found = self.find(name)
         return True if found is None else found.higher_is_better
-
-
-def _with_origin(metric: Metric, origin: str) -> Metric:
-    from dataclasses import replace
-
-    return replace(metric, origin=origin)
 
 
 def load_entry_points(group: str, register: Callable[[Any, str], None]) -> list[PluginError]:
@@ -417,12 +411,6 @@ def _has(item: MetricItem, need: str) -> bool:
         return item.ranking is not None and bool(item.gold_ids)
     # llm: checked by a built-in metric only, whose LLM verdict the run fetched beforehand
     return item.answer_match is not None
-
-
-def stored_value(item: Mapping[str, Any], name: str) -> Any:
-    """A metric's value in a stored item record (run store or export), wherever its
-    family keeps it; None when absent."""
-    return item_values(item).get(name)
 
 
 def item_values(item: Mapping[str, Any]) -> dict[str, Any]:
@@ -597,12 +585,8 @@ def resolve_metric(name: str, **params: Any) -> Callable[[Sequence[Any], Any], f
     return partial(retrieval_function(parsed.metric), k=parsed.k, **kwargs)
 
 
-def evaluate_run(
-    run: Mapping[str, Sequence[Any]],
-    qrels: Mapping[str, Any],
-    metrics: Sequence[str],
-    **params: Any,
-) -> dict[str, BatchScore]:
+def evaluate_run(run: Mapping[str, Sequence[Any]], qrels: Mapping[str, Any], metrics: Sequence[str],
+                 **params: Any) -> dict[str, BatchScore]:
     """Each named metric's mean over the queries of ``qrels`` (see :class:`BatchScore`)."""
     from rag_eval.metrics import retrieval
 

@@ -32,19 +32,13 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rag_eval.metrics.aggregate import number_or_none
+from rag_eval.metrics.aggregate import finite_number
 from rag_eval.metrics.registry import TRACE_METRICS
 from rag_eval.schema import Labels
 from rag_eval.text.keys import normalize_key
 
-REPORT_FIELDS = (
-    "average",
-    "rmse_aggregation",
-    "overall_supported",
-    "fully_supported_sentences",
-    "partially_supported_sentences",
-    "unsupported_sentences",
-)
+REPORT_FIELDS = ("average", "rmse_aggregation", "overall_supported", "fully_supported_sentences",
+                 "partially_supported_sentences", "unsupported_sentences")
 
 EXCELLENT, GOOD, ACCEPTABLE, POOR = "excellent", "good", "acceptable", "poor"
 # (inclusive upper bound, band); the last band is open-ended.
@@ -72,7 +66,7 @@ def consistency_reading(consistency: float | None) -> str | None:
 def average_and_rmse(values: Mapping[str, Any]) -> tuple[float | None, float | None]:
     """(mean, RMSE around it) of the defined metrics among ``TRACE_METRICS``; (None, None)
     when no metric is defined. Booleans count as 0/1."""
-    found = [v for v in (number_or_none(values.get(m)) for m in TRACE_METRICS) if v is not None]
+    found = [v for v in (finite_number(values.get(m)) for m in TRACE_METRICS) if v is not None]
     if not found:
         return None, None
     mean = sum(found) / len(found)
@@ -102,11 +96,8 @@ def support_counts(labels: Labels, response_keys: Sequence[str] | None = None) -
     return fully, partially, bad
 
 
-def report_fields(
-    values: Mapping[str, Any] | None,
-    labels: Labels | Mapping[str, Any] | None,
-    response_keys: Sequence[str] | None = None,
-) -> dict[str, Any]:
+def report_fields(values: Mapping[str, Any] | None, labels: Labels | Mapping[str, Any] | None,
+                  response_keys: Sequence[str] | None = None) -> dict[str, Any]:
     """The six report fields of one row. ``values`` maps metric names to the row's
     scores (None for a failed row); ``labels`` are its judge labels (a :class:`Labels`
     or the dict form). Everything is None for a row without scores and labels."""

@@ -162,14 +162,8 @@ def _hybrid(first_ranks: Sequence[int | None], n_retrieved: int, alpha: float, g
     return alpha * recall + (1.0 - alpha) * rank_quality
 
 
-def hybrid_log_rank(
-    retrieved: Sequence[Any],
-    relevant: Relevant,
-    *,
-    k: int | None = None,
-    alpha: float = DEFAULT_ALPHA,
-    gamma: float = DEFAULT_GAMMA,
-) -> float:
+def hybrid_log_rank(retrieved: Sequence[Any], relevant: Relevant, *, k: int | None = None, alpha: float = DEFAULT_ALPHA,
+                    gamma: float = DEFAULT_GAMMA) -> float:
     """``alpha * recall + (1 - alpha) * rank_quality`` over the top k (n = number
     retrieved within k). 0.0 when nothing is retrieved or nothing is relevant."""
     top = _top(retrieved, k)
@@ -228,10 +222,8 @@ def _cosine_counts(retrieved_vectors: Any, truth_vectors: Any, k: int | None, th
     return len(one_to_one_matches(sim[:n], threshold)), n, sim.shape[1]
 
 
-def precision_at_k_cosine(
-    retrieved_vectors: Any, truth_vectors: Any, *, k: int | None = None,
-    threshold: float = DEFAULT_SIMILARITY_THRESHOLD, denominator: str = "k",
-) -> float:
+def precision_at_k_cosine(retrieved_vectors: Any, truth_vectors: Any, *, k: int | None = None,
+                          threshold: float = DEFAULT_SIMILARITY_THRESHOLD, denominator: str = "k") -> float:
     """One-to-one matches among the top k / k (or / number retrieved within k)."""
     matches, n, _ = _cosine_counts(retrieved_vectors, truth_vectors, k, threshold)
     check_denominator(denominator)
@@ -239,28 +231,24 @@ def precision_at_k_cosine(
     return safe_div(matches, den)
 
 
-def recall_at_k_cosine(
-    retrieved_vectors: Any, truth_vectors: Any, *, k: int | None = None, threshold: float = DEFAULT_SIMILARITY_THRESHOLD,
-) -> float:
+def recall_at_k_cosine(retrieved_vectors: Any, truth_vectors: Any, *, k: int | None = None,
+                       threshold: float = DEFAULT_SIMILARITY_THRESHOLD) -> float:
     """One-to-one matches among the top k / number of ground-truth chunks."""
     matches, _, n_truth = _cosine_counts(retrieved_vectors, truth_vectors, k, threshold)
     return safe_div(matches, n_truth)
 
 
-def f1_at_k_cosine(
-    retrieved_vectors: Any, truth_vectors: Any, *, k: int | None = None,
-    threshold: float = DEFAULT_SIMILARITY_THRESHOLD, denominator: str = "k",
-) -> float:
+def f1_at_k_cosine(retrieved_vectors: Any, truth_vectors: Any, *, k: int | None = None,
+                   threshold: float = DEFAULT_SIMILARITY_THRESHOLD, denominator: str = "k") -> float:
     return f1(
         precision_at_k_cosine(retrieved_vectors, truth_vectors, k=k, threshold=threshold, denominator=denominator),
         recall_at_k_cosine(retrieved_vectors, truth_vectors, k=k, threshold=threshold),
     )
 
 
-def hybrid_log_rank_cosine(
-    retrieved_vectors: Any, truth_vectors: Any, *, k: int | None = None, threshold: float = DEFAULT_SIMILARITY_THRESHOLD,
-    alpha: float = DEFAULT_ALPHA, gamma: float = DEFAULT_GAMMA,
-) -> float:
+def hybrid_log_rank_cosine(retrieved_vectors: Any, truth_vectors: Any, *, k: int | None = None,
+                           threshold: float = DEFAULT_SIMILARITY_THRESHOLD, alpha: float = DEFAULT_ALPHA,
+                           gamma: float = DEFAULT_GAMMA) -> float:
     """The hybrid log-rank score where a ground-truth chunk is recalled when some
     retrieved chunk within k has cosine >= threshold, credited at the best such rank
     (as in the seed; not one-to-one)."""
@@ -305,12 +293,8 @@ class BatchScore:
         return out
 
 
-def mean_over_queries(
-    metric: Callable[..., float],
-    run: Mapping[str, Sequence[Any]],
-    qrels: Mapping[str, Relevant],
-    **params: Any,
-) -> BatchScore:
+def mean_over_queries(metric: Callable[..., float], run: Mapping[str, Sequence[Any]], qrels: Mapping[str, Relevant],
+                      **params: Any) -> BatchScore:
     """Apply a scalar exact-match metric to every query and average (macro mean).
     ``value`` is None (with the reasons in the lists) when no query can be evaluated."""
     per_query: dict[str, float] = {}

@@ -57,9 +57,7 @@ def _norm(value: Any) -> str:
 _parse_doc_key = lru_cache(maxsize=1 << 16)(parse_document_key)
 
 
-def _clean_keys(
-    raw: Iterable[Any], known: set[str], field: str, dropped: list[dict[str, str]]
-) -> list[str]:
+def _clean_keys(raw: Iterable[Any], known: set[str], field: str, dropped: list[dict[str, str]]) -> list[str]:
     """Normalised, deduplicated keys from ``known``, in first-seen order; everything
     else goes to ``dropped`` with a reason."""
     out: list[str] = []
@@ -99,9 +97,8 @@ def _per_document(doc_sizes: Sequence[int], relevant: Iterable[str], utilized: I
     ]
 
 
-def _continuous_adherence(
-    labels: Labels, adherent: bool, n_unsupported_known: int, n_response: int, diagnostics: dict[str, Any]
-) -> float:
+def _continuous_adherence(labels: Labels, adherent: bool, n_unsupported_known: int, n_response: int,
+                          diagnostics: dict[str, Any]) -> float:
     if labels.adherence_probability is not None:
         diagnostics["adherence_score_source"] = "judge_probability"
         return float(labels.adherence_probability)
@@ -114,13 +111,8 @@ def _continuous_adherence(
     return 1.0 - min(n_bad, n_response) / n_response
 
 
-def score_labels(
-    labels: Labels,
-    doc_sizes: Sequence[int],
-    response_keys: Sequence[str],
-    mode: ScoringMode | str = DEFAULT_MODE,
-    document_keys: Sequence[str] | None = None,
-) -> TraceScores:
+def score_labels(labels: Labels, doc_sizes: Sequence[int], response_keys: Sequence[str],
+                 mode: ScoringMode | str = DEFAULT_MODE, document_keys: Sequence[str] | None = None) -> TraceScores:
     """TRACe for one row.
 
     ``doc_sizes[i]`` is the number of sentences of document ``i``; ``document_keys``
@@ -184,27 +176,15 @@ def score_labels(
     else:
         adherence_score = _continuous_adherence(labels, adherent, len(clean_unsup), n_resp, diagnostics)
 
-    return TraceScores(
-        context_relevance=relevance,
-        context_utilization=utilization,
-        completeness=completeness,
-        adherence=adherent,
-        adherence_score=adherence_score,
-        mode=mode.value,
-        per_document=_per_document(doc_sizes, clean_r, clean_u),
-        diagnostics=diagnostics,
-    )
+    return TraceScores(context_relevance=relevance, context_utilization=utilization, completeness=completeness,
+                       adherence=adherent, adherence_score=adherence_score, mode=mode.value,
+                       per_document=_per_document(doc_sizes, clean_r, clean_u), diagnostics=diagnostics)
 
 
 def score_item(item: EvalItem, labels: Labels, mode: ScoringMode | str = DEFAULT_MODE) -> TraceScores:
     """TRACe for a judged :class:`EvalItem`."""
-    return score_labels(
-        labels,
-        doc_sizes=[len(d) for d in item.documents],
-        response_keys=item.response_keys,
-        mode=mode,
-        document_keys=item.document_keys,
-    )
+    return score_labels(labels, doc_sizes=[len(d) for d in item.documents], response_keys=item.response_keys, mode=mode,
+                        document_keys=item.document_keys)
 
 
 def score_ragbench_row(row: dict[str, Any], mode: ScoringMode | str = ScoringMode.RAGBENCH) -> TraceScores:

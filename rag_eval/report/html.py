@@ -46,7 +46,7 @@ from rag_eval.runs.compare import compare_at_cutoff, differences_message, judge_
 from rag_eval.runs.item_fields import item_report_fields, run_diagnosis
 from rag_eval.runs.stats import summarize_items
 from rag_eval.runs.summary import family_means
-from rag_eval.text.numbers import Unit, format_number
+from rag_eval.text.numbers import format_number as _f  # a number as the dashboard shows it
 
 SECTIONS = ("summary", "metrics", "distributions", "rmse-bands", "agreement", "diagnosis", "cost-latency",
             "worst-rows", "comparison")
@@ -158,11 +158,6 @@ details.row>summary{cursor:pointer} details.row[open]>summary{margin-bottom:0.4e
 </section>
 </body></html>
 """
-
-
-def _f(value: Any, unit: Unit | None = None) -> str:
-    """A number as the dashboard shows it (:func:`rag_eval.text.numbers.format_number`)."""
-    return format_number(value, unit)
 
 
 def _ci(low: Any, high: Any) -> str:
@@ -311,15 +306,9 @@ def _agreement_rows(label: str, items: Sequence[dict[str, Any]]) -> list[dict[st
     return rows
 
 
-def build_report(
-    runs: Sequence[dict[str, Any]],
-    items_by_run: Mapping[str, Sequence[dict[str, Any]]],
-    *,
-    worst: int = DEFAULT_WORST,
-    title: str | None = None,
-    generated: str | None = None,
-    reviewed: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
-) -> str:
+def build_report(runs: Sequence[dict[str, Any]], items_by_run: Mapping[str, Sequence[dict[str, Any]]], *,
+                 worst: int = DEFAULT_WORST, title: str | None = None, generated: str | None = None,
+                 reviewed: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None) -> str:
     """The report as one HTML string. ``runs`` are run records (the first is the
     comparison baseline); ``items_by_run`` maps each run id to its item records;
     ``reviewed`` the reviewers' scores per run (``labels.store.reviewed_scores``), which
@@ -354,8 +343,7 @@ def build_report(
         bands = Counter(r for f in fields if (r := rmse_band(f["rmse_aggregation"])) is not None)
         diagnosis = run_diagnosis(items).to_dict()
         for f in diagnosis["findings"]:
-            shown = f["ids"][:25]
-            f["ids"] = ", ".join(shown) + (f" … (+{len(f['ids']) - 25})" if len(f["ids"]) > 25 else "")
+            f["ids"] = ", ".join(f["ids"][:25]) + (f" … (+{len(f['ids']) - 25})" if len(f["ids"]) > 25 else "")
             f["share"] = f"{f['share']:.0%}"
         views.append({
             "id": run["id"], "name": run.get("name"), "label": labels[run["id"]],
@@ -381,10 +369,10 @@ def build_report(
         comparison = {
             "empty": differences_message(result),
             "baseline": labels[runs[0]["id"]],
-            "paired": [{"metric": p["metric"], "run": labels.get(p["run"], p["run"]), "diff": format_number(p["mean_difference"], signed=True),
+            "paired": [{"metric": p["metric"], "run": labels.get(p["run"], p["run"]), "diff": _f(p["mean_difference"], signed=True),
                         "ci": _ci(p["ci_low"], p["ci_high"]), "n": p["n_pairs"]} for p in result["paired"]],
             "differences": [{**d, "run": labels.get(d["run"], d["run"]), "base": _f(d["base"]), "other": _f(d["other"]),
-                             "difference": format_number(d["difference"], signed=True), "question": (d.get("question") or "")[:120]}
+                             "difference": _f(d["difference"], signed=True), "question": (d.get("question") or "")[:120]}
                             for d in result["differences"][:15]],
         }
     charts = {k: Markup(v) for k, v in _charts(runs, items_by_run, labels).items()}

@@ -13,15 +13,14 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rag_eval.metrics.aggregate import finite, mean_difference_interval, mean_interval
-from rag_eval.metrics.registry import METRICS, TRACE_SCORES, stored_value
+from rag_eval.metrics.aggregate import finite_number, mean_difference_interval, mean_interval
+from rag_eval.metrics.registry import METRICS, TRACE_SCORES, item_values
 from rag_eval.runs.stats import mean_with_ci
 
 
-def _value(item: dict[str, Any], metric: str) -> float | None:
-    value = stored_value(item, metric)
-    values = finite([value]) if value is not None else []
-    return values[0] if values else None
+def _value(item: Mapping[str, Any], metric: str) -> float | None:
+    """A metric's value in a stored item record, wherever its family keeps it; None when absent or not a number."""
+    return finite_number(item_values(item).get(metric))
 
 
 def available_metrics(items_by_run: Mapping[str, Sequence[dict[str, Any]]]) -> list[str]:
@@ -59,9 +58,8 @@ def metric_table(items_by_run: Mapping[str, Sequence[dict[str, Any]]], metrics: 
     return rows
 
 
-def question_differences(
-    base: Sequence[dict[str, Any]], other: Sequence[dict[str, Any]], metrics: Sequence[str], other_run: str = ""
-) -> list[dict[str, Any]]:
+def question_differences(base: Sequence[dict[str, Any]], other: Sequence[dict[str, Any]], metrics: Sequence[str],
+                         other_run: str = "") -> list[dict[str, Any]]:
     """Per question and metric, ``other - base`` where both runs scored it, largest
     absolute difference first (ties: by item id, so the order is stable)."""
     base_by_id = {i["id"]: i for i in base}
@@ -156,15 +154,11 @@ def retrieval_at(item: dict[str, Any], k: int, own_k: int | None) -> dict[str, f
 def at_cutoff(items_by_run: Mapping[str, Sequence[dict[str, Any]]], k: int) -> dict[str, list[dict[str, Any]]]:
     """Copies of every run's items whose ``retrieval`` holds the metrics at cut-off ``k``
     only (cosine metrics and other cut-offs are left out: they are not comparable)."""
-    out: dict[str, list[dict[str, Any]]] = {}
-    for run_id, items in items_by_run.items():
-        own = run_cutoff(items)
-        rows = []
-        for item in items:
-            metrics = retrieval_at(item, k, own) if item.get("retrieval") else None
-            rows.append({**item, "retrieval": metrics} if metrics else {**item, "retrieval": None})
-        out[run_id] = rows
-    return out
+    def cut(items: Sequence[dict[str, Any]], own: int | None) -> list[dict[str, Any]]:
+        return [{**item, "retrieval": (retrieval_at(item, k, own) if item.get("retrieval") else None) or None}
+                for item in items]
+
+    return {run_id: cut(items, run_cutoff(items)) for run_id, items in items_by_run.items()}
 
 
 def cutoff_metrics(k: int) -> list[str]:
@@ -302,10 +296,10 @@ def judge_residuals(items: Sequence[Mapping[str, Any]], reviewed: Mapping[str, M
     out = {}
     for item in items:
         human = reviewed.get(str(item.get("id")))
-        judged = _value(dict(item), metric) if human else None
-        truth = finite([human.get(metric)]) if human else []
-        if judged is not None and truth:
-            out[str(item["id"])] = judged - truth[0]
+        judged = _value(item, metric) if human else None
+        truth = finite_number(human.get(metric)) if human else None
+        if judged is not None and truth is not None:
+            out[str(item["id"])] = judged - truth
     return out
 
 

@@ -183,11 +183,9 @@ def _pairs(value: Any) -> list[Sentence]:
     return out
 
 
-def item_from_texts(
-    item_id: str, question: str, documents: Sequence[str], response: str, metadata: dict | None = None,
-    units: Sequence[Sequence[Sequence[int]] | None] | None = None,
-    response_sentences: Sequence[str] | None = None,
-) -> EvalItem:
+def item_from_texts(item_id: str, question: str, documents: Sequence[str], response: str, metadata: dict | None = None,
+                    units: Sequence[Sequence[Sequence[int]] | None] | None = None,
+                    response_sentences: Sequence[str] | None = None) -> EvalItem:
     """An :class:`EvalItem` from raw question / document texts / response text.
 
     ``units`` gives, per document, its sentences as ``[start, end]`` pairs when they are
@@ -200,15 +198,8 @@ def item_from_texts(
         responses = [Sentence(response_key(i), s) for i, s in enumerate(response_sentences)]
     else:
         responses = key_response(str(response or ""))
-    return EvalItem(
-        id=str(item_id),
-        question=str(question),
-        documents=keyed,
-        response_sentences=responses,
-        response=str(response or ""),
-        document_texts=docs,
-        metadata=dict(metadata or {}),
-    )
+    return EvalItem(id=str(item_id), question=str(question), documents=keyed, response_sentences=responses,
+                    response=str(response or ""), document_texts=docs, metadata=dict(metadata or {}))
 
 
 def item_from_row(row: dict[str, Any], default_id: str = "") -> EvalItem:
@@ -230,14 +221,8 @@ def item_from_row(row: dict[str, Any], default_id: str = "") -> EvalItem:
         doc_texts = [" ".join(s.text for s in doc) for doc in documents]
     if not response and response_sentences:
         response = " ".join(s.text for s in response_sentences)
-    return EvalItem(
-        id=item_id,
-        question=question,
-        documents=documents,
-        response_sentences=response_sentences,
-        response=response,
-        document_texts=doc_texts,
-        metadata={k: row[k] for k in ("dataset_name", "_subset") if k in row},
-    )
+    return EvalItem(id=item_id, question=question, documents=documents, response_sentences=response_sentences,
+                    response=response, document_texts=doc_texts,
+                    metadata={k: row[k] for k in ("dataset_name", "_subset") if k in row})
 
 

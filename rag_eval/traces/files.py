@@ -176,17 +176,10 @@ def phoenix_span(record: dict[str, Any]) -> Span | None:
             flatten(value, key[len("attributes."):], attributes) if isinstance(value, (dict, list)) \
                 else attributes.__setitem__(key[len("attributes."):], value)
     kind = as_text(record.get("span_kind")) or as_text(attributes.get("openinference.span.kind")) or "UNKNOWN"
-    return Span(
-        trace_id=trace_id.lower(),
-        span_id=span_id.lower(),
-        parent_id=(as_text(record.get("parent_id")) or None),
-        name=as_text(record.get("name")) or "",
-        kind=kind.upper(),
-        start=parse_time(record.get("start_time")),
-        end=parse_time(record.get("end_time")),
-        attributes=attributes,
-        status_code=as_text(record.get("status_code")),
-    )
+    return Span(trace_id=trace_id.lower(), span_id=span_id.lower(),
+                parent_id=(as_text(record.get("parent_id")) or None), name=as_text(record.get("name")) or "",
+                kind=kind.upper(), start=parse_time(record.get("start_time")), end=parse_time(record.get("end_time")),
+                attributes=attributes, status_code=as_text(record.get("status_code")))
 
 
 def read_parquet_file(path: str | Path, problems: list[RowError]) -> Iterator[Span]:

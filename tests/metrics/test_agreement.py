@@ -16,8 +16,8 @@ from rag_eval.metrics.agreement import (
     hallucination_f1,
     metric_spread,
     rmse,
-    spread_reading,
 )
+from rag_eval.metrics.report_fields import rmse_band
 
 
 def _row(rel, util, comp, adh, score=None):
@@ -49,7 +49,7 @@ def test_spread_skips_undefined_metrics_and_handles_none_at_all():
      (0.30, "acceptable"), (0.3001, "poor"), (0.9, "poor")],
 )
 def test_spread_bands(value, reading):
-    assert spread_reading(value) == reading
+    assert rmse_band(value) == reading  # the spread's reading (metric_spread) is this band
 
 
 # ---------------------------------------------------------------- scalar statistics

@@ -164,3 +164,14 @@ def test_wide_tables_scroll_inside_their_section_at_1280px(stored_runs, tmp_path
     assert found["page"] <= 1280, found
     assert all(overhang <= 0 for _, overhang, _ in found["tables"]), found
     assert any(section == "metrics" and scrolls for section, _, scrolls in found["tables"]), found  # it scrolls
+
+
+def test_a_run_with_a_diagnosis_finding_gets_its_report():
+    """The diagnosis row ids of a finding once overwrote the list of shown metric families:
+    a report of runs whose rows show a pattern raised AttributeError."""
+    scores = {"context_relevance": 0.9, "context_utilization": 0.05, "completeness": 0.1, "adherence": True,
+              "adherence_score": 0.9}
+    items = [{"id": f"q{i}", "status": "ok", "question": "q?", "scores": scores} for i in range(3)]
+    runs = [{"id": "run-a", "name": "a"}, {"id": "run-b", "name": "b"}]
+    html = build_report(runs, {"run-a": items, "run-b": items}, worst=1)
+    assert "High relevance, low utilization" in html and "q0, q1, q2" in html and "Context relevance" in html
