@@ -15,40 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from rag_eval.datasets.io import LoadResult, good_rows
-from rag_eval.datasets.schema import DatasetRow, Provenance
-from rag_eval.datasets.validate import Issue, Severity, check_rows, issues_from_validation_error, missing_columns
+from rag_eval.datasets.io import LoadResult, finish_rows, good_rows
+from rag_eval.datasets.schema import Provenance
+from rag_eval.datasets.validate import Issue, Severity, missing_columns
 from rag_eval.io.rows import FileFormatError, _decode, _decode_lenient
 
 KINDS = ("ragbench", "beir", "csv")
-
-
-def _finish(result: LoadResult, numbered: list[tuple[int, dict[str, Any], str]]) -> LoadResult:
-    """Check every record (duplicate ids across files included), then build the rows;
-    a record the schema rejects becomes issues (not already reported by the checks)."""
-    by_file: dict[str, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
-    for number, record, file in numbered:
-        by_file[file].append((number, record))
-    for file, rows in by_file.items():
-        result.issues.extend(check_rows(rows, file))
-    first: dict[str, tuple[str, int]] = {}
-    for number, record, file in numbered:  # duplicates across files
-        rid = str(record.get("id"))
-        if rid in first and first[rid][0] != file:
-            result.issues.append(Issue(file, number, "id", f"duplicate id '{rid}' (first at {first[rid][0]} row {first[rid][1]})"))
-        first.setdefault(rid, (file, number))
-    reported = {(i.file, i.row, i.field) for i in result.issues if i.severity is Severity.ERROR}
-    for number, record, file in numbered:
-        try:
-            result.rows.append(DatasetRow.model_validate(record))
-        except ValidationError as err:
-            result.issues.extend(i for i in issues_from_validation_error(err, file, number)
-                                 if (i.file, i.row, i.field) not in reported)
-            continue
-        result.origins.append((file, number))
-    return result
 
 
 # ---------------------------------------------------------------- RAGBench
@@ -113,7 +85,7 @@ def import_ragbench(paths: Sequence[str | Path], prefix_subset: bool = False) ->
             numbered.append((number, record, str(path)))
     if not numbered and not result.issues:
         result.issues.append(Issue(", ".join(map(str, paths)), 0, None, "no rows found"))
-    return _finish(result, numbered)
+    return finish_rows(result, numbered)
 
 
 # ---------------------------------------------------------------- BEIR
@@ -224,7 +196,7 @@ def import_beir(paths: Sequence[str | Path], min_score: int = 1) -> LoadResult:
         shown = ", ".join(unknown[:10]) + (" ..." if len(unknown) > 10 else "")
         result.issues.append(Issue(str(files.qrels[0]), 0, "query-id",
                                    f"{len(unknown)} qrels queries not in {files.queries.name}: {shown}", Severity.WARNING))
-    return _finish(result, numbered)
+    return finish_rows(result, numbered)
 
 
 # ---------------------------------------------------------------- plain CSV
@@ -276,7 +248,7 @@ def import_csv(paths: Sequence[str | Path]) -> LoadResult:
         for number, row in good_rows(path, result.issues):
             record = _csv_record(row, columns, used, path.stem, number)
             numbered.append((number, record, str(path)))
-    return _finish(result, numbered)
+    return finish_rows(result, numbered)
 
 
 _META_NAMES = ("query_type", "question_source", "difficulty", "domain")

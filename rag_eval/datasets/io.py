@@ -20,6 +20,7 @@ dropped silently: they come back as issues naming file, row and field.
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -192,6 +193,32 @@ def good_rows(path: str | Path, issues: list[Issue]) -> Iterator[tuple[int, dict
             yield number, row
 
 
+def finish_rows(result: LoadResult, numbered: list[tuple[int, dict[str, Any], str]]) -> LoadResult:
+    """Check every record (duplicate ids across files included), then build the rows;
+    a record the schema rejects becomes issues (not already reported by the checks)."""
+    by_file: dict[str, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
+    for number, record, file in numbered:
+        by_file[file].append((number, record))
+    for file, rows in by_file.items():
+        result.issues.extend(check_rows(rows, file))
+    first: dict[str, tuple[str, int]] = {}
+    for number, record, file in numbered:  # duplicates across files
+        rid = str(record.get("id"))
+        if rid in first and first[rid][0] != file:
+            result.issues.append(Issue(file, number, "id", f"duplicate id '{rid}' (first at {first[rid][0]} row {first[rid][1]})"))
+        first.setdefault(rid, (file, number))
+    reported = {(i.file, i.row, i.field) for i in result.issues if i.severity is Severity.ERROR}
+    for number, record, file in numbered:
+        try:
+            result.rows.append(DatasetRow.model_validate(record))
+        except ValidationError as err:
+            result.issues.extend(i for i in issues_from_validation_error(err, file, number)
+                                 if (i.file, i.row, i.field) not in reported)
+            continue
+        result.origins.append((file, number))
+    return result
+
+
 def load_dataset(path: str | Path) -> LoadResult:
     """Every row of ``path`` validated as a :class:`DatasetRow`, with every problem as
     an issue. Raises :class:`FileFormatError` only when the file as a whole is unreadable
@@ -207,19 +234,7 @@ def load_dataset(path: str | Path) -> LoadResult:
     if raw_rows and columns is not None:  # said once for the file, not as 'missing question' on every row
         result.issues.append(columns)
         return result
-    raw_rows = [(number, _with_id(raw, number, name, result.issues)) for number, raw in raw_rows]
-    result.issues.extend(check_rows(raw_rows, name))
-    reported = {(i.row, i.field) for i in result.issues if i.severity is Severity.ERROR}
-    for number, raw in raw_rows:
-        try:
-            valid = DatasetRow.model_validate(raw)
-        except ValidationError as err:
-            result.issues.extend(
-                i for i in issues_from_validation_error(err, name, number) if (i.row, i.field) not in reported
-            )
-            continue
-        result.rows.append(valid)
-        result.origins.append((name, number))
+    finish_rows(result, [(number, _with_id(raw, number, name, result.issues), name) for number, raw in raw_rows])
     result.issues.sort(key=lambda i: (i.row, i.field or ""))
     return result
 

@@ -124,6 +124,13 @@ def _values(row: Mapping[str, Any], columns: Mapping[str, Sequence[str]], bounde
     return out
 
 
+def truth_of(row: Mapping[str, Any]) -> dict[str, float | None] | None:
+    """The row's RAGBench ground-truth scores (None when it has none); raises
+    :class:`FieldValueError` naming the column when one cannot be read."""
+    truth = _values(row, {m: (RAGBENCH_TRUTH_COLUMNS[m],) for m in TRACE_METRICS})
+    return truth if any(v is not None for v in truth.values()) else None
+
+
 # A RAGBench row's truth: its own columns; a scored file used as truth: metric names.
 TRUTH_COLUMNS = {m: (m, RAGBENCH_TRUTH_COLUMNS[m]) for m in TRACE_METRICS}
 PREDICTION_COLUMNS = {**TRUTH_COLUMNS, "adherence_score": ("adherence_score", "adherence")}
@@ -182,7 +189,7 @@ def score_row(number: int, row: Mapping[str, Any], mode: ScoringMode | str, file
     if problem is not None:
         return ScoredRow(number, row_id, error=RowError(file, number, problem[0], problem[1]))
     try:
-        truth = _values(row, {m: (RAGBENCH_TRUTH_COLUMNS[m],) for m in TRACE_METRICS})
+        truth = truth_of(row)
     except FieldValueError as err:
         return ScoredRow(number, row_id, error=RowError(file, number, err.field, err.message))
     try:
@@ -191,7 +198,7 @@ def score_row(number: int, row: Mapping[str, Any], mode: ScoringMode | str, file
         return ScoredRow(number, row_id, error=RowError(file, number, None, str(err)))
     response_keys = [str(p[0]) for p in row["response_sentences"]]
     report = report_fields(scores.metric_values(), Labels.from_dict(dict(row)), response_keys)
-    return ScoredRow(number, row_id, scores, None, truth if any(v is not None for v in truth.values()) else None, report)
+    return ScoredRow(number, row_id, scores, None, truth, report)
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,9 +212,6 @@ class MetricMean:
     @property
     def coverage(self) -> float | None:
         return self.n / self.rows_given if self.rows_given else None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"mean": self.mean, "n": self.n, "rows_given": self.rows_given, "coverage": self.coverage}
 
 
 @dataclass(slots=True)
@@ -224,19 +228,6 @@ class ScoringSummary:
     @property
     def rows_failed(self) -> int:
         return self.rows_given - self.rows_scored
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "file": self.file,
-            "mode": self.mode,
-            "rows_given": self.rows_given,
-            "rows_scored": self.rows_scored,
-            "rows_failed": self.rows_failed,
-            "means": {m: v.to_dict() for m, v in self.means.items()},
-            "agreement": None if self.agreement is None else self.agreement.to_dict(),
-            "errors": [str(e) for e in self.errors],
-            "diagnosis": None if self.diagnosis is None else self.diagnosis.to_dict(),
-        }
 
 
 @dataclass(slots=True)
