@@ -76,7 +76,7 @@ def _summary_lines(summary: ScoringSummary) -> list[str]:
         "|---|---:|---:|---:|",
     ]
     for metric, m in summary.means.items():
-        lines.append(f"| {metric} | {_fmt(m.mean)} | {m.n}/{m.rows_given} | {_fmt(m.coverage, 3)} |")
+        lines.append(f"| {metric} | {_fmt(m.mean)} | {m.n}/{summary.rows_given} | {_fmt(m.coverage, 3)} |")
     if summary.agreement is not None:
         lines += [""] + _agreement_lines(summary.agreement)
     if summary.diagnosis is not None:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_eval.io.rows import RowError, iter_rows
-from rag_eval.metrics.aggregate import DEFAULT_N_BOOT, DEFAULT_SEED
+from rag_eval.metrics.aggregate import DEFAULT_N_BOOT, DEFAULT_SEED, MeanWithCoverage, mean_with_coverage
 from rag_eval.metrics.agreement import (
     DEFAULT_F1_THRESHOLD,
     AgreementReport,
@@ -201,26 +201,13 @@ def score_row(number: int, row: Mapping[str, Any], mode: ScoringMode | str, file
     return ScoredRow(number, row_id, scores, None, truth, report)
 
 
-@dataclass(frozen=True, slots=True)
-class MetricMean:
-    """Mean over the rows where the metric is defined; ``n`` of ``rows_given`` rows."""
-
-    mean: float | None
-    n: int
-    rows_given: int
-
-    @property
-    def coverage(self) -> float | None:
-        return self.n / self.rows_given if self.rows_given else None
-
-
 @dataclass(slots=True)
 class ScoringSummary:
     file: str
     mode: str
     rows_given: int
     rows_scored: int
-    means: dict[str, MetricMean]
+    means: dict[str, MeanWithCoverage]  # over all rows given (n_boot=0: no interval)
     agreement: AgreementReport | None = None
     errors: list[RowError] = field(default_factory=list)
     diagnosis: Diagnosis | None = None
@@ -249,10 +236,7 @@ def summarize(
 ) -> ScoringSummary:
     """Means with coverage, and agreement statistics when any row carries ground truth."""
     predictions = [r.prediction() for r in rows]
-    means = {}
-    for metric in TRACE_SCORES:
-        values = [v for p in predictions if p is not None and (v := p[metric]) is not None]
-        means[metric] = MetricMean(sum(values) / len(values) if values else None, len(values), len(rows))
+    means = {m: mean_with_coverage([p[m] for p in predictions if p], len(rows), n_boot=0) for m in TRACE_SCORES}
     report = None
     if any(r.truth for r in rows):
         report = agreement(predictions, [r.truth for r in rows], n_boot=n_boot, seed=seed, threshold=threshold)
