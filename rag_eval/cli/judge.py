@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from rag_eval.cli.gate_options import apply_gate, gate_options, request_from
+from rag_eval.cli.scoring import MAX_ERRORS_SHOWN, fmt
 from rag_eval.judges.base import LOCAL_WORKERS_MAX, local_workers
 from rag_eval.llm.config import LLMConfig
 from rag_eval.metrics.trace import DEFAULT_MODE
@@ -24,12 +25,6 @@ from rag_eval.schema import ScoringMode
 
 if TYPE_CHECKING:  # imported where used, so `rag-eval --help` stays fast
     from rag_eval.runs.summary import EvaluationSummary
-
-MAX_ERRORS_SHOWN = 20
-
-
-def _fmt(value: float | None, digits: int = 4) -> str:
-    return "n/a" if value is None else f"{value:.{digits}f}"
 
 
 def _usd(value: float | None) -> str:
@@ -102,9 +97,9 @@ def _summary_lines(summary: EvaluationSummary, out: Path, local: bool = False, n
     lines = [f"Judged {summary.n_items} row(s) -> {out}", "", "| status | rows |", "|---|---:|"]
     lines += [f"| {status} | {n} |" for status, n in summary.counts.items()]
     cov = summary.coverage
-    lines += ["", f"coverage: {summary.n_usable}/{summary.n_items} rows with usable labels ({_fmt(cov, 3)})", ""]
+    lines += ["", f"coverage: {summary.n_usable}/{summary.n_items} rows with usable labels ({fmt(cov, 3)})", ""]
     lines += ["| metric | mean over usable rows |", "|---|---:|"]
-    lines += [f"| {name} | {_fmt(value)} |" for name, value in summary.means.items()]
+    lines += [f"| {name} | {fmt(value)} |" for name, value in summary.means.items()]
     if summary.diagnosis is not None:
         lines += [""] + summary.diagnosis.lines()
     if local:

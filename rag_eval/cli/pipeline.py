@@ -177,14 +177,11 @@ def _ask_gate(result: Any, judged: bool) -> None:
 
 # ---------------------------------------------------------------- run
 def _dataset_rows(dataset: str) -> tuple[list, str]:
+    from rag_eval.demo import QUESTIONS_PATH
     from rag_eval.io.rows import read_rows
 
-    if dataset == DEMO:  # the packaged questions, named as the user named them (never a server path)
-        from rag_eval.demo import QUESTIONS_PATH
-
-        rows, errors = read_rows(str(QUESTIONS_PATH))
-        return [*rows, *[(e.row, e) for e in errors]], DEMO
-    rows, errors = read_rows(dataset)
+    # 'demo': the packaged questions, named as the user named them (never a server path)
+    rows, errors = read_rows(str(QUESTIONS_PATH) if dataset == DEMO else dataset)
     return [*rows, *[(e.row, e) for e in errors]], dataset
 
 

@@ -38,15 +38,15 @@ _threshold_option = click.option("--threshold", type=click.FloatRange(0, 1), def
 
 
 # ---------------------------------------------------------------- formatting
-def _fmt(value: float | None, digits: int = 4) -> str:
+def fmt(value: float | None, digits: int = 4) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
 def _estimate(e: Estimate) -> str:
     if e.value is None:
         return f"n/a ({e.reason})"
-    ci = f" [{_fmt(e.ci_low)}, {_fmt(e.ci_high)}]" if e.ci_low is not None else (f" (no CI: {e.reason})" if e.reason else "")
-    return f"{_fmt(e.value)}{ci}  n={e.n}"
+    ci = f" [{fmt(e.ci_low)}, {fmt(e.ci_high)}]" if e.ci_low is not None else (f" (no CI: {e.reason})" if e.reason else "")
+    return f"{fmt(e.value)}{ci}  n={e.n}"
 
 
 def _agreement_lines(report: AgreementReport) -> list[str]:
@@ -76,7 +76,7 @@ def _summary_lines(summary: ScoringSummary) -> list[str]:
         "|---|---:|---:|---:|",
     ]
     for metric, m in summary.means.items():
-        lines.append(f"| {metric} | {_fmt(m.mean)} | {m.n}/{summary.rows_given} | {_fmt(m.coverage, 3)} |")
+        lines.append(f"| {metric} | {fmt(m.mean)} | {m.n}/{summary.rows_given} | {fmt(m.coverage, 3)} |")
     if summary.agreement is not None:
         lines += [""] + _agreement_lines(summary.agreement)
     if summary.diagnosis is not None:
@@ -265,7 +265,7 @@ def retrieval_command(run_file: Path, qrels_file: Path, ks: str, as_json: bool, 
         click.echo("| k | " + " | ".join(columns) + " |")
         click.echo("|---:|" + "---:|" * len(columns))
         for k in cutoffs:
-            click.echo(f"| {k} | " + " | ".join(_fmt(scores[f'{m}@{k}'].value) for m in columns) + " |")
+            click.echo(f"| {k} | " + " | ".join(fmt(scores[f'{m}@{k}'].value) for m in columns) + " |")
         click.echo(f"\n{coverage['queries_evaluated']} queries evaluated; {coverage['missing_from_run']} missing from the run "
                    f"(scored 0); {coverage['without_relevant']} without a relevant document and "
                    f"{coverage['run_queries_not_in_qrels']} run queries not in the qrels (not scored).")

@@ -7,8 +7,6 @@ do not import the RAG pipeline, Qdrant and scikit-learn to record them.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -20,13 +18,7 @@ def interrupted_status(err: BaseException) -> str:
 
 
 def dataset_fingerprint(rows: Iterable[dict[str, Any]]) -> str:
-    """The dataset's content hash (the datasets package's when available)."""
-    try:
-        from rag_eval.datasets.fingerprint import fingerprint
-    except ImportError:  # the datasets package is optional for the runner
-        digest = hashlib.sha256()
-        for row in rows:
-            digest.update(json.dumps(row, sort_keys=True, default=str, separators=(",", ":")).encode("utf-8"))
-            digest.update(b"\n")
-        return "sha256:" + digest.hexdigest()
+    """The dataset's content hash (:func:`rag_eval.datasets.fingerprint.fingerprint`)."""
+    from rag_eval.datasets.fingerprint import fingerprint
+
     return fingerprint(rows)

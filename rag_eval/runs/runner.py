@@ -15,10 +15,8 @@ from typing import Any
 
 from rag_eval.judges.base import Judge
 from rag_eval.rag.config import RagConfig
-from rag_eval.runs.sinks import RETRY_STATUSES, StoreSink
-from rag_eval.runs.sources import Question, RagSource, parse_row, retrieval_metrics
-
-__all__ = ["RETRY_STATUSES", "Question", "parse_row", "retrieval_metrics", "run_dataset"]
+from rag_eval.runs.sinks import StoreSink
+from rag_eval.runs.sources import RagSource
 
 
 def run_dataset(

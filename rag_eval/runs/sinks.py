@@ -189,5 +189,3 @@ def _no_resume(resume: str | None) -> None:
     if resume is not None:
         raise ValueError("only a run store can be resumed")
 
-
-__all__ = ["FileSink", "MemorySink", "RETRY_STATUSES", "StoreSink"]
