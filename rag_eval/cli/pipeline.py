@@ -30,15 +30,6 @@ if TYPE_CHECKING:  # imported where used: `rag-eval --help` must not load Qdrant
 DEMO = "demo"
 
 
-def _user_error_types() -> tuple[type[BaseException], ...]:
-    from rag_eval.io.rows import FileFormatError
-    from rag_eval.judges.ray import RayUnavailable
-    from rag_eval.rag.store import QdrantUnavailable
-    from rag_eval.runs.store import RunNotFound
-
-    return (ValueError, QdrantUnavailable, FileFormatError, RunNotFound, OSError, RayUnavailable)
-
-
 def _user_errors(fn: Callable) -> Callable:
     """Turn the library's user-facing errors into ``click.ClickException``."""
     import functools
@@ -49,14 +40,17 @@ def _user_errors(fn: Callable) -> Callable:
             return fn(*args, **kwargs)
         except click.ClickException:
             raise
-        except _user_error_types() as err:  # evaluated only when something was raised
+        except Exception as err:  # the library's types are imported only when something was raised
+            from rag_eval.io.rows import FileFormatError
             from rag_eval.judges.ray import RayUnavailable
             from rag_eval.rag.store import QdrantUnavailable
-            from rag_eval.runs.store import StoreUnavailable
+            from rag_eval.runs.store import RunNotFound, StoreUnavailable
 
             if isinstance(err, (QdrantUnavailable, StoreUnavailable, RayUnavailable)):
                 raise Unavailable(str(err)) from None
-            raise click.ClickException(str(err)) from None
+            if isinstance(err, (ValueError, FileFormatError, RunNotFound, OSError)):
+                raise click.ClickException(str(err)) from None
+            raise
 
     return wrapper
 

@@ -9,7 +9,6 @@ an unknown query): good rows go through, nothing is dropped without a reason.
 from __future__ import annotations
 
 import csv
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +17,8 @@ from typing import Any
 from rag_eval.datasets.io import LoadResult, finish_rows, good_rows
 from rag_eval.datasets.schema import Provenance
 from rag_eval.datasets.validate import Issue, Severity, missing_columns
-from rag_eval.io.rows import FileFormatError, _decode, _decode_lenient
+from rag_eval.io.rows import FileFormatError, _decode_lenient
+from rag_eval.io.trec import read_qrels
 
 KINDS = ("ragbench", "beir", "csv")
 
@@ -117,27 +117,6 @@ def find_beir_files(paths: Sequence[str | Path]) -> BeirFiles:
     return BeirFiles(queries[0], qrels, corpus[0] if corpus else None)
 
 
-def read_qrels(path: Path, issues: list[Issue]) -> dict[str, dict[str, int]]:
-    """``query-id -> {corpus-id: score}`` from a BEIR qrels TSV (header optional)."""
-    out: dict[str, dict[str, int]] = defaultdict(dict)
-    text = _decode(path)
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        cells = line.split("\t") if "\t" in line else line.split()
-        if lineno == 1 and cells[0].strip().lower() in ("query-id", "query_id", "qid"):
-            continue
-        if len(cells) < 3:
-            issues.append(Issue(str(path), lineno, None, f"expected 'query-id corpus-id score', got {len(cells)} cells"))
-            continue
-        qid, did, score = (c.strip() for c in cells[:3])
-        try:
-            out[qid][did] = int(float(score))
-        except ValueError:
-            issues.append(Issue(str(path), lineno, "score", f"score is not a number: {score!r}"))
-    return dict(out)
-
-
 def _corpus_texts(path: Path, wanted: set[str], issues: list[Issue]) -> dict[str, str]:
     texts = {}
     for _number, row in good_rows(path, issues):
@@ -155,8 +134,10 @@ def import_beir(paths: Sequence[str | Path], min_score: int = 1) -> LoadResult:
     files = find_beir_files(paths)
     result, numbered = LoadResult(), []
     qrels: dict[str, dict[str, int]] = {}
-    for path in files.qrels:
-        for qid, docs in read_qrels(path, result.issues).items():
+    for path in files.qrels:  # the one qrels reader (TREC or BEIR TSV), its bad lines as issues
+        read, errors = read_qrels(path)
+        result.issues.extend(map(Issue.from_row_error, errors))
+        for qid, docs in read.items():
             qrels.setdefault(qid, {}).update(docs)
     relevant_ids = {d for docs in qrels.values() for d, s in docs.items() if s >= min_score}
     texts = _corpus_texts(files.corpus, relevant_ids, result.issues) if files.corpus else {}

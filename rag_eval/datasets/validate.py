@@ -43,10 +43,7 @@ class Issue:
     @property
     def reason(self) -> str:
         """Where and what, without the severity: ``file: row 3, field 'question': missing question``."""
-        where = f"{self.file}: row {self.row}" if self.row else self.file
-        if self.field:
-            where += f", field '{self.field}'"
-        return f"{where}: {self.message}"
+        return str(RowError(self.file, self.row, self.field, self.message))
 
     def to_dict(self) -> dict[str, Any]:
         return {"file": self.file, "row": self.row, "field": self.field,

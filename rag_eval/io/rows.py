@@ -195,12 +195,8 @@ def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
 
 
 def _iter_text_rows(name: str, suffix: str, text: str) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
-    """Rows of the decoded text of a .jsonl, .json or .csv file."""
-    if suffix == ".jsonl":
-        for lineno, line in enumerate(text.splitlines(), start=1):
-            if line.strip():
-                yield lineno, jsonl_row(name, lineno, line)
-    elif suffix == ".json":
+    """Rows of the decoded text of a .json or .csv file (.jsonl is read line by line: :func:`_iter_jsonl`)."""
+    if suffix == ".json":
         try:
             value = json.loads(text) if text.strip() else []
         except json.JSONDecodeError as err:

@@ -325,9 +325,17 @@ def build_item(item_id: str, question: str, chunks: Sequence[Any], answer: str,
                            units=[c.sentences or None for c in chunks], response_sentences=response_sentences)
 
 
-def _usage(tokens: dict[str, Any] | None) -> dict[str, int]:
+def token_counts(*parts: dict[str, Any] | None) -> dict[str, int]:
+    """Token counts summed over ``parts`` under one set of names (prompt, completion, total)."""
     names = {"prompt_tokens": "prompt", "completion_tokens": "completion", "total_tokens": "total"}
-    return {names.get(k, k): int(v or 0) for k, v in (tokens or {}).items()}
+    out: dict[str, int] = {}
+    for part in parts:
+        for key, value in (part or {}).items():
+            name = names.get(key, key)
+            out[name] = out.get(name, 0) + int(value or 0)
+    if "total" not in out and out:
+        out["total"] = out.get("prompt", 0) + out.get("completion", 0)
+    return out
 
 
 class RagSource:
@@ -434,7 +442,7 @@ class RagSource:
             s.timings["generate_s"] = generation.latency_s if generation.latency_s is not None else share
             s.answer = generation.text
             s.generator = {k: v for k, v in generation.to_dict().items() if k != "text"}
-            s.tokens = _usage(generation.tokens)
+            s.tokens = token_counts(generation.tokens)
             s.cost_usd = generation.cost_usd
             if generation.status != "ok":
                 s.status, s.error = "generation_error", generation.error
