@@ -165,33 +165,27 @@ class DatasetRow(BaseModel):
 
     def to_record(self) -> dict[str, Any]:
         """Plain JSON-ready dict: ``None`` and empty defaults left out (``null`` and
-        absent mean the same), field order stable, extra fields kept."""
-        return row_record(self)
-
-
-def row_record(row: DatasetRow) -> dict[str, Any]:
-    """See :meth:`DatasetRow.to_record`. An empty list is left out only where it is the
-    field's default: for RAGBench labels ``[]`` (no relevant sentence) is not ``None``
-    (no labels) and is kept."""
-    data = row.model_dump(mode="json")
-    out: dict[str, Any] = {}
-    for name, value in data.items():
-        declared = DatasetRow.model_fields.get(name)
-        if name in ALWAYS_WRITTEN:
-            out[name] = value
-        elif value is None:
-            continue
-        elif declared is not None and declared.default_factory is list and value == []:
-            continue
-        elif name == "metadata":
-            meta = {k: v for k, v in value.items() if v is not None}
-            if meta:
-                out[name] = meta
-        elif name == "gold_pointers":
-            out[name] = [{k: v for k, v in p.items() if v is not None} for p in value]
-        else:
-            out[name] = value
-    return out
+        absent mean the same), field order stable, extra fields kept. An empty list is left
+        out only where it is the field's default: for RAGBench labels ``[]`` (no relevant
+        sentence) is not ``None`` (no labels) and is kept."""
+        out: dict[str, Any] = {}
+        for name, value in self.model_dump(mode="json").items():
+            declared = DatasetRow.model_fields.get(name)
+            if name in ALWAYS_WRITTEN:
+                out[name] = value
+            elif value is None:
+                continue
+            elif declared is not None and declared.default_factory is list and value == []:
+                continue
+            elif name == "metadata":
+                meta = {k: v for k, v in value.items() if v is not None}
+                if meta:
+                    out[name] = meta
+            elif name == "gold_pointers":
+                out[name] = [{k: v for k, v in p.items() if v is not None} for p in value]
+            else:
+                out[name] = value
+        return out
 
 
 def mark_reviewed(rows: list[DatasetRow], ids: set[str] | list[str]) -> list[DatasetRow]:
