@@ -1,20 +1,15 @@
-"""Read and write dataset files (JSONL, JSON, CSV, Parquet) losslessly.
+"""Read and write dataset files (JSONL, JSON, CSV, Parquet) losslessly, on top of
+:mod:`rag_eval.io.rows` (every format read row by row, bad rows reported).
 
-Built on :mod:`rag_eval.io.rows`, which reads every format row by row and reports
-bad rows instead of stopping. This module adds what a round trip needs:
+- **CSV** cells hold text: a value that is not a plain string is written as JSON, and a
+  string that would read back as JSON (``"123"``, ``"true"``, ``"[x]"``) JSON-quoted; an
+  empty cell means "absent"; a hand-written cell that is not valid JSON is text.
+- **Parquet** stores lists of strings natively; a column of objects (or mixed types) is
+  stored as JSON text, named in the file's schema metadata (structs would add missing keys
+  as nulls, which changes the rows).
 
-- **CSV** cells hold text, so every value that is not a plain string is written as
-  JSON (numbers, booleans, lists, objects), and a string that would read back as
-  JSON (``"123"``, ``"true"``, ``"[x]"``) is written JSON-quoted. An empty cell means
-  "absent". Hand-written CSV files still read naturally: a cell that is not valid
-  JSON is taken as text.
-- **Parquet** stores lists of strings natively; a column holding objects (or mixed
-  types) is stored as JSON text, and the file's schema metadata names those columns
-  so they are decoded on reading. Structs are avoided because Arrow would add
-  missing keys as nulls, which changes the rows.
-
-Loading validates every row against :class:`DatasetRow`; rows that fail are not
-dropped silently: they come back as issues naming file, row and field.
+Loading validates every row against :class:`DatasetRow`; a row that fails comes back as
+issues naming file, row and field, never dropped silently.
 """
 
 from __future__ import annotations

@@ -1,23 +1,14 @@
 """``evaluate()``: the one engine, and the only loop over items.
 
-::
-
-    summary = evaluate(source, judge, sink, config=config, cancel=cancel, progress=progress)
-
-- ``source`` (:mod:`rag_eval.runs.sources`) yields the items: rows that carry a response,
-  or questions through the RAG system; bad rows come out as items with a status.
-- ``judge`` is what :func:`rag_eval.judges.factory.build_judge` built (any
-  :class:`~rag_eval.judges.base.Judge`; Ray or not).
-- ``sink`` (:mod:`rag_eval.runs.sinks`) receives each record in input order: the run
-  store (new or resumed run), an output file, or memory.
-
-The streaming executor (:func:`rag_eval.runs.judge_stream.stream_judge`: concurrency,
-input order, cancel) runs the judge; :func:`rag_eval.runs.records.build_record` makes
-every record. Every item ends with a status; an exception (Ctrl-C included) closes the
-run as cancelled/failed and keeps what was stored. The summary that comes back is what
-the CI gate (:func:`rag_eval.metrics.gate.evaluate_gate`, via
-:func:`rag_eval.runs.summary.gate_inputs`) is applied to, once, whatever the entry point;
-it comes from :class:`rag_eval.runs.summary.RunTally`, as every summary does.
+``evaluate(source, judge, sink, config=config, cancel=cancel, progress=progress)``: the
+source (:mod:`rag_eval.runs.sources`) yields the items, bad rows included as items with a
+status; the judge is any :class:`~rag_eval.judges.base.Judge` (Ray or not); the sink
+(:mod:`rag_eval.runs.sinks`) receives each record in input order. The streaming executor
+(:func:`rag_eval.runs.judge_stream.stream_judge`) runs the judge and
+:func:`rag_eval.runs.records.build_record` makes every record. An exception (Ctrl-C
+included) closes the run as cancelled/failed and keeps what was stored. The summary returned
+(:class:`rag_eval.runs.summary.RunTally`, as every summary) is what the CI gate is applied
+to, once, whatever the entry point (:func:`rag_eval.runs.summary.gate_inputs`).
 """
 
 from __future__ import annotations

@@ -1,19 +1,12 @@
-"""One preparation for rows that already carry a response ("judge these rows"): what
+"""One preparation for rows that already carry a response: what
 :class:`rag_eval.runs.sources.RowsSource` (``rag-eval judge`` and its ``--dry-run``, ``run
---judge-only``, Batch, the API) does to each row, so the same file gives the same ids, the same
-accepted fields and the same errors everywhere.
-
-- Files are read with :func:`rag_eval.datasets.io.iter_raw` (the dataset formats with
-  their CSV/Parquet encodings undone); a row's number is its line in a JSONL file (blank
-  lines keep their numbers), its data row in CSV/JSON/Parquet.
-- Accepted fields: each under any of its names in
-  :data:`rag_eval.datasets.schema.JUDGED_ROW_COLUMNS` (rag-eval's, ragas's and deepeval's):
-  ``question``; ``response`` (or ``answer``...); ``documents`` (or ``contexts``...: a list of
-  texts), or RAGBench's ``documents_sentences`` (then ``response_sentences`` as given).
-- Id: the row's ``id``; a missing, null or blank id becomes ``row-{row number}``.
-- The row, with those fields normalised, is validated against the dataset schema
-  (:class:`rag_eval.datasets.schema.DatasetRow`); a problem becomes a
-  :class:`~rag_eval.io.rows.RowError` naming file, row and field.
+--judge-only``, Batch, the API) does to each row, so the same file gives the same ids, fields
+and errors everywhere. Each field is accepted under any of its names in
+:data:`rag_eval.datasets.schema.JUDGED_ROW_COLUMNS` (rag-eval's, ragas's, deepeval's), the
+documents also as RAGBench's ``documents_sentences``; a missing or blank id becomes
+``row-{row number}``; the normalised row is validated against
+:class:`rag_eval.datasets.schema.DatasetRow`, a problem becoming a
+:class:`~rag_eval.io.rows.RowError` naming file, row and field.
 """
 
 from __future__ import annotations

@@ -1,20 +1,13 @@
 """Sources of items for :func:`rag_eval.runs.engine.evaluate`.
 
-A source turns input rows into :class:`SourceItem` s, in input order, one at a time (the
-engine iterates it in the streaming executor's preparing thread, so preparation overlaps
-judging). Every input row gives exactly one item: judgeable (``item`` set), answered from
-the row cache (``result`` set), or ended before the judge with a ``status`` and an
-``error`` naming file, row and field.
-
-- :class:`RowsSource`: rows that already carry a response (what ``rag-eval judge``,
-  ``run --judge-only``, the Batch page's "judge the given responses", the labels rerun
-  and :mod:`rag_eval.testing` read), prepared by :func:`rag_eval.runs.prepare.prepare_row`.
-- :class:`RagSource`: questions sent through the RAG system (retrieve + generate from a
-  :class:`~rag_eval.rag.config.RagConfig`), what ``rag-eval run``, ``ask`` and the
-  Ask and Batch pages evaluate.
-
-Ids: a row's ``id`` (``row-N`` when blank); a repeated id's k-th occurrence is ``id#k``
-(:func:`rag_eval.runs.join.occurrence_keys`), on every path.
+A source yields one :class:`SourceItem` per input row, in input order, one at a time (in the
+executor's preparing thread, so preparation overlaps judging): judgeable (``item`` set),
+answered from the row cache (``result`` set), or ended before the judge with a ``status``
+and an ``error`` naming file, row and field. :class:`RowsSource` reads rows that carry a
+response (prepared by :func:`rag_eval.runs.prepare.prepare_row`); :class:`RagSource` sends
+questions through the RAG system (retrieve + generate from a
+:class:`~rag_eval.rag.config.RagConfig`). Ids: a row's ``id`` (``row-N`` when blank); a
+repeated id's k-th occurrence is ``id#k`` (:func:`rag_eval.runs.join.occurrence_keys`).
 """
 
 from __future__ import annotations
