@@ -10,7 +10,6 @@ already stored is touched by a failed command.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,7 +18,7 @@ import click
 
 from rag_eval.cli.exits import Interrupted, Unavailable
 from rag_eval.cli.gate_options import apply_gate, gate_options, request_from
-from rag_eval.cli.judge import metrics_option, workers_option
+from rag_eval.cli.judge import metrics_option, progress_bar, workers_option
 from rag_eval.metrics.registry import FAMILY_HEADING, METRICS, TRACE_METRICS
 from rag_eval.metrics.report_fields import REPORT_FIELDS
 
@@ -53,29 +52,6 @@ def _user_errors(fn: Callable) -> Callable:
             raise
 
     return wrapper
-
-
-def _progress_bar(label: str, unit: str):
-    """A tqdm bar on stderr (with ETA) driven by ``(done, total)`` callbacks, created on the
-    first call so it starts with its total; returns (callback, close)."""
-    from tqdm import tqdm
-
-    state: dict[str, Any] = {}
-
-    def update(done: int, total: int) -> None:
-        bar = state.get("bar")
-        if bar is None:
-            bar = state["bar"] = tqdm(desc=label, unit=unit, total=total, file=sys.stderr,
-                                      dynamic_ncols=True)
-        elif bar.total != total:
-            bar.total = total
-        bar.update(done - bar.n)
-
-    def close() -> None:
-        if state.get("bar") is not None:
-            state.pop("bar").close()
-
-    return update, close
 
 
 def _load_config(path: str | None, overrides: dict[str, Any]) -> RagConfig:
@@ -221,7 +197,7 @@ def run(dataset, config_path, collection, name, resume_run, ray_address, ray_wor
         source, path = _run_source(dataset, config, collection, judge, judge_only)
         store = _store(db)
         # the bar names the run as it is stored: --name, else the configuration's name
-        update, close = _progress_bar(f"{'judge' if judge_only else 'run'} {name or config.name}",
+        update, close = progress_bar(f"{'judge' if judge_only else 'run'} {name or config.name}",
                                       "row" if judge_only else "q")
         try:
             summary = evaluate(source, judge, StoreSink(store, config, name=name, resume=resume_run), config=config,
