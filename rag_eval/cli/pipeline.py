@@ -18,7 +18,8 @@ import click
 
 from rag_eval.cli.exits import Interrupted, Unavailable
 from rag_eval.cli.gate_options import apply_gate, gate_options, request_from
-from rag_eval.cli.judge import metrics_option, progress_bar, workers_option
+from rag_eval.cli.judge import metrics_option, workers_option
+from rag_eval.cli.judge import progress_bar as _progress_bar  # cli/ingest.py reads it here
 from rag_eval.metrics.registry import FAMILY_HEADING, METRICS, TRACE_METRICS
 from rag_eval.metrics.report_fields import REPORT_FIELDS
 
@@ -197,7 +198,7 @@ def run(dataset, config_path, collection, name, resume_run, ray_address, ray_wor
         source, path = _run_source(dataset, config, collection, judge, judge_only)
         store = _store(db)
         # the bar names the run as it is stored: --name, else the configuration's name
-        update, close = progress_bar(f"{'judge' if judge_only else 'run'} {name or config.name}",
+        update, close = _progress_bar(f"{'judge' if judge_only else 'run'} {name or config.name}",
                                       "row" if judge_only else "q")
         try:
             summary = evaluate(source, judge, StoreSink(store, config, name=name, resume=resume_run), config=config,
