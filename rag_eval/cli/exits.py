@@ -20,7 +20,6 @@ from typing import Any
 
 import click
 
-OK = 0
 FAILED = 1
 INPUT_ERROR = 2
 UNAVAILABLE = 3

@@ -40,14 +40,9 @@ class LoadResult:
     origins: list[tuple[str, int]] = field(default_factory=list)
     issues: list[Issue] = field(default_factory=list)
 
-
     @property
     def errors(self) -> list[Issue]:
         return [i for i in self.issues if i.severity is Severity.ERROR]
-
-    @property
-    def ok(self) -> bool:
-        return not self.errors
 
     @property
     def left_out(self) -> list[Issue]:

@@ -232,6 +232,13 @@ def read_rows(path: str | Path) -> tuple[list[tuple[int, dict[str, Any]]], list[
     return rows, errors
 
 
+def flat_cells(row: dict[str, Any]) -> dict[str, Any]:
+    """A row as CSV (and an export's Parquet) holds it: a nested value (chunks, labels, id
+    lists) as JSON text. JSONL keeps the values nested."""
+    return {k: json.dumps(v, ensure_ascii=False, default=str) if isinstance(v, (list, dict)) else v
+            for k, v in row.items()}
+
+
 def write_rows(rows: Iterable[dict[str, Any]], path: str | Path) -> Path:
     """Write rows as ``.jsonl``, ``.json``, ``.csv`` (nested values JSON-encoded) or ``.parquet``."""
     path = Path(path)
@@ -250,10 +257,7 @@ def write_rows(rows: Iterable[dict[str, Any]], path: str | Path) -> Path:
             writer = csv.DictWriter(fh, fieldnames=columns)
             writer.writeheader()
             for row in rows:
-                writer.writerow({
-                    k: json.dumps(v, ensure_ascii=False, default=str) if isinstance(v, (list, dict)) else v
-                    for k, v in row.items()
-                })
+                writer.writerow(flat_cells(row))
     elif suffix == ".parquet":
         import pandas as pd
 

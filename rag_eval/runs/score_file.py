@@ -156,9 +156,7 @@ class ScoredRow:
     def prediction(self) -> dict[str, Any] | None:
         if self.scores is None:
             return None
-        values: dict[str, Any] = self.scores.metric_values()
-        values["adherence_score"] = self.scores.adherence_score
-        return values
+        return {**self.scores.metric_values(), "adherence_score": self.scores.adherence_score}
 
     def to_record(self) -> dict[str, Any]:
         """The output object of ``rag-eval score`` for this row."""
