@@ -147,15 +147,6 @@ def _ask_gate(result: Any, judged: bool) -> None:
 
 
 # ---------------------------------------------------------------- run
-def _dataset_rows(dataset: str) -> tuple[list, str]:
-    from rag_eval.demo import QUESTIONS_PATH
-    from rag_eval.io.rows import read_rows
-
-    # 'demo': the packaged questions, named as the user named them (never a server path)
-    rows, errors = read_rows(str(QUESTIONS_PATH) if dataset == DEMO else dataset)
-    return [*rows, *[(e.row, e) for e in errors]], dataset
-
-
 @click.command()
 @click.argument("dataset")
 @config_option
@@ -233,14 +224,17 @@ def _run_source(dataset: str, config: RagConfig, collection: str, judge: Any, ju
             raise click.ClickException(f"{dataset}: no rows")
         # read as a stream: a file of a million rows is never held whole
         return RowsSource(path=dataset, label=dataset, row_cache=RowCache.for_judge(judge)), dataset
-    rows, path = _dataset_rows(dataset)
-    if not rows:
-        raise click.ClickException(f"{path}: no rows")  # an input error (exit 2)
-    if collection == DEMO:
-        from rag_eval.demo import ensure_demo_collection
+    from rag_eval.demo import QUESTIONS_PATH, ensure_demo_collection
+    from rag_eval.io.rows import read_rows
 
+    # 'demo': the packaged questions, named as the user named them (never a server path)
+    read, errors = read_rows(str(QUESTIONS_PATH) if dataset == DEMO else dataset)
+    rows = [*read, *[(e.row, e) for e in errors]]
+    if not rows:
+        raise click.ClickException(f"{dataset}: no rows")  # an input error (exit 2)
+    if collection == DEMO:
         ensure_demo_collection(config)
-    return RagSource(rows, config, collection, label=path), path
+    return RagSource(rows, config, collection, label=dataset), dataset
 
 
 # ---------------------------------------------------------------- runs

@@ -109,13 +109,6 @@ def _parse_ks(text: str) -> list[int]:
     return sorted(set(ks))
 
 
-def _plain_records(records: list[dict[str, Any]], out: Path) -> list[dict[str, Any]]:
-    """Parquet needs one type per column: nested diagnostics become JSON text there."""
-    if out.suffix.lower() != ".parquet":
-        return records
-    return [{**r, **{k: json.dumps(r[k]) for k in ("diagnostics", "error") if k in r}} for r in records]
-
-
 # ---------------------------------------------------------------- commands
 @click.command("score")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
@@ -136,7 +129,7 @@ def score_command(file: Path, mode: str, out: Path | None, n_boot: int, seed: in
     carry RAGBench's ground-truth scores, the agreement with them. Exit code 1 when any
     row failed, or when a --fail-under threshold or --min-coverage is not met (the gate).
     """
-    from rag_eval.io.rows import FileFormatError, write_rows
+    from rag_eval.io.rows import FileFormatError, flat_cells, write_rows
     from rag_eval.metrics.gate import RowCase, stats_from_rows
     from rag_eval.metrics.registry import TRACE_SCORES
     from rag_eval.runs.score_file import score_file
@@ -152,7 +145,8 @@ def score_command(file: Path, mode: str, out: Path | None, n_boot: int, seed: in
             click.echo(json.dumps(record, ensure_ascii=False, default=str))
     else:
         try:
-            write_rows(_plain_records(records, out), out)
+            # Parquet needs one type per column: the nested diagnostics and error become JSON text there
+            write_rows([flat_cells(r) for r in records] if out.suffix.lower() == ".parquet" else records, out)
         except (FileFormatError, OSError) as err:
             raise click.ClickException(f"cannot write {out}: {err}") from None
     # The summary goes to stderr when the rows go to stdout, so pipes get pure JSON lines.

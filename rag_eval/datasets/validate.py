@@ -63,7 +63,8 @@ def issues_from_validation_error(err: ValidationError, file: str, row: int) -> l
         if e["type"] == "missing":
             message = "missing required field"
         elif e["type"] not in ("value_error",) and "input" in e:
-            message += f" (got {type(e['input']).__name__}: {_short(e['input'])})"
+            text = repr(e["input"])
+            message += f" (got {type(e['input']).__name__}: {text if len(text) <= 40 else text[:37] + '...'})"
         out.append(Issue(file, row, loc or None, message, Severity.ERROR))
     return out
 
@@ -85,11 +86,6 @@ def missing_columns(file: str, found: Iterable[str], required: Mapping[str, Sequ
     return Issue(file, 0, None,
                  f"missing column{'s' if len(missing) > 1 else ''} {' and '.join(map(named, missing))}; "
                  f"found: {', '.join(found) or 'no column'}")
-
-
-def _short(value: Any, limit: int = 40) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 # ---------------------------------------------------------------- row checks

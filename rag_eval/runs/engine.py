@@ -30,12 +30,6 @@ from rag_eval.schema import ItemRecord, JudgeResult, JudgeStatus, ScoringMode
 NOT_JUDGED = "not judged (no judge was asked for)"
 
 
-def _mode(config: Any) -> ScoringMode:
-    if isinstance(config, (ScoringMode, str)):
-        return ScoringMode(config)
-    return ScoringMode(getattr(config, "scoring_mode", ScoringMode.CLEAN))
-
-
 def item_metrics(names: Sequence[str] | None) -> tuple[Metric, ...]:
     """The per-item metrics to compute: ``names`` from the metric registry, or every
     installed one (``None``). Raises ValueError naming an unknown or not per-item metric."""
@@ -70,7 +64,7 @@ def evaluate(
     ``metrics``: the registry's per-item metrics to compute (None: every installed one).
     ``judge`` None: items are prepared (retrieved, answered) but not judged. Raises before
     anything is stored when the source, the judge, a metric or a resumed run cannot be used."""
-    mode = _mode(config)
+    mode = ScoringMode(config if isinstance(config, (ScoringMode, str)) else getattr(config, "scoring_mode", ScoringMode.CLEAN))
     measured = item_metrics(metrics)
     source.open()  # e.g. the RAG source checks its collection
     if isinstance(judge, ManagedJudge):

@@ -54,10 +54,6 @@ def _failed_result(item: EvalItem, judge: Judge, err: BaseException) -> JudgeRes
                        prompt_id=getattr(judge, "prompt_id", None))
 
 
-def _is_async_judge(judge: Judge) -> bool:
-    return asyncio.iscoroutinefunction(getattr(judge, "judge_one", None))
-
-
 def stream_judge(
     jobs: Iterable[Pending[T]],
     judge: Judge,
@@ -78,7 +74,7 @@ def stream_judge(
         concurrency = int(getattr(config, "concurrency", DEFAULT_CONCURRENCY) or DEFAULT_CONCURRENCY)
     concurrency = max(1, concurrency)
     window = max(window or 4 * concurrency, concurrency, 2)
-    if _is_async_judge(judge):
+    if asyncio.iscoroutinefunction(getattr(judge, "judge_one", None)):  # the LLM judge
         from rag_eval.llm.client import run_sync
 
         return run_sync(_run_async(iter(jobs), judge, finish, sink, concurrency, window, cancel, progress))

@@ -47,14 +47,11 @@ def default_row_id(row_number: int) -> str:
     return f"row-{row_number}"
 
 
-def _blank(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value)) or not str(value).strip()
-
-
 def row_id(row: dict[str, Any], row_number: int) -> str:
     """The row's ``id`` as text, or ``row-{row_number}`` when it is missing or blank."""
     value = row.get("id")
-    return default_row_id(row_number) if _blank(value) else str(value).strip()
+    blank = value is None or (isinstance(value, float) and math.isnan(value)) or not str(value).strip()
+    return default_row_id(row_number) if blank else str(value).strip()
 
 
 def _first(row: dict[str, Any], names: Sequence[str]) -> tuple[str | None, Any]:

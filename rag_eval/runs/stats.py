@@ -31,21 +31,15 @@ SUMMARY_FIELDS = (*SUMMARY_ITEM_FIELDS, "truth")
 AGREEMENT_N_BOOT = 500
 
 
-def truth_pairs(items: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any] | None], list[dict[str, Any] | None]]:
-    """Aligned (predictions, truths) of a run's items for ``agreement``: an item without
-    scores or without truth is None on that side (counted in coverage by the library)."""
-    predictions = [dict(i["scores"]) if i.get("scores") else None for i in items]
-    truths = [dict(i["truth"]) if i.get("truth") else None for i in items]
-    return predictions, truths
-
-
 def agreement_rows(items: Sequence[dict[str, Any]], n_boot: int = AGREEMENT_N_BOOT) -> list[dict[str, Any]]:
     """The run's agreement with its ground truth, one row per statistic (statistic,
     value, ci_low, ci_high, n, reason, coverage; ``reading`` is the consistency score's
     band); empty when no item carries truth."""
     if not any(i.get("truth") for i in items):
         return []
-    report = agreement(*truth_pairs(items), n_boot=n_boot)
+    # an item without scores or without truth is None on that side: counted in the coverage
+    report = agreement([dict(i["scores"]) if i.get("scores") else None for i in items],
+                       [dict(i["truth"]) if i.get("truth") else None for i in items], n_boot=n_boot)
     stats = {f"rmse:{m}": e for m, e in report.rmse.items()}
     stats.update({"aggregated_rmse": report.aggregated_rmse, "consistency": report.consistency,
                   "hallucination_auroc": report.hallucination_auroc})
