@@ -78,7 +78,7 @@ class RunEstimate:
         if self.judge_unknown:
             usd = "unknown"
         elif cost is None:
-            unpriced = ", ".join(m for m in models if not self._priced(m))
+            unpriced = ", ".join(m for m in models if any(p.cost_usd is None for p in self.parts if p.model == m and p.requests))
             usd = f"unknown (no price for {unpriced}; see --price-in/--price-out or RAG_EVAL_LLM_PRICES)"
         else:
             usd = f"${cost:.4f}"
@@ -88,9 +88,6 @@ class RunEstimate:
             f"prompt tokens: ~{self.prompt_tokens:,}; completion tokens: ~{self.completion_tokens:,}",
             f"estimated cost: {usd}",
         ]
-
-    def _priced(self, model: str) -> bool:
-        return all(p.cost_usd is not None for p in self.parts if p.model == model and p.requests)
 
 
 def estimate_rows(rows: Sequence[SourceItem], spec: JudgeSpec, metrics: Sequence[Metric] = (),

@@ -15,19 +15,18 @@ from pathlib import Path
 from typing import Any
 
 from rag_eval.io.rows import RowError, iter_rows
-from rag_eval.metrics.aggregate import DEFAULT_N_BOOT, DEFAULT_SEED, MeanWithCoverage
+from rag_eval.metrics.aggregate import DEFAULT_N_BOOT, DEFAULT_SEED, MeanWithCoverage, mean_with_coverage
 from rag_eval.metrics.agreement import (
     DEFAULT_F1_THRESHOLD,
     AgreementReport,
     agreement,
     metric_spread,
 )
-from rag_eval.metrics.diagnosis import Diagnosis
-from rag_eval.metrics.registry import FAMILY_FIELD, TRACE_METRICS, TRACE_SCORES
+from rag_eval.metrics.diagnosis import Diagnosis, diagnose
+from rag_eval.metrics.registry import TRACE_METRICS, TRACE_SCORES
 from rag_eval.metrics.report_fields import REPORT_FIELDS, report_fields
 from rag_eval.metrics.trace import score_ragbench_row
 from rag_eval.runs.join import join_by_id
-from rag_eval.runs.summary import RunTally
 from rag_eval.schema import RAGBENCH_TRUTH_COLUMNS, JudgeStatus, Labels, ScoringMode, TraceScores
 
 STATUS_OK = JudgeStatus.OK.value
@@ -233,19 +232,17 @@ def summarize(
     rows: Sequence[ScoredRow], mode: str, file: str = "", *, n_boot: int = DEFAULT_N_BOOT,
     seed: int = DEFAULT_SEED, threshold: float = DEFAULT_F1_THRESHOLD,
 ) -> ScoringSummary:
-    """Means with coverage and the pattern diagnosis (through :class:`rag_eval.runs.summary.RunTally`,
-    as every summary), and agreement statistics when any row carries ground truth."""
+    """Means with coverage, and agreement statistics when any row carries ground truth."""
     predictions = [r.prediction() for r in rows]
-    tally = RunTally(keep_rows=0)
-    for r, p in zip(rows, predictions):
-        tally.add({"id": r.id if r.id is not None else f"row-{r.row}", "status": r.status, FAMILY_FIELD["trace"]: p})
+    means = {m: mean_with_coverage([p[m] for p in predictions if p], len(rows), n_boot=0) for m in TRACE_SCORES}
     report = None
     if any(r.truth for r in rows):
         report = agreement(predictions, [r.truth for r in rows], n_boot=n_boot, seed=seed, threshold=threshold)
     return ScoringSummary(
-        file=file, mode=ScoringMode(mode).value, rows_given=len(rows), rows_scored=tally.n_usable,
-        means={m: tally.tallies[m].result(len(rows), n_boot=0) for m in TRACE_SCORES}, agreement=report,
-        errors=[r.error for r in rows if r.error is not None], diagnosis=tally.diagnosis.result(),
+        file=file, mode=ScoringMode(mode).value, rows_given=len(rows),
+        rows_scored=sum(r.error is None for r in rows), means=means, agreement=report,
+        errors=[r.error for r in rows if r.error is not None],
+        diagnosis=diagnose([(r.id if r.id is not None else f"row-{r.row}", p) for r, p in zip(rows, predictions)]),
     )
 
 
