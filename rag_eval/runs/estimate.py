@@ -151,9 +151,8 @@ def _rag_rows(source: RagSource) -> tuple[list[SourceItem], CostEstimate | None]
     answer = (STAND_IN_SENTENCE * (answer_chars // len(STAND_IN_SENTENCE) + 1))[:answer_chars].strip()
     rows = []
     for q in source.questions:
-        row = SourceItem(q.position, q.id, q.question, status="invalid_input" if q.error else None,
-                         reference_answer=q.reference_answer)
-        if not q.error:
+        row = SourceItem(q.position, q.id, q.question, status=q.status, reference_answer=q.reference_answer)
+        if q.status is None:
             row.answer = answer
             row.item = item_from_texts(q.id, q.question, [c.text for c in chunks], answer)
         rows.append(row)
