@@ -105,7 +105,7 @@ def truth_number(value: Any, name: str, bounded: bool = True) -> float | None:
 class FieldValueError(ValueError):
     """A bad value in a named field of a row."""
 
-    def __init__(self, field_name: str, message: str):
+    def __init__(self, field_name: str | None, message: str):
         super().__init__(f"field '{field_name}': {message}")
         self.field = field_name
         self.message = message
