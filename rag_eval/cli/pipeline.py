@@ -1,10 +1,6 @@
-"""``rag-eval ask``, ``run``, ``runs list|show|export|delete``, ``compare``
-and ``collections``: the RAG pipeline and the run store from the command line.
-
-Progress bars go to stderr, results to stdout. User errors (unreadable dataset,
-mismatched embedder, unknown run) end with a clean message and exit code 2, an
-unreachable or busy Qdrant with 3, failed rows with 1 (rag_eval.cli.exits); nothing
-already stored is touched by a failed command.
+"""``rag-eval ask``, ``run``, ``runs list|show|export|delete|migrate``, ``compare`` and ``collections``: the RAG
+pipeline and the run store from the command line. Progress bars go to stderr, results to stdout; errors exit as
+:mod:`rag_eval.cli.exits` says, and a failed command touches nothing already stored.
 """
 
 from __future__ import annotations

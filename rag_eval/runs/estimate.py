@@ -14,6 +14,7 @@ upper bound: about 1.5 times what is sent on the demo collection) and a typical 
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -151,8 +152,8 @@ def _rag_rows(source: RagSource) -> tuple[list[SourceItem], CostEstimate | None]
     answer = (STAND_IN_SENTENCE * (answer_chars // len(STAND_IN_SENTENCE) + 1))[:answer_chars].strip()
     rows = []
     for q in source.questions:
-        row = SourceItem(q.position, q.id, q.question, status=q.status, reference_answer=q.reference_answer)
-        if q.status is None:
+        row = copy.deepcopy(q)  # the source's parsed question, as a pass of the run would take it
+        if row.status is None:
             row.answer = answer
             row.item = item_from_texts(q.id, q.question, [c.text for c in chunks], answer)
         rows.append(row)

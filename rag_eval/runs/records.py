@@ -17,6 +17,7 @@ can pick it up.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import fields
 from typing import Any
 
 from rag_eval.metrics.registry import FAMILY_FIELD, METRICS, TRACE_SCORES, Metric, MetricItem, compute_item_metrics
@@ -25,15 +26,8 @@ from rag_eval.metrics.trace import score_item
 from rag_eval.runs.sources import CANCELLED_ERROR, SourceItem, token_counts
 from rag_eval.schema import ItemRecord, JudgeResult, JudgeStatus, Labels, ScoringMode, TraceScores
 
-LABEL_FIELDS = (
-    "all_relevant_sentence_keys",
-    "all_utilized_sentence_keys",
-    "sentence_support_information",
-    "unsupported_response_sentence_keys",
-    "overall_supported",
-    "relevance_explanation",
-    "overall_supported_explanation",
-)
+#: the labels a judge output row carries under RAGBench's names: every field of Labels but the probabilities
+LABEL_FIELDS = tuple(f.name for f in fields(Labels) if not f.name.endswith(("probabilities", "probability")))
 # Worth carrying from result.extra into the record (the rest stays in the judge's cache).
 JUDGE_EXTRA_FIELDS = ("dropped_keys", "missing_response_keys", "agreement_rate", "samples", "samples_usable",
                       "retries", "reasks", "cache_hits", "cost_usd_spent", "inconsistent", "label_repairs")
