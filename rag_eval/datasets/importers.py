@@ -1,9 +1,7 @@
-"""Importers: RAGBench rows, BEIR collections and plain question/answer/contexts CSV
-files into :class:`DatasetRow` rows.
-
-Each importer returns a :class:`~rag_eval.datasets.io.LoadResult` with the rows it could build and an
-issue for everything it could not (a bad line, a missing column, a qrels line naming
-an unknown query): good rows go through, nothing is dropped without a reason.
+"""Importers: RAGBench rows, BEIR collections and plain question/answer/contexts CSV files into
+:class:`DatasetRow` rows. Each returns a :class:`~rag_eval.datasets.io.LoadResult`: the rows it could
+build and an issue for everything it could not (a bad line, a missing column, a qrels line naming an
+unknown query); nothing is dropped without a reason.
 """
 
 from __future__ import annotations

@@ -1,17 +1,12 @@
 """One row schema for golden, imported and synthetic evaluation datasets.
 
-A row is a question plus whatever ground truth is known about it: reference answers,
-wrong ("negative") answers for testing judges, gold context as chunk texts, pointers
-into sources or document ids, and, when the RAG output is already given, the
-``response`` and retrieved ``documents``. RAGBench's own columns
-(``documents_sentences``, ``all_relevant_sentence_keys``, ``relevance_score`` ...)
-stay top-level under their RAGBench names, so a dataset file is also a valid input
-for the judge and scoring commands. Unknown columns are kept as they are (pydantic
-``extra="allow"``): an import never loses a field.
-
-``provenance`` says who produced the row's ground truth: ``human``, ``llm`` (e.g.
-RAGBench's GPT-4 labels), ``synthetic`` (generated, not yet reviewed) or
-``synthetic-reviewed`` (generated, then accepted by a reviewer).
+A row is a question plus whatever ground truth is known about it: reference answers, wrong ("negative")
+answers for testing judges, gold context as chunk texts, pointers into sources or document ids, and, when
+the RAG output is given, the ``response`` and retrieved ``documents``. RAGBench's columns
+(``documents_sentences``, ``relevance_score`` ...) stay top-level under their names, so a dataset file is
+also an input of the judge and scoring commands; unknown columns are kept (``extra="allow"``): an import
+never loses a field. ``provenance`` says who produced the ground truth: ``human``, ``llm`` (RAGBench's
+GPT-4 labels), ``synthetic`` (not yet reviewed) or ``synthetic-reviewed`` (accepted by a reviewer).
 """
 
 from __future__ import annotations

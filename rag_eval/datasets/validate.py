@@ -1,9 +1,7 @@
-"""Dataset validation: every problem as an issue naming file, row and field.
-
-Validation never drops or changes a row; it reports. ``error`` issues make a row
-unusable (no question, wrong types, duplicate id, empty contexts); ``warning`` issues
-are worth a look but the row still evaluates (e.g. RAGBench label keys that name no
-sentence: the upstream data has some, and the scorer copes with them).
+"""Dataset validation: every problem as an issue naming file, row and field. Validation never drops or
+changes a row. ``error`` issues make a row unusable (no question, wrong types, duplicate id, empty
+contexts); ``warning`` issues are worth a look but the row still evaluates (e.g. RAGBench label keys that
+name no sentence: the upstream data has some, and the scorer copes with them).
 """
 
 from __future__ import annotations

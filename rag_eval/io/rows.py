@@ -242,9 +242,11 @@ def flat_cells(row: dict[str, Any]) -> dict[str, Any]:
 def write_rows(rows: Iterable[dict[str, Any]], path: str | Path) -> Path:
     """Write rows as ``.jsonl``, ``.json``, ``.csv`` (nested values JSON-encoded) or ``.parquet``."""
     path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES:  # before anything is created
+        raise FileFormatError(f"{path}: unsupported file type '{suffix}' (use {', '.join(SUPPORTED_SUFFIXES)})")
     path.parent.mkdir(parents=True, exist_ok=True)
     rows = list(rows)
-    suffix = path.suffix.lower()
     if suffix == ".jsonl":
         with path.open("w", encoding="utf-8") as fh:
             for row in rows:
@@ -258,10 +260,8 @@ def write_rows(rows: Iterable[dict[str, Any]], path: str | Path) -> Path:
             writer.writeheader()
             for row in rows:
                 writer.writerow(flat_cells(row))
-    elif suffix == ".parquet":
+    else:  # .parquet
         import pandas as pd
 
         pd.DataFrame(rows).to_parquet(path, index=False)
-    else:
-        raise FileFormatError(f"{path}: unsupported file type '{suffix}' (use {', '.join(SUPPORTED_SUFFIXES)})")
     return path

@@ -1,11 +1,10 @@
 """Exporting a run's items as flat rows (``jsonl``, ``csv`` or ``parquet``).
 
-One row per item: identifiers, question, answer, status and error, the TRACe scores, the
-original project's report fields (``average``, ``rmse_aggregation``, support counts...) and
-retrieval metrics as columns, and the nested parts (retrieved chunks, labels, id lists):
-nested values in JSONL, JSON text in CSV and Parquet cells, so every format holds the same
-information. The stored records carry no
-secrets, and neither does the export.
+One row per item: identifiers, question, answer, status and error, the TRACe scores, the original
+project's report fields (``average``, ``rmse_aggregation``, support counts...) and the other metrics as
+columns, and the nested parts (retrieved chunks, labels, id lists): nested in JSONL, JSON text in CSV and
+Parquet cells, so every format holds the same information. The stored records carry no secrets, and
+neither does the export.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""What the store keeps with a finished run: the summary (:mod:`rag_eval.runs.summary`,
-the one summary path), the agreement with ground truth and the diagnosis; pure functions
-over the item dicts the run store returns.
-
-Means, intervals and coverage follow :mod:`rag_eval.metrics.aggregate` (seeded
-bootstrap; no interval for one item; coverage ``None`` for a run with no items).
+"""What the store keeps with a finished run: the summary (:mod:`rag_eval.runs.summary`, the one summary
+path), the agreement with ground truth and the diagnosis, over the item dicts the run store returns.
+Means, intervals and coverage follow :mod:`rag_eval.metrics.aggregate`.
 """
 
 from __future__ import annotations
