@@ -1,8 +1,5 @@
-"""The ``rag-eval`` command line: one click group, one module per command group.
-
-Each command parses options, calls one library function and echoes the result;
-input errors raise ``click.ClickException`` (exit code 2, clean message); failed rows
-exit 1; exit codes are defined in :mod:`rag_eval.cli.exits`.
+"""The ``rag-eval`` command line: one click group, one module per command group. Each command parses
+options, calls one library function and echoes the result; exit codes are :mod:`rag_eval.cli.exits`'s.
 """
 
 from __future__ import annotations

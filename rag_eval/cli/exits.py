@@ -20,33 +20,27 @@ from typing import Any
 
 import click
 
-OK = 0
-FAILED = 1
-INPUT_ERROR = 2
-UNAVAILABLE = 3
-INTERRUPTED = 130
-
 
 class InputError(click.ClickException):
     """The command's input cannot be used (file, option value, run, collection...)."""
 
-    exit_code = INPUT_ERROR
+    exit_code = 2
 
 
 class RowsFailed(click.ClickException):
     """Some rows (files, items) failed; the others went through."""
 
-    exit_code = FAILED
+    exit_code = 1
 
 
 class Unavailable(click.ClickException):
     """A service the command needs is unreachable or busy."""
 
-    exit_code = UNAVAILABLE
+    exit_code = 3
 
 
 class Interrupted(click.ClickException):
-    exit_code = INTERRUPTED
+    exit_code = 130
 
 
 class ExitCodeGroup(click.Group):
@@ -71,4 +65,4 @@ def gate(n_ok: int, n_total: int, min_coverage: float = 1.0, what: str = "rows",
     failed = ", ".join(f"{k}={v}" for k, v in (statuses or {}).items() if v)
     click.echo(f"{n_total - n_ok} of {n_total} {what} {verb} (coverage {coverage:.0%}, required "
                f"{min_coverage:.0%}){': ' + failed if failed else ''}", err=True)
-    raise click.exceptions.Exit(FAILED)
+    raise click.exceptions.Exit(RowsFailed.exit_code)

@@ -1,9 +1,6 @@
-"""The CI gate options shared by ``rag-eval judge``, ``score`` and ``run``, and the gate
-applied once to an evaluation's summary (:func:`apply_gate`).
-
-Wiring only: the options are parsed here, the decisions are
-:func:`rag_eval.metrics.gate.evaluate_gate` and the JUnit document is
-:func:`rag_eval.metrics.gate.junit_suite`.
+"""The CI gate options shared by ``rag-eval judge``, ``score`` and ``run``, and the gate applied once to an
+evaluation's summary (:func:`apply_gate`). Wiring only: the decisions are
+:func:`rag_eval.metrics.gate.evaluate_gate`'s, the JUnit document :func:`rag_eval.metrics.gate.junit_suite`'s.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from rag_eval.cli.gate_options import apply_gate, gate_options, request_from
+from rag_eval.cli.scoring import MAX_ERRORS_SHOWN, fmt
 from rag_eval.judges.base import LOCAL_WORKERS_MAX, local_workers
 from rag_eval.llm.config import LLMConfig
 from rag_eval.metrics.trace import DEFAULT_MODE
@@ -24,12 +25,6 @@ from rag_eval.schema import ScoringMode
 
 if TYPE_CHECKING:  # imported where used, so `rag-eval --help` stays fast
     from rag_eval.runs.summary import EvaluationSummary
-
-MAX_ERRORS_SHOWN = 20
-
-
-def _fmt(value: float | None, digits: int = 4) -> str:
-    return "n/a" if value is None else f"{value:.{digits}f}"
 
 
 def _usd(value: float | None) -> str:
@@ -84,6 +79,29 @@ workers_option = click.option(
     help=f"Processes the local judge uses on this machine [default: one per core, at most {LOCAL_WORKERS_MAX}].")
 
 
+def progress_bar(label: str, unit: str):
+    """A tqdm bar on stderr (with ETA) driven by ``(done, total)`` callbacks (``total`` None:
+    unknown), created on the first call so it starts with its total; returns (callback, close)."""
+    from tqdm import tqdm
+
+    state: dict[str, Any] = {}
+
+    def update(done: int, total: int | None) -> None:
+        bar = state.get("bar")
+        if bar is None:
+            bar = state["bar"] = tqdm(desc=label, unit=unit, total=total, file=sys.stderr,
+                                      dynamic_ncols=True)
+        elif bar.total != total:
+            bar.total = total
+        bar.update(done - bar.n)
+
+    def close() -> None:
+        if state.get("bar") is not None:
+            state.pop("bar").close()
+
+    return update, close
+
+
 def build_judge_or_exit(config: Any, ray_address: str | None = None, ray_workers: int = 2, **changes: Any) -> Any:
     """The judge from :func:`rag_eval.judges.factory.build_judge`; a judge that cannot be
     built (Ray missing, unknown calibration, no model) is one line and exit 2, before any row."""
@@ -102,9 +120,9 @@ def _summary_lines(summary: EvaluationSummary, out: Path, local: bool = False, n
     lines = [f"Judged {summary.n_items} row(s) -> {out}", "", "| status | rows |", "|---|---:|"]
     lines += [f"| {status} | {n} |" for status, n in summary.counts.items()]
     cov = summary.coverage
-    lines += ["", f"coverage: {summary.n_usable}/{summary.n_items} rows with usable labels ({_fmt(cov, 3)})", ""]
+    lines += ["", f"coverage: {summary.n_usable}/{summary.n_items} rows with usable labels ({fmt(cov, 3)})", ""]
     lines += ["| metric | mean over usable rows |", "|---|---:|"]
-    lines += [f"| {name} | {_fmt(value)} |" for name, value in summary.means.items()]
+    lines += [f"| {name} | {fmt(value)} |" for name, value in summary.means.items()]
     if summary.diagnosis is not None:
         lines += [""] + summary.diagnosis.lines()
     if local:
@@ -327,17 +345,8 @@ def _judge_file(file: Path, out: Path, judge: Any, mode: str, metrics: list[str]
     from rag_eval.runs.sinks import FileSink
     from rag_eval.runs.sources import RowsSource
 
-    bar = None
-    if sys.stderr.isatty():
-        from tqdm import tqdm
-
-        bar = tqdm(total=None, file=sys.stderr, unit="row", desc=judge.name)
+    update, close = progress_bar(judge.name, "row") if sys.stderr.isatty() else (None, lambda: None)
     shown = 0
-
-    def progress(done: int, total: int) -> None:
-        if bar is not None:
-            bar.n = done
-            bar.refresh()
 
     def on_record(record: Any) -> None:
         nonlocal shown
@@ -350,15 +359,15 @@ def _judge_file(file: Path, out: Path, judge: Any, mode: str, metrics: list[str]
     source = RowsSource(path=file, row_cache=RowCache.for_judge(judge))
     with ctrl_c_cancels(cancel):
         try:
-            summary = evaluate(source, judge, FileSink(out), config=mode, cancel=cancel, progress=progress,
+            summary = evaluate(source, judge, FileSink(out), config=mode, cancel=cancel,
+                               progress=None if update is None else lambda done, _: update(done, None),
                                on_record=on_record, metrics=metrics)
         except (FileFormatError, OSError) as err:
             raise click.ClickException(str(err)) from err
         except RayUnavailable as err:  # the cluster cannot be reached: nothing was judged
             raise Unavailable(str(err)) from err
         finally:
-            if bar is not None:
-                bar.close()
+            close()
             if isinstance(judge, ManagedJudge):
                 judge.close()
     if cancel.is_set():

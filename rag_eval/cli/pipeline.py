@@ -1,16 +1,11 @@
-"""``rag-eval ask``, ``run``, ``runs list|show|export|delete``, ``compare``
-and ``collections``: the RAG pipeline and the run store from the command line.
-
-Progress bars go to stderr, results to stdout. User errors (unreadable dataset,
-mismatched embedder, unknown run) end with a clean message and exit code 2, an
-unreachable or busy Qdrant with 3, failed rows with 1 (rag_eval.cli.exits); nothing
-already stored is touched by a failed command.
+"""``rag-eval ask``, ``run``, ``runs list|show|export|delete|migrate``, ``compare`` and ``collections``: the RAG
+pipeline and the run store from the command line. Progress bars go to stderr, results to stdout; errors exit as
+:mod:`rag_eval.cli.exits` says, and a failed command touches nothing already stored.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,6 +15,7 @@ import click
 from rag_eval.cli.exits import Interrupted, Unavailable
 from rag_eval.cli.gate_options import apply_gate, gate_options, request_from
 from rag_eval.cli.judge import metrics_option, workers_option
+from rag_eval.cli.judge import progress_bar as _progress_bar  # cli/ingest.py reads it here
 from rag_eval.metrics.registry import FAMILY_HEADING, METRICS, TRACE_METRICS
 from rag_eval.metrics.report_fields import REPORT_FIELDS
 
@@ -28,15 +24,6 @@ if TYPE_CHECKING:  # imported where used: `rag-eval --help` must not load Qdrant
     from rag_eval.runs.store import RunStore
 
 DEMO = "demo"
-
-
-def _user_error_types() -> tuple[type[BaseException], ...]:
-    from rag_eval.io.rows import FileFormatError
-    from rag_eval.judges.ray import RayUnavailable
-    from rag_eval.rag.store import QdrantUnavailable
-    from rag_eval.runs.store import RunNotFound
-
-    return (ValueError, QdrantUnavailable, FileFormatError, RunNotFound, OSError, RayUnavailable)
 
 
 def _user_errors(fn: Callable) -> Callable:
@@ -49,39 +36,19 @@ def _user_errors(fn: Callable) -> Callable:
             return fn(*args, **kwargs)
         except click.ClickException:
             raise
-        except _user_error_types() as err:  # evaluated only when something was raised
+        except Exception as err:  # the library's types are imported only when something was raised
+            from rag_eval.io.rows import FileFormatError
             from rag_eval.judges.ray import RayUnavailable
             from rag_eval.rag.store import QdrantUnavailable
-            from rag_eval.runs.store import StoreUnavailable
+            from rag_eval.runs.store import RunNotFound, StoreUnavailable
 
             if isinstance(err, (QdrantUnavailable, StoreUnavailable, RayUnavailable)):
                 raise Unavailable(str(err)) from None
-            raise click.ClickException(str(err)) from None
+            if isinstance(err, (ValueError, FileFormatError, RunNotFound, OSError)):
+                raise click.ClickException(str(err)) from None
+            raise
 
     return wrapper
-
-
-def _progress_bar(label: str, unit: str):
-    """A tqdm bar on stderr (with ETA) driven by ``(done, total)`` callbacks, created on the
-    first call so it starts with its total; returns (callback, close)."""
-    from tqdm import tqdm
-
-    state: dict[str, Any] = {}
-
-    def update(done: int, total: int) -> None:
-        bar = state.get("bar")
-        if bar is None:
-            bar = state["bar"] = tqdm(desc=label, unit=unit, total=total, file=sys.stderr,
-                                      dynamic_ncols=True)
-        elif bar.total != total:
-            bar.total = total
-        bar.update(done - bar.n)
-
-    def close() -> None:
-        if state.get("bar") is not None:
-            state.pop("bar").close()
-
-    return update, close
 
 
 def _load_config(path: str | None, overrides: dict[str, Any]) -> RagConfig:
@@ -176,18 +143,6 @@ def _ask_gate(result: Any, judged: bool) -> None:
 
 
 # ---------------------------------------------------------------- run
-def _dataset_rows(dataset: str) -> tuple[list, str]:
-    from rag_eval.io.rows import read_rows
-
-    if dataset == DEMO:  # the packaged questions, named as the user named them (never a server path)
-        from rag_eval.demo import QUESTIONS_PATH
-
-        rows, errors = read_rows(str(QUESTIONS_PATH))
-        return [*rows, *[(e.row, e) for e in errors]], DEMO
-    rows, errors = read_rows(dataset)
-    return [*rows, *[(e.row, e) for e in errors]], dataset
-
-
 @click.command()
 @click.argument("dataset")
 @config_option
@@ -265,14 +220,17 @@ def _run_source(dataset: str, config: RagConfig, collection: str, judge: Any, ju
             raise click.ClickException(f"{dataset}: no rows")
         # read as a stream: a file of a million rows is never held whole
         return RowsSource(path=dataset, label=dataset, row_cache=RowCache.for_judge(judge)), dataset
-    rows, path = _dataset_rows(dataset)
-    if not rows:
-        raise click.ClickException(f"{path}: no rows")  # an input error (exit 2)
-    if collection == DEMO:
-        from rag_eval.demo import ensure_demo_collection
+    from rag_eval.demo import QUESTIONS_PATH, ensure_demo_collection
+    from rag_eval.io.rows import read_rows
 
+    # 'demo': the packaged questions, named as the user named them (never a server path)
+    read, errors = read_rows(str(QUESTIONS_PATH) if dataset == DEMO else dataset)
+    rows = [*read, *[(e.row, e) for e in errors]]
+    if not rows:
+        raise click.ClickException(f"{dataset}: no rows")  # an input error (exit 2)
+    if collection == DEMO:
         ensure_demo_collection(config)
-    return RagSource(rows, config, collection, label=path), path
+    return RagSource(rows, config, collection, label=dataset), dataset
 
 
 # ---------------------------------------------------------------- runs

@@ -38,15 +38,15 @@ _threshold_option = click.option("--threshold", type=click.FloatRange(0, 1), def
 
 
 # ---------------------------------------------------------------- formatting
-def _fmt(value: float | None, digits: int = 4) -> str:
+def fmt(value: float | None, digits: int = 4) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
 def _estimate(e: Estimate) -> str:
     if e.value is None:
         return f"n/a ({e.reason})"
-    ci = f" [{_fmt(e.ci_low)}, {_fmt(e.ci_high)}]" if e.ci_low is not None else (f" (no CI: {e.reason})" if e.reason else "")
-    return f"{_fmt(e.value)}{ci}  n={e.n}"
+    ci = f" [{fmt(e.ci_low)}, {fmt(e.ci_high)}]" if e.ci_low is not None else (f" (no CI: {e.reason})" if e.reason else "")
+    return f"{fmt(e.value)}{ci}  n={e.n}"
 
 
 def _agreement_lines(report: AgreementReport) -> list[str]:
@@ -76,7 +76,7 @@ def _summary_lines(summary: ScoringSummary) -> list[str]:
         "|---|---:|---:|---:|",
     ]
     for metric, m in summary.means.items():
-        lines.append(f"| {metric} | {_fmt(m.mean)} | {m.n}/{m.rows_given} | {_fmt(m.coverage, 3)} |")
+        lines.append(f"| {metric} | {fmt(m.mean)} | {m.n}/{summary.rows_given} | {fmt(m.coverage, 3)} |")
     if summary.agreement is not None:
         lines += [""] + _agreement_lines(summary.agreement)
     if summary.diagnosis is not None:
@@ -109,13 +109,6 @@ def _parse_ks(text: str) -> list[int]:
     return sorted(set(ks))
 
 
-def _plain_records(records: list[dict[str, Any]], out: Path) -> list[dict[str, Any]]:
-    """Parquet needs one type per column: nested diagnostics become JSON text there."""
-    if out.suffix.lower() != ".parquet":
-        return records
-    return [{**r, **{k: json.dumps(r[k]) for k in ("diagnostics", "error") if k in r}} for r in records]
-
-
 # ---------------------------------------------------------------- commands
 @click.command("score")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
@@ -136,7 +129,7 @@ def score_command(file: Path, mode: str, out: Path | None, n_boot: int, seed: in
     carry RAGBench's ground-truth scores, the agreement with them. Exit code 1 when any
     row failed, or when a --fail-under threshold or --min-coverage is not met (the gate).
     """
-    from rag_eval.io.rows import FileFormatError, write_rows
+    from rag_eval.io.rows import FileFormatError, flat_cells, write_rows
     from rag_eval.metrics.gate import RowCase, stats_from_rows
     from rag_eval.metrics.registry import TRACE_SCORES
     from rag_eval.runs.score_file import score_file
@@ -152,7 +145,8 @@ def score_command(file: Path, mode: str, out: Path | None, n_boot: int, seed: in
             click.echo(json.dumps(record, ensure_ascii=False, default=str))
     else:
         try:
-            write_rows(_plain_records(records, out), out)
+            # Parquet needs one type per column: the nested diagnostics and error become JSON text there
+            write_rows([flat_cells(r) for r in records] if out.suffix.lower() == ".parquet" else records, out)
         except (FileFormatError, OSError) as err:
             raise click.ClickException(f"cannot write {out}: {err}") from None
     # The summary goes to stderr when the rows go to stdout, so pipes get pure JSON lines.
@@ -265,7 +259,7 @@ def retrieval_command(run_file: Path, qrels_file: Path, ks: str, as_json: bool, 
         click.echo("| k | " + " | ".join(columns) + " |")
         click.echo("|---:|" + "---:|" * len(columns))
         for k in cutoffs:
-            click.echo(f"| {k} | " + " | ".join(_fmt(scores[f'{m}@{k}'].value) for m in columns) + " |")
+            click.echo(f"| {k} | " + " | ".join(fmt(scores[f'{m}@{k}'].value) for m in columns) + " |")
         click.echo(f"\n{coverage['queries_evaluated']} queries evaluated; {coverage['missing_from_run']} missing from the run "
                    f"(scored 0); {coverage['without_relevant']} without a relevant document and "
                    f"{coverage['run_queries_not_in_qrels']} run queries not in the qrels (not scored).")

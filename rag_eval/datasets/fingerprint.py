@@ -1,11 +1,8 @@
-"""Dataset fingerprints: a content hash a run records to say which dataset version
-it evaluated.
+"""Dataset fingerprints: the content hash a run records to say which dataset version it evaluated.
 
-The hash is over the rows' canonical JSON (keys sorted, ``None`` left out, the
-schema's normal form for :class:`DatasetRow`), so the same rows give the same
-fingerprint whatever the file format (JSONL, CSV, Parquet) and whatever the row
-order: each row is hashed, the row hashes are sorted, and the sorted list is hashed.
-Any change to any value of any row changes the fingerprint.
+The hash is over the rows' canonical JSON (keys sorted, ``None`` left out, :class:`DatasetRow`'s normal
+form), each row hashed and the sorted row hashes hashed, so the same rows give the same fingerprint
+whatever the file format and the row order, and any change to any value changes it.
 """
 
 from __future__ import annotations

@@ -1,54 +1,24 @@
-"""Importers: RAGBench rows, BEIR collections and plain question/answer/contexts CSV
-files into :class:`DatasetRow` rows.
-
-Each importer returns a :class:`~rag_eval.datasets.io.LoadResult` with the rows it could build and an
-issue for everything it could not (a bad line, a missing column, a qrels line naming
-an unknown query): good rows go through, nothing is dropped without a reason.
+"""Importers: RAGBench rows, BEIR collections and plain question/answer/contexts CSV files into
+:class:`DatasetRow` rows. Each returns a :class:`~rag_eval.datasets.io.LoadResult`: the rows it could
+build and an issue for everything it could not (a bad line, a missing column, a qrels line naming an
+unknown query); nothing is dropped without a reason.
 """
 
 from __future__ import annotations
 
 import csv
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from rag_eval.datasets.io import LoadResult, good_rows
-from rag_eval.datasets.schema import DatasetRow, Provenance
-from rag_eval.datasets.validate import Issue, Severity, check_rows, issues_from_validation_error, missing_columns
-from rag_eval.io.rows import FileFormatError, _decode, _decode_lenient
+from rag_eval.datasets.io import LoadResult, finish_rows, good_rows
+from rag_eval.datasets.schema import Provenance
+from rag_eval.datasets.validate import Issue, Severity, missing_columns
+from rag_eval.io.rows import FileFormatError, _decode_lenient
+from rag_eval.io.trec import read_qrels
 
 KINDS = ("ragbench", "beir", "csv")
-
-
-def _finish(result: LoadResult, numbered: list[tuple[int, dict[str, Any], str]]) -> LoadResult:
-    """Check every record (duplicate ids across files included), then build the rows;
-    a record the schema rejects becomes issues (not already reported by the checks)."""
-    by_file: dict[str, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
-    for number, record, file in numbered:
-        by_file[file].append((number, record))
-    for file, rows in by_file.items():
-        result.issues.extend(check_rows(rows, file))
-    first: dict[str, tuple[str, int]] = {}
-    for number, record, file in numbered:  # duplicates across files
-        rid = str(record.get("id"))
-        if rid in first and first[rid][0] != file:
-            result.issues.append(Issue(file, number, "id", f"duplicate id '{rid}' (first at {first[rid][0]} row {first[rid][1]})"))
-        first.setdefault(rid, (file, number))
-    reported = {(i.file, i.row, i.field) for i in result.issues if i.severity is Severity.ERROR}
-    for number, record, file in numbered:
-        try:
-            result.rows.append(DatasetRow.model_validate(record))
-        except ValidationError as err:
-            result.issues.extend(i for i in issues_from_validation_error(err, file, number)
-                                 if (i.file, i.row, i.field) not in reported)
-            continue
-        result.origins.append((file, number))
-    return result
 
 
 # ---------------------------------------------------------------- RAGBench
@@ -113,7 +83,7 @@ def import_ragbench(paths: Sequence[str | Path], prefix_subset: bool = False) ->
             numbered.append((number, record, str(path)))
     if not numbered and not result.issues:
         result.issues.append(Issue(", ".join(map(str, paths)), 0, None, "no rows found"))
-    return _finish(result, numbered)
+    return finish_rows(result, numbered)
 
 
 # ---------------------------------------------------------------- BEIR
@@ -145,27 +115,6 @@ def find_beir_files(paths: Sequence[str | Path]) -> BeirFiles:
     return BeirFiles(queries[0], qrels, corpus[0] if corpus else None)
 
 
-def read_qrels(path: Path, issues: list[Issue]) -> dict[str, dict[str, int]]:
-    """``query-id -> {corpus-id: score}`` from a BEIR qrels TSV (header optional)."""
-    out: dict[str, dict[str, int]] = defaultdict(dict)
-    text = _decode(path)
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        cells = line.split("\t") if "\t" in line else line.split()
-        if lineno == 1 and cells[0].strip().lower() in ("query-id", "query_id", "qid"):
-            continue
-        if len(cells) < 3:
-            issues.append(Issue(str(path), lineno, None, f"expected 'query-id corpus-id score', got {len(cells)} cells"))
-            continue
-        qid, did, score = (c.strip() for c in cells[:3])
-        try:
-            out[qid][did] = int(float(score))
-        except ValueError:
-            issues.append(Issue(str(path), lineno, "score", f"score is not a number: {score!r}"))
-    return dict(out)
-
-
 def _corpus_texts(path: Path, wanted: set[str], issues: list[Issue]) -> dict[str, str]:
     texts = {}
     for _number, row in good_rows(path, issues):
@@ -183,8 +132,10 @@ def import_beir(paths: Sequence[str | Path], min_score: int = 1) -> LoadResult:
     files = find_beir_files(paths)
     result, numbered = LoadResult(), []
     qrels: dict[str, dict[str, int]] = {}
-    for path in files.qrels:
-        for qid, docs in read_qrels(path, result.issues).items():
+    for path in files.qrels:  # the one qrels reader (TREC or BEIR TSV), its bad lines as issues
+        read, errors = read_qrels(path)
+        result.issues.extend(map(Issue.from_row_error, errors))
+        for qid, docs in read.items():
             qrels.setdefault(qid, {}).update(docs)
     relevant_ids = {d for docs in qrels.values() for d, s in docs.items() if s >= min_score}
     texts = _corpus_texts(files.corpus, relevant_ids, result.issues) if files.corpus else {}
@@ -224,7 +175,7 @@ def import_beir(paths: Sequence[str | Path], min_score: int = 1) -> LoadResult:
         shown = ", ".join(unknown[:10]) + (" ..." if len(unknown) > 10 else "")
         result.issues.append(Issue(str(files.qrels[0]), 0, "query-id",
                                    f"{len(unknown)} qrels queries not in {files.queries.name}: {shown}", Severity.WARNING))
-    return _finish(result, numbered)
+    return finish_rows(result, numbered)
 
 
 # ---------------------------------------------------------------- plain CSV
@@ -276,7 +227,7 @@ def import_csv(paths: Sequence[str | Path]) -> LoadResult:
         for number, row in good_rows(path, result.issues):
             record = _csv_record(row, columns, used, path.stem, number)
             numbered.append((number, record, str(path)))
-    return _finish(result, numbered)
+    return finish_rows(result, numbered)
 
 
 _META_NAMES = ("query_type", "question_source", "difficulty", "domain")

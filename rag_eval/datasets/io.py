@@ -1,25 +1,21 @@
-"""Read and write dataset files (JSONL, JSON, CSV, Parquet) losslessly.
+"""Read and write dataset files (JSONL, JSON, CSV, Parquet) losslessly, on top of
+:mod:`rag_eval.io.rows` (every format read row by row, bad rows reported).
 
-Built on :mod:`rag_eval.io.rows`, which reads every format row by row and reports
-bad rows instead of stopping. This module adds what a round trip needs:
+- **CSV** cells hold text: a value that is not a plain string is written as JSON, and a
+  string that would read back as JSON (``"123"``, ``"true"``, ``"[x]"``) JSON-quoted; an
+  empty cell means "absent"; a hand-written cell that is not valid JSON is text.
+- **Parquet** stores lists of strings natively; a column of objects (or mixed types) is
+  stored as JSON text, named in the file's schema metadata (structs would add missing keys
+  as nulls, which changes the rows).
 
-- **CSV** cells hold text, so every value that is not a plain string is written as
-  JSON (numbers, booleans, lists, objects), and a string that would read back as
-  JSON (``"123"``, ``"true"``, ``"[x]"``) is written JSON-quoted. An empty cell means
-  "absent". Hand-written CSV files still read naturally: a cell that is not valid
-  JSON is taken as text.
-- **Parquet** stores lists of strings natively; a column holding objects (or mixed
-  types) is stored as JSON text, and the file's schema metadata names those columns
-  so they are decoded on reading. Structs are avoided because Arrow would add
-  missing keys as nulls, which changes the rows.
-
-Loading validates every row against :class:`DatasetRow`; rows that fail are not
-dropped silently: they come back as issues naming file, row and field.
+Loading validates every row against :class:`DatasetRow`; a row that fails comes back as
+issues naming file, row and field, never dropped silently.
 """
 
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,14 +40,9 @@ class LoadResult:
     origins: list[tuple[str, int]] = field(default_factory=list)
     issues: list[Issue] = field(default_factory=list)
 
-
     @property
     def errors(self) -> list[Issue]:
         return [i for i in self.issues if i.severity is Severity.ERROR]
-
-    @property
-    def ok(self) -> bool:
-        return not self.errors
 
     @property
     def left_out(self) -> list[Issue]:
@@ -192,6 +183,32 @@ def good_rows(path: str | Path, issues: list[Issue]) -> Iterator[tuple[int, dict
             yield number, row
 
 
+def finish_rows(result: LoadResult, numbered: list[tuple[int, dict[str, Any], str]]) -> LoadResult:
+    """Check every record (duplicate ids across files included), then build the rows;
+    a record the schema rejects becomes issues (not already reported by the checks)."""
+    by_file: dict[str, list[tuple[int, dict[str, Any]]]] = defaultdict(list)
+    for number, record, file in numbered:
+        by_file[file].append((number, record))
+    for file, rows in by_file.items():
+        result.issues.extend(check_rows(rows, file))
+    first: dict[str, tuple[str, int]] = {}
+    for number, record, file in numbered:  # duplicates across files
+        rid = str(record.get("id"))
+        if rid in first and first[rid][0] != file:
+            result.issues.append(Issue(file, number, "id", f"duplicate id '{rid}' (first at {first[rid][0]} row {first[rid][1]})"))
+        first.setdefault(rid, (file, number))
+    reported = {(i.file, i.row, i.field) for i in result.issues if i.severity is Severity.ERROR}
+    for number, record, file in numbered:
+        try:
+            result.rows.append(DatasetRow.model_validate(record))
+        except ValidationError as err:
+            result.issues.extend(i for i in issues_from_validation_error(err, file, number)
+                                 if (i.file, i.row, i.field) not in reported)
+            continue
+        result.origins.append((file, number))
+    return result
+
+
 def load_dataset(path: str | Path) -> LoadResult:
     """Every row of ``path`` validated as a :class:`DatasetRow`, with every problem as
     an issue. Raises :class:`FileFormatError` only when the file as a whole is unreadable
@@ -207,19 +224,7 @@ def load_dataset(path: str | Path) -> LoadResult:
     if raw_rows and columns is not None:  # said once for the file, not as 'missing question' on every row
         result.issues.append(columns)
         return result
-    raw_rows = [(number, _with_id(raw, number, name, result.issues)) for number, raw in raw_rows]
-    result.issues.extend(check_rows(raw_rows, name))
-    reported = {(i.row, i.field) for i in result.issues if i.severity is Severity.ERROR}
-    for number, raw in raw_rows:
-        try:
-            valid = DatasetRow.model_validate(raw)
-        except ValidationError as err:
-            result.issues.extend(
-                i for i in issues_from_validation_error(err, name, number) if (i.row, i.field) not in reported
-            )
-            continue
-        result.rows.append(valid)
-        result.origins.append((name, number))
+    finish_rows(result, [(number, _with_id(raw, number, name, result.issues), name) for number, raw in raw_rows])
     result.issues.sort(key=lambda i: (i.row, i.field or ""))
     return result
 
@@ -269,9 +274,7 @@ def write_dataset(rows: Sequence[DatasetRow | dict[str, Any]], path: str | Path)
         return path
     if suffix == ".csv":
         records = [{k: encode_csv_value(v) for k, v in r.items()} for r in records]
-    elif suffix not in (".jsonl", ".json"):
-        raise FileFormatError(f"{path}: unsupported file type '{suffix}' (use .jsonl, .json, .csv, .parquet)")
-    return write_rows(records, path)
+    return write_rows(records, path)  # an unknown suffix: FileFormatError
 
 
 def validate_file(path: str | Path) -> list[Issue]:

@@ -1,17 +1,12 @@
 """One row schema for golden, imported and synthetic evaluation datasets.
 
-A row is a question plus whatever ground truth is known about it: reference answers,
-wrong ("negative") answers for testing judges, gold context as chunk texts, pointers
-into sources or document ids, and, when the RAG output is already given, the
-``response`` and retrieved ``documents``. RAGBench's own columns
-(``documents_sentences``, ``all_relevant_sentence_keys``, ``relevance_score`` ...)
-stay top-level under their RAGBench names, so a dataset file is also a valid input
-for the judge and scoring commands. Unknown columns are kept as they are (pydantic
-``extra="allow"``): an import never loses a field.
-
-``provenance`` says who produced the row's ground truth: ``human``, ``llm`` (e.g.
-RAGBench's GPT-4 labels), ``synthetic`` (generated, not yet reviewed) or
-``synthetic-reviewed`` (generated, then accepted by a reviewer).
+A row is a question plus whatever ground truth is known about it: reference answers, wrong ("negative")
+answers for testing judges, gold context as chunk texts, pointers into sources or document ids, and, when
+the RAG output is given, the ``response`` and retrieved ``documents``. RAGBench's columns
+(``documents_sentences``, ``relevance_score`` ...) stay top-level under their names, so a dataset file is
+also an input of the judge and scoring commands; unknown columns are kept (``extra="allow"``): an import
+never loses a field. ``provenance`` says who produced the ground truth: ``human``, ``llm`` (RAGBench's
+GPT-4 labels), ``synthetic`` (not yet reviewed) or ``synthetic-reviewed`` (accepted by a reviewer).
 """
 
 from __future__ import annotations
@@ -165,33 +160,27 @@ class DatasetRow(BaseModel):
 
     def to_record(self) -> dict[str, Any]:
         """Plain JSON-ready dict: ``None`` and empty defaults left out (``null`` and
-        absent mean the same), field order stable, extra fields kept."""
-        return row_record(self)
-
-
-def row_record(row: DatasetRow) -> dict[str, Any]:
-    """See :meth:`DatasetRow.to_record`. An empty list is left out only where it is the
-    field's default: for RAGBench labels ``[]`` (no relevant sentence) is not ``None``
-    (no labels) and is kept."""
-    data = row.model_dump(mode="json")
-    out: dict[str, Any] = {}
-    for name, value in data.items():
-        declared = DatasetRow.model_fields.get(name)
-        if name in ALWAYS_WRITTEN:
-            out[name] = value
-        elif value is None:
-            continue
-        elif declared is not None and declared.default_factory is list and value == []:
-            continue
-        elif name == "metadata":
-            meta = {k: v for k, v in value.items() if v is not None}
-            if meta:
-                out[name] = meta
-        elif name == "gold_pointers":
-            out[name] = [{k: v for k, v in p.items() if v is not None} for p in value]
-        else:
-            out[name] = value
-    return out
+        absent mean the same), field order stable, extra fields kept. An empty list is left
+        out only where it is the field's default: for RAGBench labels ``[]`` (no relevant
+        sentence) is not ``None`` (no labels) and is kept."""
+        out: dict[str, Any] = {}
+        for name, value in self.model_dump(mode="json").items():
+            declared = DatasetRow.model_fields.get(name)
+            if name in ALWAYS_WRITTEN:
+                out[name] = value
+            elif value is None:
+                continue
+            elif declared is not None and declared.default_factory is list and value == []:
+                continue
+            elif name == "metadata":
+                meta = {k: v for k, v in value.items() if v is not None}
+                if meta:
+                    out[name] = meta
+            elif name == "gold_pointers":
+                out[name] = [{k: v for k, v in p.items() if v is not None} for p in value]
+            else:
+                out[name] = value
+        return out
 
 
 def mark_reviewed(rows: list[DatasetRow], ids: set[str] | list[str]) -> list[DatasetRow]:

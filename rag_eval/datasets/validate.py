@@ -1,9 +1,7 @@
-"""Dataset validation: every problem as an issue naming file, row and field.
-
-Validation never drops or changes a row; it reports. ``error`` issues make a row
-unusable (no question, wrong types, duplicate id, empty contexts); ``warning`` issues
-are worth a look but the row still evaluates (e.g. RAGBench label keys that name no
-sentence: the upstream data has some, and the scorer copes with them).
+"""Dataset validation: every problem as an issue naming file, row and field. Validation never drops or
+changes a row. ``error`` issues make a row unusable (no question, wrong types, duplicate id, empty
+contexts); ``warning`` issues are worth a look but the row still evaluates (e.g. RAGBench label keys that
+name no sentence: the upstream data has some, and the scorer copes with them).
 """
 
 from __future__ import annotations
@@ -43,10 +41,7 @@ class Issue:
     @property
     def reason(self) -> str:
         """Where and what, without the severity: ``file: row 3, field 'question': missing question``."""
-        where = f"{self.file}: row {self.row}" if self.row else self.file
-        if self.field:
-            where += f", field '{self.field}'"
-        return f"{where}: {self.message}"
+        return str(RowError(self.file, self.row, self.field, self.message))
 
     def to_dict(self) -> dict[str, Any]:
         return {"file": self.file, "row": self.row, "field": self.field,
@@ -66,7 +61,8 @@ def issues_from_validation_error(err: ValidationError, file: str, row: int) -> l
         if e["type"] == "missing":
             message = "missing required field"
         elif e["type"] not in ("value_error",) and "input" in e:
-            message += f" (got {type(e['input']).__name__}: {_short(e['input'])})"
+            text = repr(e["input"])
+            message += f" (got {type(e['input']).__name__}: {text if len(text) <= 40 else text[:37] + '...'})"
         out.append(Issue(file, row, loc or None, message, Severity.ERROR))
     return out
 
@@ -88,11 +84,6 @@ def missing_columns(file: str, found: Iterable[str], required: Mapping[str, Sequ
     return Issue(file, 0, None,
                  f"missing column{'s' if len(missing) > 1 else ''} {' and '.join(map(named, missing))}; "
                  f"found: {', '.join(found) or 'no column'}")
-
-
-def _short(value: Any, limit: int = 40) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 # ---------------------------------------------------------------- row checks

@@ -195,12 +195,8 @@ def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
 
 
 def _iter_text_rows(name: str, suffix: str, text: str) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
-    """Rows of the decoded text of a .jsonl, .json or .csv file."""
-    if suffix == ".jsonl":
-        for lineno, line in enumerate(text.splitlines(), start=1):
-            if line.strip():
-                yield lineno, jsonl_row(name, lineno, line)
-    elif suffix == ".json":
+    """Rows of the decoded text of a .json or .csv file (.jsonl is read line by line: :func:`_iter_jsonl`)."""
+    if suffix == ".json":
         try:
             value = json.loads(text) if text.strip() else []
         except json.JSONDecodeError as err:
@@ -236,12 +232,21 @@ def read_rows(path: str | Path) -> tuple[list[tuple[int, dict[str, Any]]], list[
     return rows, errors
 
 
+def flat_cells(row: dict[str, Any]) -> dict[str, Any]:
+    """A row as CSV (and an export's Parquet) holds it: a nested value (chunks, labels, id
+    lists) as JSON text. JSONL keeps the values nested."""
+    return {k: json.dumps(v, ensure_ascii=False, default=str) if isinstance(v, (list, dict)) else v
+            for k, v in row.items()}
+
+
 def write_rows(rows: Iterable[dict[str, Any]], path: str | Path) -> Path:
     """Write rows as ``.jsonl``, ``.json``, ``.csv`` (nested values JSON-encoded) or ``.parquet``."""
     path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES:  # before anything is created
+        raise FileFormatError(f"{path}: unsupported file type '{suffix}' (use {', '.join(SUPPORTED_SUFFIXES)})")
     path.parent.mkdir(parents=True, exist_ok=True)
     rows = list(rows)
-    suffix = path.suffix.lower()
     if suffix == ".jsonl":
         with path.open("w", encoding="utf-8") as fh:
             for row in rows:
@@ -254,14 +259,9 @@ def write_rows(rows: Iterable[dict[str, Any]], path: str | Path) -> Path:
             writer = csv.DictWriter(fh, fieldnames=columns)
             writer.writeheader()
             for row in rows:
-                writer.writerow({
-                    k: json.dumps(v, ensure_ascii=False, default=str) if isinstance(v, (list, dict)) else v
-                    for k, v in row.items()
-                })
-    elif suffix == ".parquet":
+                writer.writerow(flat_cells(row))
+    else:  # .parquet
         import pandas as pd
 
         pd.DataFrame(rows).to_parquet(path, index=False)
-    else:
-        raise FileFormatError(f"{path}: unsupported file type '{suffix}' (use {', '.join(SUPPORTED_SUFFIXES)})")
     return path

@@ -1,9 +1,7 @@
-"""One question through the whole RAG system: retrieve -> generate -> judge -> score,
-as one item of :func:`rag_eval.runs.engine.evaluate` (the RAG source, a memory sink).
-
-The :class:`~rag_eval.schema.EvalItem` the judge sees is built from the retrieved
-chunks (one document per chunk, in rank order) and the generated answer, so TRACe
-measures this system's own context and answer.
+"""One question through the whole RAG system (retrieve -> generate -> judge -> score), as one item of
+:func:`rag_eval.runs.engine.evaluate` (the RAG source, a memory sink). The judge sees the retrieved chunks
+(one document per chunk, in rank order) and the generated answer, so TRACe measures this system's own
+context and answer.
 """
 
 from __future__ import annotations

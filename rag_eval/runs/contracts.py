@@ -20,8 +20,6 @@ from typing import Any, Protocol, runtime_checkable
 from rag_eval.runs.sources import SourceInfo, SourceItem
 from rag_eval.schema import ItemRecord
 
-__all__ = ["Sink", "Source"]
-
 
 @runtime_checkable
 class Source(Protocol):

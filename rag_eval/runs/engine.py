@@ -1,23 +1,14 @@
 """``evaluate()``: the one engine, and the only loop over items.
 
-::
-
-    summary = evaluate(source, judge, sink, config=config, cancel=cancel, progress=progress)
-
-- ``source`` (:mod:`rag_eval.runs.sources`) yields the items: rows that carry a response,
-  or questions through the RAG system; bad rows come out as items with a status.
-- ``judge`` is what :func:`rag_eval.judges.factory.build_judge` built (any
-  :class:`~rag_eval.judges.base.Judge`; Ray or not).
-- ``sink`` (:mod:`rag_eval.runs.sinks`) receives each record in input order: the run
-  store (new or resumed run), an output file, or memory.
-
-The streaming executor (:func:`rag_eval.runs.judge_stream.stream_judge`: concurrency,
-input order, cancel) runs the judge; :func:`rag_eval.runs.records.build_record` makes
-every record. Every item ends with a status; an exception (Ctrl-C included) closes the
-run as cancelled/failed and keeps what was stored. The summary that comes back is what
-the CI gate (:func:`rag_eval.metrics.gate.evaluate_gate`, via
-:func:`rag_eval.runs.summary.gate_inputs`) is applied to, once, whatever the entry point;
-it comes from :class:`rag_eval.runs.summary.RunTally`, as every summary does.
+``evaluate(source, judge, sink, config=config, cancel=cancel, progress=progress)``: the
+source (:mod:`rag_eval.runs.sources`) yields the items, bad rows included as items with a
+status; the judge is any :class:`~rag_eval.judges.base.Judge` (Ray or not); the sink
+(:mod:`rag_eval.runs.sinks`) receives each record in input order. The streaming executor
+(:func:`rag_eval.runs.judge_stream.stream_judge`) runs the judge and
+:func:`rag_eval.runs.records.build_record` makes every record. An exception (Ctrl-C
+included) closes the run as cancelled/failed and keeps what was stored. The summary returned
+(:class:`rag_eval.runs.summary.RunTally`, as every summary) is what the CI gate is applied
+to, once, whatever the entry point (:func:`rag_eval.runs.summary.gate_inputs`).
 """
 
 from __future__ import annotations
@@ -37,12 +28,6 @@ from rag_eval.runs.summary import EvaluationSummary, RunTally
 from rag_eval.schema import ItemRecord, JudgeResult, JudgeStatus, ScoringMode
 
 NOT_JUDGED = "not judged (no judge was asked for)"
-
-
-def _mode(config: Any) -> ScoringMode:
-    if isinstance(config, (ScoringMode, str)):
-        return ScoringMode(config)
-    return ScoringMode(getattr(config, "scoring_mode", ScoringMode.CLEAN))
 
 
 def item_metrics(names: Sequence[str] | None) -> tuple[Metric, ...]:
@@ -79,7 +64,7 @@ def evaluate(
     ``metrics``: the registry's per-item metrics to compute (None: every installed one).
     ``judge`` None: items are prepared (retrieved, answered) but not judged. Raises before
     anything is stored when the source, the judge, a metric or a resumed run cannot be used."""
-    mode = _mode(config)
+    mode = ScoringMode(config if isinstance(config, (ScoringMode, str)) else getattr(config, "scoring_mode", ScoringMode.CLEAN))
     measured = item_metrics(metrics)
     source.open()  # e.g. the RAG source checks its collection
     if isinstance(judge, ManagedJudge):

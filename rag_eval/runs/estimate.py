@@ -1,29 +1,20 @@
 """One estimate of what a run will send, before it starts: ``rag-eval judge --dry-run``,
 the Batch page and :func:`rag_eval.estimate` all call :func:`estimate_run`.
 
-The rows are read through the run's own source (:class:`~rag_eval.runs.sources.RowsSource`
-or :class:`~rag_eval.runs.sources.RagSource`), so the rows counted are exactly the ones the
-run will judge (a row the run reports as ``invalid_input`` costs nothing). Every request
-the run makes is counted, by purpose:
-
-- **answers**: one per usable question when the generator calls an endpoint;
-- **the judge**: what its kind declares (:attr:`rag_eval.judges.kinds.JudgeKind.estimate`:
-  the LLM judge's labelling times ``samples``, and its answer match on the rows with a
-  reference); a kind that runs on this machine declares nothing and costs nothing;
-- **metrics**: each per-item metric whose ``compute`` declares an ``estimate`` (a rubric).
-
-Tokens are counted as the providers' pricing does, from the text sent (about four
-characters per token, :func:`rag_eval.llm.pricing.estimate_tokens`); completion tokens are
-a typical answer's size. Re-asks (an unusable answer, a cut-off one) are not included and
-replies already cached are not sent, so the figures are what a first run sends. For a RAG
-run the retrieved chunks and the answers are not known yet: each question counts
-``retrieval.k`` chunks of the chunking size (an upper bound: a chunk is at most that long;
-on the demo collection the prompt tokens come out about 1.5 times what is sent) and a
-typical answer; the requests are exact when every question is answered.
+The rows are read through the run's own source, so the rows counted are the ones the run
+judges (an ``invalid_input`` row costs nothing). Requests are counted by purpose: **answers**
+(one per usable question when the generator calls an endpoint), **the judge** (what its kind
+declares, :attr:`rag_eval.judges.kinds.JudgeKind.estimate`; a local kind costs nothing) and
+**metrics** (each per-item metric whose ``compute`` declares an ``estimate``). Tokens are
+counted from the text sent (:func:`rag_eval.llm.pricing.estimate_tokens`), completions at a
+typical answer's size; re-asks and cached replies are not counted, so the figures are a
+first run's. A RAG run counts ``retrieval.k`` chunks of the chunking size per question (an
+upper bound: about 1.5 times what is sent on the demo collection) and a typical answer.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -88,7 +79,7 @@ class RunEstimate:
         if self.judge_unknown:
             usd = "unknown"
         elif cost is None:
-            unpriced = ", ".join(m for m in models if not self._priced(m))
+            unpriced = ", ".join(m for m in models if any(p.cost_usd is None for p in self.parts if p.model == m and p.requests))
             usd = f"unknown (no price for {unpriced}; see --price-in/--price-out or RAG_EVAL_LLM_PRICES)"
         else:
             usd = f"${cost:.4f}"
@@ -98,9 +89,6 @@ class RunEstimate:
             f"prompt tokens: ~{self.prompt_tokens:,}; completion tokens: ~{self.completion_tokens:,}",
             f"estimated cost: {usd}",
         ]
-
-    def _priced(self, model: str) -> bool:
-        return all(p.cost_usd is not None for p in self.parts if p.model == model and p.requests)
 
 
 def estimate_rows(rows: Sequence[SourceItem], spec: JudgeSpec, metrics: Sequence[Metric] = (),
@@ -164,9 +152,8 @@ def _rag_rows(source: RagSource) -> tuple[list[SourceItem], CostEstimate | None]
     answer = (STAND_IN_SENTENCE * (answer_chars // len(STAND_IN_SENTENCE) + 1))[:answer_chars].strip()
     rows = []
     for q in source.questions:
-        row = SourceItem(q.position, q.id, q.question, status="invalid_input" if q.error else None,
-                         reference_answer=q.reference_answer)
-        if not q.error:
+        row = copy.deepcopy(q)  # the source's parsed question, as a pass of the run would take it
+        if row.status is None:
             row.answer = answer
             row.item = item_from_texts(q.id, q.question, [c.text for c in chunks], answer)
         rows.append(row)

@@ -1,11 +1,10 @@
 """Exporting a run's items as flat rows (``jsonl``, ``csv`` or ``parquet``).
 
-One row per item: identifiers, question, answer, status and error, the TRACe scores, the
-original project's report fields (``average``, ``rmse_aggregation``, support counts...) and
-retrieval metrics as columns, and the nested parts (retrieved chunks, labels, id lists):
-nested values in JSONL, JSON text in CSV and Parquet cells, so every format holds the same
-information. The stored records carry no
-secrets, and neither does the export.
+One row per item: identifiers, question, answer, status and error, the TRACe scores, the original
+project's report fields (``average``, ``rmse_aggregation``, support counts...) and the other metrics as
+columns, and the nested parts (retrieved chunks, labels, id lists): nested in JSONL, JSON text in CSV and
+Parquet cells, so every format holds the same information. The stored records carry no secrets, and
+neither does the export.
 """
 
 from __future__ import annotations
@@ -17,6 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from rag_eval.io.rows import flat_cells
 from rag_eval.metrics.registry import FAMILY_FIELD, TRACE_SCORES
 from rag_eval.runs.item_fields import item_report_fields
 
@@ -73,13 +73,6 @@ def export_rows(run: dict[str, Any], items: Sequence[dict[str, Any]]) -> list[di
     rows = [flatten_item(i, run) for i in items]
     columns = list(dict.fromkeys(k for r in rows for k in r))
     return [{c: r.get(c) for c in columns} for r in rows]  # same columns in every row (parquet, csv)
-
-
-def flat_cells(row: dict[str, Any]) -> dict[str, Any]:
-    """A row as CSV and Parquet hold it: a nested value (chunks, labels, id lists) as JSON text,
-    as ``rag_eval.io.rows.write_rows`` writes CSV. JSONL keeps the values nested."""
-    return {k: json.dumps(v, ensure_ascii=False, default=str) if isinstance(v, (list, dict)) else v
-            for k, v in row.items()}
 
 
 def _write_text(fh: Any, batches: Iterable[list[dict[str, Any]]], columns: list[str], fmt: str) -> None:

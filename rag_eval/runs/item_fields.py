@@ -1,8 +1,6 @@
-"""The original project's per-row report fields for a stored run item.
-
-Computed from what every item record already holds (its scores, its labels and, when
-kept, its keyed response sentences), so runs stored before these fields existed get
-them too, in exports and in the dashboard's tables.
+"""The original project's per-row report fields of a stored run item, computed from what every item
+record holds (scores, labels and, when kept, the keyed response sentences), so runs stored before these
+fields existed get them too, in exports and in the dashboard's tables.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
-"""Joining rows on id, with one rule for repeated ids everywhere rows are joined
-(``rag-eval agreement``, Compare, the run store).
+"""Joining rows on id, with one rule for repeated ids everywhere rows are joined (``rag-eval agreement``,
+Compare, the run store).
 
-RAGBench repeats ids: in emanual every id appears twice, the same question with two
-responses. An id that repeats is not an error: its k-th occurrence on one side pairs
-with its k-th occurrence on the other (in a run the k-th occurrence is stored as
-``id#k``, so Compare pairs runs the same way). Only when both sides hold an id a
-different number of times is the pairing ambiguous; then the join is refused, naming
-the ids.
+RAGBench repeats ids (in emanual every id appears twice: one question, two responses). A repeated id is
+not an error: its k-th occurrence on one side pairs with its k-th on the other (a run stores the k-th
+occurrence as ``id#k``, so Compare pairs runs the same way). Only when both sides hold an id a different
+number of times is the pairing ambiguous; then the join is refused, naming the ids.
 """
 
 from __future__ import annotations

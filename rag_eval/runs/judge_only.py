@@ -1,9 +1,7 @@
-"""Judge rows that already carry a response and its contexts, stored as a run:
-:func:`judge_dataset` is a short caller of :func:`rag_eval.runs.engine.evaluate` (rows
-source with the row cache, run store sink), kept for scripts and the labels rerun.
-
-When rows carry RAGBench's ground-truth scores those go into each record (``truth``) so
-Runs can show RMSE and AUROC against them.
+"""Judge rows that already carry a response and its contexts, stored as a run: :func:`judge_dataset` is
+a short caller of :func:`rag_eval.runs.engine.evaluate` (rows source with the row cache, run store sink),
+kept for scripts and the labels rerun. Rows' RAGBench ground-truth scores go into each record
+(``truth``), so Runs can show RMSE and AUROC against them.
 """
 
 from __future__ import annotations

@@ -1,18 +1,12 @@
 """Judging rows as a stream: read -> prepare -> send -> parse/score -> write, overlapped.
 
-One thread reads and prepares rows (sentence keys, the judge's input) and hands them
-over a bounded queue to an event loop that keeps ``concurrency`` judgements in flight
-and hands each finished row to the ``sink`` **in input order**, as soon as the rows
-before it are done. At most ``window`` rows are between "read" and "written", so
-memory stays flat however long the file is, the first request leaves as soon as the
-first row is prepared, and the client's CPU work overlaps the network wait.
-
-Judges with an async ``judge_one`` (the LLM judge) are driven row by row inside one
-client session; any other :class:`~rag_eval.judges.base.Judge` (the local judge) is
-called on small batches, still fed by the preparing thread.
-
-When ``cancel`` is set, rows not yet sent finish as ``cancelled`` (their place kept,
-and nothing more is prepared); a row already in flight finishes normally.
+A thread prepares rows and hands them over a bounded queue to an event loop that keeps
+``concurrency`` judgements in flight and passes each finished row to the ``sink`` in input
+order. At most ``window`` rows are between read and written, so memory stays flat, the first
+request leaves as soon as the first row is prepared, and CPU work overlaps the network wait.
+An async ``judge_one`` (the LLM judge) is driven row by row in one client session; any other
+:class:`~rag_eval.judges.base.Judge` is called on small batches. When ``cancel`` is set, rows
+not yet sent finish as ``cancelled`` (their place kept); a row in flight finishes normally.
 """
 
 from __future__ import annotations
@@ -60,10 +54,6 @@ def _failed_result(item: EvalItem, judge: Judge, err: BaseException) -> JudgeRes
                        prompt_id=getattr(judge, "prompt_id", None))
 
 
-def _is_async_judge(judge: Judge) -> bool:
-    return asyncio.iscoroutinefunction(getattr(judge, "judge_one", None))
-
-
 def stream_judge(
     jobs: Iterable[Pending[T]],
     judge: Judge,
@@ -84,7 +74,7 @@ def stream_judge(
         concurrency = int(getattr(config, "concurrency", DEFAULT_CONCURRENCY) or DEFAULT_CONCURRENCY)
     concurrency = max(1, concurrency)
     window = max(window or 4 * concurrency, concurrency, 2)
-    if _is_async_judge(judge):
+    if asyncio.iscoroutinefunction(getattr(judge, "judge_one", None)):  # the LLM judge
         from rag_eval.llm.client import run_sync
 
         return run_sync(_run_async(iter(jobs), judge, finish, sink, concurrency, window, cancel, progress))

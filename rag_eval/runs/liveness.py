@@ -1,10 +1,8 @@
-"""Is a run that says "running" still running? A process that runs a run holds an
-exclusive lock on a small file beside the run store (``<db>.locks/<run id>.lock``); the
-operating system releases it when the process ends, however it ends (``kill -9``
-included). A run stored as ``running`` whose lock nobody holds was interrupted.
-
-POSIX ``flock`` only; elsewhere (and for in-memory stores) liveness is unknown and the
-stored status is shown as it is.
+"""Is a run that says "running" still running? A process that runs a run holds an exclusive lock on a
+small file beside the run store (``<db>.locks/<run id>.lock``), which the operating system releases when
+the process ends, however it ends (``kill -9`` included): a run stored as ``running`` whose lock nobody
+holds was interrupted. POSIX ``flock`` only; elsewhere (and for in-memory stores) liveness is unknown and
+the stored status is shown as it is.
 """
 
 from __future__ import annotations

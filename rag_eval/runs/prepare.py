@@ -1,19 +1,12 @@
-"""One preparation for rows that already carry a response ("judge these rows"): what
+"""One preparation for rows that already carry a response: what
 :class:`rag_eval.runs.sources.RowsSource` (``rag-eval judge`` and its ``--dry-run``, ``run
---judge-only``, Batch, the API) does to each row, so the same file gives the same ids, the same
-accepted fields and the same errors everywhere.
-
-- Files are read with :func:`rag_eval.datasets.io.iter_raw` (the dataset formats with
-  their CSV/Parquet encodings undone); a row's number is its line in a JSONL file (blank
-  lines keep their numbers), its data row in CSV/JSON/Parquet.
-- Accepted fields: each under any of its names in
-  :data:`rag_eval.datasets.schema.JUDGED_ROW_COLUMNS` (rag-eval's, ragas's and deepeval's):
-  ``question``; ``response`` (or ``answer``...); ``documents`` (or ``contexts``...: a list of
-  texts), or RAGBench's ``documents_sentences`` (then ``response_sentences`` as given).
-- Id: the row's ``id``; a missing, null or blank id becomes ``row-{row number}``.
-- The row, with those fields normalised, is validated against the dataset schema
-  (:class:`rag_eval.datasets.schema.DatasetRow`); a problem becomes a
-  :class:`~rag_eval.io.rows.RowError` naming file, row and field.
+--judge-only``, Batch, the API) does to each row, so the same file gives the same ids, fields
+and errors everywhere. Each field is accepted under any of its names in
+:data:`rag_eval.datasets.schema.JUDGED_ROW_COLUMNS` (rag-eval's, ragas's, deepeval's), the
+documents also as RAGBench's ``documents_sentences``; a missing or blank id becomes
+``row-{row number}``; the normalised row is validated against
+:class:`rag_eval.datasets.schema.DatasetRow`, a problem becoming a
+:class:`~rag_eval.io.rows.RowError` naming file, row and field.
 """
 
 from __future__ import annotations
@@ -28,9 +21,8 @@ from pydantic import ValidationError
 from rag_eval.datasets.schema import JUDGED_ROW_COLUMNS, DatasetRow
 from rag_eval.datasets.validate import issues_from_validation_error
 from rag_eval.io.rows import RowError
-from rag_eval.metrics.registry import TRACE_METRICS
-from rag_eval.runs.score_file import truth_number
-from rag_eval.schema import RAGBENCH_TRUTH_COLUMNS, EvalItem, _as_list
+from rag_eval.runs.score_file import FieldValueError, truth_of
+from rag_eval.schema import EvalItem, _as_list
 from rag_eval.text.sentences import item_from_row
 
 QUESTION_FIELDS = JUDGED_ROW_COLUMNS["question"]
@@ -55,14 +47,11 @@ def default_id(row_number: int) -> str:
     return f"row-{row_number}"
 
 
-def _blank(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value)) or not str(value).strip()
-
-
 def id_of(row: dict[str, Any], row_number: int) -> str:
     """The row's ``id`` as text, or ``row-{row_number}`` when it is missing or blank."""
     value = row.get("id")
-    return default_id(row_number) if _blank(value) else str(value).strip()
+    blank = value is None or (isinstance(value, float) and math.isnan(value)) or not str(value).strip()
+    return default_id(row_number) if blank else str(value).strip()
 
 
 def _first(row: dict[str, Any], names: Sequence[str]) -> tuple[str | None, Any]:
@@ -84,39 +73,19 @@ def has_response(row: dict[str, Any]) -> bool:
     )
 
 
-def truth_of(row: dict[str, Any]) -> dict[str, float | None] | None:
-    """The row's RAGBench ground-truth scores (None when it has none); raises
-    ``ValueError`` naming the column when one cannot be read."""
-    out: dict[str, float | None] = {}
-    for metric in TRACE_METRICS:
-        column = RAGBENCH_TRUTH_COLUMNS[metric]
-        try:
-            out[metric] = truth_number(row.get(column), column)
-        except ValueError as err:
-            raise _FieldError(column, str(err)) from None
-    return out if any(v is not None for v in out.values()) else None
-
-
-class _FieldError(ValueError):
-    def __init__(self, field: str | None, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-        self.message = message
-
-
 def _normalised(row: dict[str, Any], item_id: str) -> dict[str, Any]:
     """The row with ``response`` and ``documents`` under their schema names (``answer``
-    here is the response, not a reference answer), or a :class:`_FieldError`."""
+    here is the response, not a reference answer), or a :class:`FieldValueError`."""
     q_name, question = _first(row, QUESTION_FIELDS)
     if not isinstance(question, str) or not question.strip():
-        raise _FieldError(q_name or "question", "missing or empty")
+        raise FieldValueError(q_name or "question", "missing or empty")
     out = {**{k: v for k, v in row.items() if k not in QUESTION_FIELDS}, "id": item_id, "question": question}
     name, response = _first(row, RESPONSE_FIELDS)
     if name is None:
         if row.get("response_sentences") is None:
-            raise _FieldError("response", f"is missing (give {' or '.join(RESPONSE_FIELDS)})")
+            raise FieldValueError("response", f"is missing (give {' or '.join(RESPONSE_FIELDS)})")
     elif not isinstance(response, str):
-        raise _FieldError(name, f"must be text, got {type(response).__name__}")
+        raise FieldValueError(name, f"must be text, got {type(response).__name__}")
     else:
         for alias in RESPONSE_FIELDS:
             out.pop(alias, None)
@@ -125,18 +94,18 @@ def _normalised(row: dict[str, Any], item_id: str) -> dict[str, Any]:
         for d, doc in enumerate(_as_list(row["documents_sentences"])):
             for s, pair in enumerate(_as_list(doc)):
                 if len(_as_list(pair)) < 2:
-                    raise _FieldError(f"documents_sentences[{d}][{s}]", "must be a [key, sentence] pair")
+                    raise FieldValueError(f"documents_sentences[{d}][{s}]", "must be a [key, sentence] pair")
         return out
     ctx_name, contexts = _first(row, CONTEXT_FIELDS)
     if ctx_name is None:
-        raise _FieldError("documents", f"is missing (give {' or '.join(CONTEXT_FIELDS)}: a list of texts; "
+        raise FieldValueError("documents", f"is missing (give {' or '.join(CONTEXT_FIELDS)}: a list of texts; "
                                        "or documents_sentences)")
     if isinstance(contexts, str) or not isinstance(contexts, (list, tuple)) and not hasattr(contexts, "tolist"):
-        raise _FieldError(ctx_name, "must be a list of texts")
+        raise FieldValueError(ctx_name, "must be a list of texts")
     docs = _as_list(contexts)
     for i, doc in enumerate(docs):
         if not isinstance(doc, str):
-            raise _FieldError(f"{ctx_name}[{i}]", f"must be text, got {type(doc).__name__}")
+            raise FieldValueError(f"{ctx_name}[{i}]", f"must be text, got {type(doc).__name__}")
     for alias in CONTEXT_FIELDS:
         out.pop(alias, None)
     out["documents"] = docs
@@ -157,10 +126,10 @@ def prepare_row(value: dict[str, Any] | RowError, row_number: int, source: str =
             DatasetRow.model_validate(row)
         except ValidationError as err:
             first = issues_from_validation_error(err, source, row_number)[0]
-            raise _FieldError(first.field, first.message) from None
+            raise FieldValueError(first.field, first.message) from None
         truth = truth_of(value)
         item = item_from_row(row, default_id=item_id)
-    except _FieldError as err:
+    except FieldValueError as err:
         return PreparedRow(row_number, item_id, question, error=RowError(source, row_number, err.field, err.message))
     except ValueError as err:
         return PreparedRow(row_number, item_id, question, error=RowError(source, row_number, None, str(err)))

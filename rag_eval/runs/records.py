@@ -16,38 +16,20 @@ can pick it up.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import fields
 from typing import Any
 
 from rag_eval.metrics.registry import FAMILY_FIELD, METRICS, TRACE_SCORES, Metric, MetricItem, compute_item_metrics
 from rag_eval.metrics.report_fields import REPORT_FIELDS, report_fields
 from rag_eval.metrics.trace import score_item
-from rag_eval.runs.sources import CANCELLED_ERROR, SourceItem
+from rag_eval.runs.sources import CANCELLED_ERROR, SourceItem, token_counts
 from rag_eval.schema import ItemRecord, JudgeResult, JudgeStatus, Labels, ScoringMode, TraceScores
 
-LABEL_FIELDS = (
-    "all_relevant_sentence_keys",
-    "all_utilized_sentence_keys",
-    "sentence_support_information",
-    "unsupported_response_sentence_keys",
-    "overall_supported",
-    "relevance_explanation",
-    "overall_supported_explanation",
-)
+#: the labels a judge output row carries under RAGBench's names: every field of Labels but the probabilities
+LABEL_FIELDS = tuple(f.name for f in fields(Labels) if not f.name.endswith(("probabilities", "probability")))
 # Worth carrying from result.extra into the record (the rest stays in the judge's cache).
 JUDGE_EXTRA_FIELDS = ("dropped_keys", "missing_response_keys", "agreement_rate", "samples", "samples_usable",
                       "retries", "reasks", "cache_hits", "cost_usd_spent", "inconsistent", "label_repairs")
-
-
-def _tokens(*parts: dict[str, Any] | None) -> dict[str, int]:
-    names = {"prompt_tokens": "prompt", "completion_tokens": "completion", "total_tokens": "total"}
-    out: dict[str, int] = {}
-    for part in parts:
-        for key, value in (part or {}).items():
-            name = names.get(key, key)
-            out[name] = out.get(name, 0) + int(value or 0)
-    if "total" not in out and out:
-        out["total"] = out.get("prompt", 0) + out.get("completion", 0)
-    return out
 
 
 def metric_item(source: SourceItem, labels: Labels | None = None, trace: TraceScores | None = None) -> MetricItem:
@@ -80,7 +62,7 @@ def build_record(source: SourceItem, result: JudgeResult | None, mode: ScoringMo
         reference_answer=source.reference_answer, gold_doc_ids=list(source.gold_doc_ids),
         chunks=list(source.chunks), retrieved_doc_ids=list(source.retrieved_doc_ids), generator=source.generator,
         truth=source.truth, metadata=dict(source.metadata), mode=mode.value,
-        timings=dict(source.timings), tokens=_tokens(source.tokens), cost_usd=source.cost_usd, source=source,
+        timings=dict(source.timings), tokens=token_counts(source.tokens), cost_usd=source.cost_usd, source=source,
     )
     if item is not None:
         record.sentences = {"documents_sentences": [[[s.key, s.text] for s in doc] for doc in item.documents],
@@ -91,7 +73,7 @@ def build_record(source: SourceItem, result: JudgeResult | None, mode: ScoringMo
         record.judge_result = result
         record.status, record.error = result.status.value, result.error
         record.judge, record.prompt_id = result.judge, result.prompt_id
-        record.tokens = _tokens(source.tokens, result.tokens)
+        record.tokens = token_counts(source.tokens, result.tokens)
         costs = [c for c in (source.cost_usd, result.cost_usd) if c is not None]
         record.cost_usd = sum(costs) if costs else None
         if result.latency_s is not None:

@@ -1,14 +1,11 @@
 """A row-level cache in front of the LLM judge, so an identical rerun is cheap.
 
-The LLM client's cache is keyed on the exact request, and building the request
-means preparing the row (splitting documents and response into keyed sentences),
-which costs far more than the cached answer. This cache is keyed on the *raw row*
-(the fields the judge reads) plus everything that shapes the judgement (judge,
-endpoint, prompt text, sampling parameters), and holds the row's keyed sentences
-with the judge's result. On a hit nothing is split or sent: the item is rebuilt from
-the stored sentences and scored again with the current TRACe code, so scores always
-follow the scoring formulas in force. Only usable results are stored, so a failed row
-is asked again next time. ``--no-cache`` (``use_cache=False``) bypasses it.
+The LLM client's cache is keyed on the request, and building the request (splitting the row
+into keyed sentences) costs far more than the cached answer. This cache is keyed on the raw
+row plus everything that shapes the judgement (judge, endpoint, prompt text, sampling) and
+holds the keyed sentences with the judge's result: a hit splits and sends nothing, and is
+scored again with the current TRACe code. Only usable results are stored, so a failed row is
+asked again; ``--no-cache`` (``use_cache=False``) bypasses it.
 """
 
 from __future__ import annotations

@@ -7,26 +7,13 @@ do not import the RAG pipeline, Qdrant and scikit-learn to record them.
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Iterable
-from typing import Any
+from rag_eval.datasets.fingerprint import fingerprint
+
+#: the dataset's content hash, whichever run records it
+dataset_fingerprint = fingerprint
 
 
 def interrupted_status(err: BaseException) -> str:
     """The run status stored when ``err`` stops a run (pipeline or judge-only alike):
     ``cancelled`` for an interrupt (Ctrl-C), ``failed`` for anything else."""
     return "cancelled" if isinstance(err, KeyboardInterrupt) else "failed"
-
-
-def dataset_fingerprint(rows: Iterable[dict[str, Any]]) -> str:
-    """The dataset's content hash (the datasets package's when available)."""
-    try:
-        from rag_eval.datasets.fingerprint import fingerprint
-    except ImportError:  # the datasets package is optional for the runner
-        digest = hashlib.sha256()
-        for row in rows:
-            digest.update(json.dumps(row, sort_keys=True, default=str, separators=(",", ":")).encode("utf-8"))
-            digest.update(b"\n")
-        return "sha256:" + digest.hexdigest()
-    return fingerprint(rows)

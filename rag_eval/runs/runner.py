@@ -1,10 +1,7 @@
-"""Batch runs of the RAG system: every dataset question through retrieve -> generate ->
-judge -> score, each item stored as soon as it is done: :func:`run_dataset` is a short
-caller of :func:`rag_eval.runs.engine.evaluate` (the RAG source, the run store sink).
-
-A run interrupted at any point (crash, Ctrl-C, cancel) keeps every finished item, and
-``resume_run_id`` picks up the rest without repeating them (items that ended in a
-transient failure are retried: :data:`rag_eval.runs.sinks.RETRY_STATUSES`).
+"""Batch runs of the RAG system: every dataset question through retrieve -> generate -> judge -> score,
+each item stored as soon as it is done. :func:`run_dataset` is a short caller of
+:func:`rag_eval.runs.engine.evaluate` (the RAG source, the run store sink); an interrupted run keeps its
+finished items and ``resume_run_id`` continues it (:data:`rag_eval.runs.sinks.RETRY_STATUSES` are retried).
 """
 
 from __future__ import annotations
@@ -15,10 +12,8 @@ from typing import Any
 
 from rag_eval.judges.base import Judge
 from rag_eval.rag.config import RagConfig
-from rag_eval.runs.sinks import RETRY_STATUSES, StoreSink
-from rag_eval.runs.sources import Question, RagSource, parse_row, retrieval_metrics
-
-__all__ = ["RETRY_STATUSES", "Question", "parse_row", "retrieval_metrics", "run_dataset"]
+from rag_eval.runs.sinks import StoreSink
+from rag_eval.runs.sources import RagSource
 
 
 def run_dataset(

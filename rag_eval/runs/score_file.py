@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_eval.io.rows import RowError, iter_rows
-from rag_eval.metrics.aggregate import DEFAULT_N_BOOT, DEFAULT_SEED
+from rag_eval.metrics.aggregate import DEFAULT_N_BOOT, DEFAULT_SEED, MeanWithCoverage, mean_with_coverage
 from rag_eval.metrics.agreement import (
     DEFAULT_F1_THRESHOLD,
     AgreementReport,
@@ -105,7 +105,7 @@ def truth_number(value: Any, name: str, bounded: bool = True) -> float | None:
 class FieldValueError(ValueError):
     """A bad value in a named field of a row."""
 
-    def __init__(self, field_name: str, message: str):
+    def __init__(self, field_name: str | None, message: str):
         super().__init__(f"field '{field_name}': {message}")
         self.field = field_name
         self.message = message
@@ -122,6 +122,13 @@ def _values(row: Mapping[str, Any], columns: Mapping[str, Sequence[str]], bounde
         except ValueError as err:
             raise FieldValueError(str(name), str(err)) from None
     return out
+
+
+def truth_of(row: Mapping[str, Any]) -> dict[str, float | None] | None:
+    """The row's RAGBench ground-truth scores (None when it has none); raises
+    :class:`FieldValueError` naming the column when one cannot be read."""
+    truth = _values(row, {m: (RAGBENCH_TRUTH_COLUMNS[m],) for m in TRACE_METRICS})
+    return truth if any(v is not None for v in truth.values()) else None
 
 
 # A RAGBench row's truth: its own columns; a scored file used as truth: metric names.
@@ -148,9 +155,7 @@ class ScoredRow:
     def prediction(self) -> dict[str, Any] | None:
         if self.scores is None:
             return None
-        values: dict[str, Any] = self.scores.metric_values()
-        values["adherence_score"] = self.scores.adherence_score
-        return values
+        return {**self.scores.metric_values(), "adherence_score": self.scores.adherence_score}
 
     def to_record(self) -> dict[str, Any]:
         """The output object of ``rag-eval score`` for this row."""
@@ -182,7 +187,7 @@ def score_row(number: int, row: Mapping[str, Any], mode: ScoringMode | str, file
     if problem is not None:
         return ScoredRow(number, given_id, error=RowError(file, number, problem[0], problem[1]))
     try:
-        truth = _values(row, {m: (RAGBENCH_TRUTH_COLUMNS[m],) for m in TRACE_METRICS})
+        truth = truth_of(row)
     except FieldValueError as err:
         return ScoredRow(number, given_id, error=RowError(file, number, err.field, err.message))
     try:
@@ -191,23 +196,7 @@ def score_row(number: int, row: Mapping[str, Any], mode: ScoringMode | str, file
         return ScoredRow(number, given_id, error=RowError(file, number, None, str(err)))
     response_keys = [str(p[0]) for p in row["response_sentences"]]
     report = report_fields(scores.metric_values(), Labels.from_dict(dict(row)), response_keys)
-    return ScoredRow(number, given_id, scores, None, truth if any(v is not None for v in truth.values()) else None, report)
-
-
-@dataclass(frozen=True, slots=True)
-class MetricMean:
-    """Mean over the rows where the metric is defined; ``n`` of ``rows_given`` rows."""
-
-    mean: float | None
-    n: int
-    rows_given: int
-
-    @property
-    def coverage(self) -> float | None:
-        return self.n / self.rows_given if self.rows_given else None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"mean": self.mean, "n": self.n, "rows_given": self.rows_given, "coverage": self.coverage}
+    return ScoredRow(number, given_id, scores, None, truth, report)
 
 
 @dataclass(slots=True)
@@ -216,7 +205,7 @@ class ScoringSummary:
     mode: str
     rows_given: int
     rows_scored: int
-    means: dict[str, MetricMean]
+    means: dict[str, MeanWithCoverage]  # over all rows given (n_boot=0: no interval)
     agreement: AgreementReport | None = None
     errors: list[RowError] = field(default_factory=list)
     diagnosis: Diagnosis | None = None
@@ -224,19 +213,6 @@ class ScoringSummary:
     @property
     def rows_failed(self) -> int:
         return self.rows_given - self.rows_scored
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "file": self.file,
-            "mode": self.mode,
-            "rows_given": self.rows_given,
-            "rows_scored": self.rows_scored,
-            "rows_failed": self.rows_failed,
-            "means": {m: v.to_dict() for m, v in self.means.items()},
-            "agreement": None if self.agreement is None else self.agreement.to_dict(),
-            "errors": [str(e) for e in self.errors],
-            "diagnosis": None if self.diagnosis is None else self.diagnosis.to_dict(),
-        }
 
 
 @dataclass(slots=True)
@@ -258,10 +234,7 @@ def summarize(
 ) -> ScoringSummary:
     """Means with coverage, and agreement statistics when any row carries ground truth."""
     predictions = [r.prediction() for r in rows]
-    means = {}
-    for metric in TRACE_SCORES:
-        values = [v for p in predictions if p is not None and (v := p[metric]) is not None]
-        means[metric] = MetricMean(sum(values) / len(values) if values else None, len(values), len(rows))
+    means = {m: mean_with_coverage([p[m] for p in predictions if p], len(rows), n_boot=0) for m in TRACE_SCORES}
     report = None
     if any(r.truth for r in rows):
         report = agreement(predictions, [r.truth for r in rows], n_boot=n_boot, seed=seed, threshold=threshold)

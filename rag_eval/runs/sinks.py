@@ -1,19 +1,12 @@
 """Sinks of :func:`rag_eval.runs.engine.evaluate`: where each finished record goes.
 
-A sink is opened with what the source says about the input (:class:`SourceInfo`) and
-returns the ids it already holds (a resumed run's finished items, which the engine
-skips) with their summary rows; it then receives every record in input order, and is
-closed with the run's final status.
-
-- :class:`StoreSink`: the run store: a new run, or a resumed one (same configuration,
-  same dataset; items that ended in a transient failure are judged again). Records are
-  written in batches (:data:`WRITE_BATCH` items, or whatever came within
-  ``FLUSH_EVERY_S``), one transaction each: one transaction per item caps a run at a
-  few hundred items a second. One batch is in the database while the next is encoded:
-  the writing thread's JSON and the server's insert overlap instead of taking turns.
-- :class:`FileSink`: a ``rag-eval judge`` output file, ``.jsonl`` written line by line as
-  rows finish (flushed at least every ``FLUSH_EVERY_S``), other formats at close.
-- :class:`MemorySink`: the records themselves (``ask``, :mod:`rag_eval.testing`).
+A sink is opened with the source's :class:`SourceInfo` and returns the items it already
+holds (a resumed run's, which the engine skips), receives every record in input order, and
+is closed with the run's final status. :class:`StoreSink` writes the run store in batches
+(:data:`WRITE_BATCH` items or ``FLUSH_EVERY_S``, one transaction each: one per item caps a
+run at a few hundred items a second), encoding the next batch while one is in the database;
+:class:`FileSink` writes a ``rag-eval judge`` output file (``.jsonl`` as rows finish, other
+formats at close); :class:`MemorySink` keeps the records (``ask``, :mod:`rag_eval.testing`).
 """
 
 from __future__ import annotations
@@ -189,5 +182,3 @@ def _no_resume(resume: str | None) -> None:
     if resume is not None:
         raise ValueError("only a run store can be resumed")
 
-
-__all__ = ["FileSink", "MemorySink", "RETRY_STATUSES", "StoreSink"]

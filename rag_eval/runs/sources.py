@@ -1,24 +1,18 @@
 """Sources of items for :func:`rag_eval.runs.engine.evaluate`.
 
-A source turns input rows into :class:`SourceItem` s, in input order, one at a time (the
-engine iterates it in the streaming executor's preparing thread, so preparation overlaps
-judging). Every input row gives exactly one item: judgeable (``item`` set), answered from
-the row cache (``result`` set), or ended before the judge with a ``status`` and an
-``error`` naming file, row and field.
-
-- :class:`RowsSource`: rows that already carry a response (what ``rag-eval judge``,
-  ``run --judge-only``, the Batch page's "judge the given responses", the labels rerun
-  and :mod:`rag_eval.testing` read), prepared by :func:`rag_eval.runs.prepare.prepare_row`.
-- :class:`RagSource`: questions sent through the RAG system (retrieve + generate from a
-  :class:`~rag_eval.rag.config.RagConfig`), what ``rag-eval run``, ``ask`` and the
-  Ask and Batch pages evaluate.
-
-Ids: a row's ``id`` (``row-N`` when blank); a repeated id's k-th occurrence is ``id#k``
-(:func:`rag_eval.runs.join.occurrence_keys`), on every path.
+A source yields one :class:`SourceItem` per input row, in input order, one at a time (in the
+executor's preparing thread, so preparation overlaps judging): judgeable (``item`` set),
+answered from the row cache (``result`` set), or ended before the judge with a ``status``
+and an ``error`` naming file, row and field. :class:`RowsSource` reads rows that carry a
+response (prepared by :func:`rag_eval.runs.prepare.prepare_row`); :class:`RagSource` sends
+questions through the RAG system (retrieve + generate from a
+:class:`~rag_eval.rag.config.RagConfig`). Ids: a row's ``id`` (``row-N`` when blank); a
+repeated id's k-th occurrence is ``id#k`` (:func:`rag_eval.runs.join.occurrence_keys`).
 """
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from collections import Counter
@@ -29,7 +23,8 @@ from typing import Any
 
 from rag_eval.datasets.schema import JUDGED_ROW_COLUMNS
 from rag_eval.io.rows import RowError
-from rag_eval.runs.prepare import default_id, id_of, prepare_row, row_question, truth_of
+from rag_eval.runs.prepare import default_id, id_of, prepare_row, row_question
+from rag_eval.runs.score_file import truth_of
 from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus, _as_list
 
 CANCELLED_ERROR = "run cancelled before this item"
@@ -50,6 +45,7 @@ class SourceItem:
     truth: dict[str, float | None] | None = None
     reference_answer: str | None = None
     gold_doc_ids: list[str] = field(default_factory=list)
+    gold_contexts: list[str] = field(default_factory=list)  # gold passages (the RAG source's cosine retrieval metrics)
     answer: str | None = None
     chunks: list[dict[str, Any]] = field(default_factory=list)
     retrieved_doc_ids: list[str] = field(default_factory=list)
@@ -246,43 +242,28 @@ class RowsSource:
 
 
 # ---------------------------------------------------------------- the RAG system
-@dataclass(slots=True)
-class Question:
-    """One dataset row as the RAG source needs it (or the reason it cannot be used)."""
-
-    position: int
-    id: str
-    question: str = ""
-    reference_answer: str | None = None
-    gold_doc_ids: list[str] = field(default_factory=list)
-    gold_contexts: list[str] = field(default_factory=list)
-    error: str | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
-
-
 def parse_row(value: dict[str, Any] | RowError, row_number: int, source: str = "dataset",
-              position: int | None = None) -> Question:
-    """A :class:`Question` from a dataset row (``position`` defaults to ``row_number - 1``);
-    a row that cannot be used gets ``error`` naming the file, the row and the field. The
-    id rule is :func:`rag_eval.runs.prepare.id_of`'s."""
+              position: int | None = None) -> SourceItem:
+    """A question of the RAG source from a dataset row (``position`` defaults to
+    ``row_number - 1``); a row that cannot be used ends as ``invalid_input`` with an ``error``
+    naming the file, the row and the field. The id rule is :func:`rag_eval.runs.prepare.id_of`'s."""
     position = row_number - 1 if position is None else position
-    where = f"{source}: row {row_number}"
+    invalid = JudgeStatus.INVALID_INPUT.value
     if isinstance(value, RowError):
-        return Question(position, default_id(value.row or row_number), error=str(value))
+        return SourceItem(position, default_id(value.row or row_number), status=invalid, error=str(value))
     item_id = id_of(value, row_number)
     question = value.get("question")
     if not isinstance(question, str) or not question.strip():
-        return Question(position, item_id, error=f"{where}, field 'question': missing or empty",
-                        metadata=_metadata(value))
+        return SourceItem(position, item_id, status=invalid, metadata=_metadata(value),
+                          error=f"{source}: row {row_number}, field 'question': missing or empty")
     references = _references(value)
-    return Question(position=position, id=item_id, question=question.strip(),
-                    reference_answer=references[0] if references else None,
-                    gold_doc_ids=_strings(value.get("gold_doc_ids")),
-                    gold_contexts=_strings(value.get("gold_contexts")) or _strings(value.get("contexts")),
-                    metadata=_metadata(value))
+    return SourceItem(position, item_id, question.strip(), reference_answer=references[0] if references else None,
+                      gold_doc_ids=_strings(value.get("gold_doc_ids")),
+                      gold_contexts=_strings(value.get("gold_contexts")) or _strings(value.get("contexts")),
+                      metadata=_metadata(value))
 
 
-def retrieval_metrics(chunks: Sequence[Any], q: Question, k: int, embed=None) -> dict[str, float | None] | None:
+def retrieval_metrics(chunks: Sequence[Any], q: SourceItem, k: int, embed=None) -> dict[str, float | None] | None:
     """Per-item retrieval metrics against gold document ids (the registry's retrieval
     metrics over the ranking) or gold passages (one-to-one cosine of embeddings); ``None``
     when the row has neither."""
@@ -324,9 +305,17 @@ def build_item(item_id: str, question: str, chunks: Sequence[Any], answer: str,
                            units=[c.sentences or None for c in chunks], response_sentences=response_sentences)
 
 
-def _usage(tokens: dict[str, Any] | None) -> dict[str, int]:
+def token_counts(*parts: dict[str, Any] | None) -> dict[str, int]:
+    """Token counts summed over ``parts`` under one set of names (prompt, completion, total)."""
     names = {"prompt_tokens": "prompt", "completion_tokens": "completion", "total_tokens": "total"}
-    return {names.get(k, k): int(v or 0) for k, v in (tokens or {}).items()}
+    out: dict[str, int] = {}
+    for part in parts:
+        for key, value in (part or {}).items():
+            name = names.get(key, key)
+            out[name] = out.get(name, 0) + int(value or 0)
+    if "total" not in out and out:
+        out["total"] = out.get("prompt", 0) + out.get("completion", 0)
+    return out
 
 
 class RagSource:
@@ -376,40 +365,32 @@ class RagSource:
             embed = Embedder().encode
         size = max(self.batch_size, 2 * int(getattr(self.config.judge, "concurrency", 4) or 4))
         for start in range(0, len(todo), size):
-            batch = [self._base(q) for q in todo[start:start + size]]
+            batch = [copy.deepcopy(q) for q in todo[start:start + size]]  # the parsed questions serve every pass
             if cancel is not None and cancel.is_set():
-                for s, _ in batch:
+                for s in batch:
                     if s.status is None:
                         s.status, s.error = JudgeStatus.CANCELLED.value, CANCELLED_ERROR
-                yield from (s for s, _ in batch)
+                yield from batch
                 continue
-            for s, q in batch:
+            for s in batch:
                 if s.status is None:
-                    self._retrieve(s, q)
+                    self._retrieve(s)
             self._generate(batch)
-            match_answers(self.answer_matcher, [s for s, _ in batch])
-            for s, q in batch:
+            match_answers(self.answer_matcher, batch)
+            for s in batch:
                 if s.objects.get("chunks") is not None and (s.item is not None or s.objects["chunks"]):
-                    if q.gold_doc_ids:  # computed with the record, by the registry's retrieval metrics
+                    if s.gold_doc_ids:  # computed with the record, by the registry's retrieval metrics
                         s.ranking, s.k = ranking(s.objects["chunks"]), self.config.retrieval.k
                     else:
-                        s.retrieval = retrieval_metrics(s.objects["chunks"], q, self.config.retrieval.k, embed)
+                        s.retrieval = retrieval_metrics(s.objects["chunks"], s, self.config.retrieval.k, embed)
                 yield s
 
-    @staticmethod
-    def _base(q: Question) -> tuple[SourceItem, Question]:
-        s = SourceItem(q.position, q.id, q.question, reference_answer=q.reference_answer,
-                       gold_doc_ids=list(q.gold_doc_ids), metadata=dict(q.metadata))
-        if q.error:
-            s.status, s.error = JudgeStatus.INVALID_INPUT.value, q.error
-        return s, q
-
-    def _retrieve(self, s: SourceItem, q: Question) -> None:
+    def _retrieve(self, s: SourceItem) -> None:
         from rag_eval.rag.retrieve import retrieve
 
         try:
             t = time.perf_counter()
-            chunks = retrieve(q.question, self.collection, self.config, client=self.client)
+            chunks = retrieve(s.question, self.collection, self.config, client=self.client)
             s.timings["retrieve_s"] = time.perf_counter() - t
         except Exception as err:  # noqa: BLE001 - one question's retrieval failure must not stop the run
             s.status, s.error = "retrieval_error", f"{type(err).__name__}: {err}"
@@ -418,25 +399,25 @@ class RagSource:
         s.chunks = [c.to_record() for c in chunks]
         s.retrieved_doc_ids = list(dict.fromkeys(c.doc_id for c in chunks))
 
-    def _generate(self, batch: list[tuple[SourceItem, Question]]) -> None:
+    def _generate(self, batch: list[SourceItem]) -> None:
         from rag_eval.rag.generate import generate_many
 
-        ready = [(s, q) for s, q in batch if s.status is None]
+        ready = [s for s in batch if s.status is None]
         if not ready:
             return
         t = time.perf_counter()
-        generations = generate_many([q.question for _, q in ready], [s.objects["chunks"] for s, _ in ready],
+        generations = generate_many([s.question for s in ready], [s.objects["chunks"] for s in ready],
                                     self.config.generator, client=self.llm_client)
         share = (time.perf_counter() - t) / len(ready)
-        for (s, q), generation in zip(ready, generations):
+        for s, generation in zip(ready, generations):
             s.objects["generation"] = generation
             s.timings["generate_s"] = generation.latency_s if generation.latency_s is not None else share
             s.answer = generation.text
             s.generator = {k: v for k, v in generation.to_dict().items() if k != "text"}
-            s.tokens = _usage(generation.tokens)
+            s.tokens = token_counts(generation.tokens)
             s.cost_usd = generation.cost_usd
             if generation.status != "ok":
                 s.status, s.error = "generation_error", generation.error
                 continue
-            s.item = build_item(s.id, q.question, s.objects["chunks"], generation.text,
+            s.item = build_item(s.id, s.question, s.objects["chunks"], generation.text,
                                 {"generator": generation.kind}, response_sentences=generation.sentences or None)

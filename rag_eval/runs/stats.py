@@ -1,9 +1,6 @@
-"""What the store keeps with a finished run: the summary (:mod:`rag_eval.runs.summary`,
-the one summary path), the agreement with ground truth and the diagnosis; pure functions
-over the item dicts the run store returns.
-
-Means, intervals and coverage follow :mod:`rag_eval.metrics.aggregate` (seeded
-bootstrap; no interval for one item; coverage ``None`` for a run with no items).
+"""What the store keeps with a finished run: the summary (:mod:`rag_eval.runs.summary`, the one summary
+path), the agreement with ground truth and the diagnosis, over the item dicts the run store returns.
+Means, intervals and coverage follow :mod:`rag_eval.metrics.aggregate`.
 """
 
 from __future__ import annotations
@@ -16,10 +13,8 @@ from rag_eval.metrics.agreement import agreement
 from rag_eval.metrics.diagnosis import MAX_IDS_SHOWN
 from rag_eval.metrics.report_fields import consistency_reading
 from rag_eval.runs.summary import SUMMARY_FIELDS as SUMMARY_ITEM_FIELDS
-from rag_eval.runs.summary import RunTally, summarize_items
-
-__all__ = ["SUMMARY_FIELDS", "agreement_rows", "mean_with_ci", "summarize_items",
-           "summarize_stored_run", "truth_pairs"]
+from rag_eval.runs.summary import RunTally
+from rag_eval.runs.summary import summarize_items as summarize_items  # the Runs report and tests read it here
 
 
 def mean_with_ci(values: Iterable[Any], total: int, seed: int = 0) -> dict[str, Any]:
@@ -33,21 +28,15 @@ SUMMARY_FIELDS = (*SUMMARY_ITEM_FIELDS, "truth")
 AGREEMENT_N_BOOT = 500
 
 
-def truth_pairs(items: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any] | None], list[dict[str, Any] | None]]:
-    """Aligned (predictions, truths) of a run's items for ``agreement``: an item without
-    scores or without truth is None on that side (counted in coverage by the library)."""
-    predictions = [dict(i["scores"]) if i.get("scores") else None for i in items]
-    truths = [dict(i["truth"]) if i.get("truth") else None for i in items]
-    return predictions, truths
-
-
 def agreement_rows(items: Sequence[dict[str, Any]], n_boot: int = AGREEMENT_N_BOOT) -> list[dict[str, Any]]:
     """The run's agreement with its ground truth, one row per statistic (statistic,
     value, ci_low, ci_high, n, reason, coverage; ``reading`` is the consistency score's
     band); empty when no item carries truth."""
     if not any(i.get("truth") for i in items):
         return []
-    report = agreement(*truth_pairs(items), n_boot=n_boot)
+    # an item without scores or without truth is None on that side: counted in the coverage
+    report = agreement([dict(i["scores"]) if i.get("scores") else None for i in items],
+                       [dict(i["truth"]) if i.get("truth") else None for i in items], n_boot=n_boot)
     stats = {f"rmse:{m}": e for m, e in report.rmse.items()}
     stats.update({"aggregated_rmse": report.aggregated_rmse, "consistency": report.consistency,
                   "hallucination_auroc": report.hallucination_auroc})

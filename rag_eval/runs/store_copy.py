@@ -1,12 +1,10 @@
-"""Copy one run store into another (``rag-eval runs migrate --to URL``): a local SQLite
-file onto a team's PostgreSQL server, or back.
+"""Copy one run store into another (``rag-eval runs migrate --to URL``): a local SQLite file onto a
+team's PostgreSQL server, or back.
 
-Every table of the source (``alembic_version`` and a legacy ``schema_migrations`` aside: the target runs its own
-migrations when it opens) is copied in primary-key order of dependencies, in batches,
-with ``INSERT … ON CONFLICT DO NOTHING``: rows already in the target are left as they
-are, so running the copy twice changes nothing. Afterwards every source primary key is
-looked up in the target and the counts per table are returned; a missing row is an
-error. Tables added by later migrations are copied without changes here.
+Every table (the schema revision tables aside: the target runs its own migrations) is copied parents
+first, in batches, with ``INSERT … ON CONFLICT DO NOTHING``: rows already in the target stay as they are,
+so a second copy changes nothing. Afterwards every source primary key is looked up in the target; a
+missing row is an error.
 """
 
 from __future__ import annotations

@@ -1,24 +1,18 @@
 """A run's summary: one pass over its items, whoever asks.
 
-Every summary of the workbench comes from :class:`RunTally`, fed one item at a time in
-the run store's form (:func:`rag_eval.runs.records.to_store`, or an item read back from
-the store):
+Every summary comes from :class:`RunTally`, fed one item at a time in the run store's form
+(:func:`rag_eval.runs.records.to_store`, or an item read back): the engine's
+(:meth:`RunTally.evaluation`, which the CI gate reads through :func:`gate_inputs`), the one
+stored with a finished run for ``runs show``, the Runs page and the report
+(:meth:`RunTally.stored`, :func:`summarize_items`) and a stored run loaded again
+(:func:`summarize_records`).
 
-- the engine's (:func:`rag_eval.runs.engine.evaluate` returns :meth:`RunTally.evaluation`:
-  counts per status, coverage, means, tokens, cost, the first errors, the pattern
-  diagnosis, and what the CI gate reads, :func:`gate_inputs`);
-- the summary the store keeps with a finished run and ``runs show``, the Runs page and the
-  report read (:meth:`RunTally.stored`, :func:`summarize_items`);
-- a stored run loaded again (:func:`summarize_records`: ``rag_eval.load_run``, the gate of
-  ``rag-eval report``).
-
-One rule decides which values enter a mean (:func:`item_values`): an item whose judgement
-is usable (:func:`rag_eval.schema.is_usable`) gives every value it has; any other item
-gives only what does not depend on the judge (retrieval against gold ids: a retrieval-only
-run, ``--no-judge``, is summarised too); a failure is counted in its status and in coverage,
-never averaged as 0 or NaN. Memory is bounded whatever the number of items: each mean is a
-:class:`~rag_eval.metrics.aggregate.MeanTally`, and the per-item rows the gate's per-row
-cases need are kept only up to :data:`KEEP_ROWS` items.
+One rule decides which values enter a mean (:func:`item_values`): a usable item gives every
+value it has, any other only what does not depend on the judge (retrieval against gold ids,
+so ``--no-judge`` runs are summarised too); a failure is counted in its status and in
+coverage, never averaged as 0 or NaN. Memory is bounded: each mean is a
+:class:`~rag_eval.metrics.aggregate.MeanTally`, and per-item rows (the gate's per-row cases)
+are kept only up to :data:`KEEP_ROWS` items.
 """
 
 from __future__ import annotations

@@ -91,7 +91,7 @@ def test_beir_from_folder_with_problems_reported(tmp_path):
     assert any("row 3" in m and "invalid JSON" in m for m in messages)  # the broken queries line
     assert any("q9" in m for m in messages)  # qrels naming an unknown query
     assert any("d7" in m and "not in the corpus" in m for m in messages)
-    assert any("score is not a number" in m for m in messages)
+    assert any("row 6, field 'relevance': expected an integer, got 'x'" in m for m in messages)
 
 
 def test_beir_needs_queries_and_qrels(tmp_path):

@@ -5,7 +5,7 @@ pairing MRR@2 with MRR@5), and the paired differences cover every metric compare
 from __future__ import annotations
 
 from rag_eval.runs.compare import common_cutoffs, compare_at_cutoff, retrieval_at, run_cutoff
-from rag_eval.runs.runner import retrieval_metrics
+from rag_eval.runs.sources import retrieval_metrics
 
 GOLD = {"q1": ["d2"], "q2": ["d9"], "q3": ["d1", "d4"]}
 # each question's chunks in rank order (a document may come back twice)
