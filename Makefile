@@ -52,9 +52,12 @@ run: setup
 
 # ruff (style, imports, likely bugs), mypy (types of rag_eval/) and deptry (every module the package and
 # the dashboard import is declared in pyproject.toml, nothing declared is unused), configured in pyproject.toml.
+# mypy keeps its cache outside the checkout, as the Space and wheel checks keep their environments, so a fresh
+# clone reuses it (about 60 s of CPU to 1 s): an entry is used only when its file's content hash matches.
+MYPY_CACHE ?= /var/tmp/rag-eval-mypy-cache
 lint: setup
 	$(BIN)/ruff check .
-	$(BIN)/mypy
+	$(BIN)/mypy --cache-dir $(MYPY_CACHE)
 	$(BIN)/deptry .
 
 # Compile pyproject.toml's ranges into the Space's lock (requirements.txt) and the development lock
