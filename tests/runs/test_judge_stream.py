@@ -167,8 +167,8 @@ def _peak_growth(path, out) -> int:
 @pytest.mark.slow
 def test_memory_stays_flat_from_5k_to_50k_rows(tmp_path):
     """Ten times the rows, the same peak: the pipeline holds a bounded window, never the rows.
-    A list of the 45k extra rows would be well over 25 MB (over 550 bytes a row), three times
-    the limit (tracemalloc slows every allocation: half the rows of 10k-to-100k, half the time)."""
+    A list of the 45k extra judged rows would hold about 140 MB (3.3 KB a row as parsed JSON),
+    18 times the limit (tracemalloc slows every allocation: half the rows of 10k-to-100k, half the time)."""
     def make(n):
         path = tmp_path / f"in{n}.jsonl"
         with path.open("w", encoding="utf-8") as fh:
