@@ -23,7 +23,10 @@ ROOT = Path(__file__).resolve().parents[1]
 PHOENIX_VENV = Path(os.environ.get("RAG_EVAL_PHOENIX_VENV", ROOT / ".venv-phoenix"))
 PHOENIX_PYTHON = PHOENIX_VENV / "bin" / "python"
 TRACED_APP = Path(__file__).with_name("traced_app.py")
-PAGING_TRACES = 2000
+# The traced application's many small traces (two spans each), read back through the pages: 600 traces are
+# over 1,200 spans, so more than one page at Phoenix's and the importer's default 1,000 (the dashboard's import)
+# and at least 12 at the trace tests' --page-size 100.
+PAGING_TRACES = 600
 PROJECT = "traced-rag"
 
 

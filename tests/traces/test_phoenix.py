@@ -16,6 +16,7 @@ from rag_eval.traces.phoenix import PhoenixClient
 from tests.traces.conftest import PAGING_TRACES, PROJECT, export_parquet, rag_eval, run_traced_app, wait_for_traces
 
 APP_KINDS = {"chain", "no_retriever", "json_input", "llm_fallback", "bad_json"}
+PAGE_SIZE = 100  # spans a page: the paging traces fill a dozen
 
 
 def _rows(path: Path) -> list[dict]:
@@ -33,11 +34,11 @@ def _comparable(row: dict) -> dict:
 
 @pytest.fixture(scope="module")
 def imported(phoenix_server, traced, tmp_path_factory) -> dict:
-    """The project imported through the CLI, paged (500 spans a page)."""
+    """The project imported through the CLI, paged (100 spans a page)."""
     work = tmp_path_factory.mktemp("imported")
     out, state = work / "rows.jsonl", work / "state.json"
     done = rag_eval("traces", "import", "--phoenix", phoenix_server.url, "--project", PROJECT, "--out", str(out),
-                    "--state", str(state), "--page-size", "500")
+                    "--state", str(state), "--page-size", str(PAGE_SIZE))
     assert done.returncode == 0, done.stderr
     return {"rows": _rows(out), "stdout": done.stdout, "state": state, "work": work, "path": out}
 
@@ -47,7 +48,7 @@ def test_every_trace_is_imported_through_the_pages_with_its_status(imported, tra
     assert set(rows) == set(traced.kinds)
     assert len(rows) == len(traced.kinds) >= PAGING_TRACES + len(APP_KINDS)
     pages = int(imported["stdout"].split(" span(s) in ")[1].split(" page")[0])
-    assert pages >= 8  # 4,000+ spans at 500 a page: the cursor was followed to the end
+    assert pages >= 2 * PAGING_TRACES // PAGE_SIZE  # 1,200+ spans at 100 a page: the cursor was followed to the end
     expected = {"chain": "ok", "json_input": "ok", "llm_fallback": "ok", "paging": "ok",
                 "no_retriever": "no_retriever", "bad_json": "unparseable_value"}
     for trace_id, kind in traced.kinds.items():
