@@ -273,6 +273,14 @@ def judge_command(file: Path | None, out: Path | None, kind: str, mode: str, sam
     declared = JUDGE_KINDS.get(kind)
     # The LLM settings go to every kind that calls a network (the llm kind reads them; a
     # plugin's kind takes its own --judge-option); a local kind gets its model file and workers.
+    if judge_option and "api_key_env" in declared.option_names():
+        # the kind's endpoint options are the flags' settings, so both go through one policy (config.key_for)
+        for key in ("model", "base_url", "api_key_env"):
+            if key in judge_option:
+                if llm_options[key] is not None and llm_options[key] != judge_option[key]:
+                    raise click.UsageError(f"--judge-option {key}= and --{key.replace('_', '-')} differ: give one")
+                llm_options[key] = judge_option.pop(key)
+        judge_option = judge_option or None
     config = _llm_config(llm_options) if declared.calls_network else None
     changes: dict[str, Any] = (
         {"llm": config, "samples": samples, "consistency_check": consistency_check, "options": judge_option}

@@ -188,3 +188,17 @@ def test_lexical_reference_judge_labels_by_word_overlap(tmp_path, openai_server)
     bad = CliRunner().invoke(cli, ["judge", str(src), "--judge", "lexical", "--judge-option", "max_novel=2",
                                    "--out", str(out)])
     assert bad.exit_code != 0 and "max_novel" in bad.output
+
+
+def test_the_llm_kinds_endpoint_options_are_its_flags(tmp_path, openai_server):
+    """``--judge-option model=`` / ``base_url=`` reach the requests, as ``--model`` / ``--base-url`` do (they
+    were overridden by the flags' defaults); both name one setting, so differing values are refused."""
+    openai_server.set_handler(lambda body: answer_text(body))
+    src = write_jsonl(tmp_path / "in.jsonl", GOOD[:1])
+    out = tmp_path / "out.jsonl"
+    result = run([str(src), "--judge-option", "model=option-model", "--judge-option",
+                  f"base_url={openai_server.base_url}", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert [r["model"] for r in openai_server.requests] == ["option-model"]
+    both = CliRunner().invoke(cli, ["judge", str(src), "--model", "a", "--judge-option", "model=b", "--out", str(out)])
+    assert both.exit_code == 2 and "--judge-option model= and --model differ" in both.output
