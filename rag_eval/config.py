@@ -83,6 +83,7 @@ def _secrets() -> dict[str, Any]:
 # a file, a run record or a cache). ``setting(name)`` resolves these names first.
 SESSION_KEY_PREFIX = "RAG_EVAL_SESSION_KEY_"
 _session_keys: dict[str, str] = {}
+_given_secrets: set[str] = set()  # secrets passed as values (remember_secret)
 _session_keys_lock = threading.Lock()
 _MAX_SESSION_KEYS = 1000
 
@@ -107,6 +108,14 @@ def register_session_key(key: str) -> str:
             _session_keys.pop(next(iter(_session_keys)))
         _session_keys[name] = key
     return name
+
+
+def remember_secret(value: str) -> None:
+    """Redact ``value`` from now on, as a configured secret (a key passed as a plugin judge's
+    option: it is in no environment variable, yet must not reach a run record or a log)."""
+    if len(value) >= 4:
+        with _session_keys_lock:
+            _given_secrets.add(value)
 
 
 def forget_session_key(name: str | None) -> None:
@@ -151,8 +160,9 @@ def configured_secrets(*names: str | None, sessions: bool = True) -> list[str]:
     for name, value in swept:
         if isinstance(value, str) and len(value) >= _MIN_SWEPT_SECRET and looks_secret(name):
             values.add(value)
-    if sessions:
-        with _session_keys_lock:
+    with _session_keys_lock:
+        values.update(_given_secrets)
+        if sessions:
             values.update(v for v in _session_keys.values() if len(v) >= 4)
     return sorted(values, key=len, reverse=True)
 

@@ -100,6 +100,11 @@ class JudgeKind:
 
     def validate_options(self, options: Mapping[str, Any] | None) -> BaseModel | None:
         """The options model of ``options``; a usage error names what is wrong and the allowed options."""
+        from rag_eval.config import looks_secret, remember_secret
+
+        for name, value in (options or {}).items():  # a key given as an option is redacted like the owner's
+            if isinstance(value, str) and looks_secret(str(name)):
+                remember_secret(value)
         allowed = ", ".join(self.option_names()) or "none"
         if self.options is None:
             if options:

@@ -73,3 +73,37 @@ def test_echo_handler_cycles_through_every_mode(openai_server, monkeypatch, tmp_
     out = client.complete_many([[{"role": "user", "content": f"q{i}"}] for i in range(len(MODES))])
     assert len(out) == len(MODES) and any(isinstance(o, errors.LLMError) for o in out)
     assert ECHO_KEY not in repr(out)
+
+
+def test_a_key_given_as_a_plugin_judges_option_is_never_stored(tmp_path, ragbench_rows):
+    """A plugin kind may take its key as an option (``judge_options={"api_key": ...}``): the
+    value is in no environment variable, yet the run record, the export and the printed
+    configuration must not hold it."""
+    from pydantic import BaseModel
+
+    import rag_eval
+    from rag_eval.judges.kinds import JUDGE_KINDS, JudgeKind
+    from rag_eval.judges.lexical import LexicalJudge
+    from rag_eval.runs.store import RunStore
+
+    class KeyedOptions(BaseModel):
+        api_key: str
+        endpoint: str = "http://127.0.0.1:9/v1"
+
+    class KeyedJudge(LexicalJudge):
+        name = "keyed:1"
+
+    literal = "sk-plugin-OPTION-0123456789abcdef"
+    JUDGE_KINDS.register(JudgeKind("keyed", factory=lambda options: KeyedJudge(), options=KeyedOptions,
+                                   calls_network=True, origin="test"))
+    try:
+        rows = [{k: r[k] for k in ("id", "question", "documents", "response")} for r in ragbench_rows[:2]]
+        result = rag_eval.evaluate(rows, judge="keyed", judge_options={"api_key": literal}, progress=False)
+        store = tmp_path / "runs.sqlite"
+        run_id = result.save("keyed", store=store)
+        stored = RunStore(store).get_run(run_id)
+        assert stored["config"]["judge"]["kind"] == "keyed"
+        assert literal not in json.dumps(stored) and literal not in result.to_pandas().to_json()
+        assert literal in configured_secrets()  # every other redaction (logs, exports, pages) knows it too
+    finally:
+        JUDGE_KINDS.unregister("keyed")
