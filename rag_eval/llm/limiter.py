@@ -235,10 +235,16 @@ def stop_sharing() -> None:
 def shared_gate(endpoint: str, key_env: str) -> SharedGate | None:
     """The process-wide gate for requests with ``key_env``'s key to ``endpoint``, created on
     first use; None while limits are not shared (:func:`share_limits`)."""
+    from rag_eval.config import SESSION_KEY_PREFIX, setting
+
+    key = (endpoint.rstrip("/").lower(), key_env)  # ``…/v1/`` and ``…/V1`` are one endpoint, one cap
     with _GATES_LOCK:
         if _SHARED_LIMITS is None:
             return None
-        gate = _GATES.get((endpoint, key_env))
+        gate = _GATES.get(key)
         if gate is None:
-            gate = _GATES[(endpoint, key_env)] = SharedGate(*_SHARED_LIMITS)
+            for old in [k for k, g in _GATES.items() if k[1].startswith(SESSION_KEY_PREFIX) and not g.in_flight
+                        and setting(k[1]) is None]:  # a visitor's key forgotten: its idle gate goes too
+                del _GATES[old]
+            gate = _GATES[key] = SharedGate(*_SHARED_LIMITS)
         return gate

@@ -95,6 +95,8 @@ def test_one_gate_per_endpoint_and_key_variable_so_a_visitor_key_is_apart():
     finally:
         forget_session_key(visitor)
     assert limiter.shared_gate("http://127.0.0.1:2/v1", "OPENAI_API_KEY") is not server_key
+    assert limiter.shared_gate("http://127.0.0.1:1/v1/", "OPENAI_API_KEY") is server_key  # one endpoint, one cap
+    assert all(k[1] != visitor for k in limiter._GATES)  # the forgotten key's idle gate went with it
 
 
 def test_a_locked_dashboard_shares_the_owners_ceilings(monkeypatch):
