@@ -147,7 +147,7 @@ def url_passwords(url: str | None) -> list[str]:
 def configured_secrets(*names: str | None, sessions: bool = True) -> list[str]:
     """Every secret this process could hand out: the values of the named settings, of
     the known secret settings, the password of the run store's URL, of every environment variable or ``secrets.toml`` key
-    whose name looks secret, and (``sessions``) of the visitors' session keys. Longest first, so a
+    whose name looks secret, and (``sessions``) of the visitors' session keys and the secrets given as judge options. Longest first, so a
     secret containing another is replaced whole."""
     values: set[str] = set()
     for name in (*names, *KNOWN_SECRET_SETTINGS, os.environ.get("RAG_EVAL_LLM_API_KEY_ENV")):
@@ -160,9 +160,9 @@ def configured_secrets(*names: str | None, sessions: bool = True) -> list[str]:
     for name, value in swept:
         if isinstance(value, str) and len(value) >= _MIN_SWEPT_SECRET and looks_secret(name):
             values.add(value)
-    with _session_keys_lock:
-        values.update(_given_secrets)
-        if sessions:
+    if sessions:  # secrets given at run time, not the server's: they do not lock a dashboard
+        with _session_keys_lock:
+            values.update(_given_secrets)
             values.update(v for v in _session_keys.values() if len(v) >= 4)
     return sorted(values, key=len, reverse=True)
 

@@ -105,5 +105,6 @@ def test_a_key_given_as_a_plugin_judges_option_is_never_stored(tmp_path, ragbenc
         assert stored["config"]["judge"]["kind"] == "keyed"
         assert literal not in json.dumps(stored) and literal not in result.to_pandas().to_json()
         assert literal in configured_secrets()  # every other redaction (logs, exports, pages) knows it too
+        assert literal not in configured_secrets(sessions=False)  # not the server's secret: locks no dashboard
     finally:
         JUDGE_KINDS.unregister("keyed")
