@@ -93,7 +93,7 @@ def test_a_key_given_as_a_plugin_judges_option_is_never_stored(tmp_path, ragbenc
     class KeyedJudge(LexicalJudge):
         name = "keyed:1"
 
-    literal = "sk-plugin-OPTION-0123456789abcdef"
+    literal = "fake.plugin-option-SECRET-0123456789"
     JUDGE_KINDS.register(JudgeKind("keyed", factory=lambda options: KeyedJudge(), options=KeyedOptions,
                                    calls_network=True, origin="test"))
     try:

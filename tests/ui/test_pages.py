@@ -8,6 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from rag_eval.ui.constants import ALL_PAGES, APP_TITLE
+from tests.ui.page_steps import batch_of_sample, no_failure
 from tests.ui.settings_steps import choose_allowed_llm
 
 APP = str(Path(__file__).resolve().parents[2] / "dashboard.py")
@@ -19,14 +20,9 @@ def _app() -> AppTest:
     return at
 
 
-def _no_failure(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-
-
 def test_main_page_shows_title_and_status():
     at = _app()
-    _no_failure(at)
+    no_failure(at)
     assert at.title[0].value == APP_TITLE
     labels = {m.label for m in at.metric}
     assert {"Judge", "Generator", "Stored runs", "Vector store", "Adherence"} <= labels
@@ -36,45 +32,45 @@ def test_main_page_shows_title_and_status():
 def test_every_page_renders_without_error(page, demo_home):
     at = _app()
     at.switch_page(page).run()
-    _no_failure(at)
+    no_failure(at)
     assert at.title, f"{page} has no title"
 
 
 def test_support_map_shows_labelled_sample_on_first_visit():
     at = _app()
     at.switch_page("pages/support_map.py").run()
-    _no_failure(at)
+    no_failure(at)
     assert {m.label for m in at.metric} >= {"Context relevance", "Adherence"}
     html = " ".join(str(h.proto.body) for h in at.get("html"))
     assert "sm-documents" in html and "sm-response" in html
     at.selectbox(key="support_map.sample").select(1).run()  # a non-adherent row
-    _no_failure(at)
+    no_failure(at)
     assert any(m.label == "Adherence" and m.value.startswith("no") for m in at.metric)
 
 
 def _run_batch(at: AppTest, rows: int, retrieval: str) -> None:
     """Start a batch on the demo questions and wait for its background job."""
     at.switch_page("pages/batch.py").run()
-    _no_failure(at)
+    no_failure(at)
     at.number_input(key="batch.limit").set_value(rows).run()
     at.selectbox(key="batch.retrieval_mode").select(retrieval).run()
     at.button(key="batch.run").click().run()
-    _no_failure(at)
+    no_failure(at)
     job = at.session_state["batch.job"]
     job.wait(timeout=600)
     assert job.error is None, job.error
     at.run()  # the job fragment sees the finished job and shows the results
-    _no_failure(at)
+    no_failure(at)
 
 
 def test_full_offline_flow(dashboard_backend, demo_home, local_judge_ready):
     """Ask on the demo collection -> support map -> two small batches -> Runs -> Compare."""
     at = _app()
     at.switch_page("pages/ask.py").run()
-    _no_failure(at)
+    no_failure(at)
     at.selectbox(key="ask.example").select_index(1).run()
     at.button(key="ask.ask").click().run()
-    _no_failure(at)
+    no_failure(at)
     labels = {m.label for m in at.metric}
     assert {"Context relevance", "Context utilization", "Completeness", "Adherence"} <= labels
     assert any("judge **local:" in c.value for c in at.caption)
@@ -86,7 +82,7 @@ def test_full_offline_flow(dashboard_backend, demo_home, local_judge_ready):
     assert any("Extractive answer" in c.value for c in at.caption)
 
     at.button(key="ask.open_map").click().run()
-    _no_failure(at)
+    no_failure(at)
     assert at.title[0].value == "Sentence support map"
     html = " ".join(str(h.proto.body) for h in at.get("html"))
     assert "sm-documents" in html and "How do I" in html
@@ -97,7 +93,7 @@ def test_full_offline_flow(dashboard_backend, demo_home, local_judge_ready):
     results = at.dataframe[-1].value
     assert len(results) == 3 and set(results["status"]) <= {"ok", "repaired", "parse_error", "invalid_input"}
     at.button(key="batch.open").click().run()
-    _no_failure(at)
+    no_failure(at)
     assert at.title[0].value == "Sentence support map"
 
     _run_batch(at, rows=3, retrieval="bm25")
@@ -105,37 +101,28 @@ def test_full_offline_flow(dashboard_backend, demo_home, local_judge_ready):
     assert second != first
 
     at.switch_page("pages/runs.py").run()
-    _no_failure(at)
+    no_failure(at)
     runs_table = at.dataframe[0].value
     assert {first, second} <= set(runs_table["id"])
 
     at.switch_page("pages/compare.py").run()
-    _no_failure(at)
+    no_failure(at)
     assert set(at.multiselect(key="compare.runs").value) == {first, second}
     assert len(at.dataframe) >= 2  # metrics/costs tables
     at.button(key="compare.open_pair").click().run()
-    _no_failure(at)
+    no_failure(at)
     assert at.title[0].value == "Sentence support map"
     assert len(at.get("html")) >= 2  # both support maps side by side
 
 
 def test_batch_judges_labelled_sample_with_truth_and_runs_shows_agreement(dashboard_backend, local_judge_ready):
     at = _app()
-    at.switch_page("pages/batch.py").run()
-    at.radio(key="batch.source").set_value("RAGBench labelled sample (judge the given responses)").run()
-    _no_failure(at)
-    at.number_input(key="batch.limit").set_value(4).run()
-    at.button(key="batch.run").click().run()
-    job = at.session_state["batch.job"]
-    job.wait(timeout=600)
-    assert job.error is None, job.error
-    at.run()
-    _no_failure(at)
+    batch_of_sample(at, 4)
     at.switch_page("pages/runs.py").run()
-    _no_failure(at)
+    no_failure(at)
     at.session_state["runs.view"] = "Agreement with ground truth"
     at.run()
-    _no_failure(at)
+    no_failure(at)
     statistics = set()
     for frame in at.dataframe:
         if "statistic" in frame.value.columns:
@@ -144,7 +131,7 @@ def test_batch_judges_labelled_sample_with_truth_and_runs_shows_agreement(dashbo
     # the seed's RMSE bands, the diagnosis and the report download for the selected run
     at.session_state["runs.view"] = "One run"
     at.run()
-    _no_failure(at)
+    no_failure(at)
     # the per-row spread of the four metrics, named for what it measures (never a quality verdict)
     spread = {m.label.split(" (")[0] for m in at.metric}
     assert {"Even", "Slightly uneven", "Uneven", "Very uneven"} <= spread
@@ -170,12 +157,12 @@ def test_settings_show_key_presence_never_the_key(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-abcdef")
     at = _app()
     at.switch_page("pages/settings.py").run()
-    _no_failure(at)
+    no_failure(at)
     text = " ".join(str(m.value) for m in at.markdown) + " ".join(str(c.value) for c in at.code)
     assert "present" in text and "sk-test-secret-abcdef" not in text
     at.radio(key="settings.provider").set_value("openai")
     at.button[0].click().run()  # the form's submit button sends the form's values
-    _no_failure(at)
+    no_failure(at)
     assert "llm" in " ".join(str(c.value) for c in at.code)
 
 
@@ -190,11 +177,11 @@ def test_llm_judge_is_one_setting_away(openai_server, monkeypatch, demo_home):
     openai_server.set_handler(lambda body: answer_text(body))
     at = _app()
     choose_allowed_llm(at, openai_server.base_url)
-    _no_failure(at)
+    no_failure(at)
     at.switch_page("pages/ask.py").run()
     at.selectbox(key="ask.example").select_index(2).run()
     at.button(key="ask.ask").click().run()
-    _no_failure(at)
+    no_failure(at)
     assert any("judge **llm:test-model" in c.value for c in at.caption)
     assert openai_server.request_count >= 1
     page_text = " ".join(str(e.value) for e in (*at.markdown, *at.caption, *at.text))
@@ -215,7 +202,7 @@ def test_batch_validates_rows_and_names_the_bad_ones(demo_home):
     at.switch_page("pages/batch.py").run()
     at.radio(key="batch.source").set_value("A saved dataset (Datasets page)").run()
     at.radio(key="batch.mode.A saved dataset (Datasets page)").set_value("Judge the given responses").run()
-    _no_failure(at)
+    no_failure(at)
     problems = at.dataframe[0].value
     assert list(problems["row"]) == [2, 3, 4]
     text = " ".join(problems["problem"])
@@ -231,11 +218,11 @@ def test_datasets_page_lists_and_opens_a_saved_dataset(rag_eval_home):
         '"provenance": "synthetic"}\n', encoding="utf-8")
     at = _app()
     at.switch_page("pages/datasets.py").run()
-    _no_failure(at)
+    no_failure(at)
     assert at.selectbox(key="datasets.browse").value == "golden"
     at.multiselect(key="datasets.accept.golden").set_value(["q1"]).run()
     at.button(key="datasets.save").click().run()
-    _no_failure(at)
+    no_failure(at)
     assert '"synthetic-reviewed"' in (datasets / "golden.jsonl").read_text(encoding="utf-8")
 
 
@@ -272,7 +259,7 @@ def test_a_saved_configuration_can_be_picked(demo_home):
     at.switch_page("pages/ask.py").run()
     assert "k2.yaml" in at.selectbox(key="ask.config").options
     at.selectbox(key="ask.config").select("k2.yaml").run()
-    _no_failure(at)
+    no_failure(at)
     at.number_input(key="ask.k").set_value(2).run()
     assert any(f"`{saved.config_hash}`" in c.value for c in at.caption)
 
@@ -280,12 +267,12 @@ def test_a_saved_configuration_can_be_picked(demo_home):
 def test_corpus_upload_ingest_and_browse():
     at = _app()
     at.switch_page("pages/corpus.py").run()
-    _no_failure(at)
+    no_failure(at)
     text = b"The reset button is on the back. Hold it for five seconds to restore factory settings."
     at.file_uploader(key="corpus.files").set_value([("manual.txt", text, "text/plain")]).run()
     at.text_input(key="corpus.target").set_value("notes").run()
     at.button(key="corpus.ingest").click().run()
-    _no_failure(at)
+    no_failure(at)
     assert any("1 documents added" in s.value for s in at.success)
     collections = at.dataframe[0].value
     assert "notes" in set(collections["collection"]) and int(collections.set_index("collection").loc["notes", "chunks"]) >= 1
@@ -307,7 +294,7 @@ def test_corpus_warns_when_a_local_mode_collection_passes_its_size(rag_eval_home
     at.file_uploader(key="corpus.files").set_value([("manual.txt", text, "text/plain")]).run()
     at.text_input(key="corpus.target").set_value("slow").run()
     at.button(key="corpus.ingest").click().run()
-    _no_failure(at)
+    no_failure(at)
     warnings = [w.value for w in at.warning]
     assert any("**slow**" in w and "QDRANT_URL" in w for w in warnings), warnings
 
@@ -320,7 +307,7 @@ def test_batch_upload_csv_of_plain_rows(demo_home):
     at.switch_page("pages/batch.py").run()
     at.radio(key="batch.source").set_value("Upload a file (JSONL, CSV, Parquet)").run()
     at.file_uploader(key="batch.upload").set_value(("plain.csv", csv, "text/csv")).run()
-    _no_failure(at)
+    no_failure(at)
     assert at.radio(key="batch.mode.Upload a file (JSONL, CSV, Parquet)").value == "Judge the given responses"
     problems = at.dataframe[0].value
     assert list(problems["row"]) == [3] and "plain.csv: row 3, field 'question'" in problems["problem"][0]

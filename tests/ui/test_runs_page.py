@@ -14,6 +14,13 @@ from rag_eval.runs.store import RunStore
 APP = str(Path(__file__).resolve().parents[2] / "dashboard.py")
 
 
+def _add_three_items(store, run_id):
+    for i in range(3):
+        store.add_item(run_id, {"id": str(i), "position": i, "status": "ok", "question": f"q{i}",
+                                "scores": {"context_relevance": 0.2 * i, "context_utilization": 0.1,
+                                           "completeness": 0.5, "adherence": 1.0}})
+
+
 def _store_runs() -> list[str]:
     store = RunStore()
     ids = []
@@ -21,10 +28,7 @@ def _store_runs() -> list[str]:
         run_id = store.create_run(default_config("dashboard").with_changes(**{"retrieval.k": k}),
                                   dataset_fingerprint=fingerprint, dataset_path="demo questions",
                                   name=f"k{k}-{fingerprint[-1]}")
-        for i in range(3):
-            store.add_item(run_id, {"id": str(i), "position": i, "status": "ok", "question": f"q{i}",
-                                    "scores": {"context_relevance": 0.2 * i, "context_utilization": 0.1,
-                                               "completeness": 0.5, "adherence": 1.0}})
+        _add_three_items(store, run_id)
         store.finish_run(run_id)
         # one second apart, so "newest" does not depend on random ids within one second
         set_run_columns(store, run_id, created_at=f"2026-01-0{len(ids) + 1}T00:00:00+00:00")
@@ -95,10 +99,7 @@ def test_compare_messages_agree_with_the_numbers_beside_them(dashboard_backend):
     for n, meta in enumerate((None, None, {"kind": "judge-given-responses"})):
         run_id = store.create_run(config, dataset_fingerprint="sha256:aaaa", dataset_path="demo questions",
                                   name=f"run{n}", meta=meta)
-        for i in range(3):
-            store.add_item(run_id, {"id": str(i), "position": i, "status": "ok", "question": f"q{i}",
-                                    "scores": {"context_relevance": 0.2 * i, "context_utilization": 0.1,
-                                               "completeness": 0.5, "adherence": 1.0}})
+        _add_three_items(store, run_id)
         store.finish_run(run_id)
         set_run_columns(store, run_id, created_at=f"2026-01-0{n + 1}T00:00:00+00:00")
         ids.append(run_id)

@@ -9,8 +9,8 @@ from __future__ import annotations
 from streamlit.testing.v1 import AppTest
 
 from rag_eval.ui.constants import STATE_REVIEW_QUEUE, STATE_SUPPORT_SOURCE
+from tests.ui.page_steps import no_failure as _ok
 from tests.ui.test_pages import _app
-from tests.ui.test_pages import _no_failure as _ok
 
 
 def _picker(at: AppTest, page: str = "ask"):
