@@ -35,6 +35,11 @@ class EvalItem:
     response: str = ""
     document_texts: list[str] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: ISO 639-1 code of the item's language (its response's, else its question's):
+    #: given by the row (``language``), the configuration or the caller, else detected
+    #: (``rag_eval.text.language``); "" until known. Sentence splitting, words, stop
+    #: words and whether a judge can read the item follow it.
+    language: str = ""
 
     @property
     def document_keys(self) -> list[str]:
@@ -156,6 +161,9 @@ class JudgeStatus(str, Enum):
     TIMEOUT = "timeout"
     INVALID_INPUT = "invalid_input"
     CANCELLED = "cancelled"
+    #: The judge cannot read the item's language (never "supported" by default): not usable,
+    #: counted in coverage with the language in its reason.
+    UNSUPPORTED_LANGUAGE = "unsupported_language"
 
     @property
     def usable(self) -> bool:
