@@ -27,6 +27,7 @@ from rag_eval.display.style import (
     RESP_UNSUPPORTED,
 )
 from rag_eval.schema import EvalItem, Labels, SentenceSupport
+from rag_eval.text.direction import text_direction
 from rag_eval.text.keys import normalize_key, parse_document_key
 
 
@@ -88,13 +89,23 @@ def response_sentence_class(key: str, labels: Labels | None) -> str:
     return RESP_PARTIAL if supporting_document_keys(key, labels) else RESP_UNSUPPORTED
 
 
+def _dir(text: str) -> str:
+    """The ``dir`` attribute of a block of ``text``: right-to-left text (Arabic, Hebrew, …)
+    is laid out right-to-left, its phrases in order and its full stop on the left."""
+    return f'dir="{text_direction(text)}"'
+
+
 def _span(text: str, key: str, cls: str, title: str, outline: bool, clickable: bool = False) -> str:
-    style = f"background:{COLOURS[cls]};border-radius:3px;padding:1px 2px;" + ("cursor:pointer;" if clickable else "")
+    # Each sentence is isolated (its own direction, unicode-bidi: isolate) so a right-to-left
+    # sentence among others keeps its order and its highlight in one piece; its key is an
+    # isolated left-to-right run at the sentence's start (the right edge of an RTL sentence).
+    style = (f"background:{COLOURS[cls]};border-radius:3px;padding:1px 2px;unicode-bidi:isolate;"
+             + ("cursor:pointer;" if clickable else ""))
     if outline:
         style += f"outline:2px solid {HIGHLIGHT_OUTLINE};"
-    return (f'<span class="sm-s sm-{cls}" data-key="{html.escape(key, quote=True)}" '
+    return (f'<span class="sm-s sm-{cls}" {_dir(text)} data-key="{html.escape(key, quote=True)}" '
             f'title="{html.escape(title, quote=True)}" style="{style}">'
-            f'<sup style="color:#6c757d;font-size:0.7em">{html.escape(key)}</sup>'
+            f'<sup dir="ltr" style="color:#6c757d;font-size:0.7em;unicode-bidi:isolate">{html.escape(key)}</sup>'
             f"{html.escape(text)}</span>")
 
 
@@ -116,7 +127,8 @@ def response_html(item: EvalItem, labels: Labels | None, selected: str | None = 
         title = f"{s.key} · {cls}{_probability(labels, 'support_probabilities', s.key)}"
         is_selected = selected is not None and normalize_key(selected) == normalize_key(s.key)
         parts.append(_span(s.text, s.key, cls, title + " · click to select", is_selected, clickable=labels is not None))
-    return '<div class="sm-response" style="line-height:1.9">' + " ".join(parts) + "</div>"
+    return (f'<div class="sm-response" {_dir(item.response or item.question)} style="line-height:1.9">'
+            + " ".join(parts) + "</div>")
 
 
 def documents_html(item: EvalItem, labels: Labels | None, selected: str | None = None) -> str:
@@ -130,8 +142,10 @@ def documents_html(item: EvalItem, labels: Labels | None, selected: str | None =
             cls = document_sentence_class(s.key, labels)
             title = f"{s.key} · {cls}{_probability(labels, 'relevance_probabilities', s.key)}"
             spans.append(_span(s.text, s.key, cls, title, normalize_key(s.key) in highlight))
-        blocks.append(f'<div class="sm-doc" style="margin:0.4em 0 0.8em 0;line-height:1.9">'
-                      f"<strong>Document {d}</strong><br>{' '.join(spans) or '<em>(no sentences)</em>'}</div>")
+        blocks.append(f'<div class="sm-doc" {_dir(" ".join(s.text for s in doc[:3]))} '
+                      'style="margin:0.4em 0 0.8em 0;line-height:1.9">'
+                      f"<strong><bdi>Document {d}</bdi></strong><br>"
+                      f"{' '.join(spans) or '<em>(no sentences)</em>'}</div>")
     return '<div class="sm-documents">' + "".join(blocks) + "</div>"
 
 
@@ -146,7 +160,7 @@ def explanation_html(item: EvalItem, labels: Labels | None, selected: str | None
     explanation = info.explanation if info and info.explanation else "(the judge gave no explanation)"
     return ('<div class="sm-explanation" style="border-left:4px solid '
             f'{HIGHLIGHT_OUTLINE};padding:0.3em 0.8em;margin:0.5em 0">'
-            f"<strong>{html.escape(selected)}</strong> ({html.escape(cls)}): {html.escape(text)}<br>"
+            f"<strong>{html.escape(selected)}</strong> ({html.escape(cls)}): <bdi>{html.escape(text)}</bdi><br>"
             f"<em>Supporting sentences:</em> {html.escape(cited)}<br>"
             f"<em>Explanation:</em> {html.escape(explanation)}</div>")
 
@@ -164,7 +178,7 @@ def support_map_html(item: EvalItem, labels: Labels | None, selected: str | None
     """The whole map: question, response, explanation of ``selected``, documents, legend.
     ``map_id`` names the map for a click on a response sentence (``components.draw_support_map``)."""
     return (f'<div class="support-map" data-map="{html.escape(map_id, quote=True)}">'
-            f"<p><strong>Question:</strong> {html.escape(item.question)}</p>"
+            f"<p><strong>Question:</strong> <bdi>{html.escape(item.question)}</bdi></p>"
             f"<p><strong>Response</strong></p>{response_html(item, labels, selected)}"
             f"{explanation_html(item, labels, selected)}"
             f"<p><strong>Documents</strong></p>{documents_html(item, labels, selected)}"
