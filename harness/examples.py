@@ -19,8 +19,8 @@ def make_example_runs(
     from rag_eval.demo import ensure_demo_collection, load_demo, load_labelled_sample
     from rag_eval.judges.factory import build_judge
     from rag_eval.rag.config import default_config
-    from rag_eval.runs.judge_only import judge_dataset
-    from rag_eval.runs.runner import run_dataset
+    from harness.runs import judge_dataset
+    from harness.runs import run_dataset
 
     collection = ensure_demo_collection().collection
     judge = build_judge("local")

@@ -10,7 +10,7 @@ from rag_eval.io.rows import read_rows
 from rag_eval.metrics.registry import TRACE_METRICS
 from rag_eval.rag.config import default_config
 from rag_eval.runs.compare import compare_runs
-from rag_eval.runs.runner import run_dataset
+from harness.runs import run_dataset
 from rag_eval.runs.store import RunStore
 
 

@@ -130,7 +130,7 @@ def test_no_import_cycles():
 
 def test_the_graph_is_read():
     """Guard against a walker that finds nothing: known edges are present."""
-    assert "rag_eval.runs.engine" in GRAPH["rag_eval.runs.runner"]
+    assert "rag_eval.runs.records" in GRAPH["rag_eval.runs.engine"]
     assert "rag_eval.encoders.onnx" in GRAPH["rag_eval.encoders.embedder"]
 
 

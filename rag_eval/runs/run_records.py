@@ -1,7 +1,7 @@
 """What both kinds of run (RAG pipeline, judge-only) record the same way: the
 dataset's fingerprint and the status an exception leaves.
 
-A module apart from :mod:`rag_eval.runs.runner` so judge-only runs (and the Batch page)
+A module apart from :mod:`rag_eval.runs.sources` so judge-only runs (and the Batch page)
 do not import the RAG pipeline, Qdrant and scikit-learn to record them.
 """
 

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from rag_eval.cli import cli
 from rag_eval.rag.config import default_config
-from rag_eval.runs.runner import run_dataset
+from harness.runs import run_dataset
 from rag_eval.runs.store import RunStore
 from tests.runs.conftest import OverlapJudge
 

@@ -7,7 +7,7 @@ import pytest
 
 from rag_eval.labels.store import item_from_record, save_review
 from rag_eval.rag.config import RagConfig
-from rag_eval.runs.judge_only import judge_dataset
+from harness.runs import judge_dataset
 from rag_eval.runs.store import RunStore
 from rag_eval.schema import Labels
 

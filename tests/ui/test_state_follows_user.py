@@ -68,7 +68,7 @@ def _judged_run(rows: int = 3) -> str:
     from rag_eval.demo import load_labelled_sample
     from rag_eval.judges.factory import build_judge
     from rag_eval.rag.config import default_config
-    from rag_eval.runs.judge_only import judge_dataset
+    from harness.runs import judge_dataset
     from rag_eval.runs.store import RunStore
 
     store = RunStore()
