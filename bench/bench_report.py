@@ -26,6 +26,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-report-") as tmp:
         os.environ.setdefault("RAG_EVAL_HOME", tmp)
+        from harness.runs import judge_dataset
         from rag_eval.config import shared_data_dir
         from rag_eval.io.rows import iter_rows
         from rag_eval.judges.factory import build_judge
@@ -33,7 +34,6 @@ def main() -> None:
         from rag_eval.rag.config import default_config
         from rag_eval.report.html import build_report
         from rag_eval.runs.item_fields import item_report_fields
-        from rag_eval.runs.judge_only import judge_dataset
         from rag_eval.runs.store import RunStore
 
         source = shared_data_dir() / "ragbench" / "parquet" / "covidqa" / "validation.parquet"

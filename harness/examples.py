@@ -16,11 +16,10 @@ def make_example_runs(
 ) -> dict[str, Any]:
     """Store the example runs; returns ``{"rag": [run ids by k], "judge": run id, "items": [demo item ids]}``.
     Builds the demo collection first when it is missing (offline)."""
+    from harness.runs import judge_dataset, run_dataset
     from rag_eval.demo import ensure_demo_collection, load_demo, load_labelled_sample
     from rag_eval.judges.factory import build_judge
     from rag_eval.rag.config import default_config
-    from harness.runs import judge_dataset
-    from harness.runs import run_dataset
 
     collection = ensure_demo_collection().collection
     judge = build_judge("local")

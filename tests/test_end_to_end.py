@@ -5,12 +5,12 @@ with k=5."""
 
 import pytest
 
+from harness.runs import run_dataset
 from rag_eval.demo import QUESTIONS_PATH, ensure_demo_collection
 from rag_eval.io.rows import read_rows
 from rag_eval.metrics.registry import TRACE_METRICS
 from rag_eval.rag.config import default_config
 from rag_eval.runs.compare import compare_runs
-from harness.runs import run_dataset
 from rag_eval.runs.store import RunStore
 
 

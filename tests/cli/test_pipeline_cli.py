@@ -6,9 +6,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from harness.runs import run_dataset
 from rag_eval.cli import cli
 from rag_eval.rag.config import default_config
-from harness.runs import run_dataset
 from rag_eval.runs.store import RunStore
 from tests.runs.conftest import OverlapJudge
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from harness.runs import judge_dataset
 from rag_eval.labels.store import item_from_record, save_review
 from rag_eval.rag.config import RagConfig
-from harness.runs import judge_dataset
 from rag_eval.runs.store import RunStore
 from rag_eval.schema import Labels
 

@@ -16,6 +16,7 @@ import json
 
 from click.testing import CliRunner
 
+from harness.runs import run_dataset
 from rag_eval.cli import cli
 from rag_eval.judges.factory import build_judge
 from rag_eval.labels.store import item_from_record, reviewed_scores, save_review
@@ -29,7 +30,6 @@ from rag_eval.runs.compare import (
     paired_table,
     run_diff,
 )
-from rag_eval.runs.runner import run_dataset
 from rag_eval.runs.store import RunStore
 from rag_eval.schema import Labels
 

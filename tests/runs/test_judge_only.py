@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import threading
 
+from harness.runs import judge_dataset
 from rag_eval.display.views import view_from_record
 from rag_eval.io.rows import RowError
 from rag_eval.rag.config import default_config
-from rag_eval.runs.judge_only import judge_dataset
 from rag_eval.runs.prepare import has_response, prepare_row
 from rag_eval.runs.store import RunStore
 from rag_eval.schema import JudgeResult, JudgeStatus, Labels

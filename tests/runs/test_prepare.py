@@ -9,12 +9,12 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from harness.runs import judge_dataset
 from rag_eval.cli import cli
 from rag_eval.datasets.io import iter_raw, write_dataset
 from rag_eval.judges.local import LocalJudge
 from rag_eval.metrics.registry import TRACE_METRICS
 from rag_eval.rag.config import default_config
-from rag_eval.runs.judge_only import judge_dataset
 from rag_eval.runs.prepare import has_response, prepare_row
 from rag_eval.runs.sources import RowsSource
 from rag_eval.runs.store import RunStore

@@ -5,9 +5,9 @@ import threading
 
 import pytest
 
+from harness.runs import run_dataset
 from rag_eval.io.rows import RowError
 from rag_eval.rag.config import default_config
-from rag_eval.runs.runner import run_dataset
 from rag_eval.runs.store import RunStore
 from tests.runs.conftest import OverlapJudge
 

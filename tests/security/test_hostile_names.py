@@ -29,13 +29,12 @@ def _store_hostile_runs() -> dict[str, str]:
     """Two RAG runs (top-2, top-5) of demo questions with hostile ids and questions, and a
     judge run of RAGBench rows with hostile ids, questions and responses: all by the real
     local judge. Tags, notes, a review and a saved dataset with hostile names too."""
+    from harness.runs import judge_dataset, run_dataset
     from rag_eval.config import data_dir
     from rag_eval.demo import DEMO_COLLECTION, load_demo, load_labelled_sample
     from rag_eval.judges.factory import build_judge
     from rag_eval.labels.store import item_from_record, save_review
     from rag_eval.rag.config import default_config
-    from rag_eval.runs.judge_only import judge_dataset
-    from rag_eval.runs.runner import run_dataset
     from rag_eval.runs.store import RunStore
 
     judge = build_judge("local")

@@ -13,12 +13,12 @@ import pytest
 from click.testing import CliRunner
 
 from harness import browser
+from harness.runs import judge_dataset
 from rag_eval.cli import cli
 from rag_eval.metrics.report_fields import REPORT_FIELDS
 from rag_eval.rag.config import default_config
 from rag_eval.report.html import SECTIONS, build_report
 from rag_eval.runs.export import export_rows
-from harness.runs import judge_dataset
 from rag_eval.runs.store import RunStore
 from rag_eval.runs.summary import gate_inputs, summarize_records
 from rag_eval.ui.frames import items_frame

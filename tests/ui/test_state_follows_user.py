@@ -65,10 +65,10 @@ def test_datasets_uploader_is_empty_after_an_import_and_after_leaving(rag_eval_h
 
 
 def _judged_run(rows: int = 3) -> str:
+    from harness.runs import judge_dataset
     from rag_eval.demo import load_labelled_sample
     from rag_eval.judges.factory import build_judge
     from rag_eval.rag.config import default_config
-    from harness.runs import judge_dataset
     from rag_eval.runs.store import RunStore
 
     store = RunStore()
