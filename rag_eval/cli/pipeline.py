@@ -220,7 +220,7 @@ def run_pipeline(command: RunCommand) -> None:
     config = _load_config(config_path, {})
     if command.kind or command.judge_option:  # the configuration's judge replaced, then built like a file's
         kind = command.kind or ":".join(filter(None, (config.judge.kind, config.judge.calibration)))
-        options = command.judge_option if command.kind else {**(config.judge.options or {}), **command.judge_option}
+        options = command.judge_option if command.kind else {**(config.judge.options or {}), **(command.judge_option or {})}
         try:
             config = config.with_changes(**judge_changes(kind, options))
         except JudgeUsageError as err:
