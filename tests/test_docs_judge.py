@@ -50,22 +50,28 @@ def _entry_points() -> str:
     return textwrap.dedent(block)
 
 
-@pytest.fixture
-def installed(tmp_path, monkeypatch):
-    """my_package written from the doc and installed as pip would (a dist-info folder)."""
-    from rag_eval.judges.kinds import JUDGE_KINDS
-    from rag_eval.metrics.registry import METRICS
-
-    project = tmp_path / "my_package_src"
+def write_doc_plugin(folder: Path) -> list[str]:
+    """my_package written from the doc and installed as pip would (a dist-info folder) under
+    ``folder``; the paths to put on ``sys.path`` / ``PYTHONPATH``."""
+    project = folder / "my_package_src"
     (project / "my_package").mkdir(parents=True)
     (project / "pyproject.toml").write_text(
         '[project]\nname = "my-package"\nversion = "0.1.0"\n\n' + _entry_points(), encoding="utf-8")
     (project / "my_package" / "__init__.py").write_text("", encoding="utf-8")
     (project / "my_package" / "metrics.py").write_text(METRICS_MODULE, encoding="utf-8")
     (project / "my_package" / "judge.py").write_text(_judge_module(), encoding="utf-8")
-    site = tmp_path / "site"
+    site = folder / "site"
     write_dist_info(project, site)
-    paths = [str(site), str(project)]
+    return [str(site), str(project)]
+
+
+@pytest.fixture
+def installed(tmp_path, monkeypatch):
+    """my_package of the doc, installed for this test (and its subprocesses)."""
+    from rag_eval.judges.kinds import JUDGE_KINDS
+    from rag_eval.metrics.registry import METRICS
+
+    paths = write_doc_plugin(tmp_path)
     for path in reversed(paths):
         monkeypatch.syspath_prepend(path)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([*paths, *filter(None, [os.environ.get("PYTHONPATH")])]))
