@@ -154,7 +154,8 @@ class JudgeKind:
             return None
         unknown = sorted(set(options or {}) - set(self.option_names()))
         if unknown:  # a model that ignores extra fields would drop them silently
-            raise JudgeUsageError(f"judge {self.name!r} has no option {', '.join(unknown)} (options: {allowed})")
+            raise JudgeUsageError(f"judge {self.name!r} options: {', '.join(unknown)}: not an option of this kind "
+                                  f"(options: {allowed})")
         try:
             return self.options.model_validate(dict(options or {}))
         except ValidationError as err:
