@@ -259,9 +259,21 @@ def judge_command(**params: Any) -> None:
 
 
 @dataclass(frozen=True)
-class JudgeCommand:
-    """What ``rag-eval judge`` was asked: its options as click parsed them; ``settings`` holds
-    the endpoint, price, cache and gate flags (read by :func:`_llm_config` and the gate)."""
+class CommandOptions:
+    """A command's options as click parsed them (an options object instead of a dozen
+    parameters): the fields a subclass declares, and every other flag in its ``rest``."""
+
+    @classmethod
+    def of(cls, params: dict[str, Any]) -> Any:
+        own = {f.name for f in fields(cls)} - {"rest"}
+        values = {k: v for k, v in params.items() if k in own}
+        return cls(**values, **{"rest": {k: v for k, v in params.items() if k not in own}})
+
+
+@dataclass(frozen=True)
+class JudgeCommand(CommandOptions):
+    """What ``rag-eval judge`` was asked; ``rest`` holds the endpoint, price, cache and gate
+    flags (read by :func:`_llm_config` and the gate)."""
 
     file: Path | None
     out: Path | None
@@ -280,13 +292,7 @@ class JudgeCommand:
     force: bool
     metrics: list[str] | None
     judge_option: dict[str, Any] | None
-    settings: dict[str, Any]
-
-    @classmethod
-    def of(cls, params: dict[str, Any]) -> JudgeCommand:
-        own = {f.name for f in fields(cls)} - {"settings"}
-        return cls(**{k: v for k, v in params.items() if k in own},
-                   settings={k: v for k, v in params.items() if k not in own})
+    rest: dict[str, Any]
 
 
 def run_judge(command: JudgeCommand) -> None:
@@ -294,7 +300,7 @@ def run_judge(command: JudgeCommand) -> None:
     from rag_eval.judges.kinds import JUDGE_KINDS
 
     file, out, kind, model_path, workers = command.file, command.out, command.kind, command.model_path, command.workers
-    calibrate, llm_options = command.calibrate, dict(command.settings)
+    calibrate, llm_options = command.calibrate, dict(command.rest)
     if calibrate is not None:  # the former spelling of `rag-eval calibrate`, kept for scripts
         if not JUDGE_KINDS.get(kind).calibrated:
             raise click.UsageError("--calibrate works with --judge local")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +15,7 @@ import click
 
 from rag_eval.cli.exits import Interrupted, Unavailable
 from rag_eval.cli.gate_options import apply_gate, gate_options, request_from
-from rag_eval.cli.judge import judge_kind_option, judge_option_option, metrics_option, workers_option
+from rag_eval.cli.judge import CommandOptions, judge_kind_option, judge_option_option, metrics_option, workers_option
 from rag_eval.cli.judge import progress_bar as _progress_bar  # cli/ingest.py reads it here
 from rag_eval.metrics.registry import FAMILY_HEADING, METRICS, TRACE_METRICS
 from rag_eval.metrics.report_fields import REPORT_FIELDS
@@ -181,8 +181,8 @@ def run(**params: Any) -> None:
 
 
 @dataclass(frozen=True)
-class RunCommand:
-    """What ``rag-eval run`` was asked, as click parsed it; ``gate`` holds the gate's flags."""
+class RunCommand(CommandOptions):
+    """What ``rag-eval run`` was asked; ``rest`` holds the gate's flags."""
 
     dataset: str
     config_path: str | None
@@ -197,13 +197,7 @@ class RunCommand:
     judge_option: dict[str, Any] | None
     metrics: list[str] | None
     db: str | None
-    gate: dict[str, Any]
-
-    @classmethod
-    def of(cls, params: dict[str, Any]) -> RunCommand:
-        own = {f.name for f in fields(cls)} - {"gate"}
-        return cls(**{k: v for k, v in params.items() if k in own},
-                   gate={k: v for k, v in params.items() if k not in own})
+    rest: dict[str, Any]
 
 
 def run_pipeline(command: RunCommand) -> None:
@@ -216,7 +210,7 @@ def run_pipeline(command: RunCommand) -> None:
     from rag_eval.runs.sinks import StoreSink
 
     dataset, name, judge_only, config_path = command.dataset, command.name, command.judge_only, command.config_path
-    gate = request_from(command.gate)
+    gate = request_from(command.rest)
     config = _load_config(config_path, {})
     if command.kind or command.judge_option:  # the configuration's judge replaced, then built like a file's
         kind = command.kind or ":".join(filter(None, (config.judge.kind, config.judge.calibration)))
