@@ -200,3 +200,25 @@ def test_run_chooses_a_plugin_judge_with_its_endpoint_options(installed, tmp_pat
     bad = CliRunner().invoke(cli, ["run", str(path), "--judge-only", "--judge", "overlap", "--judge-option",
                                    "colour=red", "--db", db])
     assert bad.exit_code == 2 and "colour" in bad.output and "verdict" in bad.output, bad.output
+
+
+def test_an_endpoint_kind_takes_its_endpoint_from_the_endpoint_settings_only():
+    """``model``/``base_url``/``api_key_env`` are the endpoint's (the llm kind's flags and
+    settings), never a plugin's own options; the registry names the default kinds."""
+    from pydantic import BaseModel
+
+    import rag_eval
+    from rag_eval.judges.factory import judge_changes
+
+    class WithEndpoint(BaseModel):
+        base_url: str
+
+    with pytest.raises(ValueError, match="base_url from the endpoint settings"):
+        rag_eval.JudgeKind(name="x", factory=lambda options, llm: None, options=WithEndpoint, endpoint=True)
+    kind = rag_eval.JudgeKind(name="x", factory=lambda options, llm: None, endpoint=True)
+    assert kind.calls_network and kind.ray == "driver" and "OpenAI-compatible endpoint" in kind.needs()
+    assert kind.endpoint_settings({"base_url": "u", "model": "m"}) == ({"base_url": "u", "model": "m"}, None)
+    assert judge_changes("llm", {"model": "m", "samples": 2}) == {
+        "judge.kind": "llm", "judge.calibration": None, "judge.options": {"samples": 2}, "judge.model": "m"}
+    assert judge_changes("local:cal")["judge.calibration"] == "cal"
+    assert (rag_eval.JUDGE_KINDS.default(endpoint=True), rag_eval.JUDGE_KINDS.default(endpoint=False)) == ("llm", "local")

@@ -91,7 +91,7 @@ class JudgeKind:
     """One kind of judge (see the module docstring for each field)."""
 
     name: str
-    factory: Callable[[Any], Judge] | None = None
+    factory: Callable[..., Judge] | None = None  # (options), or (options, llm) for an endpoint kind
     options: type[BaseModel] | None = None
     calls_network: bool = False
     endpoint: bool = False
@@ -123,7 +123,7 @@ class JudgeKind:
         return tuple(self.options.model_fields) if self.options is not None else ()
 
     def needs(self) -> str:
-        """What running it takes, in a few words (Settings, Batch, Ask, ``rag-eval judges list``)."""
+        """What running it takes, in a few words (the judge choice of Settings, Batch and Ask)."""
         required = [name for name, f in (self.options.model_fields.items() if self.options else ())
                     if f.is_required()]
         need = ("an OpenAI-compatible endpoint: model, base URL, key" if self.endpoint else
@@ -172,7 +172,10 @@ class JudgeKind:
         settings = {k: v for k, v in settings.items() if v is not None}  # given as options, they win
         spec = replace(spec, options=options, **settings)
         if spec.llm is not None and settings:
-            spec = replace(spec, llm=replace(spec.llm, **settings))
+            try:
+                spec = replace(spec, llm=replace(spec.llm, **settings))
+            except ValueError as err:  # e.g. a key pasted where its variable's name goes (never echoed)
+                raise JudgeUsageError(f"judge {self.name!r}: {err}") from None
         validated = self.validate_options(spec.options)
         if self.from_spec is None or validated is None:
             return spec
@@ -187,7 +190,7 @@ class JudgeKind:
         options = self.validate_options(spec.options)
         try:
             if self.endpoint:  # the same endpoint, model and key as the llm kind would get
-                return self.factory(options, llm_config_of(spec))  # type: ignore[call-arg]
+                return self.factory(options, llm_config_of(spec))
             return self.factory(options)
         except (OSError, ValueError, ImportError) as err:
             raise JudgeUsageError(f"cannot build the {self.name} judge: {err}") from err
