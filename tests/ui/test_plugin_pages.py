@@ -17,7 +17,7 @@ def plugins(tmp_path):
         yield projects
 
 
-def test_plugin_judge_and_metric_on_batch_runs_and_compare(plugins, rag_eval_home):
+def test_plugin_judge_and_metric_on_batch_runs_and_compare(plugins, demo_home):
     at = AppTest.from_file(APP, default_timeout=600)
     at.run()
     at.switch_page("pages/settings.py").run()
@@ -47,6 +47,14 @@ def test_plugin_judge_and_metric_on_batch_runs_and_compare(plugins, rag_eval_hom
         if "metric" in frame.value.columns:
             shown |= set(frame.value["metric"])
     assert "Answer length (words)" in shown
+
+    at.switch_page("pages/ask.py").run()  # Ask lists every kind too, on the session's choice
+    no_failure(at)
+    assert at.selectbox(key="ask.judge").value == "overlap"
+    assert {"llm", "local", "lexical", "overlap"} <= {o.split(" (")[0] for o in at.selectbox(key="ask.judge").options}
+    at.selectbox(key="ask.judge").set_value("lexical").run()
+    no_failure(at)
+    assert any("judge lexical" in c.value for c in at.caption)
 
 
 @pytest.mark.browser
