@@ -81,6 +81,7 @@ def test_docs_endpoint_judge_chosen_in_settings_judges_a_batch_in_chromium(demo_
         browser.wait_healthy(server.url, timeout_s=wait, process=server.process)
         session.goto(f"{server.url}/settings", "Settings", wait)
         browser.choose(session, "Judge", "overlap (an OpenAI-compatible endpoint", wait)
+        session.idle(wait)
         session.click_button("Save settings")
         session.wait_for("document.body.innerText.includes('Saved for this session.')", wait)
         assert session.evaluate("(() => { const a = Array.from(document.querySelectorAll('[data-testid=stSidebarNav] a'))"
@@ -89,6 +90,8 @@ def test_docs_endpoint_judge_chosen_in_settings_judges_a_batch_in_chromium(demo_
         browser.mouse_click(session, "Array.from(document.querySelectorAll('[data-testid=stRadio] label'))"
                                      f".find(l => l.innerText.trim().startsWith({json.dumps(SAMPLE)}))", wait)
         session.wait_for("document.body.innerText.includes('rows are usable')", wait)
+        session.wait_for("Array.from(document.querySelectorAll('button')).some(b => b.innerText.trim() === 'Run')", wait)
+        session.idle(wait)  # the page drawn whole, on the sample's rows
         assert browser.selectbox_value(session, "Judge").startswith("overlap"), session.main_text()[:2000]
         session.click_button("Run")
         session.wait_for("document.body.innerText.includes('Results · ')", wait)
