@@ -36,6 +36,7 @@ def render_inputs(names: list[str]):
     mode = cols[2].selectbox("Retrieval", MODES, key=K_MODE)
     k = cols[3].number_input("Top k", min_value=1, max_value=50, step=1, key=K_K)
     config = settings.chosen_config(base).with_changes(**{"retrieval.mode": mode, "retrieval.k": int(k)})
+    config = settings.choose_judge(config, f"{PAGE}.judge")  # every installed kind, with what it needs
     st.caption(
         f"Configuration `{config.config_hash}`: {config.retrieval.mode} top-{config.retrieval.k} · "
         f"generator {config.generator.kind} · judge {config.judge.kind} · scoring {config.scoring_mode.value}"

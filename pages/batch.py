@@ -201,8 +201,10 @@ def render_setup() -> None:
         retrieval = cols[2].selectbox("Retrieval", RETRIEVAL_MODES, key=f"{PAGE}.retrieval_mode")
         k = cols[3].number_input("Top k", min_value=1, max_value=50, value=5, step=1, key=f"{PAGE}.k")
         config = settings.chosen_config(base).with_changes(**{"retrieval.mode": retrieval, "retrieval.k": int(k)})
-        st.caption(f"Configuration `{config.config_hash}`: {retrieval} top-{int(k)} · generator "
-                   f"{config.generator.kind} · judge {config.judge.kind}")
+    config = settings.choose_judge(config, f"{PAGE}.judge")  # every installed kind, with what it needs
+    if mode == MODE_RAG:
+        st.caption(f"Configuration `{config.config_hash}`: {config.retrieval.mode} top-{config.retrieval.k} · "
+                   f"generator {config.generator.kind} · judge {config.judge.kind}")
     extra = data.per_item_metrics()
     if extra:  # installed rubrics and plugins' metrics: computed for every row, beside TRACe
         st.caption("Also computed per row: " + ", ".join(md("{} ({})", label, origin) for label, origin in extra)

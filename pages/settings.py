@@ -1,4 +1,4 @@
-"""Settings: provider, model, base URL, concurrency, rate limit and cache for this session.
+"""Settings: provider, judge, model, base URL, concurrency, rate limit and cache for this session.
 
 Keys come only from the environment or Space secrets; this page shows whether one is
 present, never its value. Where the server holds a secret (deployment mode,
@@ -33,11 +33,12 @@ def render_form() -> None:
     policy = settings.policy()
     with st.form(f"{PAGE}.form"):
         st.radio("Provider", list(PROVIDERS), key=f"{PAGE}.provider", format_func=PROVIDERS.get)
-        kinds = settings.local_judge_kinds()  # the judge-kind registry: the local judge and plugins' judges
+        kinds = ["", *settings.judge_kinds()]  # the judge-kind registry: built-in and plugins' kinds
         if st.session_state.get(f"{PAGE}.judge") not in kinds:
-            st.session_state[f"{PAGE}.judge"] = kinds[0]
-        st.selectbox("Offline judge (provider Local)", kinds, key=f"{PAGE}.judge",
-                     help="The judge that runs on this machine; `rag-eval judges list` shows where each comes from.")
+            st.session_state[f"{PAGE}.judge"] = ""
+        st.selectbox("Judge", kinds, key=f"{PAGE}.judge", format_func=settings.judge_label,
+                     help="Every installed judge kind with what it needs; a kind on an OpenAI-compatible endpoint "
+                          "uses the model, endpoint and key below. `rag-eval judges list` shows where each comes from.")
         cols = st.columns(2)
         if policy.locked and not policy.any_model:
             cols[0].selectbox("Model", list(policy.models), key=f"{PAGE}.model")

@@ -175,6 +175,14 @@ def _types(values: tuple[str, ...]) -> tuple[QueryType, ...]:
     return tuple(QueryType(t.replace("-", "_")) for t in names) or tuple(QueryType)
 
 
+def _answer_judge(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """``auto``, ``none`` or a kind of the judge-kind registry (``local:NAME`` too)."""
+    from rag_eval.cli.judge import judge_kind_option
+    from rag_eval.synth.generate import AUTO_JUDGE, NO_JUDGE
+
+    return value if value in (AUTO_JUDGE, NO_JUDGE) else str(judge_kind_option(ctx, param, value))
+
+
 @click.command("synth")
 @click.option("--collection", required=True, help="Qdrant collection to sample chunks from.")
 @click.option("-n", "n", type=click.IntRange(min=1), required=True, help="Questions to generate (before filtering).")
@@ -186,8 +194,9 @@ def _types(values: tuple[str, ...]) -> tuple[QueryType, ...]:
 @click.option("--few-shot", "few_shot", type=click.Path(exists=True, dir_okay=False), help="Golden dataset whose questions set the style.")
 @click.option("--negatives", is_flag=True, help="Also write a plausible but wrong answer per question.")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--judge", "judge_kind", type=click.Choice(["auto", "llm", "local", "none"]), default="auto", show_default=True,
-              help="Answerability check: the LLM judge when an LLM is configured (auto), the local judge, or none.")
+@click.option("--judge", "judge_kind", default="auto", show_default=True, callback=_answer_judge,
+              help="Answerability check: auto (the LLM judge when an LLM is configured, else the local judge), "
+                   "any judge kind (`rag-eval judges list`), or none.")
 @click.option("--dedupe-threshold", type=click.FloatRange(0, 1, min_open=True), default=0.9, show_default=True,
               help="Cosine at or above which a question is a near-duplicate.")
 @click.option("--dropped", "dropped_path", type=click.Path(dir_okay=False), default=None,

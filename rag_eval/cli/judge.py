@@ -11,6 +11,7 @@ import signal
 import sys
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -138,10 +139,12 @@ def _summary_lines(summary: EvaluationSummary, out: Path, local: bool = False, n
     return lines
 
 
-def _judge_kind(ctx: click.Context, param: click.Parameter, value: str) -> str:
+def judge_kind_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """A kind of the judge-kind registry (built-in or a plugin's), or ``local:NAME``."""
     from rag_eval.judges.kinds import JUDGE_KINDS
 
+    if value is None:  # `rag-eval run`: the configuration's judge
+        return None
     kind, colon, calibration = value.partition(":")
     declared = JUDGE_KINDS.find(kind)
     if declared is not None and (not colon or (declared.calibrated and calibration)):
@@ -200,7 +203,7 @@ judge_option_option = click.option(
 @click.command("judge")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path), required=False)
 @click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), help="Output rows (.jsonl, .json, .csv, .parquet).")
-@click.option("--judge", "kind", default="llm", show_default=True, callback=_judge_kind,
+@click.option("--judge", "kind", default="llm", show_default=True, callback=judge_kind_option,
               help="llm, local, local:NAME (the local judge with the calibration NAME), or a plugin's judge "
                    "(`rag-eval judges list`).")
 @judge_option_option
@@ -239,11 +242,7 @@ judge_option_option = click.option(
 @click.option("--ray-workers", type=click.IntRange(min=1), default=2, show_default=True,
               help="Ray workers (actors), each holding a local judge.")
 @workers_option
-def judge_command(file: Path | None, out: Path | None, kind: str, mode: str, samples: int, consistency_check: bool,
-                  model_path: Path | None, dry_run: bool, ray_address: str | None, ray_workers: int,
-                  workers: int,
-                  calibrate: Path | None, cal_name: str | None, cal_seed: int, force: bool,
-                  metrics: list[str] | None, judge_option: dict[str, Any] | None, **llm_options: Any) -> None:
+def judge_command(**params: Any) -> None:
     """Label every row of FILE with a judge and score TRACe.
 
     Rows need `question`, `response` and `documents` (list of texts) or
@@ -256,8 +255,52 @@ def judge_command(file: Path | None, out: Path | None, kind: str, mode: str, sam
     To fit the local judge to labelled rows first: `rag-eval calibrate LABELLED --name NAME`,
     then --judge local:NAME.
     """
+    run_judge(JudgeCommand.of(params))
+
+
+@dataclass(frozen=True)
+class CommandOptions:
+    """A command's options as click parsed them (an options object instead of a dozen
+    parameters): the fields a subclass declares, and every other flag in its ``rest``."""
+
+    @classmethod
+    def of(cls, params: dict[str, Any]) -> Any:
+        own = {f.name for f in fields(cls)} - {"rest"}
+        values = {k: v for k, v in params.items() if k in own}
+        return cls(**values, **{"rest": {k: v for k, v in params.items() if k not in own}})
+
+
+@dataclass(frozen=True)
+class JudgeCommand(CommandOptions):
+    """What ``rag-eval judge`` was asked; ``rest`` holds the endpoint, price, cache and gate
+    flags (read by :func:`_llm_config` and the gate)."""
+
+    file: Path | None
+    out: Path | None
+    kind: str
+    mode: str
+    samples: int
+    consistency_check: bool
+    model_path: Path | None
+    dry_run: bool
+    ray_address: str | None
+    ray_workers: int
+    workers: int
+    calibrate: Path | None
+    cal_name: str | None
+    cal_seed: int
+    force: bool
+    metrics: list[str] | None
+    judge_option: dict[str, Any] | None
+    rest: dict[str, Any]
+
+
+def run_judge(command: JudgeCommand) -> None:
+    """``rag-eval judge`` (see :func:`judge_command`)."""
     from rag_eval.judges.kinds import JUDGE_KINDS
 
+    file, out, kind, model_path, workers = command.file, command.out, command.kind, command.model_path, command.workers
+    calibrate, llm_options = command.calibrate, dict(command.rest)
     if calibrate is not None:  # the former spelling of `rag-eval calibrate`, kept for scripts
         if not JUDGE_KINDS.get(kind).calibrated:
             raise click.UsageError("--calibrate works with --judge local")
@@ -265,42 +308,39 @@ def judge_command(file: Path | None, out: Path | None, kind: str, mode: str, sam
                    "[--seed N] [--force]`", err=True)
         from rag_eval.cli.labels import calibrate_command
 
-        calibrate_command(calibrate, cal_name, cal_seed, force, model_path)
+        calibrate_command(calibrate, command.cal_name, command.cal_seed, command.force, model_path)
         return
     if file is None:
         raise click.UsageError("missing argument FILE")
     gate = request_from(llm_options)
     declared = JUDGE_KINDS.get(kind)
-    # The LLM settings go to every kind that calls a network (the llm kind reads them; a
-    # plugin's kind takes its own --judge-option); a local kind gets its model file and workers.
-    if judge_option and "api_key_env" in declared.option_names():
-        # the kind's endpoint options are the flags' settings, so both go through one policy (config.key_for)
-        for key in ("model", "base_url", "api_key_env"):
-            if key in judge_option:
-                if llm_options[key] is not None and llm_options[key] != judge_option[key]:
-                    raise click.UsageError(f"--judge-option {key}= and --{key.replace('_', '-')} differ: give one")
-                llm_options[key] = judge_option.pop(key)
-        judge_option = judge_option or None
-    config = _llm_config(llm_options) if declared.calls_network else None
+    # An endpoint kind (llm, a plugin's) gets --model, --base-url and the key variable as the
+    # llm kind does, given as flags or as --judge-option; a local kind its model file and workers.
+    settings, judge_option = declared.endpoint_settings(command.judge_option)
+    for key, value in settings.items():
+        if llm_options[key] is not None and llm_options[key] != value:
+            raise click.UsageError(f"--judge-option {key}= and --{key.replace('_', '-')} differ: give one")
+        llm_options[key] = value
+    config = _llm_config(llm_options) if declared.endpoint else None
     changes: dict[str, Any] = (
-        {"llm": config, "samples": samples, "consistency_check": consistency_check, "options": judge_option}
-        if declared.calls_network else
+        {"llm": config, "samples": command.samples, "consistency_check": command.consistency_check,
+         "options": judge_option} if declared.endpoint else
         {"model_path": str(model_path) if model_path else None, "options": judge_option, "workers": workers})
-    if dry_run:
-        _dry_run(file, kind, changes, metrics)
+    if command.dry_run:
+        _dry_run(file, kind, changes, command.metrics)
         return
-    endpoint_options = "api_key_env" in declared.option_names()  # the kind reads --model, --base-url, the key
-    if endpoint_options and config is not None and not config.has_key() and not config.base_url:
+    if config is not None and not config.has_key() and not config.base_url:
         raise click.ClickException(
             f"no API key: set the environment variable {config.api_key_env} (or name another with "
             "--api-key-env), or point --base-url at a server that needs none"
         )
-    judge = build_judge_or_exit(kind, ray_address, ray_workers, **changes)
+    ray_address = command.ray_address
+    judge = build_judge_or_exit(kind, ray_address, command.ray_workers, **changes)
     if out is None:
         raise click.UsageError("--out is required (except with --dry-run)")
     if ray_address and declared.ray == "driver":
         click.echo(f"--ray: the {kind} judge's calls stay in this process under one rate limiter", err=True)
-    summary = _judge_file(file, out, judge, mode, metrics)
+    summary = _judge_file(file, out, judge, command.mode, command.metrics)
     local = not declared.calls_network
     model = getattr(judge, "model", None)  # the local judge's fitted model says how far to trust it
     note = model.quality_note() if local and model is not None else None

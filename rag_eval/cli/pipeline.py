@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,7 +15,7 @@ import click
 
 from rag_eval.cli.exits import Interrupted, Unavailable
 from rag_eval.cli.gate_options import apply_gate, gate_options, request_from
-from rag_eval.cli.judge import metrics_option, workers_option
+from rag_eval.cli.judge import CommandOptions, judge_kind_option, judge_option_option, metrics_option, workers_option
 from rag_eval.cli.judge import progress_bar as _progress_bar  # cli/ingest.py reads it here
 from rag_eval.metrics.registry import FAMILY_HEADING, METRICS, TRACE_METRICS
 from rag_eval.metrics.report_fields import REPORT_FIELDS
@@ -157,12 +158,16 @@ def _ask_gate(result: Any, judged: bool) -> None:
               help="Judge the responses the rows already carry (response/answer + documents/contexts, or RAGBench "
                    "columns); no retrieval or generation. The same rows, ids and checks as `rag-eval judge` and the "
                    "Batch page.")
+@click.option("--judge", "kind", default=None, callback=judge_kind_option, metavar="KIND",
+              help="The judge, over the configuration's: llm, local, local:NAME, lexical or a plugin's "
+                   "(`rag-eval judges list`). An endpoint kind takes its model, endpoint and key as the "
+                   "configuration's judge does (or --judge-option model=, base_url=, api_key_env=).")
+@judge_option_option
 @metrics_option
 @db_option
 @gate_options
 @_user_errors
-def run(dataset, config_path, collection, name, resume_run, ray_address, ray_workers, workers, judge_only, metrics, db,
-        **gate_kwargs) -> None:
+def run(**params: Any) -> None:
     """Run every question of DATASET (.jsonl/.json/.csv/.parquet, or 'demo') through the
     RAG system: retrieve, generate, judge, score; store the run.
 
@@ -172,24 +177,59 @@ def run(dataset, config_path, collection, name, resume_run, ray_address, ray_wor
     responses are judged and scored instead. With --fail-under / --min-coverage /
     --junit the stored run is gated (exit 1 when a threshold or the coverage is not met);
     without them any failed item exits 1."""
+    run_pipeline(RunCommand.of(params))
+
+
+@dataclass(frozen=True)
+class RunCommand(CommandOptions):
+    """What ``rag-eval run`` was asked; ``rest`` holds the gate's flags."""
+
+    dataset: str
+    config_path: str | None
+    collection: str
+    name: str | None
+    resume_run: str | None
+    ray_address: str | None
+    ray_workers: int
+    workers: int
+    judge_only: bool
+    kind: str | None
+    judge_option: dict[str, Any] | None
+    metrics: list[str] | None
+    db: str | None
+    rest: dict[str, Any]
+
+
+def run_pipeline(command: RunCommand) -> None:
+    """``rag-eval run`` (see :func:`run`)."""
+    from rag_eval.cli.exits import InputError
     from rag_eval.cli.judge import build_judge_or_exit
-    from rag_eval.judges.base import ManagedJudge
+    from rag_eval.judges.base import JudgeUsageError, ManagedJudge
+    from rag_eval.judges.factory import judge_changes
     from rag_eval.runs.engine import evaluate
     from rag_eval.runs.sinks import StoreSink
 
-    gate = request_from(gate_kwargs)
+    dataset, name, judge_only, config_path = command.dataset, command.name, command.judge_only, command.config_path
+    gate = request_from(command.rest)
     config = _load_config(config_path, {})
-    judge = build_judge_or_exit(config.judge, ray_address, ray_workers,  # before any row: a bad judge runs nothing
-                                workers=workers)
+    if command.kind or command.judge_option:  # the configuration's judge replaced, then built like a file's
+        kind = command.kind or ":".join(filter(None, (config.judge.kind, config.judge.calibration)))
+        options = command.judge_option if command.kind else {**(config.judge.options or {}), **(command.judge_option or {})}
+        try:
+            config = config.with_changes(**judge_changes(kind, options))
+        except JudgeUsageError as err:
+            raise InputError(str(err)) from None
+    judge = build_judge_or_exit(config.judge, command.ray_address, command.ray_workers,  # before any row
+                                workers=command.workers)
     try:
-        source, path = _run_source(dataset, config, collection, judge, judge_only)
-        store = _store(db)
+        source, path = _run_source(dataset, config, command.collection, judge, judge_only)
+        store = _store(command.db)
         # the bar names the run as it is stored: --name, else the configuration's name
         update, close = _progress_bar(f"{'judge' if judge_only else 'run'} {name or config.name}",
                                       "row" if judge_only else "q")
         try:
-            summary = evaluate(source, judge, StoreSink(store, config, name=name, resume=resume_run), config=config,
-                               progress=update, metrics=metrics)
+            summary = evaluate(source, judge, StoreSink(store, config, name=name, resume=command.resume_run),
+                               config=config, progress=update, metrics=command.metrics)
         except KeyboardInterrupt:
             close()
             latest = store.list_runs(limit=1)

@@ -18,6 +18,7 @@ model, a missing model file. Entry points turn it into one line and exit code 2.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -46,6 +47,17 @@ def judge_spec(config: Any, **changes: Any) -> JudgeSpec:
                          concurrency=getattr(config, "concurrency", None), options=getattr(config, "options", None))
     changes = {k: v for k, v in changes.items() if v is not None}
     return replace(spec, **changes) if changes else spec
+
+
+def judge_changes(name: str, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The ``judge.*`` changes of a ``RagConfig`` that choose the judge ``name`` (a kind or
+    ``local:NAME``) with ``options`` (``rag-eval run --judge``, the dashboard's judge choice):
+    an endpoint kind's endpoint settings go to the configuration's own ``model``/``base_url``/
+    ``api_key_env``, where the ``llm`` kind's go. Unknown kinds are a usage error."""
+    kind, _, calibration = name.partition(":")
+    settings, rest = JUDGE_KINDS.get(kind).endpoint_settings(options)
+    return {"judge.kind": kind, "judge.calibration": calibration or None, "judge.options": rest,
+            **{f"judge.{key}": value for key, value in settings.items()}}
 
 
 def build_judge(config: Any = "local", ray: RaySpec | None = None, **changes: Any) -> Judge:

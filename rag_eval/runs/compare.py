@@ -236,8 +236,12 @@ def config_summary(config: Mapping[str, Any]) -> str:
         model = generator.get("model") if kind != "extractive" else None
         parts.append(f"{kind}:{model}" if model else str(kind))
     if judge:
-        kind = judge.get("kind", "?")
-        parts.append(f"judge {kind}{':' + str(judge['model']) if kind == 'llm' and judge.get('model') else ''}")
+        from rag_eval.judges.kinds import JUDGE_KINDS
+
+        kind = str(judge.get("kind", "?"))
+        declared = JUDGE_KINDS.find(kind)  # a kind on an endpoint is named with its model
+        model = judge.get("model") if declared is not None and declared.endpoint else None
+        parts.append(f"judge {kind}{':' + str(model) if model else ''}")
     return " · ".join(parts) or "—"
 
 

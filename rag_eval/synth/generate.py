@@ -182,19 +182,20 @@ def synthesize_from_collection(
     )
 
 
-JUDGE_KINDS = ("auto", "llm", "local", "none")
+#: The answerability filter's choices besides the registry's judge kinds (:data:`rag_eval.judges.kinds.JUDGE_KINDS`).
+AUTO_JUDGE, NO_JUDGE = "auto", "none"
 
 
 def make_answer_judge(kind: str, llm_config: Any) -> Judge | None:
-    """The judge of the answerability filter. ``auto`` takes the LLM judge (same endpoint
-    and model as generation) when an LLM is configured (a base URL or an API key), else
-    the offline local judge; ``none`` skips the filter."""
-    if kind not in JUDGE_KINDS:
-        raise ValueError(f"unknown judge {kind!r}; choose one of: {', '.join(JUDGE_KINDS)}")
-    if kind == "none":
+    """The judge of the answerability filter: any kind of the judge-kind registry (built with
+    ``llm_config``, the generation's endpoint and model, when it talks to an endpoint);
+    ``auto``: the registry's endpoint kind when an LLM is configured (a base URL or an API key),
+    else its local one; ``none`` skips the filter. An unknown kind is a ``JudgeUsageError``."""
+    if kind == NO_JUDGE:
         return None
-    if kind == "auto":
-        kind = "llm" if (llm_config.base_url or llm_config.has_key()) else "local"
     from rag_eval.judges.factory import build_judge
+    from rag_eval.judges.kinds import JUDGE_KINDS
 
+    if kind == AUTO_JUDGE:
+        kind = JUDGE_KINDS.default(endpoint=bool(llm_config.base_url or llm_config.has_key()))
     return build_judge(kind, llm=llm_config)  # a kind that calls no endpoint ignores the LLM settings

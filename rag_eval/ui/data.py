@@ -58,7 +58,8 @@ def install_status() -> dict[str, Any]:
     )
     from rag_eval.judges.kinds import JUDGE_KINDS
 
-    if JUDGE_KINDS.calls_network(cfg.judge.kind):
+    declared = JUDGE_KINDS.find(cfg.judge.kind)
+    if declared is not None and declared.endpoint:
         judge_detail = f"model {cfg.judge.model or 'default'}"
     else:
         judge_detail = f"calibration {cfg.judge.calibration}" if cfg.judge.calibration else "runs here, no key"
@@ -252,19 +253,12 @@ def judge_for(config: Any, ray: Any = None):
 
 
 def judge_note(judge_name: str) -> str | None:
-    """What the judge that produced a result says about how far to trust it (the
-    local judge's held-out figures); None for other judges."""
-    if not judge_name.startswith("local:"):
-        return None
-    model = _local_model()
-    return model.quality_note() if judge_name == f"local:{model.version}" else None
+    """What the kind of the judge that produced a result says about how far to trust it
+    (:attr:`~rag_eval.judges.kinds.JudgeKind.trust_note`: the local judge's held-out figures)."""
+    from rag_eval.judges.kinds import JUDGE_KINDS
 
-
-@st.cache_resource(show_spinner=False)
-def _local_model():
-    from rag_eval.judges.local import LocalModel
-
-    return LocalModel.load()
+    declared = JUDGE_KINDS.find(judge_name)
+    return declared.trust_note(judge_name) if declared is not None and declared.trust_note else None
 
 
 _DEMO_BUILD = threading.Lock()  # one build per process: the server's warm-up and every visitor share it

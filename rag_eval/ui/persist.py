@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from rag_eval.ui.settings import DEFAULTS, local_judge_kinds
+from rag_eval.ui.settings import DEFAULTS, judge_kinds
 
 # setting name -> query parameter
 PARAMS: dict[str, str] = {
@@ -89,7 +89,7 @@ def settings_to_params(values: Mapping[str, Any], baseline: Mapping[str, Any] = 
 def settings_from_params(params: Mapping[str, Any]) -> dict[str, Any]:
     """Settings read back from query parameters; a malformed value is ignored (the
     default stays), so a hand-edited URL cannot break a page."""
-    allowed = {"provider": lambda raw: raw in _PROVIDERS, "judge": lambda raw: raw in local_judge_kinds(),
+    allowed = {"provider": lambda raw: raw in _PROVIDERS, "judge": lambda raw: raw in judge_kinds(offline_only=True),
                "base_url": safe_base_url}
     out: dict[str, Any] = {}
     for name, param in PARAMS.items():

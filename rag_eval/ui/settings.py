@@ -28,7 +28,7 @@ from rag_eval.ui.constants import STATE_LINK_PROPOSAL, STATE_SETTINGS
 #: :func:`environment_settings`).
 DEFAULTS: dict[str, Any] = {
     "provider": "local",  # local | openai
-    "judge": "local",  # with the local provider: a judge kind that runs here (rag_eval.judges.kinds; plugins too)
+    "judge": "",  # a judge kind of the registry (plugins' too); "": the provider's (local offline, llm on an endpoint)
     "model": DEFAULT_MODEL,
     "base_url": "",
     "api_key_env": DEFAULT_API_KEY_ENV,
@@ -150,33 +150,73 @@ def key_present(env_name: str | None = None) -> bool:
 
 
 def config_from_settings(values: dict[str, Any], name: str = "dashboard") -> RagConfig:
-    """A ``RagConfig`` for these settings: the offline default with the LLM judge (and
-    optionally the LLM generator) switched on when the provider is not ``local``."""
+    """A ``RagConfig`` for these settings: the offline default with the chosen judge kind (none
+    chosen: the provider's, the LLM judge when the provider is not ``local``); a kind that talks
+    to an OpenAI-compatible endpoint gets the endpoint settings, and so does the generator
+    when asked for LLM answers."""
+    from rag_eval.judges.kinds import JUDGE_KINDS
+
     config = default_config(name)
-    if values["provider"] == "local":
-        kind = values.get("judge") or config.judge.kind
-        if kind != config.judge.kind and kind in local_judge_kinds():
-            return config.with_changes(**{"judge.kind": kind, "judge.calibration": None})
+    on_endpoint = values["provider"] != "local"
+    kind = values.get("judge") or JUDGE_KINDS.default(on_endpoint)
+    if JUDGE_KINDS.find(kind) is None:  # a plugin no longer installed: the provider's judge
+        kind = JUDGE_KINDS.default(on_endpoint)
+    config = with_judge(config, kind, values)
+    if on_endpoint and values["use_llm_generator"]:
+        config = config.with_changes(**{f"generator.{k}": v for k, v in _endpoint(values).items()},
+                                     **{"generator.kind": "openai"})
+    return config
+
+
+def _endpoint(values: dict[str, Any]) -> dict[str, Any]:
+    return {"model": values["model"] or None, "base_url": values["base_url"] or None,
+            "api_key_env": values["api_key_env"]}
+
+
+def with_judge(config: RagConfig, kind: str, values: dict[str, Any] | None = None) -> RagConfig:
+    """``config`` judged by ``kind`` (Settings, Batch and Ask's judge choice): an endpoint kind
+    with the session's endpoint, model, key variable and concurrency (``values``), as the
+    ``llm`` kind gets them."""
+    from rag_eval.judges.kinds import JUDGE_KINDS
+
+    if kind == config.judge.kind and values is None:
         return config
-    llm = {
-        "model": values["model"] or None,
-        "base_url": values["base_url"] or None,
-        "api_key_env": values["api_key_env"],
-    }
-    changes: dict[str, Any] = {f"judge.{k}": v for k, v in llm.items()}
-    changes.update({"judge.kind": "llm", "judge.calibration": None, "judge.concurrency": int(values["concurrency"])})
-    if values["use_llm_generator"]:
-        changes.update({f"generator.{k}": v for k, v in llm.items()})
-        changes["generator.kind"] = "openai"
+    values = values or current_settings()
+    changes: dict[str, Any] = {"judge.kind": kind, "judge.calibration": None, "judge.options": None}
+    if JUDGE_KINDS.get(kind).endpoint:
+        changes.update({f"judge.{k}": v for k, v in _endpoint(values).items()})
+        changes["judge.concurrency"] = int(values["concurrency"])
     return config.with_changes(**changes)
 
 
-def local_judge_kinds() -> list[str]:
-    """The judge kinds that run on this machine (the local judge, plugins' judges): the
-    choices of the offline provider, from the judge-kind registry."""
+def judge_kinds(offline_only: bool = False) -> list[str]:
+    """Every installed judge kind (the registry's, plugins' included), or only those that
+    send nothing anywhere (what a link may choose)."""
     from rag_eval.judges.kinds import JUDGE_KINDS
 
-    return [k.name for k in JUDGE_KINDS if not k.calls_network]
+    return [k.name for k in JUDGE_KINDS if not (offline_only and k.calls_network)]
+
+
+def judge_label(kind: str) -> str:
+    """A judge choice with what it needs (an endpoint, or nothing: it runs here)."""
+    from rag_eval.judges.kinds import JUDGE_KINDS
+
+    if not kind:
+        return "The provider's (local offline; llm on an endpoint)"
+    declared = JUDGE_KINDS.find(kind)
+    return f"{kind} ({declared.needs()})" if declared is not None else kind
+
+
+def choose_judge(config: RagConfig, key: str) -> RagConfig:
+    """Batch and Ask: every installed kind with what it needs, on ``config``'s judge; returns
+    ``config`` with the chosen one."""
+    kinds = judge_kinds()
+    if st.session_state.get(key) not in kinds:
+        st.session_state[key] = config.judge.kind if config.judge.kind in kinds else kinds[0]
+    chosen = st.selectbox("Judge", kinds, key=key, format_func=judge_label,
+                          help="Every installed judge kind (`rag-eval judges list`); an endpoint kind uses the "
+                               "endpoint, model and key of Settings.")
+    return config if chosen == config.judge.kind else with_judge(config, chosen)
 
 
 def current_config(name: str = "dashboard") -> RagConfig:
@@ -192,11 +232,12 @@ def llm_values_for(judge: Any) -> dict[str, Any]:
 
 
 def llm_json_for(judge: Any) -> str:
-    """:func:`llm_values_for` as a cache key when ``judge`` calls a network (it then gets the
-    session's LLM settings); empty for a judge that runs here."""
+    """:func:`llm_values_for` as a cache key when ``judge`` talks to an OpenAI-compatible
+    endpoint (it then gets the session's LLM settings); empty for any other judge."""
     from rag_eval.judges.kinds import JUDGE_KINDS
 
-    return json.dumps(llm_values_for(judge), sort_keys=True) if JUDGE_KINDS.calls_network(judge.kind) else ""
+    declared = JUDGE_KINDS.find(judge.kind)
+    return json.dumps(llm_values_for(judge), sort_keys=True) if declared is not None and declared.endpoint else ""
 
 
 def llm_from_json(llm_json: str):

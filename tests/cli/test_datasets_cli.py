@@ -122,3 +122,14 @@ def test_synth_command_user_errors(rag_eval_home, tmp_path):
     assert result.exit_code == 2 and "no collection named 'missing'" in result.output
     bad = run("synth", "--collection", "c", "-n", 2, "--out", tmp_path / "o.jsonl", "--types", "trivia")
     assert bad.exit_code == 2 and "unknown type(s) trivia" in bad.output
+
+
+def test_synth_answer_judge_is_any_kind_of_the_registry(tmp_path):
+    """`rag-eval synth --judge`: auto, none or a kind the judge-kind registry declares (no list of its own)."""
+    from rag_eval.synth import make_answer_judge
+
+    result = CliRunner().invoke(cli, ["synth", "--collection", "c", "-n", "1", "--out", str(tmp_path / "o.jsonl"),
+                                      "--judge", "nope"])
+    assert result.exit_code == 2 and "lexical" in result.output, result.output
+    assert make_answer_judge("none", None) is None
+    assert make_answer_judge("lexical", None).name.startswith("lexical")

@@ -73,3 +73,11 @@ def test_export_formats(tmp_path, fmt):
         assert export_bytes(store.get_run(run), store.items(run), fmt) == path.read_bytes()
     with pytest.raises(ValueError, match="export format"):
         export_run(store, run, tmp_path / "x", "xml")
+
+
+def test_config_summary_names_an_endpoint_judge_with_its_model():
+    """The registry says which kind talks to an endpoint (its model is named), not a kind's name."""
+    from rag_eval.runs.compare import config_summary
+
+    assert config_summary({"judge": {"kind": "llm", "model": "m"}}) == "judge llm:m"
+    assert config_summary({"judge": {"kind": "local", "model": "m"}}) == "judge local"

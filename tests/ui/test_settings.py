@@ -102,3 +102,18 @@ def test_the_batch_estimate_uses_the_runs_model_and_price_table(monkeypatch):
     bare = default_config().with_changes(**{"judge.kind": "llm"})
     assert estimate_batch(rows[:1], bare).parts[0].model == "priced-model"
     assert estimate_batch(rows[:1], default_config()).requests == 0  # local judge, extractive generator: free
+
+
+def test_any_installed_judge_kind_is_a_choice_and_only_an_endpoint_kind_gets_the_endpoint():
+    """The provider no longer forces the LLM judge: a chosen kind is the judge; a kind on an
+    OpenAI-compatible endpoint (llm, a plugin's) gets the session's model, endpoint and key variable."""
+    from rag_eval.ui.settings import judge_kinds, judge_label
+
+    assert {"llm", "local", "lexical"} <= set(judge_kinds()) and "llm" not in judge_kinds(offline_only=True)
+    assert "endpoint" in judge_label("llm") and "runs on this machine" in judge_label("lexical")
+    endpoint = {**DEFAULTS, "model": "m", "base_url": "http://127.0.0.1:9/v1", "concurrency": 2}
+    lexical = config_from_settings({**endpoint, "provider": "openai", "judge": "lexical"})
+    assert (lexical.judge.kind, lexical.judge.model, lexical.judge.base_url) == ("lexical", None, None)
+    llm = config_from_settings({**endpoint, "provider": "local", "judge": "llm"})
+    assert (llm.judge.kind, llm.judge.model, llm.judge.base_url) == ("llm", "m", "http://127.0.0.1:9/v1")
+    assert config_from_settings({**endpoint, "judge": "uninstalled"}).judge.kind == "local"
