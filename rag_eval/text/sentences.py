@@ -102,6 +102,8 @@ def _full_stop_sentences(text: str, units: list[tuple[int, int]]) -> list[tuple[
     exclamation mark (``。！？``, with the closing brackets after it) that text follows:
     sentencex leaves them when a digit, a Latin letter or an unclosed bracket comes next
     (``…開工。2010年…``). Not after a quotation closed before Hiragana (``「…？」と聞いた``)."""
+    if not _CJK_END.search(text, units[0][0] if units else 0, units[-1][1] if units else 0):
+        return units
     out: list[tuple[int, int]] = []
     for a, b in units:
         pos = a
@@ -132,6 +134,8 @@ def _spaced_script_sentences(text: str, units: list[tuple[int, int]]) -> list[tu
     white space between two letters of those scripts, a piece shorter than
     :data:`_MIN_SPACED_SENTENCE` characters kept with the one before it (spaces also set
     off short phrases, names and numbers)."""
+    if not _SPACED_SCRIPT_BREAK.search(text, units[0][0] if units else 0, units[-1][1] if units else 0):
+        return units
     out: list[tuple[int, int]] = []
     for a, b in units:
         pieces, pos = [], a
