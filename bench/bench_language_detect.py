@@ -70,6 +70,7 @@ def detectors() -> tuple[dict[str, tuple[Callable[[], Callable[[str], str]], tup
     def rag_eval_detector() -> Callable[[str], str]:
         from rag_eval.text.language import detect_language
 
+        detect_language("load the model")
         return detect_language.__wrapped__  # not the cache: every text is read
 
     out["rag_eval detect_language (scripts + py3langid)"] = (rag_eval_detector, ("py3langid",))
@@ -77,6 +78,7 @@ def detectors() -> tuple[dict[str, tuple[Callable[[], Callable[[str], str]], tup
     def py3langid_detector() -> Callable[[str], str]:
         import py3langid
 
+        py3langid.classify("load the model")
         return lambda text: str(py3langid.classify(text)[0])
 
     out["py3langid 0.4 (raw)"] = (py3langid_detector, ("py3langid",))
