@@ -11,6 +11,14 @@ came from, never rebuilt. Text is first cut into units:
 - a line break inside a prose paragraph is not a boundary (hard-wrapped text reads as
   the paragraph it is).
 
+Every text is split in its language: the one the caller names (``language=``, ISO 639-1:
+a row's ``language``, the configuration's, ingest's per document), else the one
+:func:`rag_eval.text.language.detect_language` reads from the text, once. sentencex takes
+the code (its abbreviations and sentence ends); on top of it, a full stop with no white
+space after it is an end in Chinese and Japanese (``。``) but not inside a Latin name
+(``window.__x``), and Thai and Lao, which end sentences with a space, are cut there
+(``bench/bench_sentence_split.py --languages`` measures it per language).
+
 Extracted documents know their blocks' kinds (:mod:`rag_eval.rag.extract`); they call
 :func:`split_blocks` with them instead of relying on the heuristics above. Rows that
 already carry RAGBench's ``documents_sentences`` / ``response_sentences`` are used as
