@@ -16,7 +16,8 @@ and how each language's text is cut into tokens, so callers get plain floats:
   a Russian or Chinese answer identical to its reference scored 0). Empty text gives zeros.
 
 ``language`` is the item's ISO 639-1 code; None reads it from the reference (then the
-hypothesis) with :func:`rag_eval.text.language.language_of`.
+hypothesis) with :func:`rag_eval.text.language.language_of` (ASCII text, and Latin text
+too short to tell, take the English path without a guess).
 """
 
 from __future__ import annotations
@@ -25,12 +26,15 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
-from rag_eval.text.language import language_of, normalize_language
+import regex
+
+from rag_eval.text.language import UNKNOWN, language_of, normalize_language
 from rag_eval.text.words import words
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
 # Scripts written without spaces whose languages sacrebleu cuts into characters.
 _CHARACTER_LANGUAGES = frozenset({"ja", "th", "lo", "km", "my", "bo"})
+_NON_LATIN_LETTER = regex.compile(r"(?!\p{Latin})\p{L}")
 
 
 class RougeScore(NamedTuple):
@@ -55,7 +59,10 @@ def _language(language: str | None, *texts: str) -> str:
         return normalize_language(language)
     if all(t.isascii() for t in texts):
         return "en"
-    return language_of(*texts)
+    detected = language_of(*texts)
+    if detected == UNKNOWN and not any(_NON_LATIN_LETTER.search(t) for t in texts):
+        return "en"  # too short to tell, Latin letters only ("It’s Paris."): the English path, as before
+    return detected
 
 
 def bleu_tokenizer(language: str) -> str:

@@ -61,6 +61,14 @@ def test_english_scores_are_unchanged(hypothesis, reference, bleu_before, rouge_
     assert rouge(hypothesis, reference, language=language)["rougeL"].fmeasure == pytest.approx(rouge_l_before)
 
 
+def test_a_short_english_answer_with_typographic_quotes_stays_english():
+    from rouge_score import rouge_scorer
+
+    hyp, ref = "It’s “Paris”.", "It’s Paris, France."
+    expected = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True).score(ref, hyp)["rougeL"].fmeasure
+    assert rouge(hyp, ref)["rougeL"].fmeasure == pytest.approx(expected)
+
+
 def test_english_corpus_bleu_is_unchanged():
     hyps, refs = [h for h, *_ in ENGLISH] + ["café au lait costs 3€"], [r for _, r, *_ in ENGLISH] + [
         "The café sells café au lait for 3€."]
