@@ -133,9 +133,11 @@ def detectors() -> tuple[dict[str, tuple[Callable[[], Callable[[str], str]], tup
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-language", type=int, default=200, help="questions and passages per language")
+    parser.add_argument("--only", default="", help="measure only the detectors whose name contains this")
     args = parser.parse_args()
     data = load_texts(args.per_language)
     found, missing = detectors()
+    found = {name: value for name, value in found.items() if args.only in name}
     languages = list(data)
     print(f"{len(languages)} languages ({', '.join(languages)}), up to {args.per_language} questions "
           f"(short) and passages (long) each; missing here: {', '.join(missing) or 'none'}\n")

@@ -12,7 +12,10 @@ How a text is read (chosen by ``bench/bench_language_detect.py``, figures in
   their own language. A question of eight characters is then as certain as a page; a
   statistical detector guesses on such short texts (py3langid reads a short Japanese
   question written in Kanji as Chinese).
-- **Other scripts** (Latin, Cyrillic, Arabic, Devanagari) go to py3langid, restricted to
+- **English function words** decide a longer Latin-script text where they are at least
+  15 % of the words (``the``, ``and``, ``of``, ``which``, ...): most English rows then
+  never reach the detector.
+- **Other texts** (Latin, Cyrillic, Arabic, Devanagari) go to py3langid, restricted to
   the languages that have an ISO 639-1 code; the dialects and varieties its model also
   knows are counted with their language (Egyptian and Moroccan Arabic are ``ar``, Wu and
   Cantonese ``zh``). A text with fewer than three letters, or whose best language the
@@ -50,6 +53,11 @@ _SCRIPT_RUN = regex.compile(
     "|".join(rf"(?P<{name}>\p{{Script={name}}}+)" for name in _SCRIPT_LANGUAGES)
     + r"|(?P<Kana>[\p{Script=Hiragana}\p{Script=Katakana}ー]+)|(?P<Han>\p{Script=Han}+)|(?P<Other>\p{L}+)"
 )
+_NON_LATIN_LETTER = regex.compile(r"(?!\p{Latin})\p{L}")
+_WORD = regex.compile(r"\p{L}+")
+_ENGLISH_WORDS = frozenset("the and of is that for with was are this from which have has were been their they what "
+                           "who when how does did".split())
+_ENGLISH_SHARE = 0.15
 # py3langid's varieties counted with their ISO 639-1 language; its other codes without
 # one (Acehnese, Nigerian Pidgin, ... and ``zxx``, "no linguistic content") are left out.
 _VARIETIES = {"ary": "ar", "arz": "ar", "wuu": "zh", "yue": "zh", "uzs": "uz", "hbo": "he", "grc": "el",
@@ -105,10 +113,26 @@ def _by_detector(sample: str) -> str:
 def detect_language(text: str) -> str:
     """The ISO 639-1 code of ``text``'s language, or :data:`UNKNOWN`."""
     sample = " ".join(text.split())[:_SAMPLE_CHARS]
+    if not _NON_LATIN_LETTER.search(sample):  # Latin letters only: no script names the language
+        found = _WORD.findall(sample.lower())
+        if sum(map(len, found)) < _MIN_LETTERS:
+            return UNKNOWN
+        return _english_by_its_words(found) or _by_detector(sample)
     counts = _script_letters(sample)
     if sum(counts.values()) < _MIN_LETTERS:
         return UNKNOWN
     return _by_script(counts) or _by_detector(sample)
+
+
+def _english_by_its_words(found: list[str]) -> str | None:
+    """"en" for a Latin-script text (its lower-cased ``found`` words) of a dozen words or
+    more of which at least :data:`_ENGLISH_SHARE` are English function words, which no
+    other language writes that often (on the shared passages: no text of another language, and 78 % of English
+    passages; 79 % of RAGBench's responses); None otherwise. The English rows then skip
+    the detector, a tenth of the cost."""
+    if len(found) >= 12 and sum(w in _ENGLISH_WORDS for w in found) >= _ENGLISH_SHARE * len(found):
+        return "en"
+    return None
 
 
 def normalize_language(code: str | None) -> str:
