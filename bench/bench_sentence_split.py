@@ -8,6 +8,19 @@ the document text are left out (counted in the header). Speed is documents per s
 of CPU time on the same documents, one run after a warm-up call.
 
     nice .venv/bin/python bench/bench_sentence_split.py [--per-subset 150]
+
+``--languages`` measures instead how often a unit of ``split_sentences`` / ``split_blocks``
+still holds two or more sentences, per language, before (the splitter of ``--before``, a
+git revision: always English rules, every cut without white space after it re-joined) and
+after (the language given or detected): on the shared multilingual passages and on
+Debian's reference manual in Japanese, Chinese and German (``apt-get install
+debian-reference-ja debian-reference-zh-cn debian-reference-de``), extracted as ingest
+does. A sentence end inside a unit is a full stop, question or exclamation mark of any
+script (``。！？।॥؟۔።။``, or ``.!?`` after a word of two letters) followed by the start of
+another sentence (a capital or a letter of a script without case): a rough count, the
+same for both splitters.
+
+    nice .venv/bin/python bench/bench_sentence_split.py --languages [--before main]
 """
 
 from __future__ import annotations
@@ -15,12 +28,17 @@ from __future__ import annotations
 import argparse
 import glob
 import re
+import subprocess
 import sys
 import time
+import types
+from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import regex
 
 from rag_eval.config import shared_data_dir
 
@@ -77,10 +95,87 @@ def splitters() -> dict[str, Callable[[str], list[str]]]:
     return out
 
 
+_INNER_END = regex.compile(
+    r"(?:[。！？][」』）”]*(?=[^\s」』）”。！？])|(?:(?<=\p{L}\p{L})[.!?]|[।॥؟۔።။])[\"'”’)]*\s+(?=[\p{Lu}\p{Lo}]))"
+)
+_DEBIAN = Path("/usr/share/debian-reference")
+
+
+def _previous_splitter(revision: str) -> types.ModuleType:
+    """``rag_eval/text/sentences.py`` as it was at ``revision`` (git), as a module."""
+    root = Path(__file__).resolve().parent.parent
+    source = subprocess.run(["git", "-C", str(root), "show", f"{revision}:rag_eval/text/sentences.py"],
+                            check=True, capture_output=True, text=True).stdout
+    module = types.ModuleType("sentences_before")
+    exec(compile(source, f"{revision}:rag_eval/text/sentences.py", "exec"), module.__dict__)  # noqa: S102
+    return module
+
+
+def _language_documents(per_language: int) -> dict[str, list[tuple[str, list[tuple[int, int, str]] | None, str]]]:
+    """{corpus: [(text, blocks or None, language)]}: shared passages per language, Debian pages."""
+    import json
+
+    out: dict[str, list[tuple[str, list[tuple[int, int, str]] | None, str]]] = defaultdict(list)
+    folder = shared_data_dir() / "multilingual"
+    for path in sorted(folder.glob("qa_*.jsonl")):
+        seen: set[str] = set()
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                row = json.loads(line)
+                key = f"passages {row['language']}"
+                passage = row["contexts"][0]
+                if passage not in seen and len(out[key]) < per_language:
+                    seen.add(passage)
+                    out[key].append((passage, None, row["language"]))
+    from rag_eval.rag.extract.html import extract_html
+
+    for suffix, language in (("ja", "ja"), ("zh-cn", "zh"), ("de", "de")):
+        for page in sorted(_DEBIAN.glob(f"*.{suffix}.html")):
+            text, spans = extract_html(page.read_text(encoding="utf-8")).assemble()
+            out[f"Debian reference {suffix}"].append((text, [(b.start, b.end, b.kind) for b in spans], language))
+    return dict(sorted(out.items()))
+
+
+def _multi_sentence_share(units: list[str]) -> tuple[float, int]:
+    return sum(bool(_INNER_END.search(u)) for u in units) / max(len(units), 1), max(map(len, units), default=0)
+
+
+def languages(per_language: int, revision: str) -> None:
+    from rag_eval.text.sentences import split_blocks, split_sentences
+
+    before = _previous_splitter(revision)
+    split_sentences("Lädt das Modell der Spracherkennung vor der Messung.")  # its one-off load is not a document's
+    print(f"Units holding two or more sentences, before ({revision}) and after; longest unit in characters\n")
+    print("| corpus | documents | units before | share 2+ before | longest before | units after | share 2+ after "
+          "| longest after | ms/doc before | ms/doc after (CPU) |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for corpus, docs in _language_documents(per_language).items():
+        old: list[str] = []
+        new: list[str] = []
+        seconds = seconds_before = 0.0
+        for text, blocks, _ in docs:
+            cpu = time.process_time()
+            old += [u for u, _, _ in (before.split_blocks(text, blocks) if blocks else before.split_sentences(text))]
+            seconds_before += time.process_time() - cpu
+            cpu = time.process_time()
+            new += [u for u, _, _ in (split_blocks(text, blocks) if blocks else split_sentences(text))]
+            seconds += time.process_time() - cpu
+        (share_old, long_old), (share_new, long_new) = _multi_sentence_share(old), _multi_sentence_share(new)
+        print(f"| {corpus} | {len(docs)} | {len(old)} | {share_old:.1%} | {long_old:,} | {len(new)} | "
+              f"{share_new:.1%} | {long_new:,} | {1000 * seconds_before / max(len(docs), 1):.1f} | "
+              f"{1000 * seconds / max(len(docs), 1):.1f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-subset", type=int, default=150, help="documents per RAGBench subset")
+    parser.add_argument("--languages", action="store_true", help="units of 2+ sentences per language, before/after")
+    parser.add_argument("--per-language", type=int, default=100, help="passages per language (--languages)")
+    parser.add_argument("--before", default="main", help="git revision of the splitter before (--languages)")
     args = parser.parse_args()
+    if args.languages:
+        languages(args.per_language, args.before)
+        return
     docs, skipped = load_documents(args.per_subset)
     chars = sum(len(t) for t, _ in docs)
     print(f"{len(docs)} RAGBench documents ({chars / 1e6:.2f} M characters; {skipped} whose sentences "

@@ -74,6 +74,8 @@ class MetricItem:
     response: str
     documents: list[str]
     reference: str | None = None
+    #: The item's ISO 639-1 code ("" : the text metrics read it from the texts).
+    language: str = ""
     metadata: Mapping[str, Any] = field(default_factory=dict)
     labels: Labels | None = None
     trace: TraceScores | None = None
@@ -434,13 +436,13 @@ def _trace(name: str) -> MetricFunction:
 def _bleu(item: MetricItem) -> float:
     from rag_eval.metrics.text import bleu
 
-    return bleu(item.response, item.reference or "")
+    return bleu(item.response, item.reference or "", language=item.language or None)
 
 
 def _rouge_l(item: MetricItem) -> float:
     from rag_eval.metrics.text import rouge
 
-    return float(rouge(item.response, item.reference or "")["rougeL"].fmeasure)
+    return float(rouge(item.response, item.reference or "", language=item.language or None)["rougeL"].fmeasure)
 
 
 def _retrieval(name: str) -> MetricFunction:

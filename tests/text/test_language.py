@@ -1,0 +1,67 @@
+"""Language detection: ISO 639-1 codes, scripts that name their language, "und" when a
+text cannot tell, and a given language first."""
+
+import json
+
+import pytest
+
+from rag_eval.text.language import UNKNOWN, detect_language, language_of, normalize_language
+
+
+@pytest.mark.parametrize(("text", "code"), [
+    ("Москва — столица России.", "ru"),
+    ("北京是中国的首都。", "zh"),
+    ("東京は日本の首都です。", "ja"),
+    ("서울은 한국의 수도입니다.", "ko"),
+    ("กรุงเทพมหานครเป็นเมืองหลวงของประเทศไทย", "th"),
+    ("القاهرة هي عاصمة مصر.", "ar"),
+    ("नई दिल्ली भारत की राजधानी है।", "hi"),
+    ("Αθήνα είναι η πρωτεύουσα της Ελλάδας.", "el"),
+    ("ירושלים היא עיר הבירה של ישראל.", "he"),
+    ("Berlin ist die Hauptstadt von Deutschland.", "de"),
+    ("Paris is the capital of France.", "en"),
+])
+def test_languages_are_iso_639_1(text, code):
+    assert detect_language(text) == code
+
+
+def test_chinese_varieties_are_chinese_and_kana_is_japanese():
+    # Han alone is Chinese (py3langid alone reads some as Wu or Cantonese); a Japanese
+    # question written mostly in Kanji is Japanese by its Kana.
+    assert detect_language("广州是广东省的省会") == "zh"
+    assert detect_language("日本の首都") == "ja"
+
+
+def test_too_short_or_no_letters_is_unknown():
+    assert detect_language("") == UNKNOWN
+    assert detect_language("ok") == UNKNOWN
+    assert detect_language("12345 !!!") == UNKNOWN
+
+
+def test_a_given_language_wins_and_is_normalized():
+    assert language_of("Paris is the capital of France.", given="fr") == "fr"
+    assert language_of("北京是中国的首都。", given="zh-Hans") == "zh"
+    assert normalize_language("pt_BR") == "pt"
+    assert normalize_language(None) == ""
+
+
+def test_a_short_answer_takes_its_questions_language():
+    assert language_of("1945", "Wann endete der Zweite Weltkrieg in Europa?") == "de"
+    assert language_of("", "") == UNKNOWN
+
+
+def test_every_language_of_the_shared_passages(shared_data):
+    """The first passages of each language of the shared QA data are read right."""
+    wrong = []
+    for name in ("qa_tydiqa_goldp_dev.jsonl", "qa_jsquad_valid.ja.jsonl", "qa_cmrc2018_dev.zh.jsonl",
+                 "qa_iapp_wikiqa_test.th.jsonl"):
+        seen: dict[str, int] = {}
+        with open(shared_data / "multilingual" / name, encoding="utf-8") as fh:
+            for line in fh:
+                row = json.loads(line)
+                if seen.get(row["language"], 0) >= 5:
+                    continue
+                seen[row["language"]] = seen.get(row["language"], 0) + 1
+                if detect_language(row["contexts"][0]) != row["language"]:
+                    wrong.append((row["id"], detect_language(row["contexts"][0])))
+    assert not wrong
