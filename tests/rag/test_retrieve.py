@@ -80,8 +80,11 @@ def test_a_passage_two_documents_share_is_retrieved_once(tmp_path, mode):
 
 def test_the_demo_shows_no_chunk_twice():
     """The first question a visitor tries: the demo holds two RAGBench pages that share their
-    second half, whose chunks were Documents 4 and 5 of the answer."""
+    second half, whose chunks were Documents 4 and 5 of the answer. Its chunks carry their page's
+    title (RAGBench's emanual pages have no section path or page number to show)."""
     ensure_demo_collection()
     for mode in ("dense", "bm25", "hybrid"):
         chunks = retrieve("How do I make the screen black and white?", DEMO_COLLECTION, config(mode, k=5))
         assert len(chunks) == 5 and len({c.text for c in chunks}) == 5, mode
+        assert all(c.text.startswith(c.title + ". ") for c in chunks if c.chunk_index == 0), mode  # each page's heading
+    assert chunks[0].title == "Setting the screen to black and white"
