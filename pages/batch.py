@@ -222,9 +222,7 @@ def render_setup() -> None:
     rows = rows[: int(limit)]
     usable, problems = batch_rows.check(dataset, batch_rows.JUDGE if mode == MODE_JUDGE else batch_rows.RAG,
                                         int(limit))
-    st.markdown(f"**{usable} of {len(rows)}** rows are usable" + (f" ({len(rows)} of the dataset's {total} chosen)"
-                                                                  if len(rows) < total else " (all rows)")
-                + "; the others are kept and reported with status `invalid_input`.")
+    st.markdown(batch_rows.usable_note(usable, len(rows), total))
     if not problems.empty:
         st.warning(f"{len(problems)} row(s) with problems")
         components.draw_table(problems, key=f"{PAGE}.problems")
