@@ -229,15 +229,22 @@ def _progress(progress: bool | Callable[[int, int], None], label: str) -> tuple[
         from tqdm.auto import tqdm
     else:
         from tqdm import tqdm
-    bar = tqdm(total=None, unit="row", desc=label, file=sys.stderr)
+    bars: list[Any] = []  # drawn at the first update, with its total: no "0row [00:00, ?row/s]" line before
 
     def update(done: int, total: int) -> None:
+        if not bars:
+            bars.append(tqdm(total=total or None, unit="row", desc=label, file=sys.stderr))
+        bar = bars[0]
         if total and bar.total != total:
             bar.total = total
         bar.n = done
         bar.refresh()
 
-    return update, bar.close
+    def close() -> None:
+        for bar in bars:
+            bar.close()
+
+    return update, close
 
 
 # ---------------------------------------------------------------- results

@@ -268,3 +268,11 @@ def test_saved_evaluation_loads_and_compares(rows):
     assert (paired["n_pairs"] > 0).all()
     unsaved = rag_eval.compare(first, rag_eval.evaluate(rows[:4], progress=False))
     assert unsaved.runs == [first.run_id, "evaluation-2"]
+
+
+def test_the_progress_bar_starts_with_its_total(rows, capsys):
+    """No stray ``0row [00:00, ?row/s]`` line before the bar: it is drawn once the total is known."""
+    rag_eval.evaluate(rows[:2], progress=True)
+    drawn = capsys.readouterr().err.replace("\r", "\n")
+    assert "?row/s]" not in drawn.replace("<?, ?row/s]", "") and "0row " not in drawn, drawn
+    assert "2/2" in drawn
