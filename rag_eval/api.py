@@ -256,6 +256,19 @@ def _interval(low: float | None, high: float | None) -> str:
     return "" if low is None or high is None else f"[{_fmt(low)}, {_fmt(high)}]"
 
 
+def _stat_text(stat: MetricStat) -> str:
+    """``0.4172 [0.38, 0.45] (n=20)``; without an interval, why: ``0.4172 (n=1: too few rows for an
+    interval)``, ``n/a (n=0: no row has a value)``, never ``[n/a, n/a]`` with no reason."""
+    from rag_eval.metrics.aggregate import MIN_ROWS_FOR_INTERVAL
+
+    if stat.mean is None:
+        return f"n/a (n={stat.n}: no row has a value)"
+    if stat.ci_low is None or stat.ci_high is None:
+        why = "too few rows for an interval" if stat.n < MIN_ROWS_FOR_INTERVAL else "no interval"
+        return f"{_fmt(stat.mean, 4)} (n={stat.n}: {why})"
+    return f"{_fmt(stat.mean, 4)} [{_fmt(stat.ci_low, 4)}, {_fmt(stat.ci_high, 4)}] (n={stat.n})"
+
+
 def _html_table(caption: str, header: Sequence[str], rows: Iterable[Sequence[Any]], note: str = "") -> str:
     """A compact HTML table (what Jupyter shows for a result), every cell escaped."""
     head = "".join(f"<th>{html.escape(str(h))}</th>" for h in header)
@@ -303,8 +316,7 @@ class Summary:
 
     def __str__(self) -> str:
         lines = [self.headline]
-        lines += [f"  {name}: {_fmt(s.mean, 4)} [{_fmt(s.ci_low, 4)}, {_fmt(s.ci_high, 4)}] (n={s.n})"
-                  for name, s in self.metrics.items()]
+        lines += [f"  {name}: {_stat_text(s)}" for name, s in self.metrics.items()]
         lines.append(f"judge error: {self.expected_judge_error.get('basis', 'unknown')}")
         return "\n".join(lines)
 

@@ -276,3 +276,12 @@ def test_the_progress_bar_starts_with_its_total(rows, capsys):
     drawn = capsys.readouterr().err.replace("\r", "\n")
     assert "?row/s]" not in drawn.replace("<?, ?row/s]", "") and "0row " not in drawn, drawn
     assert "2/2" in drawn
+
+
+def test_a_printed_summary_says_why_a_metric_has_no_interval(rows):
+    """One row with a reference answer: bleu has a mean and no interval, and the line says why
+    (the README's example printed ``bleu: 0.4172 [n/a, n/a] (n=1)``)."""
+    one = [{**rows[0], "reference_answer": rows[0]["response"]}, *rows[1:3]]
+    printed = str(rag_eval.evaluate(one, progress=False).summary)
+    bleu = next(line for line in printed.splitlines() if line.strip().startswith("bleu:"))
+    assert bleu.endswith("(n=1: too few rows for an interval)") and "[n/a" not in printed, printed
