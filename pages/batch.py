@@ -229,7 +229,7 @@ def render_setup() -> None:
     render_estimate(dataset, mode, int(limit), config, collection)
     ray_workers = render_ray_option(config)
     kind = f"{config.retrieval.mode}-k{config.retrieval.k}" if mode == MODE_RAG else "judge"
-    default_name = f"{label.split('.')[0].replace(' ', '-')}-{kind}"
+    default_name = batch_rows.default_run_name(label, kind)
     name = st.text_input("Run name", value=default_name, key=f"{K_NAME}.{default_name}")
     job = st.session_state.get(K_JOB)
     if st.button("Run", key=f"{PAGE}.run", type="primary", disabled=job is not None and job.running):

@@ -128,6 +128,14 @@ def check(dataset: LoadedDataset, mode: str, limit: int | None = None) -> tuple[
     return limit - len(problems), pd.DataFrame(problems, columns=["row", "problem"])
 
 
+def default_run_name(label: str, kind: str) -> str:
+    """``demo-questions-dense-k5`` for the demo questions run densely at k = 5; a dataset whose
+    name already ends with the kind (one saved from such a run) keeps its name, not
+    ``…-dense-k5-dense-k5``."""
+    stem = label.split(".")[0].strip().replace(" ", "-")
+    return stem if stem == kind or stem.endswith(f"-{kind}") else f"{stem}-{kind}".strip("-")
+
+
 def usable_note(usable: int, chosen: int, total: int) -> str:
     """The Batch page's line on the rows it will run: how many of the chosen are usable, and what
     becomes of the others only when there are others."""

@@ -291,3 +291,13 @@ def test_a_runs_results_table_is_built_once_per_run(demo_home, monkeypatch):
     _ok(at)
     assert built == [20]
     assert len(at.dataframe[-1].value) <= 20
+
+
+def test_the_default_run_name_names_each_part_once():
+    from rag_eval.ui import batch_rows
+
+    assert batch_rows.default_run_name("demo questions", "dense-k5") == "demo-questions-dense-k5"
+    assert batch_rows.default_run_name("mine.jsonl", "judge") == "mine-judge"
+    # a dataset saved from such a run: its name already says how it was run
+    assert batch_rows.default_run_name("demo-questions-dense-k5.jsonl", "dense-k5") == "demo-questions-dense-k5"
+    assert batch_rows.default_run_name("", "judge") == "judge"
