@@ -47,8 +47,13 @@ browser-deps:
 	  ( (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
 	    || echo "warning: could not install chromium; the browser test will be skipped" )
 
+# The dashboard listens on the loopback address only: with RAG_EVAL_DEPLOYMENT=local and a key in the shell,
+# anyone who could open it from the network could send that key to their own endpoint (docs/security.md).
+# The owner widens it on the command line, `make run HOST=0.0.0.0` (an exported HOST, as some shells set,
+# does not count). The Space runs `streamlit run app.py` itself and never reads this (docs/space.md).
+HOST = 127.0.0.1
 run: setup
-	HF_HUB_OFFLINE=1 $(BIN)/streamlit run app.py
+	HF_HUB_OFFLINE=1 $(BIN)/streamlit run app.py --server.address $(HOST)
 
 # ruff (style, imports, likely bugs), mypy (types of rag_eval/) and deptry (every module the package and
 # the dashboard import is declared in pyproject.toml, nothing declared is unused), configured in pyproject.toml.

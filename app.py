@@ -24,9 +24,15 @@ if str(_ROOT) not in sys.path:
 import streamlit as st  # noqa: E402
 from starlette.middleware import Middleware  # noqa: E402
 
+from rag_eval.llm.policy import load_policy  # noqa: E402
 from rag_eval.ui.preload import PageHints  # noqa: E402
 from rag_eval.ui.static_gzip import CompressedStatic  # noqa: E402
 from rag_eval.ui.warm_up import prepare_at_start, warm_up  # noqa: E402
+
+try:  # a misspelt deployment setting: one line naming the accepted values, not a traceback from the warm-up
+    load_policy()
+except ValueError as err:
+    sys.exit(f"rag-eval dashboard: {err}")
 
 
 @asynccontextmanager

@@ -224,16 +224,14 @@ def render_setup() -> None:
     rows = rows[: int(limit)]
     usable, problems = batch_rows.check(dataset, batch_rows.JUDGE if mode == MODE_JUDGE else batch_rows.RAG,
                                         int(limit))
-    st.markdown(f"**{usable} of {len(rows)}** rows are usable" + (f" ({len(rows)} of the dataset's {total} chosen)"
-                                                                  if len(rows) < total else " (all rows)")
-                + "; the others are kept and reported with status `invalid_input`.")
+    st.markdown(batch_rows.usable_note(usable, len(rows), total))
     if not problems.empty:
         st.warning(f"{len(problems)} row(s) with problems")
         components.draw_table(problems, key=f"{PAGE}.problems")
     render_estimate(dataset, mode, int(limit), config, collection)
     ray_workers = render_ray_option(config)
     kind = f"{config.retrieval.mode}-k{config.retrieval.k}" if mode == MODE_RAG else "judge"
-    default_name = f"{label.split('.')[0].replace(' ', '-')}-{kind}"
+    default_name = batch_rows.default_run_name(label, kind)
     name = st.text_input("Run name", value=default_name, key=f"{K_NAME}.{default_name}")
     job = st.session_state.get(K_JOB)
     if st.button("Run", key=f"{PAGE}.run", type="primary", disabled=job is not None and job.running):

@@ -70,11 +70,18 @@ def render_link_proposal() -> None:
     if not proposal:
         return
     named = {"base_url": "endpoint", "provider": "provider", "model": "model", "use_llm_generator": "LLM answers"}
-    shown = "; ".join(f"{named.get(name, name)} " + (endpoint_label(value) if name == "base_url" else str(value))
-                      for name, value in proposal.items())
+
+    def value_text(name: str, value: object) -> str:
+        if name == "base_url":
+            return endpoint_label(value)
+        return ("on" if value else "off") if isinstance(value, bool) else str(value)
+
+    shown = "; ".join(f"{named.get(name, name)} {value_text(name, value)}" for name, value in proposal.items())
+    # the key variable is never the link's (policy: a link's key_env is dropped): say whose key goes, not "as the link says"
     st.warning(md("**A link proposed other LLM settings: {}. They are not in use.** ", shown)
-               + md("Using them sends requests with the key in {} as the link says; use them only if you wrote "
-                    "this link.", settings.current_settings()["api_key_env"]))
+               + md("Using them sends requests with the key in {} (this dashboard's; a link never chooses the key) "
+                    "to what the link names; use them only if you wrote this link.",
+                    settings.current_settings()["api_key_env"]))
     cols = st.columns(2)
     if cols[0].button("Use the linked settings", key=f"{PAGE}.link_accept"):
         settings.accept_link_proposal()

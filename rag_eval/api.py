@@ -229,15 +229,22 @@ def _progress(progress: bool | Callable[[int, int], None], label: str) -> tuple[
         from tqdm.auto import tqdm
     else:
         from tqdm import tqdm
-    bar = tqdm(total=None, unit="row", desc=label, file=sys.stderr)
+    bars: list[Any] = []  # drawn at the first update, with its total: no "0row [00:00, ?row/s]" line before
 
     def update(done: int, total: int) -> None:
+        if not bars:
+            bars.append(tqdm(total=total or None, unit="row", desc=label, file=sys.stderr))
+        bar = bars[0]
         if total and bar.total != total:
             bar.total = total
         bar.n = done
         bar.refresh()
 
-    return update, bar.close
+    def close() -> None:
+        for bar in bars:
+            bar.close()
+
+    return update, close
 
 
 # ---------------------------------------------------------------- results
@@ -247,6 +254,19 @@ def _fmt(value: float | None, digits: int = 3) -> str:
 
 def _interval(low: float | None, high: float | None) -> str:
     return "" if low is None or high is None else f"[{_fmt(low)}, {_fmt(high)}]"
+
+
+def _stat_text(stat: MetricStat) -> str:
+    """``0.4172 [0.38, 0.45] (n=20)``; without an interval, why: ``0.4172 (n=1: too few rows for an
+    interval)``, ``n/a (n=0: no row has a value)``, never ``[n/a, n/a]`` with no reason."""
+    from rag_eval.metrics.aggregate import MIN_ROWS_FOR_INTERVAL
+
+    if stat.mean is None:
+        return f"n/a (n={stat.n}: no row has a value)"
+    if stat.ci_low is None or stat.ci_high is None:
+        why = "too few rows for an interval" if stat.n < MIN_ROWS_FOR_INTERVAL else "no interval"
+        return f"{_fmt(stat.mean, 4)} (n={stat.n}: {why})"
+    return f"{_fmt(stat.mean, 4)} [{_fmt(stat.ci_low, 4)}, {_fmt(stat.ci_high, 4)}] (n={stat.n})"
 
 
 def _html_table(caption: str, header: Sequence[str], rows: Iterable[Sequence[Any]], note: str = "") -> str:
@@ -296,8 +316,7 @@ class Summary:
 
     def __str__(self) -> str:
         lines = [self.headline]
-        lines += [f"  {name}: {_fmt(s.mean, 4)} [{_fmt(s.ci_low, 4)}, {_fmt(s.ci_high, 4)}] (n={s.n})"
-                  for name, s in self.metrics.items()]
+        lines += [f"  {name}: {_stat_text(s)}" for name, s in self.metrics.items()]
         lines.append(f"judge error: {self.expected_judge_error.get('basis', 'unknown')}")
         return "\n".join(lines)
 

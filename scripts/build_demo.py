@@ -30,6 +30,13 @@ def doc_id(text: str) -> str:
     return "d" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
 
 
+def title(text: str) -> str:
+    """An emanual page opens with its heading as a sentence ("Setting the screen to black and
+    white. Settings General ..."): that sentence is the page's title (RAGBench keeps no other)."""
+    head, dot, _ = text.partition(". ")
+    return head if dot and len(head) <= 80 else ""
+
+
 def relevant_documents(row) -> list[int]:
     found = {int(m.group(1)) for k in row["all_relevant_sentence_keys"] if (m := _KEY.match(str(k)))}
     return sorted(i for i in found if i < len(row["documents"]))
@@ -66,7 +73,7 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     with (OUT / "corpus.jsonl").open("w", encoding="utf-8") as fh:
         for key in sorted(corpus):
-            fh.write(json.dumps({"_id": key, "title": "", "text": corpus[key]}, ensure_ascii=False) + "\n")
+            fh.write(json.dumps({"_id": key, "title": title(corpus[key]), "text": corpus[key]}, ensure_ascii=False) + "\n")
     with (OUT / "questions.jsonl").open("w", encoding="utf-8") as fh:
         for q in questions:
             fh.write(json.dumps({k: v for k, v in q.items() if v is not None}, ensure_ascii=False) + "\n")

@@ -268,3 +268,20 @@ def test_saved_evaluation_loads_and_compares(rows):
     assert (paired["n_pairs"] > 0).all()
     unsaved = rag_eval.compare(first, rag_eval.evaluate(rows[:4], progress=False))
     assert unsaved.runs == [first.run_id, "evaluation-2"]
+
+
+def test_the_progress_bar_starts_with_its_total(rows, capsys):
+    """No stray ``0row [00:00, ?row/s]`` line before the bar: it is drawn once the total is known."""
+    rag_eval.evaluate(rows[:2], progress=True)
+    drawn = capsys.readouterr().err.replace("\r", "\n")
+    assert "?row/s]" not in drawn.replace("<?, ?row/s]", "") and "0row " not in drawn, drawn
+    assert "2/2" in drawn
+
+
+def test_a_printed_summary_says_why_a_metric_has_no_interval(rows):
+    """One row with a reference answer: bleu has a mean and no interval, and the line says why
+    (the README's example printed ``bleu: 0.4172 [n/a, n/a] (n=1)``)."""
+    one = [{**rows[0], "reference_answer": rows[0]["response"]}, *rows[1:3]]
+    printed = str(rag_eval.evaluate(one, progress=False).summary)
+    bleu = next(line for line in printed.splitlines() if line.strip().startswith("bleu:"))
+    assert bleu.endswith("(n=1: too few rows for an interval)") and "[n/a" not in printed, printed

@@ -68,13 +68,18 @@ def describe(expected: dict[str, Any], metric: str) -> str:
         return "expected judge error unknown"
     where = {SOURCE_CALIBRATION: "here (calibrated on this domain)",
              SOURCE_HELD_OUT: "on a new domain (RAGBench, leave one domain out)"}.get(expected.get("source", ""), "")
-    entry = expected["metrics"][metric]
-    extra = ""
+    return f"expected judge error ± {err:.2f} per row {where}{_spread(expected, metric)}".replace("  ", " ")
+
+
+def _spread(expected: dict[str, Any], metric: str) -> str:
+    """``, 95% CI 0.12-0.20`` or ``, 0.12-0.25 across domains``: what the basis promises beside
+    the error (CLI and pages alike), or nothing."""
+    entry = (expected.get("metrics") or {}).get(metric) or {}
     if entry.get("interval"):
-        extra = f", 95% CI {entry['interval'][0]:.2f}-{entry['interval'][1]:.2f}"
-    elif entry.get("range"):
-        extra = f", {entry['range'][0]:.2f}-{entry['range'][1]:.2f} across domains"
-    return f"expected judge error ± {err:.2f} per row {where}{extra}".replace("  ", " ")
+        return f", 95% CI {entry['interval'][0]:.2f}-{entry['interval'][1]:.2f}"
+    if entry.get("range"):
+        return f", {entry['range'][0]:.2f}-{entry['range'][1]:.2f} across domains"
+    return ""
 
 
 def summary_lines(expected: dict[str, Any], means: dict[str, float | None] | None = None) -> list[str]:
@@ -99,7 +104,8 @@ def run_caption(run: dict[str, Any]) -> str:
         err = metric_error(expected, metric)
         if mean is None:
             continue
-        parts.append(f"{metric.replace('_', ' ')} {mean:.2f}" + (f", expected judge error ± {err:.2f}" if err is not None
+        parts.append(f"{metric.replace('_', ' ')} {mean:.2f}" + (f", expected judge error ± {err:.2f}"
+                                                                 f"{_spread(expected, metric)}" if err is not None
                                                                  else ", expected judge error unknown"))
     name = run.get("name") or run.get("id") or "run"
     basis = expected.get("basis", "unknown")

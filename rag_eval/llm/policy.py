@@ -12,7 +12,7 @@ endpoint; that key stays in their session's memory (``rag_eval.config.register_s
 Settings (environment first, then ``secrets.toml``):
 
 =================================  ==================================================
-``RAG_EVAL_DEPLOYMENT``            ``public`` (always locked), ``local`` (never), unset: locked
+``RAG_EVAL_DEPLOYMENT``            ``public`` or ``space`` (always locked), ``local`` (never), unset: locked
                                    when any secret is configured or ``SPACE_ID`` is set
 ``RAG_EVAL_ALLOWED_BASE_URLS``     endpoints visitors may pick (comma-separated; ``default``
                                    = the provider's own); default: the configured base URL
@@ -56,6 +56,8 @@ PROVIDER_DEFAULT = ""  # the provider's own endpoint (api.openai.com)
 DEFAULT_MAX_CONCURRENCY = 4
 DEFAULT_MAX_RPM = 60.0
 _TRUE = {"1", "true", "yes", "on"}
+#: RAG_EVAL_DEPLOYMENT values that always lock: ``space`` is what a Space is (locked), so it means ``public``
+LOCKED_MODES = ("public", "space")
 
 
 class PolicyError(ValueError):
@@ -122,12 +124,12 @@ def load_policy(lookup: Callable[[str], str | None] = setting, server_secret: bo
     """The policy the settings describe. ``server_secret``: whether the server holds
     a secret (default: any configured secret, visitors' session keys excluded)."""
     mode = (lookup("RAG_EVAL_DEPLOYMENT") or "").strip().lower()
-    if mode not in ("", "auto", "public", "local"):
-        raise ValueError(f"RAG_EVAL_DEPLOYMENT must be 'public', 'local' or unset; got {mode!r}")
+    if mode not in ("", "auto", *LOCKED_MODES, "local"):
+        raise ValueError(f"RAG_EVAL_DEPLOYMENT must be 'public' (or 'space'), 'local', 'auto' or unset; got {mode!r}")
     if server_secret is None:
         server_secret = bool(configured_secrets(sessions=False))
-    locked = mode == "public" or (mode != "local" and (server_secret or bool(lookup("SPACE_ID"))))
-    reason = ("RAG_EVAL_DEPLOYMENT=public" if mode == "public" else "a Hugging Face Space (SPACE_ID)"
+    locked = mode in LOCKED_MODES or (mode != "local" and (server_secret or bool(lookup("SPACE_ID"))))
+    reason = (f"RAG_EVAL_DEPLOYMENT={mode}" if mode in LOCKED_MODES else "a Hugging Face Space (SPACE_ID)"
               if lookup("SPACE_ID") else "a server secret is configured") if locked else ""
     phoenix_url = _norm(lookup("RAG_EVAL_PHOENIX_URL"))
     configured_url = _norm(lookup("RAG_EVAL_LLM_BASE_URL") or lookup("OPENAI_BASE_URL"))

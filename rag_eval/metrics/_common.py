@@ -6,13 +6,18 @@ denominator has one documented value instead of an exception or a NaN:
 - a ratio with denominator 0 is 0.0 (nothing retrieved, nothing relevant);
 - F1 of precision 0 and recall 0 is 0.0;
 - ``k`` must be a positive integer; ``k`` larger than the list simply looks at the
-  whole list (the precision denominator still follows its documented choice).
+  whole list (the precision denominator still follows its documented choice);
+- a stored value that is not a finite real number (None, NaN, inf, text) is missing
+  (:func:`finite_number`). It lives here, with no numpy, because the command line's
+  display helpers read it and ``rag-eval --help`` must not load numpy
+  (``tests/cli/test_startup.py``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping, Sequence
+import numbers
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 PRECISION_DENOMINATORS = ("k", "retrieved")
@@ -83,3 +88,16 @@ def relevance_grades(relevant: Collection[Any] | Mapping[Any, float], name: str 
 def relevant_set(relevant: Collection[Any] | Mapping[Any, float], name: str = "relevant") -> set[str]:
     """The ids judged relevant (grade > 0)."""
     return {doc for doc, grade in relevance_grades(relevant, name).items() if grade > 0}
+
+
+def finite_number(value: Any) -> float | None:
+    """``value`` as a float when it is a real number (booleans count as 0/1); None for
+    None, NaN, inf and non-numbers."""
+    if isinstance(value, bool):
+        value = float(value)
+    return float(value) if isinstance(value, numbers.Real) and math.isfinite(value) else None
+
+
+def finite(values: Iterable[Any]) -> list[float]:
+    """The values that are real numbers (see :func:`finite_number`), the others dropped."""
+    return [x for v in values if (x := finite_number(v)) is not None]

@@ -19,13 +19,13 @@ comparisons, agreement against ground truth).
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
+from rag_eval.metrics._common import finite, finite_number
 from rag_eval.metrics.defaults import DEFAULT_N_BOOT, DEFAULT_SEED
 
 DEFAULT_CONFIDENCE = 0.95
@@ -39,19 +39,6 @@ MAX_BOOTSTRAP_ROWS = 10_000
 BOOTSTRAP_BLOCK_CELLS = 1_000_000
 
 Interval = tuple[float | None, float | None, str | None]  # (low, high, reason when missing)
-
-
-def finite_number(value: Any) -> float | None:
-    """``value`` as a float when it is a real number (booleans count as 0/1); None for
-    None, NaN, inf and non-numbers."""
-    if isinstance(value, bool):
-        value = float(value)
-    return float(value) if isinstance(value, numbers.Real) and math.isfinite(value) else None
-
-
-def finite(values: Iterable[Any]) -> list[float]:
-    """The values that are real numbers (see :func:`finite_number`), the others dropped."""
-    return [x for v in values if (x := finite_number(v)) is not None]
 
 
 def nan_row_mean(values: np.ndarray) -> np.ndarray:

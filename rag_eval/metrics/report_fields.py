@@ -32,7 +32,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rag_eval.metrics.aggregate import finite_number
+from rag_eval.metrics._common import finite_number
 from rag_eval.metrics.registry import TRACE_METRICS
 from rag_eval.schema import Labels
 from rag_eval.text.keys import normalize_key

@@ -7,6 +7,7 @@ collection was built with the same one.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -17,8 +18,10 @@ from rag_eval.rag.config import RagConfig
 from rag_eval.rag.embedders import make_embedder
 from rag_eval.rag.sparse import query_vector
 from rag_eval.rag.store import DENSE, SPARSE, VectorStore, open_qdrant, require_collection
+from rag_eval.text.words import normalize
 
 HYBRID_CANDIDATES = 4  # each prefetch fetches k * this many candidates (at least 20)
+DUPLICATE_ROOM = 2  # the store is asked for k * this many chunks, so that k remain once repeated texts go
 
 
 def page_label(page: int | None, page_end: int | None = None) -> str:
@@ -82,17 +85,18 @@ def _sparse(text: str) -> models.SparseVector:
     return models.SparseVector(indices=vector.indices, values=vector.values)
 
 
-def _query(client: VectorStore, question: str, collection: str, config: RagConfig) -> list[models.ScoredPoint]:
+def _query(client: VectorStore, question: str, collection: str, config: RagConfig,
+           limit: int) -> list[models.ScoredPoint]:
     r = config.retrieval
     if r.mode == "bm25":
         sparse = _sparse(question)
         if not sparse.indices:  # nothing but stop words: no BM25 evidence at all
             return []
-        return client.query_points(collection, query=sparse, using=SPARSE, limit=r.k, with_payload=True,
+        return client.query_points(collection, query=sparse, using=SPARSE, limit=limit, with_payload=True,
                                    score_threshold=r.score_threshold).points
     dense = make_embedder(config.embedder).encode([question])[0].tolist()
     if r.mode == "dense":
-        return client.query_points(collection, query=dense, using=DENSE, limit=r.k, with_payload=True,
+        return client.query_points(collection, query=dense, using=DENSE, limit=limit, with_payload=True,
                                    score_threshold=r.score_threshold).points
     candidates = max(r.k * HYBRID_CANDIDATES, 20)
     prefetch = [models.Prefetch(query=dense, using=DENSE, limit=candidates, score_threshold=r.score_threshold)]
@@ -100,7 +104,7 @@ def _query(client: VectorStore, question: str, collection: str, config: RagConfi
     if sparse.indices:
         prefetch.append(models.Prefetch(query=sparse, using=SPARSE, limit=candidates))
     return client.query_points(collection, prefetch=prefetch, query=models.FusionQuery(fusion=models.Fusion.RRF),
-                               limit=r.k, with_payload=True).points
+                               limit=limit, with_payload=True).points
 
 
 def retrieve(
@@ -114,5 +118,25 @@ def retrieve(
         raise ValueError("the question is empty")
     client = client or open_qdrant()
     require_collection(client, collection, config.embedder)
-    return [RetrievedChunk.from_dict({**(p.payload or {}), "id": str(p.id), "score": float(p.score)})
-            for p in _query(client, question, collection, config)]
+    k = config.retrieval.k
+    points = _query(client, question, collection, config, limit=k * DUPLICATE_ROOM)
+    return distinct_chunks((RetrievedChunk.from_dict({**(p.payload or {}), "id": str(p.id), "score": float(p.score)})
+                            for p in points), k)
+
+
+def distinct_chunks(chunks: Iterable[RetrievedChunk], k: int) -> list[RetrievedChunk]:
+    """The first ``k`` chunks whose text no better-ranked chunk already holds.
+
+    Two documents may share a passage word for word (a manual's repeated section; the demo's
+    RAGBench pages "Screen states related to Ambient Mode" exist twice): their chunks would take
+    two of the ``k`` places and show the reader the same text twice. Texts compare after
+    Unicode normalization (``text.words.normalize``) with runs of whitespace made one; the
+    better-ranked copy stays, so the ranking is otherwise unchanged."""
+    seen: set[str] = set()
+    kept: list[RetrievedChunk] = []
+    for chunk in chunks:
+        text = " ".join(normalize(chunk.text).split())
+        if text not in seen and len(kept) < k:
+            seen.add(text)
+            kept.append(chunk)
+    return kept

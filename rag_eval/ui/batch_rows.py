@@ -128,6 +128,24 @@ def check(dataset: LoadedDataset, mode: str, limit: int | None = None) -> tuple[
     return limit - len(problems), pd.DataFrame(problems, columns=["row", "problem"])
 
 
+def default_run_name(label: str, kind: str) -> str:
+    """``demo-questions-dense-k5`` for the demo questions run densely at k = 5; a dataset whose
+    name already ends with the kind (one saved from such a run) keeps its name, not
+    ``…-dense-k5-dense-k5``."""
+    stem = label.split(".")[0].strip().replace(" ", "-")
+    return stem if stem == kind or stem.endswith(f"-{kind}") else f"{stem}-{kind}".strip("-")
+
+
+def usable_note(usable: int, chosen: int, total: int) -> str:
+    """The Batch page's line on the rows it will run: how many of the chosen are usable, and what
+    becomes of the others only when there are others."""
+    of = f" ({chosen} of the dataset's {total} chosen)" if chosen < total else " (all rows)"
+    others = chosen - usable
+    fate = ("" if others == 0 else "; the other row is kept" if others == 1 else f"; the other {others} rows are kept")
+    return f"**{usable} of {chosen}** rows are usable{of}{fate}" + (
+        " and reported with status `invalid_input`." if others else ".")
+
+
 @st.cache_data(max_entries=CHECK_ENTRIES, show_spinner=False)
 def _judged_rows(fingerprint: str, _rows: list[tuple[int, Any]]) -> int:
     return sum(1 for _, v in _rows if isinstance(v, dict) and prepare.has_response(v))

@@ -16,7 +16,7 @@ from pathlib import Path
 from harness.cli_paths import command_paths
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("sklearn", "qdrant_client", "torch", "onnxruntime", "streamlit", "pandas", "sentence_transformers",
+HEAVY = ("numpy", "sklearn", "qdrant_client", "torch", "onnxruntime", "streamlit", "pandas", "sentence_transformers",
          "openai", "pyarrow", "scipy", "transformers", "pysbd", "plotly", "altair")
 
 # Runs in a fresh interpreter: import the CLI, then (optionally) one `--help`; prints the heavy modules loaded.

@@ -72,3 +72,14 @@ def test_for_run_prefers_what_the_run_stored_and_every_caption_names_its_run():
                "summary": {"trace": {"context_relevance": {"mean": 0.4}}}}
     assert ee.for_run(llm_run)["source"] == ee.SOURCE_UNKNOWN
     assert "expected judge error unknown" in ee.run_caption(llm_run)
+
+
+def test_a_pages_caption_shows_the_range_its_basis_names():
+    """The held-out basis says "mean, and the range over domains": the page's caption shows
+    that range beside the mean, as the CLI does (it was the CLI's alone)."""
+    stored = {"source": ee.SOURCE_HELD_OUT, "basis": "leave one domain out, 7 domains: mean, and the range over domains",
+              "metrics": {"context_relevance": {"rmse": 0.17, "range": [0.12, 0.25]}}}
+    run = {"name": "A", "summary": {"expected_judge_error": stored, "trace": {"context_relevance": {"mean": 0.42}}}}
+    assert ee.run_caption(run).startswith("A: context relevance 0.42, expected judge error ± 0.17, 0.12-0.25 across "
+                                          "domains (per row; leave one domain out")
+    assert ee.describe(stored, "context_relevance").endswith(", 0.12-0.25 across domains")

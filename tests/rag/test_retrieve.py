@@ -1,7 +1,10 @@
 """Retrieval modes on an embedded Qdrant: dense, BM25 (IDF modifier) and hybrid (RRF)."""
 
+import json
+
 import pytest
 
+from rag_eval.demo import DEMO_COLLECTION, ensure_demo_collection
 from rag_eval.rag.config import default_config
 from rag_eval.rag.ingest import ingest_paths
 from rag_eval.rag.retrieve import page_label, retrieve
@@ -57,3 +60,31 @@ def test_errors(docs):
 def test_a_chunk_without_a_page_shows_no_page():
     """Tables (Ask's retrieved chunks, Corpus's browser) show a page only where there is one."""
     assert [page_label(None), page_label(3), page_label(3, 4)] == ["", "3", "3–4"]
+
+
+@pytest.mark.parametrize("mode", ["dense", "bm25", "hybrid"])
+def test_a_passage_two_documents_share_is_retrieved_once(tmp_path, mode):
+    """Two documents holding the same passage (whitespace and case aside) give one chunk of it,
+    the better-ranked, and k chunks still come back (issue 46, item 9)."""
+    passage = "Grayscale turns the screen black and white. Open Settings, General, Accessibility."
+    rows = [{"_id": "a", "text": passage}, {"_id": "b", "text": "  " + passage.upper().replace(" ", "\n ")},
+            {"_id": "c", "text": "High contrast shows white text on a black background."},
+            {"_id": "d", "text": "Ambient Mode dims the screen when the room is dark."}]
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("\n".join(json.dumps(row) for row in rows), encoding="utf-8")
+    ingest_paths([corpus], "shared", default_config())
+    chunks = retrieve("How do I make the screen black and white?", "shared", config(mode, k=3))
+    assert len(chunks) == 3 and len({" ".join(c.text.lower().split()) for c in chunks}) == 3
+    assert chunks[0].doc_id in ("a", "b") and {c.doc_id for c in chunks} >= {"c", "d"}
+
+
+def test_the_demo_shows_no_chunk_twice():
+    """The first question a visitor tries: the demo holds two RAGBench pages that share their
+    second half, whose chunks were Documents 4 and 5 of the answer. Its chunks carry their page's
+    title (RAGBench's emanual pages have no section path or page number to show)."""
+    ensure_demo_collection()
+    for mode in ("dense", "bm25", "hybrid"):
+        chunks = retrieve("How do I make the screen black and white?", DEMO_COLLECTION, config(mode, k=5))
+        assert len(chunks) == 5 and len({c.text for c in chunks}) == 5, mode
+        assert all(c.text.startswith(c.title + ". ") for c in chunks if c.chunk_index == 0), mode  # each page's heading
+    assert chunks[0].title == "Setting the screen to black and white"

@@ -78,6 +78,9 @@ def test_a_crafted_link_then_ask_sends_nothing_to_the_links_address(unlocked_sit
     text = session.main_text().replace("\u2060", "")  # the page keeps addresses from becoming links
     assert "A link proposed other LLM settings" in text and "They are not in use." in text, text[:2000]
     assert other.base_url.rstrip("/") in text  # the user sees where the link would send the key
+    # the key named is the dashboard's, never credited to the link (which said key_env=HOME)
+    assert "with the key in OPENAI_API_KEY (this dashboard's; a link never chooses the key)" in text, text[:2000]
+    assert "as the link says" not in text and "HOME" not in text
     base_url_field = session.evaluate("(() => { const e = Array.from(document.querySelectorAll('input'))"
                                       ".find(i => i.getAttribute('aria-label') === 'Base URL'); "
                                       "return e ? e.value : null; })()")

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from rag_eval.config import SESSION_KEY_PREFIX
@@ -9,6 +14,7 @@ from rag_eval.llm.policy import DeployPolicy, check, enforce, load_policy
 
 SERVER = "https://api.example-llm.test/v1"
 ATTACKER = "http://attacker.test:8080/v1"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _policy(server_secret=True, **env):
@@ -26,6 +32,7 @@ def test_no_secret_means_local_freedom():
     ({}, True),
     ({"RAG_EVAL_DEPLOYMENT": "local"}, False),
     ({"RAG_EVAL_DEPLOYMENT": "public"}, True),
+    ({"RAG_EVAL_DEPLOYMENT": "space"}, True),
 ])
 def test_a_configured_secret_locks_unless_the_owner_says_local(env, locked):
     assert _policy(**env).locked is locked
@@ -34,11 +41,23 @@ def test_a_configured_secret_locks_unless_the_owner_says_local(env, locked):
 def test_a_space_is_locked_even_without_a_secret():
     assert _policy(server_secret=False, SPACE_ID="owner/space").locked
     assert _policy(server_secret=False, RAG_EVAL_DEPLOYMENT="public").locked
+    assert _policy(server_secret=False, RAG_EVAL_DEPLOYMENT="Space").reason == "RAG_EVAL_DEPLOYMENT=space"
 
 
 def test_bad_deployment_value_is_an_error():
     with pytest.raises(ValueError, match="RAG_EVAL_DEPLOYMENT"):
         _policy(RAG_EVAL_DEPLOYMENT="open")
+
+
+def test_the_server_refuses_a_bad_deployment_value_in_one_line():
+    """What `streamlit run app.py` loads: a misspelt value stops it with one line naming the
+    accepted values, before the warm-up, instead of a traceback."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "RAG_EVAL_DEPLOYMENT": "open", "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run([sys.executable, "-c", "import runpy; runpy.run_path('app.py')"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        "rag-eval dashboard: RAG_EVAL_DEPLOYMENT must be 'public' (or 'space'), 'local', 'auto' or unset; got 'open'")
 
 
 def test_allow_lists_come_from_the_environment():

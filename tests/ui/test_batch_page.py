@@ -194,7 +194,8 @@ def test_the_row_check_is_done_once_per_dataset_and_mode(demo_home, monkeypatch)
     assert calls == {"prepare_row": 6, "parse_row": 0, "save": 1}
     problems = at.dataframe[0].value
     assert list(problems["row"]) == [5] and "mine.jsonl: row 5, field 'question'" in problems["problem"][0]
-    assert _usable_line(at).startswith("**5 of 6** rows are usable (all rows)")
+    assert _usable_line(at) == ("**5 of 6** rows are usable (all rows); the other row is kept and reported with "
+                                "status `invalid_input`.")
 
     # reruns that leave the dataset as it was: nothing is saved, read or checked again
     at.run()
@@ -205,7 +206,7 @@ def test_the_row_check_is_done_once_per_dataset_and_mode(demo_home, monkeypatch)
     at.number_input(key="batch.limit").set_value(4).run()  # the first 4 rows: the problem row is not among them
     _ok(at)
     assert calls == {"prepare_row": 6, "parse_row": 0, "save": 1}
-    assert _usable_line(at).startswith("**4 of 4** rows are usable (4 of the dataset's 6 chosen)")
+    assert _usable_line(at) == "**4 of 4** rows are usable (4 of the dataset's 6 chosen)."  # no "others" when none
     assert not any("row(s) with problems" in w.value for w in at.warning)
     at.number_input(key="batch.limit").set_value(6).run()
     assert list(at.dataframe[0].value["row"]) == [5] and calls["prepare_row"] == 6
@@ -227,7 +228,7 @@ def test_the_row_check_is_done_once_per_dataset_and_mode(demo_home, monkeypatch)
                                                     "application/json")).run()
     _ok(at)
     assert calls == {"prepare_row": 13, "parse_row": 12, "save": 2}
-    assert _usable_line(at).startswith("**7 of 7** rows are usable (all rows)")
+    assert _usable_line(at) == "**7 of 7** rows are usable (all rows)."
     assert not at.dataframe or "problem" not in at.dataframe[0].value
     at.file_uploader(key="batch.upload").clear().run()  # a removed upload's rows are let go
     _ok(at)
@@ -290,3 +291,13 @@ def test_a_runs_results_table_is_built_once_per_run(demo_home, monkeypatch):
     _ok(at)
     assert built == [20]
     assert len(at.dataframe[-1].value) <= 20
+
+
+def test_the_default_run_name_names_each_part_once():
+    from rag_eval.ui import batch_rows
+
+    assert batch_rows.default_run_name("demo questions", "dense-k5") == "demo-questions-dense-k5"
+    assert batch_rows.default_run_name("mine.jsonl", "judge") == "mine-judge"
+    # a dataset saved from such a run: its name already says how it was run
+    assert batch_rows.default_run_name("demo-questions-dense-k5.jsonl", "dense-k5") == "demo-questions-dense-k5"
+    assert batch_rows.default_run_name("", "judge") == "judge"

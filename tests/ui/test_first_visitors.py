@@ -85,8 +85,10 @@ OWNER_CONCURRENCY = 2
 MAIN_TEXT_JS = "(document.querySelector('[data-testid=stMain]') || {innerText: ''}).innerText"
 QUESTION_FIELD_JS = ("(() => { const e = document.querySelector('[data-testid=stTextInput] input'); "
                      "if (!e) return false; e.focus(); e.select(); return true; })()")
-PRESS_ASK_JS = ("(() => { const b = Array.from(document.querySelectorAll('button'))"
-                ".find(b => b.innerText.trim() === 'Ask'); if (!b) return false; b.click(); return true; })()")
+FIELD_VALUE_JS = "(document.querySelector('[data-testid=stTextInput] input') || {value: null}).value"
+ASK_POINT_JS = ("(() => { const b = Array.from(document.querySelectorAll('button'))"
+                ".find(b => b.innerText.trim() === 'Ask'); if (!b) return null; b.scrollIntoView({block: 'center'}); "
+                "const r = b.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()")
 
 
 class _Judgements:
@@ -127,16 +129,31 @@ def _outcome(page: str) -> str:
 
 
 def _type_question(tab: browser.DevTools, question: str) -> None:
-    tab.evaluate(QUESTION_FIELD_JS)
+    assert tab.evaluate(QUESTION_FIELD_JS), "Ask offered its button but no question field to type into"
     tab.call("Input.insertText", text=question)
     for kind in ("keyDown", "keyUp"):  # Enter commits the field
         tab.call("Input.dispatchKeyEvent", type=kind, key="Enter", code="Enter", windowsVirtualKeyCode=13)
 
 
-def eight_ask_at_once(home: Path, llm_url: str, questions: list[str]) -> list[str]:
+def _press_ask(tab: browser.DevTools) -> object:
+    """Press Ask as a person does, with the mouse: the field loses focus first, which commits
+    what it shows (Streamlit commits a text field on Enter or on blur). A script's
+    ``button.click()`` moves no focus, so a question whose Enter was not taken never reached
+    the server: the page then said "Type a question first." (issue 46, item 12). What the
+    field showed when Ask was pressed is returned, so a failure says which side lost it."""
+    shown = tab.evaluate(FIELD_VALUE_JS)
+    point = tab.evaluate(ASK_POINT_JS)
+    if isinstance(point, list):
+        for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
+            tab.call("Input.dispatchMouseEvent", type=kind, x=point[0], y=point[1], button="left", clickCount=1)
+    return shown
+
+
+def eight_ask_at_once(home: Path, llm_url: str, questions: list[str]) -> list[tuple[object, str]]:
     """A fresh locked server on ``home``; one visitor per question opens Ask the moment the
     server listens (the demo collection is still being built), types its question, and all
-    press Ask together; what each visitor's page shows in the end (or when it gave up)."""
+    press Ask together; for each visitor, what its field showed when it pressed Ask and what
+    its page shows in the end (or when it gave up)."""
     env = {"RAG_EVAL_DEPLOYMENT": "public", "OPENAI_API_KEY": OWNER_KEY, "RAG_EVAL_LLM_BASE_URL": llm_url,
            "RAG_EVAL_LLM_MODEL": "test-model", "RAG_EVAL_PREPARE": "background",
            "RAG_EVAL_LLM_CONCURRENCY": str(OWNER_CONCURRENCY)}
@@ -151,12 +168,11 @@ def eight_ask_at_once(home: Path, llm_url: str, questions: list[str]) -> list[st
                 _type_question(tab, question)
         for tab in tabs:
             _until(tab, f"!{browser.RUNNING_JS}", deadline)
-        for tab in tabs:
-            tab.evaluate(PRESS_ASK_JS)
+        shown = [_press_ask(tab) for tab in tabs]
         deadline = time.perf_counter() + WAIT_S
         for tab in tabs:
             _until(tab, f"({SCORED_JS} || {NOT_SCORED_JS}) && !{browser.RUNNING_JS}", deadline)
-        return [str(tab.evaluate(MAIN_TEXT_JS) or "") for tab in tabs]
+        return [(field, str(tab.evaluate(MAIN_TEXT_JS) or "")) for field, tab in zip(shown, tabs)]
 
 
 def test_eight_visitors_asking_at_once_on_a_fresh_locked_server_all_get_scores(tmp_path: Path,
@@ -171,8 +187,9 @@ def test_eight_visitors_asking_at_once_on_a_fresh_locked_server_all_get_scores(t
             home.mkdir()
             (home / "models").symlink_to(_session_models_dir, target_is_directory=True)  # the embedder, exported once
             before = llm.request_count
-            pages = eight_ask_at_once(home, llm.base_url, questions)
-            unanswered = [(i, _outcome(page)) for i, page in enumerate(pages)
+            visitors = eight_ask_at_once(home, llm.base_url, questions)
+            assert [field for field, _ in visitors] == questions, (attempt, "a question did not reach its field")
+            unanswered = [(i, _outcome(page)) for i, (_, page) in enumerate(visitors)
                           if "Scoring mode" not in page or NO_CONTEXT in page]
             assert unanswered == [], (attempt, llm.request_count - before, unanswered)
             assert llm.request_count - before >= VISITORS, attempt  # every visitor's judge reached the LLM

@@ -123,7 +123,9 @@ def test_metrics_first_and_summary_means():
 
 def test_readable_timings_sources_and_labels():
     assert ui_help.format_timings({"retrieve_s": 0.0234, "generate_s": 1.5, "note": "x"}) == \
-        "retrieve 0.0234 s · generate 1.50 s"
+        "retrieve 0.023 s · generate 1.500 s"
+    assert ui_help.format_timings({"retrieve_s": 0.0633, "generate_s": 0.297, "judge_s": 0.00534}) == \
+        "retrieve 0.063 s · generate 0.297 s · judge 0.005 s"  # one decimal place for the line
     assert ui_help.metric_label("hit_rate@5") == "hit@5" and ui_help.metric_label("ndcg@2") == "nDCG@2"
     assert "rank" in ui_help.metric_help("mrr") and "no (0.89)" in ui_help.metric_help("adherence")
     assert "top 5" in ui_help.metric_help("recall@5")
