@@ -98,6 +98,36 @@ class PromptJudge(Judge, Protocol):
         ...
 
 
+def item_language(item: EvalItem) -> str:
+    """The item's language: the one it carries (given or detected when it was built), else
+    detected from its response and question (:data:`rag_eval.text.language.UNKNOWN` when
+    they are too short to tell)."""
+    if item.language:
+        return item.language
+    from rag_eval.text.language import language_of
+
+    response = item.response or " ".join(s.text for s in item.response_sentences)
+    return language_of(response, item.question)
+
+
+def unreadable(item: EvalItem, language: str, languages: frozenset[str] | None = None) -> str | None:
+    """Why a judge that reads ``languages`` (None: every language whose words
+    :mod:`rag_eval.text.words` counts) cannot read ``item`` in ``language``, or None when it
+    can. A judge ends such an item ``unsupported_language`` with this reason: a text it
+    cannot read is never "supported" for finding nothing to contradict."""
+    from rag_eval.text.language import UNKNOWN
+    from rag_eval.text.words import word_tuple
+
+    named = "undetected language" if language == UNKNOWN else f"language '{language}'"
+    if languages is not None and language not in languages:
+        return f"this judge does not read {named} (it reads {', '.join(sorted(languages))})"
+    if not any(word_tuple(s.text) for s in item.response_sentences):
+        return f"no word this judge can read in the response ({named})"
+    if not any(word_tuple(s.text) for doc in item.documents for s in doc):
+        return f"no word this judge can read in the documents ({named})"
+    return None
+
+
 # -- what build_judge (rag_eval.judges.factory) builds from: plain, picklable data ----------
 class JudgeUsageError(ValueError):
     """The judge asked for cannot be built (a usage error: nothing was run)."""
