@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import repeat
 
 import numpy as np
 
@@ -142,9 +143,16 @@ def _words(text: str) -> tuple[str, ...]:
 @lru_cache(maxsize=TEXT_MEMO)
 def _content_tokens(text: str, stops: str | None = None) -> tuple[str, ...]:
     """Content tokens of ``text`` under the stop words of :func:`stop_key` ``stops``."""
-    stop = _stops(stops)
-    return tuple(_stem(w) for w in _words(text)
-                 if w.isdigit() or (w not in stop and (len(w) > 1 or not w.isascii())))
+    return tuple(filter(None, map(_content_word, _words(text), repeat(stops))))
+
+
+@lru_cache(maxsize=1 << 16)
+def _content_word(word: str, stops: str | None) -> str | None:
+    """A word's stem if it is a content word (not a stop word, not one ASCII letter; a
+    digit always is), else None."""
+    if word.isdigit() or (word not in _stops(stops) and (len(word) > 1 or not word.isascii())):
+        return _stem(word)
+    return None
 
 
 @lru_cache(maxsize=TEXT_MEMO)
