@@ -127,3 +127,13 @@ def test_llm_judge_reads_any_language(openai_server, question, doc, response):
     assert result.status is JudgeStatus.OK
     assert result.labels.unsupported_response_sentence_keys == item.response_keys
     assert result.labels.overall_supported_explanation.startswith(response[:10])
+
+
+def test_an_unreadable_row_counts_in_coverage_through_evaluate(rag_eval_home):
+    from rag_eval import evaluate
+
+    rows = [{"id": "zh", "question": ZH_QUESTION, "documents": [ZH_DOC], "response": ZH_UNSUPPORTED},
+            {"id": "emoji", "question": "?", "documents": [ZH_DOC], "response": "👍👍"}]
+    summary = evaluate(rows, judge="lexical", progress=False).summary
+    assert "1/2 items usable (coverage 0.500); ok: 1, unsupported_language: 1" in str(summary)
+    assert "adherence: 0.0000" in str(summary)  # the Chinese row, not supported; the emoji row in no mean
