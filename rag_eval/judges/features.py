@@ -11,6 +11,9 @@ overlap of content words, and exact checks on the tokens a paraphrase cannot
 change: numbers and capitalised names. A number in the response that appears
 nowhere in the context is the single strongest hallucination cue we found.
 
+Words are :mod:`rag_eval.text.words`'s in every script (the one tokenizer); English keeps the
+stop words the heads were trained with, other languages use their own.
+
 Nothing here does I/O or holds state, so every function is tested on hand-made
 inputs and the same code serves training and judging.
 """
@@ -114,12 +117,6 @@ def dates(text: str) -> set[str]:
     return out
 
 
-def words(text: str) -> list[str]:
-    """Normalized word tokens (:func:`rag_eval.text.words.words`: any script, character
-    bigrams where words are written without spaces)."""
-    return list(_words(text))
-
-
 def content_tokens(text: str, language: str | None = None) -> list[str]:
     """Word tokens minus ``language``'s stop words, with a crude plural strip so 'viruses'
     meets 'virus'."""
@@ -134,16 +131,10 @@ def content_tokens(text: str, language: str | None = None) -> list[str]:
 TEXT_MEMO = 1 << 12
 
 
-def _words(text: str) -> tuple[str, ...]:
-    """:func:`words`, remembered (by the tokenizer): a document sentence's content tokens
-    and stemmed words both start from them."""
-    return word_tuple(text)
-
-
 @lru_cache(maxsize=TEXT_MEMO)
 def _content_tokens(text: str, stops: str | None = None) -> tuple[str, ...]:
     """Content tokens of ``text`` under the stop words of :func:`stop_key` ``stops``."""
-    return tuple(filter(None, map(_content_word, _words(text), repeat(stops))))
+    return tuple(filter(None, map(_content_word, word_tuple(text), repeat(stops))))
 
 
 @lru_cache(maxsize=1 << 16)
@@ -168,7 +159,7 @@ def _sentence_bigrams(text: str, stops: str | None = None) -> frozenset[tuple[st
 @lru_cache(maxsize=TEXT_MEMO)
 def _stemmed_words(text: str) -> frozenset[str]:
     """Every word of ``text`` stemmed (stop words kept): what a name is looked up in."""
-    return frozenset(map(_stem, _words(text)))
+    return frozenset(map(_stem, word_tuple(text)))
 
 
 @lru_cache(maxsize=TEXT_MEMO)
