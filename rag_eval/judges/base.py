@@ -7,6 +7,7 @@ explicit status. A judge never raises for a bad item: the failure is the result.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -96,6 +97,51 @@ class PromptJudge(Judge, Protocol):
     def messages_for(self, item: EvalItem) -> list[dict[str, str]]:
         """The chat messages the judge would send for ``item`` (nothing is sent)."""
         ...
+
+
+#: Letters outside ASCII, and ASCII letters: what decides that a text reads the English way.
+_OTHER_LETTER = re.compile(r"[^\W\d_A-Za-z]")
+_ASCII_LETTER = re.compile(r"[A-Za-z]")
+#: At most this share of a text's letters outside ASCII ("café", "Pokémon" in English).
+_MOSTLY_ASCII = 0.02
+
+
+def item_language(item: EvalItem) -> str:
+    """The item's language: the one it carries (given or detected when it was built), else
+    detected from its response and question (:data:`rag_eval.text.language.UNKNOWN` when
+    they hold no letter). Text whose letters are (almost) all ASCII is read as English
+    without asking the detector (its model costs ~0.5 s to load and ~1 ms a text, against
+    ~10 ms a row for the whole local judge): the judges' English path, which reads
+    Indonesian, Swahili, Finnish and German as well (``bench/bench_language_judges.py``)."""
+    if item.language:
+        return item.language
+    from rag_eval.text.language import UNKNOWN, language_of
+
+    response = item.response or " ".join(s.text for s in item.response_sentences)
+    text = f"{response} {item.question}"
+    ascii_letters = len(_ASCII_LETTER.findall(text))
+    other = len(_OTHER_LETTER.findall(text)) if not text.isascii() else 0
+    if other <= _MOSTLY_ASCII * ascii_letters:
+        return "en" if ascii_letters else UNKNOWN
+    return language_of(response, item.question)
+
+
+def unreadable(item: EvalItem, language: str, languages: frozenset[str] | None = None) -> str | None:
+    """Why a judge that reads ``languages`` (None: every language whose words
+    :mod:`rag_eval.text.words` counts) cannot read ``item`` in ``language``, or None when it
+    can. A judge ends such an item ``unsupported_language`` with this reason: a text it
+    cannot read is never "supported" for finding nothing to contradict."""
+    from rag_eval.text.language import UNKNOWN
+    from rag_eval.text.words import word_tuple
+
+    named = "undetected language" if language == UNKNOWN else f"language '{language}'"
+    if languages is not None and language not in languages:
+        return f"this judge does not read {named} (it reads {', '.join(sorted(languages))})"
+    if not any(word_tuple(s.text) for s in item.response_sentences):
+        return f"no word this judge can read in the response ({named})"
+    if not any(word_tuple(s.text) for doc in item.documents for s in doc):
+        return f"no word this judge can read in the documents ({named})"
+    return None
 
 
 # -- what build_judge (rag_eval.judges.factory) builds from: plain, picklable data ----------

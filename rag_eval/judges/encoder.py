@@ -15,7 +15,9 @@ layers (``local:2.3.0`` and its calibrations) still gets them, through ONNX Runt
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 
@@ -26,6 +28,36 @@ from rag_eval.encoders.onnx import DIMENSION, INT8, EncoderSpec, encode_each, en
 JUDGE_ENCODER = EncoderSpec(layers=0)
 #: ``local:2.0.0`` to ``local:2.3.0``'s encoder: the first 3 layers, int8, ONNX Runtime.
 THREE_LAYER_INT8 = EncoderSpec(layers=3, quantization=INT8)
+
+
+#: Languages whose similarities come from the encoder: the one its word pieces were
+#: trained on. Elsewhere the English word pieces put unrelated sentences close together
+#: (Japanese, Chinese, Arabic at cos 0.84-0.98 against 0.33-0.48 in English), so the judge
+#: compares :func:`word_vectors` instead (``bench/bench_language_judges.py`` measured both).
+ENCODER_LANGUAGES = frozenset({"en"})
+#: Buckets of :func:`word_vectors`: few enough for a cheap product, enough that two
+#: unrelated sentences rarely share one (~20 content words each: ~10% share any).
+WORD_BUCKETS = 4096
+
+
+@lru_cache(maxsize=1 << 13)
+def _word_vector(text: str, language: str | None) -> np.ndarray:
+    from rag_eval.judges.features import content_tokens
+
+    vector = np.zeros(WORD_BUCKETS, dtype=np.float32)
+    for token in content_tokens(text, language):
+        vector[zlib.crc32(token.encode()) % WORD_BUCKETS] += 1.0
+    norm = float(np.linalg.norm(vector))
+    return vector / norm if norm else vector
+
+
+def word_vectors(texts: Sequence[str], language: str | None = None) -> np.ndarray:
+    """L2-normalised hashed bags of content words (:mod:`rag_eval.text.words`: any script,
+    character bigrams where words have no spaces), one row per text: what the local judge
+    compares in a language :data:`ENCODER_LANGUAGES` lacks. Their cosine is the share of
+    words two texts have in common, the same in every language; a text without a word is
+    the zero vector (similar to nothing)."""
+    return np.stack([_word_vector(t, language) for t in texts]) if texts else np.zeros((0, WORD_BUCKETS), np.float32)
 
 
 class JudgeEncoder:
@@ -53,4 +85,5 @@ class JudgeEncoder:
         self.cache.clear()
 
 
-__all__ = ["JUDGE_ENCODER", "THREE_LAYER_INT8", "EncoderSpec", "JudgeEncoder", "encode_each", "encode_texts", "encoder_path"]
+__all__ = ["ENCODER_LANGUAGES", "JUDGE_ENCODER", "word_vectors",
+           "THREE_LAYER_INT8", "EncoderSpec", "JudgeEncoder", "encode_each", "encode_texts", "encoder_path"]

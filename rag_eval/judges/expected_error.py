@@ -21,6 +21,7 @@ the pages and the report all show the same thing.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from rag_eval.judges.local_error import METRICS, SOURCE_CALIBRATION, SOURCE_HELD_OUT, SOURCE_UNKNOWN
@@ -82,14 +83,33 @@ def _spread(expected: dict[str, Any], metric: str) -> str:
     return ""
 
 
-def summary_lines(expected: dict[str, Any], means: dict[str, float | None] | None = None) -> list[str]:
-    """Text lines for the CLI: each metric's mean beside its expected judge error, and the basis."""
+def language_note(expected: dict[str, Any], languages: Iterable[str]) -> str | None:
+    """Which of ``languages`` (ISO 639-1, e.g. a run's) the expected error was not
+    measured in, in words; None when it was measured in all of them or is unknown anyway.
+    A figure carries the languages it was measured in (``languages``); one that names none
+    (a calibration on the user's rows) was measured on those rows, whatever their language."""
+    measured = expected.get("languages")
+    if not measured:
+        return None
+    missing = sorted({code for code in languages if code} - set(measured))
+    if not missing:
+        return None
+    return f"expected judge error not measured in {', '.join(missing)} (measured in {', '.join(measured)})"
+
+
+def summary_lines(expected: dict[str, Any], means: dict[str, float | None] | None = None,
+                  languages: Iterable[str] = ()) -> list[str]:
+    """Text lines for the CLI: each metric's mean beside its expected judge error, the basis,
+    and which of the rows' ``languages`` it was not measured in."""
     lines = []
     for metric in METRICS:
         mean = (means or {}).get(metric)
         head = f"{metric} {mean:.2f}, " if isinstance(mean, int | float) else f"{metric}: "
         lines.append(head + describe(expected, metric))
     lines.append(f"judge error basis: {expected.get('basis', 'unknown')}")
+    note = language_note(expected, languages)
+    if note:
+        lines.append(note)
     return lines
 
 

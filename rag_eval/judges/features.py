@@ -11,6 +11,9 @@ overlap of content words, and exact checks on the tokens a paraphrase cannot
 change: numbers and capitalised names. A number in the response that appears
 nowhere in the context is the single strongest hallucination cue we found.
 
+Words are :mod:`rag_eval.text.words`'s in every script (the one tokenizer); English keeps the
+stop words the heads were trained with, other languages use their own.
+
 Nothing here does I/O or holds state, so every function is tested on hand-made
 inputs and the same code serves training and judging.
 """
@@ -22,10 +25,12 @@ from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import repeat
 
 import numpy as np
 
-_WORD = re.compile(r"[A-Za-z0-9]+(?:['’][a-z]+)?")
+from rag_eval.text.words import normalize, stop_words, word_tuple
+
 _NUMBER = re.compile(r"(?<![A-Za-z])\d+(?:[.,:/]\d+)*")
 _HEDGE = re.compile(
     r"\b(?:not (?:provide|mention|specif|contain|state|include|discuss|clear|possible to)\w*"
@@ -41,6 +46,21 @@ STOPWORDS = frozenset(
     most some all both just up down out off again further once s t don now one also however thus therefore
     according context document documents passage title provided information""".split()
 )
+#: Languages whose stop words are :data:`STOPWORDS` (the heads were trained with it); an
+#: unknown language too. Every other language uses its own list (``stop_words``).
+_OWN_STOPWORDS = frozenset({"", "en", "und"})
+
+
+def stop_key(language: str | None) -> str | None:
+    """The key of ``language``'s stop-word list: None for :data:`STOPWORDS` (English or
+    unknown), else the ISO 639-1 code."""
+    code = (language or "").lower().split("-")[0]
+    return None if code in _OWN_STOPWORDS else code
+
+
+@lru_cache(maxsize=64)
+def _stops(key: str | None) -> frozenset[str]:
+    return STOPWORDS if key is None else stop_words(key)
 
 #: Column names of :func:`document_sentence_features`, in order.
 DOC_FEATURES = (
@@ -84,7 +104,10 @@ def dates(text: str) -> set[str]:
     """Years (1500-2099, '1990s') and month names, normalised ('Sept.' == 'september'[:3]):
     a date a response states that its documents never mention is a classic fabrication.
     Each pattern runs only on a text that holds what it needs (a '1' or '2'; a month's
-    first three letters): the same sets, at half the CPU (most sentences hold neither)."""
+    first three letters): the same sets, at half the CPU (most sentences hold neither).
+    Digits of every script read as ASCII ones (``٢٠٢٠`` is 2020)."""
+    if not text.isascii():
+        text = normalize(text)
     out = {m.group(1) for m in _YEAR.finditer(text)} if "1" in text or "2" in text else set()
     low = text.lower()
     if not low.isascii():
@@ -94,14 +117,10 @@ def dates(text: str) -> set[str]:
     return out
 
 
-def words(text: str) -> list[str]:
-    """Lower-cased word tokens."""
-    return list(_words(text))
-
-
-def content_tokens(text: str) -> list[str]:
-    """Word tokens minus stop words, with a crude plural strip so 'viruses' meets 'virus'."""
-    return list(_content_tokens(text))
+def content_tokens(text: str, language: str | None = None) -> list[str]:
+    """Word tokens minus ``language``'s stop words, with a crude plural strip so 'viruses'
+    meets 'virus'."""
+    return list(_content_tokens(text, stop_key(language)))
 
 
 #: Texts whose tokens are remembered. Rows share documents (a RAGBench file repeats a
@@ -113,40 +132,34 @@ TEXT_MEMO = 1 << 12
 
 
 @lru_cache(maxsize=TEXT_MEMO)
-def _words(text: str) -> tuple[str, ...]:
-    """:func:`words`, remembered: a document sentence's content tokens and stemmed words
-    both start from them."""
-    # One lower() for the whole sentence: the words are ASCII letters, digits and an
-    # apostrophe, whose lower case is per character, so joining them changes nothing.
-    return tuple(" ".join(_WORD.findall(text)).lower().split())
-
-
-@lru_cache(maxsize=TEXT_MEMO)
-def _content_tokens(text: str) -> tuple[str, ...]:
-    return tuple(filter(None, map(_content_word, _words(text))))
+def _content_tokens(text: str, stops: str | None = None) -> tuple[str, ...]:
+    """Content tokens of ``text`` under the stop words of :func:`stop_key` ``stops``."""
+    return tuple(filter(None, map(_content_word, word_tuple(text), repeat(stops))))
 
 
 @lru_cache(maxsize=1 << 16)
-def _content_word(word: str) -> str | None:
-    """A word's stem if it is a content word (not a stop word, not one letter; a digit
-    always is), else None."""
-    return _stem(word) if word not in STOPWORDS and len(word) > 1 or word.isdigit() else None
+def _content_word(word: str, stops: str | None) -> str | None:
+    """A word's stem if it is a content word (not a stop word, not one ASCII letter; a
+    digit always is), else None."""
+    if word.isdigit() or (word not in _stops(stops) and (len(word) > 1 or not word.isascii())):
+        return _stem(word)
+    return None
 
 
 @lru_cache(maxsize=TEXT_MEMO)
-def _content_set(text: str) -> frozenset[str]:
-    return frozenset(_content_tokens(text))
+def _content_set(text: str, stops: str | None = None) -> frozenset[str]:
+    return frozenset(_content_tokens(text, stops))
 
 
 @lru_cache(maxsize=TEXT_MEMO)
-def _sentence_bigrams(text: str) -> frozenset[tuple[str, str]]:
-    return frozenset(bigrams(_content_tokens(text)))
+def _sentence_bigrams(text: str, stops: str | None = None) -> frozenset[tuple[str, str]]:
+    return frozenset(bigrams(_content_tokens(text, stops)))
 
 
 @lru_cache(maxsize=TEXT_MEMO)
 def _stemmed_words(text: str) -> frozenset[str]:
     """Every word of ``text`` stemmed (stop words kept): what a name is looked up in."""
-    return frozenset(map(_stem, _words(text)))
+    return frozenset(map(_stem, word_tuple(text)))
 
 
 @lru_cache(maxsize=TEXT_MEMO)
@@ -171,7 +184,10 @@ def _stem(word: str) -> str:
 
 
 def numbers(text: str) -> set[str]:
-    """Numbers as written, normalised so '1,000' == '1000' and '3.50' keeps its decimals."""
+    """Numbers as written, normalised so '1,000' == '1000' and '3.50' keeps its decimals;
+    digits of every script (``٣``, full-width ``３``) read as ASCII ones."""
+    if not text.isascii():
+        text = normalize(text)
     out = set()
     for raw in _NUMBER.findall(text):
         value = raw.replace(",", "")
@@ -180,18 +196,20 @@ def numbers(text: str) -> set[str]:
     return out
 
 
-def names_and_capitals(text: str) -> tuple[set[str], set[str]]:
-    """(names, capitals) from one pass over the tokens, stemmed and lower-cased, stop words
+def names_and_capitals(text: str, language: str | None = None) -> tuple[set[str], set[str]]:
+    """(names, capitals) from one pass over the tokens, stemmed and normalized, stop words
     left out. Capitals: every capitalised token, sentence-initial ones included (the
     named-entity-like words of a sentence). Names: the capitals that do not start a
     sentence: names, products, places; a paraphrase keeps them, so a missing one is a
-    warning sign."""
+    warning sign. Only cased scripts (Latin, Cyrillic, Greek, Armenian...) have capitals:
+    in any other both sets are empty, so the name features are neutral, not "missing"."""
     names, capitals = set(), set()
+    stop = _stops(stop_key(language))
     for sentence_start, token in _tokens_with_starts(text):
         if not token[:1].isupper():
             continue
-        low = token.lower()
-        if low not in STOPWORDS and len(low) > 1:
+        low = token.lower() if token.isascii() else normalize(token, language)
+        if low not in stop and len(low) > 1:
             stem = _stem(low)
             capitals.add(stem)
             if not sentence_start:
@@ -229,12 +247,15 @@ def recall(needles: Sequence | AbstractSet, haystack: AbstractSet) -> float:
     return len(needles & haystack) / len(needles)
 
 
-def lexical_novelty(response_sentences: Sequence[str], document_sentences: Sequence[str]) -> float:
+def lexical_novelty(response_sentences: Sequence[str], document_sentences: Sequence[str],
+                    language: str | None = None) -> float:
     """The lexical-novelty baseline of issue 29: the share of the response's distinct
-    content words (lower-cased, stop words dropped) that appear in no document sentence.
-    No parameters, so it scores any domain the same way: the floor a judge must beat."""
-    response_tokens = {t for s in response_sentences for t in content_tokens(s)}
-    context_tokens = {t for s in document_sentences for t in content_tokens(s)}
+    content words (normalized, ``language``'s stop words dropped) that appear in no
+    document sentence. No parameters, so it scores any domain the same way: the floor a
+    judge must beat."""
+    stops = stop_key(language)
+    response_tokens = {t for s in response_sentences for t in _content_tokens(s, stops)}
+    context_tokens = set().union(*(_content_set(s, stops) for s in document_sentences))
     return 1.0 - recall(response_tokens, context_tokens) if response_tokens else 0.0
 
 
@@ -270,8 +291,10 @@ class RowFeatures:
 
 
 def row_features(question: str, documents: Sequence[Sequence[str]], response_sentences: Sequence[str],
-                 q_vec: np.ndarray, doc_vecs: np.ndarray, resp_vecs: np.ndarray) -> RowFeatures:
-    """All features of one row from its texts and L2-normalised embeddings.
+                 q_vec: np.ndarray, doc_vecs: np.ndarray, resp_vecs: np.ndarray,
+                 language: str | None = None) -> RowFeatures:
+    """All features of one row from its texts and L2-normalised embeddings; ``language``
+    (ISO 639-1) chooses the stop words and case folding.
 
     ``documents[d]`` lists the sentences of document ``d``; ``doc_vecs`` holds their
     embeddings in the same flattened order. Raises ``ValueError`` when the row has no
@@ -287,13 +310,14 @@ def row_features(question: str, documents: Sequence[Sequence[str]], response_sen
 
     q_cos = (doc_vecs @ q_vec).astype(np.float32)
     sim = (resp_vecs @ doc_vecs.T).astype(np.float32)  # (n_resp, n_doc)
-    q_tok = set(content_tokens(question))
-    d_toks = [_content_tokens(s) for s in flat]
-    d_sets = [_content_set(s) for s in flat]
-    r_toks = [_content_tokens(s) for s in response_sentences]
+    stops = stop_key(language)
+    q_tok = set(_content_tokens(question, stops))
+    d_toks = [_content_tokens(s, stops) for s in flat]
+    d_sets = [_content_set(s, stops) for s in flat]
+    r_toks = [_content_tokens(s, stops) for s in response_sentences]
     r_sets = [set(t) for t in r_toks]
     context_tokens = set().union(*d_sets)
-    context_bigrams = set().union(*(_sentence_bigrams(s) for s in flat))
+    context_bigrams = set().union(*(_sentence_bigrams(s, stops) for s in flat))
     # The union over sentences equals the same over the joined text (no token, number or
     # date spans the joining space) and reuses each shared sentence's remembered sets.
     context_numbers = set().union(*(_sentence_numbers(s) for s in flat))
@@ -327,7 +351,7 @@ def row_features(question: str, documents: Sequence[Sequence[str]], response_sen
         top3 = order[:3]
         nums = numbers(text)
         miss_n = sorted(n for n in nums if n not in context_numbers)
-        names, capitals = names_and_capitals(text)
+        names, capitals = names_and_capitals(text, language)
         miss_w = sorted(n for n in names if n not in context_names)
         missing_dates = dates(text) - context_dates
         shares = overlap[i]  # None: the sentence has no content word

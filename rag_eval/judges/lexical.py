@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rag_eval.judges.base import ProgressCallback
+from rag_eval.judges.base import ProgressCallback, item_language, unreadable
 from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus, Labels, SentenceSupport
 
 VERSION = "1"
@@ -40,6 +40,9 @@ class LexicalJudge:
     """Word overlap as labels in RAGBench's schema (see the module docstring)."""
 
     name = f"lexical:{VERSION}"
+    #: Languages it reads: every one whose words ``rag_eval.text.words`` counts (None); an
+    #: item with no such word ends ``unsupported_language``.
+    languages: frozenset[str] | None = None
 
     def __init__(self, options: LexicalOptions | None = None) -> None:
         self.options = options or LexicalOptions()
@@ -54,8 +57,11 @@ class LexicalJudge:
                 out.append(self._result(item, JudgeStatus.INVALID_INPUT, error="the item has no document sentences"))
             elif not item.response_sentences:
                 out.append(self._result(item, JudgeStatus.INVALID_INPUT, error="the item has no response sentences"))
+            elif (reason := unreadable(item, language := item_language(item), self.languages)) is not None:
+                out.append(self._result(item, JudgeStatus.UNSUPPORTED_LANGUAGE, error=reason))
             else:
-                out.append(self._result(item, JudgeStatus.OK, labels=lexical_labels(item, self.options.max_novel)))
+                out.append(self._result(item, JudgeStatus.OK,
+                                        labels=lexical_labels(item, self.options.max_novel, language)))
             if progress is not None:
                 progress(done, len(items))
         return out
@@ -66,19 +72,21 @@ class LexicalJudge:
                            cost_usd=0.0 if status is JudgeStatus.OK else None, extra={"judge_kind": "lexical"})
 
 
-def lexical_labels(item: EvalItem, max_novel: float = 0.5) -> Labels:
-    """The item's labels by word overlap alone (see the module docstring)."""
+def lexical_labels(item: EvalItem, max_novel: float = 0.5, language: str | None = None) -> Labels:
+    """The item's labels by word overlap alone (see the module docstring); ``language``
+    (default: the item's) chooses the stop words."""
     from rag_eval.judges.features import content_tokens, lexical_novelty
 
+    language = language or item.language or None
     sentences = [s for doc in item.documents for s in doc]
     texts = [s.text for s in sentences]
-    words = [set(content_tokens(t)) for t in texts]
-    question = set(content_tokens(item.question))
+    words = [set(content_tokens(t, language)) for t in texts]
+    question = set(content_tokens(item.question, language))
     relevant = [s.key for s, w in zip(sentences, words) if w & question]
     support, unsupported, utilized = [], [], {}
     for r in item.response_sentences:
-        novel = lexical_novelty([r.text], texts)
-        mine = set(content_tokens(r.text))
+        novel = lexical_novelty([r.text], texts, language)
+        mine = set(content_tokens(r.text, language))
         shared = [len(mine & w) for w in words]
         best = max(shared, default=0)
         closest = [s.key for s, n in zip(sentences, shared) if best and n == best]
@@ -89,7 +97,7 @@ def lexical_labels(item: EvalItem, max_novel: float = 0.5) -> Labels:
             utilized.update(dict.fromkeys(closest))
         else:
             unsupported.append(r.key)
-    novelty = lexical_novelty([r.text for r in item.response_sentences], texts)
+    novelty = lexical_novelty([r.text for r in item.response_sentences], texts, language)
     return Labels(all_relevant_sentence_keys=relevant, all_utilized_sentence_keys=list(utilized),
                   sentence_support_information=support, unsupported_response_sentence_keys=unsupported,
                   overall_supported=not unsupported,

@@ -41,9 +41,9 @@ from typing import Any
 
 import numpy as np
 
-from rag_eval.judges.base import BATCH_ROWS, ProgressCallback
+from rag_eval.judges.base import BATCH_ROWS, ProgressCallback, item_language, unreadable
 from rag_eval.judges.consistency import make_consistent
-from rag_eval.judges.encoder import JUDGE_ENCODER, EncoderSpec
+from rag_eval.judges.encoder import ENCODER_LANGUAGES, JUDGE_ENCODER, EncoderSpec, word_vectors
 from rag_eval.judges.features import DOC_FEATURES, RESP_FEATURES, RowFeatures, row_features
 from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus, Labels, SentenceSupport
 
@@ -281,12 +281,27 @@ def _clip(text: str) -> str:
 Embedded = tuple[dict[str, int], np.ndarray]
 
 
+class Unreadable(str):
+    """Why the judge cannot read an item (what :func:`featurize_items` returns for it):
+    the item ends ``unsupported_language``, not ``invalid_input``."""
+
+
+def _encoder_reads(language: str) -> bool:
+    """Whether the encoder's similarities are used for ``language`` (its own languages, and
+    text too short to tell, as before languages were known); any other language's come
+    from :func:`~rag_eval.judges.encoder.word_vectors`."""
+    from rag_eval.text.language import UNKNOWN
+
+    return language in ENCODER_LANGUAGES or language == UNKNOWN
+
+
 def judged_texts(items: Sequence[EvalItem]) -> list[str]:
     """The distinct texts the judge embeds for ``items`` (question, document and
-    response sentences of every item it can judge, clipped), in first-seen order."""
+    response sentences of every item it can judge in a language its encoder reads,
+    clipped), in first-seen order."""
     texts: list[str] = []
     for item in items:
-        if item.documents and any(item.documents) and item.response_sentences:
+        if item.documents and any(item.documents) and item.response_sentences and _encoder_reads(item_language(item)):
             texts.append(_clip(item.question))
             texts.extend(_clip(s.text) for doc in item.documents for s in doc)
             texts.extend(_clip(s.text) for s in item.response_sentences)
@@ -320,7 +335,17 @@ def featurize_items(items: Sequence[EvalItem], embedder, embedded: Embedded | No
         if not resp:
             out.append("the item has no response sentences")
             continue
-        out.append(row_features(item.question, doc_texts, resp, vecs([item.question])[0], vecs(flat), vecs(resp)))
+        language = item_language(item)
+        reason = unreadable(item, language, LocalJudge.languages)
+        if reason is not None:
+            out.append(Unreadable(reason))
+            continue
+        if _encoder_reads(language):
+            q_vec, doc_vecs, resp_vecs = vecs([item.question])[0], vecs(flat), vecs(resp)
+        else:
+            both = word_vectors([item.question, *flat, *resp], language)
+            q_vec, doc_vecs, resp_vecs = both[0], both[1:len(flat) + 1], both[len(flat) + 1:]
+        out.append(row_features(item.question, doc_texts, resp, q_vec, doc_vecs, resp_vecs, language))
     return out
 
 
@@ -433,6 +458,10 @@ class LocalJudge:
     the packaged MiniLM cut and quantised as ``model.json`` says) with a bounded cache.
     Anything with ``encode(texts) -> normalised array`` works, e.g. for tests.
     """
+
+    #: Languages it reads: every one whose words ``rag_eval.text.words`` counts (None);
+    #: an item with no such word ends ``unsupported_language``.
+    languages: frozenset[str] | None = None
 
     def __init__(self, model_path: str | Path | None = None, embedder=None, chunk_size: int = CHUNK_SIZE,
                  calibration: str | dict[str, Any] | None = None, workers: int = 1,
@@ -596,7 +625,8 @@ class LocalJudge:
         out = []
         for item, f in zip(step, feats):
             if isinstance(f, str):
-                out.append(self._result(item, JudgeStatus.INVALID_INPUT, error=f))
+                status = JudgeStatus.UNSUPPORTED_LANGUAGE if isinstance(f, Unreadable) else JudgeStatus.INVALID_INPUT
+                out.append(self._result(item, status, error=f))
                 continue
             t1 = time.perf_counter()
             try:

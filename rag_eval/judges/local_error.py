@@ -17,6 +17,10 @@ METRICS = {name: name.removeprefix("context_") for name in TRACE_METRICS if name
 SOURCE_CALIBRATION = "calibration"
 SOURCE_HELD_OUT = "leave_one_domain_out"
 SOURCE_UNKNOWN = "unknown"
+#: Languages the shipped model's held-out figures were measured in (RAGBench is English);
+#: in any other the expected error is "not measured" (bench/bench_language_judges.py
+#: measures the judges' AUROC by language, not these RMSEs).
+MEASURED_LANGUAGES = ("en",)
 
 
 def _local_held_out(model: Any) -> dict[str, Any]:
@@ -35,9 +39,11 @@ def _local_held_out(model: Any) -> dict[str, Any]:
     return {
         "source": SOURCE_HELD_OUT if metrics else SOURCE_UNKNOWN,
         "basis": (f"local:{model.version} on RAGBench domains it was not trained on (leave one domain out, "
-                  f"{len(per)} domains: mean, and the range over domains); not measured on this domain"
+                  f"{len(per)} domains: mean, and the range over domains); not measured on this domain; "
+                  f"measured in {', '.join(MEASURED_LANGUAGES)} only, not measured in other languages"
                   if metrics else f"local:{getattr(model, 'version', '?')} carries no held-out figures"),
         "metrics": metrics,
+        **({"languages": list(MEASURED_LANGUAGES)} if metrics else {}),
         **({"hallucination_auroc": round(float(auroc), 3)} if auroc is not None else {}),
     }
 

@@ -31,6 +31,16 @@ def test_the_shipped_local_judge_carries_its_leave_one_domain_out_figures():
     assert json.loads(json.dumps(e)) == e  # stored as JSON in a run's summary
 
 
+def test_the_expected_error_names_the_languages_it_was_measured_in():
+    e = ee.expected_judge_error(LocalJudge())
+    assert e["languages"] == ["en"] and "not measured in other languages" in e["basis"]
+    assert ee.language_note(e, ["en"]) is None
+    note = ee.language_note(e, ["en", "zh", "ar"])
+    assert note == "expected judge error not measured in ar, zh (measured in en)"
+    assert ee.summary_lines(e, {}, languages=["ja"])[-1].startswith("expected judge error not measured in ja")
+    assert ee.language_note(ee.expected_judge_error(_LLMJudge()), ["zh"]) is None  # unknown everywhere anyway
+
+
 def test_an_llm_judge_is_unknown_and_says_how_to_measure_it():
     e = ee.expected_judge_error(_LLMJudge())
     assert e["source"] == ee.SOURCE_UNKNOWN and e["metrics"] == {}
