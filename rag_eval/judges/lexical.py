@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rag_eval.judges.base import ProgressCallback, item_language, unreadable
 from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus, Labels, SentenceSupport
 
-VERSION = "1"
+VERSION = "2"  # 2: words of every language (rag_eval.text.words); unreadable text is unsupported_language
 
 
 class LexicalOptions(BaseModel):

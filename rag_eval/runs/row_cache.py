@@ -20,7 +20,7 @@ from rag_eval.judges.base import Judge, PromptJudge
 from rag_eval.llm.cache import LLMCache, cache_key
 from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus, Labels, Sentence
 
-ROW_CACHE_FORMAT = "judged-row-2"  # 2: the result's id is `id` (was `item_id`)
+ROW_CACHE_FORMAT = "judged-row-3"  # 2: the result's id is `id` (was `item_id`); 3: items split by language, carry it
 #: what a row's judgement depends on: its id, and its question, response and documents under any accepted name
 ROW_FIELDS = ("id", *(n for f in ("question", "response", "documents") for n in JUDGED_ROW_COLUMNS[f]),
               *PRESPLIT_COLUMNS.values())
@@ -89,6 +89,7 @@ def _item_dict(item: EvalItem) -> dict[str, Any]:
         "document_texts": item.document_texts,
         "documents": [[[s.key, s.text, s.start, s.end] for s in doc] for doc in item.documents],
         "response_sentences": [[s.key, s.text, s.start, s.end] for s in item.response_sentences],
+        "language": item.language,
     }
 
 
@@ -97,7 +98,7 @@ def _item_from(d: dict[str, Any]) -> EvalItem:
         id=str(d["id"]), question=str(d["question"]), response=str(d["response"]),
         document_texts=[str(t) for t in d["document_texts"]],
         documents=[_sentences(doc) for doc in d["documents"]],
-        response_sentences=_sentences(d["response_sentences"]),
+        response_sentences=_sentences(d["response_sentences"]), language=str(d.get("language") or ""),
     )
 
 

@@ -178,7 +178,7 @@ def test_lexical_reference_judge_labels_by_word_overlap(tmp_path, openai_server)
     result = run([str(src), "--judge", "lexical", "--out", str(out)])
     assert result.exit_code == 1, result.output  # the row without documents failed (and says why)
     got = {r["id"]: r for r in read_jsonl(out)}
-    assert got["a1"]["status"] == "ok" and got["a1"]["judge"] == "lexical:1" and got["a1"]["adherence"] == 1.0
+    assert got["a1"]["status"] == "ok" and got["a1"]["judge"] == "lexical:2" and got["a1"]["adherence"] == 1.0
     assert got["a1"]["all_relevant_sentence_keys"] == ["0a"] and got["a1"]["all_utilized_sentence_keys"] == ["0a"]
     assert got["a1"]["context_relevance"] == 0.5 and got["a1"]["completeness"] == 1.0
     assert got["h"]["unsupported_response_sentence_keys"] == ["b"] and got["h"]["adherence"] == 0.0
