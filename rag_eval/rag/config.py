@@ -78,6 +78,17 @@ class EmbedderConfig(_Frozen):
         return frozenset({"en"}) if name in ENGLISH_ONLY_EMBEDDERS else None
 
     @property
+    def coverage(self) -> str:
+        """One line that says which languages the embedder reads (the Corpus page shows it)."""
+        covered = self.covered_languages
+        if covered is None:
+            return (f"The embedder {self.label} is taken to read every language "
+                    "(set embedder.languages to the ones it covers if not).")
+        return (f"The embedder {self.label} reads only {', '.join(sorted(covered))}: a collection in another "
+                "language is retrieved with BM25 over its words by default (mode auto); for dense retrieval in "
+                "it, choose a multilingual model (docs/languages.md).")
+
+    @property
     def label(self) -> str:
         """What a collection records as its embedder, e.g. ``sentence-transformers:all-MiniLM-L6-v2``."""
         return f"{self.kind}:{self.model}"
