@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -33,13 +32,15 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]  # figures appear as they are measured
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script too: the BEIR bench's options
+
+from bench.bench_rag_retrieval import store_and_config  # noqa: E402
 from rag_eval.config import shared_data_dir
 from rag_eval.metrics.retrieval import recall_at_k
 from rag_eval.rag import sparse
-from rag_eval.rag.config import default_config
 from rag_eval.rag.ingest import ingest_paths
 from rag_eval.rag.retrieve import resolve_mode, retrieve
-from rag_eval.rag.store import collection_metadata, iter_chunks, open_qdrant
+from rag_eval.rag.store import collection_metadata, iter_chunks
 from rag_eval.text import words as words_module
 
 MODES = ("auto", "bm25", "dense", "hybrid")
@@ -95,12 +96,7 @@ def main() -> None:
         data = {code: data[code] for code in args.languages.split(",")}
     if "en" not in data:
         sys.exit("English is the reference of every ratio: include en")
-    if args.fresh and Path(args.store).exists():
-        shutil.rmtree(args.store)
-    client = open_qdrant(path=args.store)
-    base = default_config("bench")
-    if args.embedder_model:
-        base = base.with_changes(**{"embedder.model": args.embedder_model})
+    client, base = store_and_config(args)
     print(f"commit {commit()}, embedder {base.embedder.model}, sparse {sparse.SPARSE_VERSION}, "
           f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}\n")
 
