@@ -51,6 +51,7 @@ from rag_eval.rag.store import (
     language_note,
     open_qdrant,
     point_id,
+    record_languages,
 )
 from rag_eval.text.language import UNKNOWN, detect_language, language_of
 from rag_eval.text.sentences import clip_units, split_blocks, split_sentences
@@ -400,7 +401,8 @@ def ingest_paths(
         file_report.settle()
     report.not_created = not exists
     if not report.not_created:
-        report.languages = finish_writes(client, collection)
+        finish_writes(client, collection)
+        report.languages = record_languages(client, collection)
         report.warning = collection_warning(client, collection)
         report.language_note = language_note(collection, {"languages": report.languages}, config.embedder.label,
                                              config.embedder.covered_languages)

@@ -417,11 +417,15 @@ def _scroll(client: VectorStore, name: str, with_payload: bool | list[str]) -> I
             return
 
 
-def finish_writes(client: VectorStore, name: str) -> dict[str, int]:
-    """After an ingestion: the Edge store indexes what was written (HNSW); the collection
-    records how many chunks each language has (``languages``, most first). Returns those."""
+def finish_writes(client: VectorStore, name: str) -> None:
+    """After an ingestion: the Edge store indexes what was written (HNSW); others need nothing."""
     if isinstance(client, EdgeStore):
         client.optimize(name)
+
+
+def record_languages(client: VectorStore, name: str) -> dict[str, int]:
+    """After an ingestion: the collection records how many chunks each language has
+    (``languages``, most first; one scan of the chunks' ``language``). Returns those."""
     counts = Counter(str((p.payload or {}).get("language") or UNKNOWN) for p in _scroll(client, name, ["language"]))
     languages = dict(counts.most_common())
     meta = collection_metadata(client, name)
@@ -453,7 +457,7 @@ def recorded_coverage(meta: dict[str, Any]) -> frozenset[str] | None:
     recorded = meta.get("embedder_languages")
     if recorded is not None:
         return frozenset(recorded)
-    kind, _, model = str(meta.get("embedder") or "").partition(":")
+    _, _, model = str(meta.get("embedder") or "").partition(":")
     return EmbedderConfig(model=model).covered_languages if model else None
 
 
