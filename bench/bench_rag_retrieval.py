@@ -28,15 +28,15 @@ import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-sys.stdout.reconfigure(line_buffering=True)  # figures appear as they are measured
+sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]  # figures appear as they are measured
 
 from rag_eval.config import shared_data_dir
 from rag_eval.metrics.retrieval import ndcg_at_k, recall_at_k, reciprocal_rank
-from rag_eval.rag.config import default_config
+from rag_eval.rag.config import RagConfig, default_config
 from rag_eval.rag.embedders import make_embedder
 from rag_eval.rag.ingest import ingest_paths
 from rag_eval.rag.retrieve import retrieve
-from rag_eval.rag.store import open_qdrant
+from rag_eval.rag.store import VectorStore, open_qdrant
 
 COLLECTION = "ragbench-retrieval"
 CANDIDATE_CHUNKS = 20  # chunks fetched per query, deduplicated to documents, cut at 10
@@ -52,6 +52,17 @@ def load_queries(root: Path, limit: int | None) -> tuple[list[dict], dict[str, s
                 qrels.setdefault(row["query-id"], set()).add(row["corpus-id"])
     queries = [q for q in queries if q["_id"] in qrels]
     return (queries[:limit] if limit else queries), qrels
+
+
+def store_and_config(args: argparse.Namespace) -> tuple[VectorStore, RagConfig]:
+    """The embedded store at ``--store`` (emptied first with ``--fresh``) and the default
+    configuration with ``--embedder-model`` (the retrieval benchmarks' common options)."""
+    if args.fresh and Path(args.store).exists():
+        shutil.rmtree(args.store)
+    base = default_config("bench")
+    if args.embedder_model:
+        base = base.with_changes(**{"embedder.model": args.embedder_model})
+    return open_qdrant(path=args.store), base
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -72,12 +83,7 @@ def main() -> None:
     root = shared_data_dir() / "ragbench" / "retrieval"
     if not (root / "corpus.jsonl").is_file():
         sys.exit(f"shared retrieval collection not found under {root} (set RAG_EVAL_SHARED_DATA)")
-    if args.fresh and Path(args.store).exists():
-        shutil.rmtree(args.store)
-    client = open_qdrant(path=args.store)
-    base = default_config("bench")
-    if args.embedder_model:
-        base = base.with_changes(**{"embedder.model": args.embedder_model})
+    client, base = store_and_config(args)
 
     shown = [-1]
 

@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from rag_eval.display.views import view_from_result
+from rag_eval.rag.config import RETRIEVAL_MODES
 from rag_eval.rag.retrieve import page_label
 from rag_eval.runs.ask import AskResult, ask
 from rag_eval.ui import components, data, panels, settings, state
@@ -20,11 +21,11 @@ K_K = f"{PAGE}.k"
 K_EXAMPLE = f"{PAGE}.example"
 K_QUESTION = f"{PAGE}.question"
 K_RESULT = f"{PAGE}.result"
-MODES = ("dense", "bm25", "hybrid")
+MODES = RETRIEVAL_MODES  # auto first: the default, dense unless the embedder cannot read the collection
 
 
 def init_page_state() -> None:
-    state.init_defaults({K_MODE: "dense", K_K: 5, K_QUESTION: "", K_RESULT: None})
+    state.init_defaults({K_MODE: "auto", K_K: 5, K_QUESTION: "", K_RESULT: None})
 
 
 def render_inputs(names: list[str]):

@@ -12,6 +12,7 @@ from rag_eval.judges.base import JudgeUsageError
 from rag_eval.judges.kinds import JUDGE_KINDS
 from rag_eval.judges.ray import RayUnavailable, configured_cluster
 from rag_eval.metrics.registry import TRACE_SCORES
+from rag_eval.rag.config import RETRIEVAL_MODES
 from rag_eval.runs.export import export_bytes
 from rag_eval.ui import batch_rows, components, data, frames, jobs, panels, run_views, settings, state
 from rag_eval.ui.markdown import escape_markdown, md
@@ -28,7 +29,6 @@ SRC_UPLOAD = "Upload a file (JSONL, CSV, Parquet)"
 SRC_SAVED = "A saved dataset (Datasets page)"
 MODE_RAG = "Run the RAG system on the questions"
 MODE_JUDGE = "Judge the given responses"
-RETRIEVAL_MODES = ("dense", "bm25", "hybrid")
 
 
 def init_page_state() -> None:

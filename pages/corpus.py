@@ -33,12 +33,16 @@ def render_collections() -> None:
         return
     frame = pd.DataFrame(
         [{"collection": c["name"], "chunks": c["points"], "embedder": c["embedder"], "dimension": c["dimension"],
-          "chunking": (c.get("chunking") or {}).get("strategy")} for c in rows]
+          "chunking": (c.get("chunking") or {}).get("strategy"), "languages": ", ".join(c.get("languages") or ())}
+         for c in rows]
     )
     components.draw_table(frame, key=f"{PAGE}.collections")
+    st.caption(escape_markdown(settings.current_config().embedder.coverage))
     for c in rows:
         if (c.get("extra") or {}).get("warning"):
             st.warning(md("**{}**: ", c["name"]) + c["extra"]["warning"])  # the warning is the code's own text
+        if (c.get("extra") or {}).get("language_note"):
+            st.info(md("**{}**: ", c["name"]) + escape_markdown(c["extra"]["language_note"]))
 
 
 def render_upload() -> None:

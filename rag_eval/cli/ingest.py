@@ -53,6 +53,11 @@ def ingest(paths, collection, config_path, chunking, chunk_size, chunk_overlap) 
                f"{report.documents_replaced} replaced, {report.documents_unchanged} unchanged; "
                f"{report.chunks_deleted} old chunks deleted in {report.seconds:.1f}s "
                f"({report.chunks_per_second:.1f} chunks/s)")
+    if report.languages:
+        total = sum(report.languages.values())
+        click.echo("Languages (chunks): " + ", ".join(f"{code} {n / total:.0%}" for code, n in report.languages.items()))
+    if report.language_note:
+        click.echo(f"note: {report.language_note}")
     for problem in report.errors:
         click.echo(f"error: {problem}", err=True)
     if report.warning:

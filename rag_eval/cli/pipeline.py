@@ -107,7 +107,8 @@ db_option = click.option("--db", metavar="PATH|URL",
               help="Collection to ask ('demo' is built from the packaged demo corpus on first use).")
 @config_option
 @click.option("--k", type=click.IntRange(min=1), help="Override the number of chunks retrieved.")
-@click.option("--mode", type=click.Choice(["dense", "bm25", "hybrid"]), help="Override the retrieval mode.")
+@click.option("--mode", type=click.Choice(["auto", "dense", "bm25", "hybrid"]),
+              help="Override the retrieval mode (default auto: dense where the embedder reads the collection's language, else BM25).")
 @click.option("--no-judge", is_flag=True, help="Only retrieve and answer.")
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 @_user_errors

@@ -14,7 +14,7 @@ import hashlib
 import json
 import logging
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -24,6 +24,14 @@ from rag_eval.schema import ScoringMode
 log = logging.getLogger(__name__)
 
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
+#: The languages of the embedding models known to cover only some (ISO 639-1); a model not
+#: named here is taken to cover every language unless its configuration says otherwise
+#: (``embedder.languages``). all-MiniLM-L6-v2 was trained on English pairs only: its dense recall@5
+#: on the shared multilingual QA data is 0.995 in English, 0.02-0.63 in eleven others (docs/languages.md).
+ENGLISH_ONLY_EMBEDDERS = frozenset({
+    DEFAULT_EMBEDDER, f"{DEFAULT_EMBEDDER}-int8", "all-MiniLM-L12-v2", "all-mpnet-base-v2", "all-distilroberta-v1",
+    "multi-qa-MiniLM-L6-cos-v1", "multi-qa-mpnet-base-dot-v1", "bge-small-en-v1.5", "bge-base-en-v1.5",
+    "bge-large-en-v1.5", "e5-small-v2", "e5-base-v2", "e5-large-v2", "gte-small", "gte-base"})
 
 
 class _Frozen(BaseModel):
@@ -50,13 +58,35 @@ class ChunkingConfig(_Frozen):
 
 
 class EmbedderConfig(_Frozen):
-    """``sentence-transformers`` (default; the packaged all-MiniLM-L6-v2 works offline) or
-    ``openai`` (any OpenAI-compatible ``/embeddings`` endpoint)."""
+    """``sentence-transformers`` (default; the packaged all-MiniLM-L6-v2 works offline; any
+    other model by hub name or local folder path) or ``openai`` (any OpenAI-compatible
+    ``/embeddings`` endpoint). ``languages``: the ISO 639-1 codes the model covers, when
+    :data:`ENGLISH_ONLY_EMBEDDERS` does not know it (unset: every language)."""
 
     kind: Literal["sentence-transformers", "openai"] = "sentence-transformers"
     model: str = DEFAULT_EMBEDDER
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
+    languages: tuple[str, ...] | None = None
+
+    @property
+    def covered_languages(self) -> frozenset[str] | None:
+        """The languages its vectors are good for; None: every language."""
+        if self.languages is not None:
+            return frozenset(code.strip().lower() for code in self.languages)
+        name = self.model.rstrip("/").rsplit("/", 1)[-1]
+        return frozenset({"en"}) if name in ENGLISH_ONLY_EMBEDDERS else None
+
+    @property
+    def coverage(self) -> str:
+        """One line that says which languages the embedder reads (the Corpus page shows it)."""
+        covered = self.covered_languages
+        if covered is None:
+            return (f"The embedder {self.label} is taken to read every language "
+                    "(set embedder.languages to the ones it covers if not).")
+        return (f"The embedder {self.label} reads only {', '.join(sorted(covered))}: a collection in another "
+                "language is retrieved with BM25 over its words by default (mode auto); for dense retrieval in "
+                "it, choose a multilingual model (docs/languages.md).")
 
     @property
     def label(self) -> str:
@@ -64,12 +94,19 @@ class EmbedderConfig(_Frozen):
         return f"{self.kind}:{self.model}"
 
 
-class RetrievalConfig(_Frozen):
-    """``dense`` (embeddings), ``bm25`` (sparse term frequencies, Qdrant's IDF modifier) or
-    ``hybrid`` (both, fused by reciprocal rank). ``score_threshold`` drops weaker chunks
-    (for hybrid it applies to the dense candidates, as fused RRF scores have no scale)."""
+RetrievalMode = Literal["auto", "dense", "bm25", "hybrid"]
+RETRIEVAL_MODES: tuple[str, ...] = get_args(RetrievalMode)  # what the CLI and the pages offer
 
-    mode: Literal["dense", "bm25", "hybrid"] = "dense"
+
+class RetrievalConfig(_Frozen):
+    """``dense`` (embeddings), ``bm25`` (sparse term frequencies, Qdrant's IDF modifier),
+    ``hybrid`` (both, fused by reciprocal rank) or ``auto`` (the default: dense when the
+    embedder covers the collection's languages, else what measured best for a language the
+    embedder cannot read: :func:`rag_eval.rag.retrieve.resolve_mode`). ``score_threshold``
+    drops weaker chunks (for hybrid it applies to the dense candidates, as fused RRF scores
+    have no scale)."""
+
+    mode: RetrievalMode = "auto"
     k: int = Field(5, gt=0, le=1000)
     score_threshold: float | None = None
 
@@ -132,9 +169,9 @@ class RagConfig(_Frozen):
     def config_hash(self) -> str:
         """12 hex digits of sha256 over the canonical JSON of everything but ``name``."""
         payload = {k: v for k, v in self.to_dict().items() if k != "name"}
-        for added in ("calibration", "options"):  # configurations from before these fields keep their hash
-            if payload["judge"].get(added) is None:
-                payload["judge"].pop(added, None)
+        for part, added in (("judge", "calibration"), ("judge", "options"), ("embedder", "languages")):
+            if payload[part].get(added) is None:  # configurations from before these fields keep their hash
+                payload[part].pop(added, None)
         canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:12]
 
@@ -227,5 +264,6 @@ class RagConfig(_Frozen):
 
 
 def default_config(name: str = "default") -> RagConfig:
-    """The offline configuration: MiniLM, dense top-5, extractive generator, local judge."""
+    """The offline configuration: MiniLM, top-5 by the retrieval that fits the collection's
+    language (dense for English), extractive generator, local judge."""
     return RagConfig(name=name)

@@ -120,6 +120,15 @@ class EdgeStore:
             (folder / _META).write_text(json.dumps(settings), encoding="utf-8")
             return True
 
+    def update_collection(self, collection_name: str, metadata: dict[str, Any]) -> bool:
+        """Merge ``metadata`` into the collection's (as a Qdrant server does)."""
+        with self._mutex:
+            settings = dict(self._settings(collection_name))
+            settings["metadata"] = {**(settings.get("metadata") or {}), **metadata}
+            (self._dir(collection_name) / _META).write_text(json.dumps(settings), encoding="utf-8")
+            self._settings_cache[collection_name] = settings
+            return True
+
     def delete_collection(self, collection_name: str) -> bool:
         with self._mutex:
             if not self.collection_exists(collection_name):

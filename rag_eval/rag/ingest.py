@@ -48,9 +48,12 @@ from rag_eval.rag.store import (
     ensure_collection,
     existing_documents,
     finish_writes,
+    language_note,
     open_qdrant,
     point_id,
+    record_languages,
 )
+from rag_eval.text.language import UNKNOWN, detect_language, language_of
 from rag_eval.text.sentences import clip_units, split_blocks, split_sentences
 
 ProgressCallback = Callable[[int, int], None]  # (files done, files total)
@@ -102,6 +105,8 @@ class IngestReport:
     chunks_deleted: int = 0
     seconds: float = 0.0
     warning: str | None = None  # the store will be slow at this size (qdrant-client local mode)
+    languages: dict[str, int] = field(default_factory=dict)  # the collection's chunks per language, most first
+    language_note: str | None = None  # the embedder does not cover the collection's language: what retrieval does
 
     @property
     def documents_added(self) -> int:
@@ -148,6 +153,7 @@ class _Pending:
     stale_ids: list[str]
     units: list[tuple[int, int]]
     chunks: list[Chunk]
+    language: str  # the document's
 
 
 @dataclass(slots=True)
@@ -158,12 +164,27 @@ class _Batch:
     files_done: int = 0
 
 
-def document_units(doc: Document) -> list[tuple[int, int]]:
-    """The document's sentences and units (code, table rows, list items, headings whole)."""
+def document_language(doc: Document) -> str:
+    """The document's language: its corpus row's ``language`` when given, else detected."""
+    given = doc.metadata.get("language")
+    return language_of(doc.title, doc.text, given=given if isinstance(given, str) else None)
+
+
+def chunk_language(text: str, document: str) -> str:
+    """A chunk's own language (a German page may quote an English command reference), the
+    document's when the chunk is too short to tell."""
+    detected = detect_language(text)
+    return document if detected == UNKNOWN else detected
+
+
+def document_units(doc: Document, language: str | None = None) -> list[tuple[int, int]]:
+    """The document's sentences and units (code, table rows, list items, headings whole),
+    split by the rules of its language (detected when not given)."""
+    language = language or document_language(doc)
     if doc.blocks:
-        spans = split_blocks(doc.text, [(b.start, b.end, b.kind) for b in doc.blocks])
+        spans = split_blocks(doc.text, [(b.start, b.end, b.kind) for b in doc.blocks], language=language)
     else:
-        spans = split_sentences(doc.text)
+        spans = split_sentences(doc.text, language=language)
     return [(a, b) for _, a, b in spans]
 
 
@@ -172,10 +193,11 @@ def section_starts(doc: Document) -> list[int]:
     return [b.start for b in doc.blocks if b.kind == "heading"]
 
 
-def chunk_document(doc: Document, config: RagConfig) -> tuple[list[tuple[int, int]], list[Chunk]]:
+def chunk_document(doc: Document, config: RagConfig, language: str | None = None
+                   ) -> tuple[list[tuple[int, int]], list[Chunk]]:
     """The document's units and its chunks, as ingest cuts them (sections kept whole
     where they fit); the one place both ingest and ``bench/bench_ingest.py`` chunk."""
-    units = document_units(doc)
+    units = document_units(doc, language)
     return units, chunk_text(doc.text, config.chunking, units, section_starts(doc))
 
 
@@ -185,9 +207,10 @@ def _block_at(blocks: Sequence[BlockSpan], offset: int) -> BlockSpan | None:
     return blocks[i] if i >= 0 else (blocks[0] if blocks else None)
 
 
-def chunk_payload(doc: Document, chunk: Chunk, units: list[tuple[int, int]]) -> dict[str, Any]:
+def chunk_payload(doc: Document, chunk: Chunk, units: list[tuple[int, int]], language: str = UNKNOWN
+                  ) -> dict[str, Any]:
     """What a point carries besides its vectors: where the chunk comes from (source file
-    name, title, heading path, PDF pages) and its sentences as offsets into its text."""
+    name, title, heading path, PDF pages), its language and its sentences as offsets into its text."""
     first = _block_at(doc.blocks, chunk.start)
     last = _block_at(doc.blocks, max(chunk.start, chunk.end - 1))
     page = first.page if first else None
@@ -197,7 +220,7 @@ def chunk_payload(doc: Document, chunk: Chunk, units: list[tuple[int, int]]) -> 
         "source_name": Path(doc.source).name if doc.source else "", "title": doc.title,
         "heading_path": list(first.heading_path) if first else [],
         "page": page, "page_end": page_end if page_end != page else None,
-        "chunk_index": chunk.index, "text": chunk.text, "start": chunk.start, "end": chunk.end,
+        "chunk_index": chunk.index, "text": chunk.text, "start": chunk.start, "end": chunk.end, "language": language,
         "sentences": [list(u) for u in clip_units(units, chunk.start, chunk.end)],
         "headings": [doc.text[b.start:b.end] for b in doc.blocks
                      if b.kind == "heading" and chunk.start <= b.start < chunk.end],
@@ -237,14 +260,15 @@ def _prepare(files: Sequence[Path], report: IngestReport, existing: dict[str, li
                 file_report.unchanged += 1
                 continue
             try:
-                units, chunks = chunk_document(doc, config)
+                language = document_language(doc)
+                units, chunks = chunk_document(doc, config, language)
             except Exception as err:  # noqa: BLE001 - as above: this document fails, the rest go on
                 file_report.problems.append(unexpected_failure(path, err, "cutting it into chunks"))
                 continue
             if not chunks:
                 file_report.problems.append(f"{doc.source}: document '{doc.doc_id}' has no text")
                 continue
-            batch.items.append(_Pending(doc, file_report, stale, units, chunks))
+            batch.items.append(_Pending(doc, file_report, stale, units, chunks, language))
             if sum(len(p.chunks) for p in batch.items) >= BATCH_CHUNKS:
                 yield batch
                 batch = _Batch()
@@ -272,8 +296,9 @@ def _points(batch: _Batch, vectors: Any, config: RagConfig) -> list[models.Point
     for pending in batch.items:
         doc = pending.document
         for c in pending.chunks:
-            sparse = document_vector(c.text)
-            payload = chunk_payload(doc, c, pending.units)
+            language = chunk_language(c.text, pending.language)
+            sparse = document_vector(c.text, language)
+            payload = chunk_payload(doc, c, pending.units, language)
             payload.update(embedder=config.embedder.label, chunking=chunking)
             points.append(models.PointStruct(
                 id=point_id(doc.doc_id, doc.content_hash, c.index, c.text),
@@ -377,7 +402,10 @@ def ingest_paths(
     report.not_created = not exists
     if not report.not_created:
         finish_writes(client, collection)
+        report.languages = record_languages(client, collection)
         report.warning = collection_warning(client, collection)
+        report.language_note = language_note(collection, {"languages": report.languages}, config.embedder.label,
+                                             config.embedder.covered_languages)
     if progress:
         progress(total, total)
     report.seconds = time.perf_counter() - started

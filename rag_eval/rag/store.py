@@ -36,6 +36,7 @@ import sys
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -49,6 +50,7 @@ from rag_eval.config import data_dir, redact, setting
 from rag_eval.rag.config import ChunkingConfig, EmbedderConfig
 from rag_eval.rag.edge import EdgeStore
 from rag_eval.rag.sparse import SPARSE_VERSION
+from rag_eval.text.language import UNKNOWN
 
 DENSE = "dense"
 SPARSE = "bm25"
@@ -334,10 +336,23 @@ def check_embedder(meta: dict[str, Any], name: str, embedder: EmbedderConfig) ->
         )
 
 
+def check_sparse(meta: dict[str, Any], name: str) -> None:
+    """Raise :class:`CollectionMismatch` when the collection's BM25 terms were made by other
+    rules than today's (:data:`~rag_eval.rag.sparse.SPARSE_VERSION`): a query's terms would
+    not meet its documents', and new documents' terms would be mixed with old ones."""
+    recorded = meta.get("sparse")
+    if recorded and recorded != SPARSE_VERSION:
+        raise CollectionMismatch(
+            f"collection '{name}' holds BM25 terms of an older tokenizer ({recorded}; today's is {SPARSE_VERSION}), "
+            "so BM25 and hybrid retrieval would compare two kinds of words: ingest its files again into a new "
+            "collection (rag-eval ingest PATHS --collection NEW_NAME), or use dense retrieval (--mode dense)")
+
+
 def check_compatible(meta: dict[str, Any], name: str, embedder: EmbedderConfig, chunking: ChunkingConfig) -> None:
     """Raise :class:`CollectionMismatch` unless the collection was built with this
-    embedder and chunking (chunks of two chunkings in one collection would compete)."""
+    embedder, chunking and BM25 terms (chunks of two chunkings in one collection would compete)."""
     check_embedder(meta, name, embedder)
+    check_sparse(meta, name)
     recorded = meta.get("chunking")
     wanted = chunking.model_dump(mode="json")
     if recorded and recorded != wanted:
@@ -364,7 +379,8 @@ def ensure_collection(
         vectors_config={DENSE: models.VectorParams(size=size, distance=models.Distance.COSINE)},
         sparse_vectors_config={SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
         metadata={META_KEY: {"embedder": embedder.label, "dimension": size, "chunking": chunking.model_dump(mode="json"),
-                             "sparse": SPARSE_VERSION, "created_at": datetime.now(UTC).isoformat(timespec="seconds")}},
+                             "sparse": SPARSE_VERSION, "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                             "embedder_languages": sorted(covered) if (covered := embedder.covered_languages) else None}},
     )
     if isinstance(client, QdrantClient) and not is_local(client):
         client.create_payload_index(name, "doc_id", models.PayloadSchemaType.KEYWORD)
@@ -407,6 +423,58 @@ def finish_writes(client: VectorStore, name: str) -> None:
         client.optimize(name)
 
 
+def record_languages(client: VectorStore, name: str) -> dict[str, int]:
+    """After an ingestion: the collection records how many chunks each language has
+    (``languages``, most first; one scan of the chunks' ``language``). Returns those."""
+    counts = Counter(str((p.payload or {}).get("language") or UNKNOWN) for p in _scroll(client, name, ["language"]))
+    languages = dict(counts.most_common())
+    meta = collection_metadata(client, name)
+    if meta is not None and meta.get("languages") != languages:
+        client.update_collection(name, metadata={META_KEY: {**meta, "languages": languages}})
+    return languages
+
+
+#: A language holding at least this share of a collection's chunks is one of its main languages.
+MAIN_LANGUAGE_SHARE = 0.2
+
+
+def main_languages(meta: dict[str, Any]) -> list[str]:
+    """The collection's main languages, most chunks first (none recorded: an empty list;
+    text too short to tell is not a language)."""
+    counts = {code: n for code, n in (meta.get("languages") or {}).items() if code != UNKNOWN}
+    total = sum(counts.values())
+    return [code for code, n in sorted(counts.items(), key=lambda kv: -kv[1]) if n >= MAIN_LANGUAGE_SHARE * total]
+
+
+def uncovered_languages(meta: dict[str, Any], covered: frozenset[str] | None) -> list[str]:
+    """The collection's main languages that an embedder covering ``covered`` (None: every
+    language) cannot read."""
+    return [] if covered is None else [code for code in main_languages(meta) if code not in covered]
+
+
+def recorded_coverage(meta: dict[str, Any]) -> frozenset[str] | None:
+    """The languages the collection's embedder covers, as recorded (or known from its name)."""
+    recorded = meta.get("embedder_languages")
+    if recorded is not None:
+        return frozenset(recorded)
+    _, _, model = str(meta.get("embedder") or "").partition(":")
+    return EmbedderConfig(model=model).covered_languages if model else None
+
+
+def language_note(name: str, meta: dict[str, Any], embedder: str, covered: frozenset[str] | None) -> str | None:
+    """What ingest and the Corpus page say when the collection's language is one the
+    embedder does not cover, or None when it covers them all."""
+    missing = uncovered_languages(meta, covered)
+    if not missing:
+        return None
+    names = ", ".join(missing)
+    reads = ", ".join(sorted(covered or ()))
+    return (f"collection '{name}' is mostly in {names}, which the embedder {embedder} does not cover (it reads "
+            f"{reads}): the default retrieval (mode auto) uses BM25 over the language's words instead of its vectors. "
+            "For dense retrieval in this language, set embedder.model to a multilingual model "
+            "(e.g. paraphrase-multilingual-MiniLM-L12-v2; docs/languages.md) and ingest again")
+
+
 def delete_points(client: VectorStore, name: str, ids: list[str]) -> None:
     for i in range(0, len(ids), _SCROLL_PAGE):
         client.delete(name, points_selector=models.PointIdsList(points=ids[i:i + _SCROLL_PAGE]), wait=True)
@@ -419,6 +487,7 @@ class CollectionInfo:
     embedder: str | None = None
     dimension: int | None = None
     chunking: dict[str, Any] | None = None
+    languages: list[str] = field(default_factory=list)  # main languages, most chunks first
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -431,10 +500,12 @@ def list_collections(client: VectorStore | None = None) -> list[CollectionInfo]:
         meta = collection_metadata(client, c.name) or {}
         points = client.count(c.name, exact=True).count
         warning = size_warning(client, points)
+        note = language_note(c.name, meta, str(meta.get("embedder")), recorded_coverage(meta))
         out.append(CollectionInfo(
             name=c.name, points=points, embedder=meta.get("embedder"),
             dimension=meta.get("dimension"), chunking=meta.get("chunking"),
-            extra={"warning": warning} if warning else {},
+            languages=main_languages(meta),
+            extra={k: v for k, v in (("warning", warning), ("language_note", note)) if v},
         ))
     return out
 
@@ -468,5 +539,6 @@ def chunk_payload(point_id_: str, payload: dict[str, Any]) -> dict[str, Any]:
         "heading_path": " › ".join(payload.get("heading_path") or []),
         "page": payload.get("page"),
         "page_end": payload.get("page_end"),
+        "language": payload.get("language", ""),
     }
 

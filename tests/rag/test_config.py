@@ -22,10 +22,25 @@ def test_hash_ignores_name_but_not_settings():
     assert a in {a}
 
 
-def test_hashes_from_before_the_calibration_field_are_kept():
-    """Stored runs group by hash: adding ``judge.calibration`` (unset) changes no hash."""
-    assert RagConfig().config_hash == "da6eee463d80"
-    assert RagConfig.from_dict({"judge": {"kind": "llm", "model": "m"}}).config_hash == "c8eb724f454c"
+def test_hashes_from_before_the_calibration_and_languages_fields_are_kept():
+    """Stored runs group by hash: adding ``judge.calibration`` or ``embedder.languages``
+    (unset) changes no hash. The default mode became ``auto`` (a different system on a
+    collection the embedder cannot read), so a stored run of the old default (dense) keeps
+    its hash and groups with runs that ask for dense, not with the new default."""
+    dense = {"retrieval": {"mode": "dense"}}
+    assert RagConfig.from_dict(dense).config_hash == "da6eee463d80"
+    assert RagConfig.from_dict({**dense, "judge": {"kind": "llm", "model": "m"}}).config_hash == "c8eb724f454c"
+    assert RagConfig().retrieval.mode == "auto" and RagConfig().config_hash != "da6eee463d80"
+
+
+def test_embedder_declares_the_languages_it_covers():
+    assert RagConfig().embedder.covered_languages == {"en"}  # the packaged all-MiniLM-L6-v2
+    named = RagConfig.from_dict({"embedder": {"model": "/models/paraphrase-multilingual-MiniLM-L12-v2"}})
+    assert named.embedder.covered_languages is None  # not known to be English only: every language
+    declared = RagConfig.from_dict({"embedder": {"model": "my-model", "languages": ["DE", "fr"]}})
+    assert declared.embedder.covered_languages == {"de", "fr"}
+    assert declared.config_hash != RagConfig.from_dict({"embedder": {"model": "my-model"}}).config_hash
+
 
 @pytest.mark.parametrize(
     "data, field",

@@ -43,3 +43,42 @@ def test_unreachable_embeddings_endpoint_is_a_clear_error(monkeypatch):
 
 def test_embedders_are_cached_per_configuration():
     assert make_embedder(EmbedderConfig()) is make_embedder(EmbedderConfig())
+
+
+def _tiny_sentence_transformer(folder):
+    """A sentence-transformers model built here (no model hub): a one-layer BERT over a
+    vocabulary of Chinese characters and English words, mean pooling, saved to ``folder``."""
+    import torch
+    from sentence_transformers import SentenceTransformer, models
+    from transformers import BertConfig, BertModel, BertTokenizerFast
+
+    torch.manual_seed(0)
+    hf = folder / "hf"
+    hf.mkdir()
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *"电源键十秒钟视将重新启动遥控器需要两节七号池", "power", "remote"]
+    (hf / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    BertTokenizerFast(vocab_file=str(hf / "vocab.txt")).save_pretrained(str(hf))
+    BertModel(BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                         intermediate_size=32)).save_pretrained(str(hf))
+    model = SentenceTransformer(modules=[models.Transformer(str(hf)), models.Pooling(16, pooling_mode="mean")],
+                                device="cpu")
+    model.save(str(folder / "tiny-multilingual"))
+    return folder / "tiny-multilingual"
+
+
+def test_any_sentence_transformers_model_by_path_is_one_setting_away(tmp_path):
+    """A multilingual embedder is the model's name or folder in ``embedder.model``; declared
+    to cover Chinese, the default retrieval on a Chinese collection uses its vectors."""
+    path = _tiny_sentence_transformer(tmp_path)
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"_id": "reset", "text": "按住电源键十秒钟。电视将重新启动。"}\n'
+                      '{"_id": "remote", "text": "遥控器需要两节七号电池。"}\n', encoding="utf-8")
+    config = default_config().with_changes(**{"embedder.model": str(path), "embedder.languages": ["zh", "en"]})
+    embedder = make_embedder(config.embedder)
+    assert embedder.dimension == 16 and embedder.label == f"sentence-transformers:{path}"
+    report = ingest_paths([corpus], "tiny", config)
+    assert report.documents_added == 2 and report.language_note is None  # the embedder covers Chinese
+    meta = collection_metadata(open_qdrant(), "tiny")
+    assert meta["dimension"] == 16 and meta["embedder_languages"] == ["en", "zh"]
+    exact = retrieve("遥控器需要两节七号电池。", "tiny", config)  # auto -> dense with the tiny model
+    assert exact[0].doc_id == "remote" and exact[0].score == pytest.approx(1.0, abs=1e-5)

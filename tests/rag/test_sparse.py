@@ -1,10 +1,31 @@
-"""BM25 sparse vectors: term-frequency saturation, length normalisation, stable ids."""
+"""BM25 sparse vectors: terms of every language, term-frequency saturation, length
+normalisation, stable ids, and a tokenizer version a collection records."""
 
-from rag_eval.rag.sparse import K1, document_vector, query_vector, term_id, tokenize
+from rag_eval.rag.sparse import K1, SPARSE_VERSION, document_vector, query_vector, term_id, tokenize
+from rag_eval.text.words import TOKENIZER_VERSION
 
 
-def test_tokenize_lowercases_and_drops_stop_words():
-    assert tokenize("The Qdrant engine and THE vectors") == ["qdrant", "engine", "vectors"]
+def test_tokenize_lowercases_drops_stop_words_and_cuts_words_to_their_stem():
+    assert tokenize("The Qdrant engine and THE vectors") == ["qdrant", "engine", "vector"]
+    assert tokenize("Straße ändern", "de") == ["strass", "ändern"]
+
+
+def test_words_of_scripts_without_spaces_and_with_vowel_signs_are_terms():
+    # issue 47: `\w\w+` read a Chinese sentence as one token and Devanagari as "नमस"
+    assert tokenize("按住电源键十秒钟。", "zh") == ["按住", "住电", "电源", "源键", "键十", "十秒", "秒钟"]
+    assert tokenize("नमस्ते दुनिया हिन्दी भाषा", "hi")[:2] == ["नमस्ते", "दुनिया"]
+    assert tokenize("서울의 인구는", "ko") == ["서울", "울의", "인구", "구는"]  # Hangul words: syllable bigrams
+    assert tokenize("столица", "ru") == tokenize("столицы", "ru") == ["столиц"]  # case endings meet
+
+
+def test_a_question_meets_its_passage_in_chinese():
+    passage = document_vector("按住电源键十秒钟。电视将重新启动。", "zh")
+    query = query_vector("电视怎么重新启动?", "zh")
+    assert set(query.indices) & set(passage.indices)
+
+
+def test_the_sparse_version_names_the_tokenizer():
+    assert TOKENIZER_VERSION in SPARSE_VERSION and SPARSE_VERSION != "bm25-murmur3-v1"
 
 
 def test_term_ids_are_stable_and_shared_by_query_and_document():
