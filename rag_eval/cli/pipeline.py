@@ -16,7 +16,7 @@ from rag_eval.cli.exits import Interrupted, Unavailable
 from rag_eval.cli.gate_options import apply_gate, gate_options, request_from
 from rag_eval.cli.judge import metrics_option, workers_option
 from rag_eval.cli.judge import progress_bar as _progress_bar  # cli/ingest.py reads it here
-from rag_eval.metrics.registry import FAMILY_HEADING, METRICS, TRACE_METRICS
+from rag_eval.metrics.registry import TRACE_METRICS
 from rag_eval.metrics.report_fields import REPORT_FIELDS
 
 if TYPE_CHECKING:  # imported where used: `rag-eval --help` must not load Qdrant or scikit-learn
@@ -248,17 +248,12 @@ def _show_run(run: dict[str, Any], items: Callable[[], Iterable[dict[str, Any]]]
     cov = "n/a" if summary["coverage"] is None else format(summary["coverage"], ".0%")
     click.echo(f"items: {summary['n_items']}, scored: {summary['n_scored']} (coverage {cov}); "
                f"statuses: {', '.join(f'{k}={v}' for k, v in summary['status_counts'].items())}")
-    from rag_eval.runs.summary import family_means
+    from rag_eval.runs.summary import family_means, metric_lines
 
-    families = family_means(summary)
-    for family, means in families.items():  # every family the registry declares, each under its heading
-        click.echo(FAMILY_HEADING[family])
-        click.echo(_table(["metric", "label", "mean", "95% CI", "n", "coverage"],
-                          [(m, METRICS.label(m), s["mean"], f"[{_fmt(s['ci_low'])}, {_fmt(s['ci_high'])}]", s["n"],
-                            s["coverage"]) for m, s in means.items()]))
+    click.echo("\n".join(metric_lines(summary)))  # every family the registry declares, each under its heading
     from rag_eval.judges.expected_error import for_run, summary_lines
 
-    trace = families.get("trace", {})
+    trace = family_means(summary).get("trace", {})
     click.echo("\n".join(summary_lines(for_run(run), {m: s.get("mean") for m, s in trace.items()})))
     click.echo(f"latency p50 {_fmt(summary.get('latency_p50_s'))}s, p95 {_fmt(summary.get('latency_p95_s'))}s; "
                f"tokens {summary.get('tokens_total', 0)}; cost {_fmt(summary.get('cost_usd_total'), 4)} USD")

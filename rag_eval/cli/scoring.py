@@ -72,11 +72,10 @@ def _summary_lines(summary: ScoringSummary) -> list[str]:
         f"Scored {summary.rows_scored}/{summary.rows_given} rows of {summary.file} in mode '{summary.mode}'"
         + (f"; {summary.rows_failed} failed" if summary.rows_failed else ""),
         "",
-        "| metric | mean | rows | coverage |",
-        "|---|---:|---:|---:|",
     ]
-    for metric, m in summary.means.items():
-        lines.append(f"| {metric} | {fmt(m.mean)} | {m.n}/{summary.rows_given} | {fmt(m.coverage, 3)} |")
+    from rag_eval.runs.summary import metric_lines
+
+    lines += metric_lines({"trace": {metric: m.to_dict() for metric, m in summary.means.items()}})
     if summary.agreement is not None:
         lines += [""] + _agreement_lines(summary.agreement)
     if summary.diagnosis is not None:

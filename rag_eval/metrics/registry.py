@@ -67,7 +67,8 @@ class MetricItem:
     ``trace`` the TRACe scores of the judge's usable ``labels`` (None: no usable judgement);
     ``ranking`` the retrieved document ids in rank order (None: nothing was retrieved),
     ``gold_ids`` the gold document ids, ``k`` the run's top-k; ``answer_match`` the verdict
-    of the run's LLM on the answer against the reference (None: no LLM, or no verdict)."""
+    of the run's LLM on the answer against the reference (None: no LLM, or no verdict:
+    ``answer_match_error`` then says why the LLM gave none)."""
 
     id: str
     question: str
@@ -81,6 +82,7 @@ class MetricItem:
     gold_ids: frozenset[str] = frozenset()
     k: int | None = None
     answer_match: float | None = None
+    answer_match_error: str | None = None
 
 
 class Explained(NamedTuple):
@@ -409,8 +411,8 @@ def _has(item: MetricItem, need: str) -> bool:
         return item.trace is not None
     if need == "retrieval":
         return item.ranking is not None and bool(item.gold_ids)
-    # llm: checked by a built-in metric only, whose LLM verdict the run fetched beforehand
-    return item.answer_match is not None
+    # llm: checked by a built-in metric only, whose LLM verdict (or why there is none) the run fetched beforehand
+    return item.answer_match is not None or item.answer_match_error is not None
 
 
 def item_values(item: Mapping[str, Any]) -> dict[str, Any]:
@@ -429,6 +431,12 @@ def _trace(name: str) -> MetricFunction:
         return float(value) if isinstance(value, bool) else value  # adherence: 0/1
 
     return compute
+
+
+def _answer_match(item: MetricItem) -> float | None:
+    if item.answer_match_error is not None:  # the LLM was asked and gave no verdict: a failure, never absent
+        raise ValueError(f"the LLM gave no verdict ({item.answer_match_error})")
+    return item.answer_match
 
 
 def _bleu(item: MetricItem) -> float:
@@ -488,7 +496,7 @@ _BUILTIN: tuple[Metric, ...] = (
            needs=frozenset({"response", "reference"}),
            help="ROUGE-L F1 of the answer against the dataset's reference answer; shown only when the dataset has "
                 "reference answers."),
-    Metric("answer_match", "Answer match (LLM)", "correctness", compute=lambda item: item.answer_match,
+    Metric("answer_match", "Answer match (LLM)", "correctness", compute=_answer_match,
            needs=frozenset({"response", "reference", "llm"}),
            help="1 when an LLM judges the answer to say what the reference answer says, else 0 (only with an LLM "
                 "configured)."),

@@ -42,7 +42,7 @@ def metric_item(source: SourceItem, labels: Labels | None = None, trace: TraceSc
     return MetricItem(id=source.id, question=source.question, response=source.answer or "", documents=documents,
                       reference=source.reference_answer, metadata=dict(source.metadata), labels=labels, trace=trace,
                       ranking=source.ranking, gold_ids=frozenset(source.gold_doc_ids), k=source.k,
-                      answer_match=source.answer_match)
+                      answer_match=source.answer_match, answer_match_error=source.answer_match_error)
 
 
 def build_record(source: SourceItem, result: JudgeResult | None, mode: ScoringMode | str,

@@ -58,6 +58,7 @@ class SourceItem:
     timings: dict[str, float] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
     answer_match: float | None = None  # the LLM answer match against the reference (1.0 / 0.0)
+    answer_match_error: str | None = None  # why the LLM answer match gave no verdict (its status and reason)
     objects: dict[str, Any] = field(default_factory=dict)  # not stored: retrieved chunks, the Generation (ask)
 
 
@@ -98,7 +99,8 @@ def _metadata(value: Any) -> dict[str, Any]:
 
 def match_answers(matcher: Any, found: Sequence[SourceItem]) -> None:
     """Set ``answer_match`` (1.0 when the LLM says the answer matches the reference, 0.0
-    when not, None when it could not tell) on the items that have a reference and an answer."""
+    when not) on the items that have a reference and an answer; when it could not tell,
+    ``answer_match_error`` says why, so the record shows the metric failed (never a missing column)."""
     from rag_eval.judges.answer_match import MatchItem
 
     todo = [s for s in found if s.item is not None and s.reference_answer and s.answer]
@@ -108,6 +110,8 @@ def match_answers(matcher: Any, found: Sequence[SourceItem]) -> None:
     for s, result in zip(todo, results):
         if result.status.usable and result.is_matching is not None:
             s.answer_match = 1.0 if result.is_matching else 0.0
+        else:
+            s.answer_match_error = f"{result.status.value}: {result.error or 'no verdict'}"
         s.tokens = {k: s.tokens.get(k, 0) + int(v or 0) for k, v in {**s.tokens, **result.tokens}.items()}
         if result.cost_usd is not None:
             s.cost_usd = (s.cost_usd or 0.0) + result.cost_usd
