@@ -381,26 +381,24 @@ def compare(run_refs, metrics, cutoff, top, as_json, db) -> None:
     compared at one cut-off k every run reaches (hit@2 of a top-2 run is never set beside
     hit@5 of a top-5 run), as on the Compare page."""
     from rag_eval.labels.store import reviewed_scores
-    from rag_eval.runs.compare import compare_at_cutoff, compare_runs, differences_message, judge_error_notes
+    from rag_eval.runs.compare import compare_at_cutoff, differences_message, judge_error_notes
 
     if len(run_refs) < 2:
         raise click.ClickException("compare needs at least two runs")
     store = _store(db)
     ids = [store.resolve_run_id(r) for r in run_refs]
     items = {i: store.items(i) for i in ids}
-    if metrics:  # the user named the metrics: compared as named
-        result = compare_runs(items, metrics)
-    else:
-        result = compare_at_cutoff(items, cutoff)
-        if cutoff is not None and result.get("k") != cutoff:
-            raise click.UsageError(f"-k {cutoff}: not a cut-off every run reaches (choose one of "
-                                   f"{', '.join(map(str, result.get('cutoffs') or [])) or 'none: a run has no ranking'})")
     runs = [store.get_run(i) for i in ids]
+    result = compare_at_cutoff(items, cutoff, metrics, runs)  # the one comparison (report, Compare page)
+    if not metrics and cutoff is not None and result.get("k") != cutoff:
+        raise click.UsageError(f"-k {cutoff}: not a cut-off every run reaches (choose one of "
+                               f"{', '.join(map(str, result.get('cutoffs') or [])) or 'none: a run has no ranking'})")
     result["judge_error_notes"] = judge_error_notes(runs, result["paired"], items, reviewed_scores(store, ids))
     if as_json:
         click.echo(json.dumps(result, indent=1, default=str))
         return
-    click.echo(f"Baseline: {ids[0]}")
+    label = result["labels"]
+    click.echo(f"Baseline: {label[ids[0]]}")
     if result.get("k") is not None:
         click.echo(f"Retrieval metrics at k = {result['k']} (cut-offs every run reaches: "
                    f"{', '.join(map(str, result['cutoffs']))})")
@@ -408,11 +406,11 @@ def compare(run_refs, metrics, cutoff, top, as_json, db) -> None:
         click.echo(f"Not compared (not every run reaches them): {', '.join(result['left_out'])}")
     click.echo("")
     click.echo(_table(["metric", "run", "mean", "95% CI", "n", "coverage"],
-                      [(r["metric"], r["run"], r["mean"], f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]", r["n"],
+                      [(r["metric"], label[r["run"]], r["mean"], f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]", r["n"],
                         r["coverage"]) for r in sorted(result["metrics"], key=lambda r: (r["metric"], ids.index(r["run"])))]))
     click.echo("\nPaired differences (run − baseline, items scored in both):\n")
     click.echo(_table(["metric", "run", "mean difference", "95% CI", "pairs"],
-                      [(p["metric"], p["run"], p["mean_difference"], f"[{_fmt(p['ci_low'])}, {_fmt(p['ci_high'])}]",
+                      [(p["metric"], label[p["run"]], p["mean_difference"], f"[{_fmt(p['ci_low'])}, {_fmt(p['ci_high'])}]",
                         p["n_pairs"]) for p in result["paired"]]))
     for note in result["judge_error_notes"]:
         click.echo(f"note: {note}")
@@ -422,7 +420,7 @@ def compare(run_refs, metrics, cutoff, top, as_json, db) -> None:
     elif top:
         click.echo(f"\nLargest per-question differences (top {top}):\n")
         click.echo(_table(["item", "metric", "run", "baseline", "other", "difference", "question"],
-                          [(d["id"], d["metric"], d["run"], d["base"], d["other"], d["difference"],
+                          [(d["id"], d["metric"], label[d["run"]], d["base"], d["other"], d["difference"],
                             (d.get("question") or "")[:50]) for d in result["differences"][:top]]))
 
 

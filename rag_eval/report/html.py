@@ -42,7 +42,13 @@ from rag_eval.metrics.report_fields import (
     rmse_band,
 )
 from rag_eval.report.defaults import DEFAULT_WORST
-from rag_eval.runs.compare import compare_at_cutoff, differences_message, judge_error_notes, metric_table
+from rag_eval.runs.compare import (
+    compare_at_cutoff,
+    differences_message,
+    judge_error_notes,
+    metric_table,
+    run_labels,
+)
 from rag_eval.runs.item_fields import item_report_fields, run_diagnosis
 from rag_eval.runs.stats import summarize_items
 from rag_eval.runs.summary import family_means
@@ -162,10 +168,6 @@ details.row>summary{cursor:pointer} details.row[open]>summary{margin-bottom:0.4e
 
 def _ci(low: Any, high: Any) -> str:
     return "—" if low is None or high is None else f"[{_f(low)}, {_f(high)}]"
-
-
-def run_label(run: Mapping[str, Any]) -> str:
-    return f"{run.get('name')} · {str(run.get('id'))[-6:]}"
 
 
 def _band_rows() -> list[dict[str, str]]:
@@ -327,9 +329,11 @@ def build_report(runs: Sequence[dict[str, Any]], items_by_run: Mapping[str, Sequ
 
     if not runs:
         raise ValueError("a report needs at least one run")
-    labels = {r["id"]: run_label(r) for r in runs}
-    if len(set(labels.values())) < len(labels):
-        labels = {r["id"]: f"{r.get('name')} · {r['id']}" for r in runs}
+    # several runs: compared by the one comparison (the Compare page's, ``rag-eval compare``'s):
+    # retrieval at the cut-off every run reaches, never MRR@2 beside MRR@5
+    result = compare_at_cutoff({r["id"]: list(items_by_run[r["id"]]) for r in runs}, runs=runs) if len(runs) >= 2 else None
+    labels = result["labels"] if result is not None else run_labels(runs)
+    compared = {(row["run"], row["metric"]): row for row in (result or {}).get("metrics", ())}
     views, agreement_rows = [], []
     shown: dict[str, dict[str, None]] = {}  # each family's metrics any run has
     for run in runs:
@@ -337,6 +341,9 @@ def build_report(runs: Sequence[dict[str, Any]], items_by_run: Mapping[str, Sequ
         summary = summarize_items(list(items))
         metrics: dict[str, Any] = {}
         for family, means in family_means(summary).items():
+            if family == "retrieval" and result is not None:
+                means = {m: row for (run_id, m), row in compared.items()
+                         if run_id == run["id"] and getattr(METRICS.find(m), "family", "") == "retrieval"}
             shown.setdefault(family, {}).update(dict.fromkeys(means))
             metrics.update(means)
         fields = [item_report_fields(i) for i in items]
@@ -363,8 +370,7 @@ def build_report(runs: Sequence[dict[str, Any]], items_by_run: Mapping[str, Sequ
         agreement_rows += _agreement_rows(labels[run["id"]], items)
 
     comparison, notes = None, []
-    if len(runs) >= 2:
-        result = compare_at_cutoff({r["id"]: list(items_by_run[r["id"]]) for r in runs})  # retrieval at one k
+    if result is not None:
         notes = judge_error_notes(runs, result["paired"], items_by_run, reviewed or {})
         comparison = {
             "empty": differences_message(result),

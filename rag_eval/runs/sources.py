@@ -268,26 +268,19 @@ def parse_row(value: dict[str, Any] | RowError, row_number: int, source: str = "
 
 
 def retrieval_metrics(chunks: Sequence[Any], q: SourceItem, k: int, embed=None) -> dict[str, float | None] | None:
-    """Per-item retrieval metrics against gold document ids (the registry's retrieval
-    metrics over the ranking) or gold passages (one-to-one cosine of embeddings); ``None``
-    when the row has neither."""
-    from rag_eval.metrics import retrieval as rm
+    """Per-item retrieval metrics, the registry's: against gold document ids (over the
+    ranking) or, without them, gold passages (``recall_cosine``, ``precision_cosine``: one to
+    one cosine of embeddings); ``None`` when the row has neither."""
+    from rag_eval.metrics.registry import METRICS, MetricItem, compute_item_metrics
 
-    if q.gold_doc_ids:
-        from rag_eval.metrics.registry import METRICS, MetricItem, compute_item_metrics
-
-        item = MetricItem("", "", "", [], ranking=ranking(chunks), gold_ids=frozenset(q.gold_doc_ids), k=k)
-        return compute_item_metrics(METRICS.built_in(), item).families.get("retrieval")
-    if q.gold_contexts and embed is not None:
-        if not chunks:
-            return {f"recall@{k}_cosine": 0.0, f"precision@{k}_cosine": 0.0}
-        retrieved = embed([c.text for c in chunks])
-        truth = embed(q.gold_contexts)
-        return {
-            f"recall@{k}_cosine": rm.recall_at_k_cosine(retrieved, truth, k=k),
-            f"precision@{k}_cosine": rm.precision_at_k_cosine(retrieved, truth, k=k),
-        }
-    return None
+    vectors = None
+    if not q.gold_doc_ids:
+        if not q.gold_contexts or embed is None:
+            return None
+        vectors = (embed([c.text for c in chunks]) if chunks else [], embed(q.gold_contexts))
+    item = MetricItem("", "", "", [], ranking=ranking(chunks), gold_ids=frozenset(q.gold_doc_ids), k=k,
+                      passage_vectors=vectors)
+    return compute_item_metrics(METRICS.built_in(), item).families.get("retrieval")
 
 
 def ranking(chunks: Sequence[Any]) -> list[str]:
