@@ -396,7 +396,8 @@ def compute_item_metrics(metrics: Iterable[Metric], item: MetricItem) -> MetricO
         if not asked and not _applies(m, item):
             continue
         group = families.setdefault(m.family, {})
-        missing = [n for n in ("response", "documents", "reference") if n in m.needs and not _has(item, n)]
+        missing = [n for n in ("response", "documents", "reference")
+                   if n in m.needs and n not in _implied(m) and not _has(item, n)]
         if missing:
             values[m.name] = group[m.name] = None
             errors[m.name] = f"the item has no {', '.join(missing)}"
@@ -427,11 +428,15 @@ def compute_item_metrics(metrics: Iterable[Metric], item: MetricItem) -> MetricO
     return MetricOutcome(values, errors, reasons, families, scored)
 
 
+def _implied(metric: Metric) -> tuple[str, ...]:
+    """Needs a usable judgement's scores stand for (a TRACe metric reads them, not the texts)."""
+    return ("documents", "response", "labels") if metric.family == "trace" else ()
+
+
 def _applies(metric: Metric, item: MetricItem) -> bool:
     if metric.family in JUDGED_FAMILIES and item.trace is None:
         return False
-    implied = ("documents", "response", "labels") if metric.family == "trace" else ()  # by a usable judgement
-    return all(_has(item, need) for need in metric.needs if need not in implied)
+    return all(_has(item, need) for need in metric.needs if need not in _implied(metric))
 
 
 def _has(item: MetricItem, need: str) -> bool:

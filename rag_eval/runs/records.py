@@ -148,7 +148,7 @@ def stored_trace(item: Mapping[str, Any]) -> TraceScores | None:
 # ---------------------------------------------------------------- the one flat row
 #: a row's columns before its metrics, and after them (the labels under RAGBench's names, the
 #: report's overall_supported standing for the label's)
-ROW_HEAD = ("id", "language", "status", "error", "question", "answer", "reference_answer")
+ROW_HEAD = ("id", "position", "language", "status", "error", "question", "answer", "reference_answer")
 ROW_TAIL = ("metric_errors", "metric_reasons", *(f for f in LABEL_FIELDS if f not in REPORT_FIELDS), "mode",
             "judge", "prompt_id", "judge_extra", "diagnostics", "tokens", "cost_usd", "latency_s",
             "retrieved_doc_ids", "gold_doc_ids", "metadata")

@@ -211,6 +211,7 @@ class RowsSource:
             if isinstance(value, dict):
                 refs = _references(value)
                 base.reference_answer = refs[0] if refs else None
+                self._retrieval(base, value)
                 if self.row_cache is not None and self._from_cache(base, value, raw_id):
                     match_answers(self.answer_matcher, [base])
                     yield base
@@ -225,11 +226,24 @@ class RowsSource:
             yield base
 
     @staticmethod
+    def _retrieval(base: SourceItem, value: dict[str, Any]) -> None:
+        """A row that says what its system retrieved (``retrieved_doc_ids``, in rank order)
+        and what it should have (``gold_doc_ids``) gets the registry's retrieval metrics at
+        its own k, as a RAG run's item does."""
+        base.gold_doc_ids = _strings(value.get("gold_doc_ids"))
+        retrieved = list(dict.fromkeys(_strings(value.get("retrieved_doc_ids"))))
+        if retrieved:
+            base.retrieved_doc_ids = base.ranking = retrieved
+            base.k = len(retrieved)
+
+    @staticmethod
     def _given(base: SourceItem, item: EvalItem) -> None:
         item.id = base.id
         base.item, base.answer = item, item.response
-        base.chunks = [{"id": f"{base.id}:{i}", "text": t, "doc_id": f"doc-{i}", "source": "given", "score": None,
-                        "chunk_index": i} for i, t in enumerate(item.document_texts)]
+        texts = item.document_texts
+        named = base.retrieved_doc_ids if len(base.retrieved_doc_ids) == len(texts) else None  # the row's own ids
+        base.chunks = [{"id": f"{base.id}:{i}", "text": t, "doc_id": named[i] if named else f"doc-{i}", "source": "given",
+                        "score": None, "chunk_index": i} for i, t in enumerate(texts)]
 
     def _from_cache(self, base: SourceItem, value: dict[str, Any], raw_id: str) -> bool:
         base.cache_key = self.row_cache.key(value, raw_id)
