@@ -308,11 +308,12 @@ def runs_show(run_ref, show_items, as_json, db) -> None:
         return
     _show_run(record, lambda: store.iter_items(record["id"], ("id", "scores")))
     if show_items:
-        from rag_eval.runs.item_fields import item_report_fields
+        from rag_eval.runs.records import item_row
 
-        rows = [(i["id"], i["status"], *[(i.get("scores") or {}).get(m) for m in TRACE_METRICS],
-                 *item_report_fields(i).values(), (i.get("error") or "")[:60]) for i in store.iter_items(record["id"])]
-        click.echo(_table(["item", "status", *TRACE_METRICS, *REPORT_FIELDS, "error"], rows))
+        shown = ("id", "status", *TRACE_METRICS, *REPORT_FIELDS)  # of the one row, with the error cut short
+        rows = [(*(row[c] for c in shown), (row["error"] or "")[:60])
+                for row in map(item_row, store.iter_items(record["id"]))]
+        click.echo(_table(["item", *shown[1:], "error"], rows))
 
 
 @runs.command("export")

@@ -49,7 +49,8 @@ from rag_eval.runs.compare import (
     metric_table,
     run_labels,
 )
-from rag_eval.runs.item_fields import item_report_fields, run_diagnosis
+from rag_eval.runs.item_fields import run_diagnosis
+from rag_eval.runs.records import item_row
 from rag_eval.runs.stats import summarize_items
 from rag_eval.runs.summary import family_means
 from rag_eval.text.numbers import format_number as _f  # a number as the dashboard shows it
@@ -241,7 +242,7 @@ def _worst_rows(items: Sequence[dict[str, Any]], worst: int, label: str) -> list
     from rag_eval.display.support_map import support_map_html
     from rag_eval.display.views import view_from_record
 
-    scored = [(item_report_fields(i), i) for i in items if i.get("scores")]
+    scored = [(item_row(i), i) for i in items if i.get("scores")]  # the one row's report fields
     scored = [(f, i) for f, i in scored if f["average"] is not None]
     scored.sort(key=lambda p: (p[0]["average"], str(p[1].get("id"))))
     failed = [i for i in items if not i.get("scores")][:worst]
@@ -253,8 +254,10 @@ def _worst_rows(items: Sequence[dict[str, Any]], worst: int, label: str) -> list
         except Exception as err:  # noqa: BLE001 - a record too damaged to rebuild still gets its line
             html_map = f"<p class='note'>support map unavailable: {type(err).__name__}</p>"
         scores = item.get("scores") or {}
+        failures = "; ".join(f"{name} failed: {why}" for name, why in (item.get("metric_errors") or {}).items())
         rows.append({
-            "id": item.get("id"), "status": item.get("status"), "error": item.get("error"),
+            "id": item.get("id"), "status": item.get("status"),
+            "error": " · ".join(e for e in (item.get("error"), failures) if e) or None,
             "scores": "  ".join(f"{m} {_f(scores.get(m))}" for m in TRACE_SCORES) if scores else "",
             "fields": None if fields is None else {
                 "average": _f(fields["average"]), "rmse_aggregation": _f(fields["rmse_aggregation"]),
@@ -346,7 +349,7 @@ def build_report(runs: Sequence[dict[str, Any]], items_by_run: Mapping[str, Sequ
                          if run_id == run["id"] and getattr(METRICS.find(m), "family", "") == "retrieval"}
             shown.setdefault(family, {}).update(dict.fromkeys(means))
             metrics.update(means)
-        fields = [item_report_fields(i) for i in items]
+        fields = [item_row(i) for i in items]
         bands = Counter(r for f in fields if (r := rmse_band(f["rmse_aggregation"])) is not None)
         diagnosis = run_diagnosis(items).to_dict()
         for f in diagnosis["findings"]:
