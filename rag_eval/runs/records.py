@@ -158,9 +158,7 @@ FILE_ONLY = ("raw",)
 LEARNED_FIELDS = tuple(field for family, field in FAMILY_FIELD.items() if family != "trace")
 #: the stored fields a row reads (``RunStore.items(run_id, ROW_FIELDS)``)
 ROW_FIELDS = (*ROW_HEAD, *FAMILY_FIELD.values(), "report", "labels", "item.response_sentences", "trace",
-              *(f for f in ROW_TAIL if f in ("metric_errors", "metric_reasons", "mode", "judge", "prompt_id",
-                                              "judge_extra", "diagnostics", "tokens", "cost_usd", "latency_s",
-                                              "retrieved_doc_ids", "gold_doc_ids", "metadata")))
+              *(f for f in ROW_TAIL if f not in LABEL_FIELDS))
 
 
 def _metric_order(names: Iterable[str]) -> list[str]:

@@ -166,14 +166,14 @@ class ScoredRow:
         values = None
         if s is not None:
             values = compute_item_metrics(METRICS.built_in(), MetricItem(self.id or "", "", "", [], trace=s)).families
-        return {"id": self.id, "position": self.row, "status": self.status,
+        return {"id": self.id, "position": self.row - 1, "status": self.status,  # 0-based, as every row's
                 "error": None if self.error is None else str(self.error), "labels": self.labels,
                 "scores": (values or {}).get("trace"), "report": self.report, "mode": None if s is None else s.mode,
                 "diagnostics": None if s is None else s.diagnostics or None}
 
     def to_record(self) -> dict[str, Any]:
         """The output row of ``rag-eval score`` for this row: the one flat row
-        (:func:`rag_eval.runs.records.item_row`), ``position`` its row number."""
+        (:func:`rag_eval.runs.records.item_row`), ``position`` its row number - 1."""
         from rag_eval.runs.records import item_row
 
         return item_row(self.stored())

@@ -56,7 +56,7 @@ def _check_bad_file(tmp_path, path, expected_row, expected_field, n_good):
     records = _read_jsonl(out)
     assert sum(r["status"] == "ok" for r in records) == n_good
     bad = [r for r in records if r["status"] != "ok"]
-    assert [r["position"] for r in bad] == [expected_row]
+    assert [r["position"] + 1 for r in bad] == [expected_row]  # 0-based, as every output's
     assert bad[0]["context_relevance"] is None and message in bad[0]["error"]
     return records
 
