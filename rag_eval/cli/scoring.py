@@ -157,8 +157,8 @@ def score_command(file: Path, mode: str, out: Path | None, n_boot: int, seed: in
         usable = [r["status"] == "ok" for r in records]
         stats = stats_from_rows([r if ok else None for r, ok in zip(records, usable)], (*TRACE_SCORES, "average"),
                                 n_boot=n_boot, seed=seed)
-        cases = [RowCase(str(r.get("id", f"row-{r['row']}")), r["status"], ok, r,
-                         (r.get("error") or {}).get("message")) for r, ok in zip(records, usable)]
+        cases = [RowCase(str(r["id"] if r.get("id") is not None else f"row-{r['position'] + 1}"), r["status"], ok, r,
+                         r.get("error")) for r, ok in zip(records, usable)]
         if not run_gate(gate, stats, len(records), sum(usable), cases, err=out is None):
             raise click.exceptions.Exit(1)
         return

@@ -146,10 +146,11 @@ def stored_trace(item: Mapping[str, Any]) -> TraceScores | None:
 
 
 # ---------------------------------------------------------------- the one flat row
-#: a row's columns before its metrics, and after them (the labels under RAGBench's names, the
-#: report's overall_supported standing for the label's)
+#: a row's columns before its metrics, and after them (the labels under RAGBench's names)
 ROW_HEAD = ("id", "position", "language", "status", "error", "question", "answer", "reference_answer")
-ROW_TAIL = ("metric_errors", "metric_reasons", *(f for f in LABEL_FIELDS if f not in REPORT_FIELDS), "mode",
+#: the labels a row carries (the report's overall_supported stands for the label's)
+LABEL_COLUMNS = (*(f for f in LABEL_FIELDS if f not in REPORT_FIELDS), "adherence_probability")
+ROW_TAIL = ("metric_errors", "metric_reasons", *LABEL_COLUMNS, "mode",
             "judge", "prompt_id", "judge_extra", "diagnostics", "tokens", "cost_usd", "latency_s",
             "retrieved_doc_ids", "gold_doc_ids", "metadata")
 #: what only a ``rag-eval judge`` file row adds (the judge's text when it gave no usable labels)
@@ -158,7 +159,7 @@ FILE_ONLY = ("raw",)
 LEARNED_FIELDS = tuple(field for family, field in FAMILY_FIELD.items() if family != "trace")
 #: the stored fields a row reads (``RunStore.items(run_id, ROW_FIELDS)``)
 ROW_FIELDS = (*ROW_HEAD, *FAMILY_FIELD.values(), "report", "labels", "item.response_sentences", "trace",
-              *(f for f in ROW_TAIL if f not in LABEL_FIELDS))
+              *(f for f in ROW_TAIL if f not in LABEL_COLUMNS))
 
 
 def _metric_order(names: Iterable[str]) -> list[str]:
@@ -196,7 +197,7 @@ def item_row(item: Mapping[str, Any]) -> dict[str, Any]:
     row.update({name: report.get(name) for name in REPORT_FIELDS})
     for field in LEARNED_FIELDS:
         row.update(item.get(field) or {})
-    row.update({f: labels.get(f) for f in ROW_TAIL if f in LABEL_FIELDS})
+    row.update({f: labels.get(f) for f in LABEL_COLUMNS})
     row.update({name: item.get(name) or None for name in ("metric_errors", "metric_reasons", "judge_extra")})
     row["diagnostics"] = item.get("diagnostics") or (old_trace or {}).get("diagnostics") or None
     row.update({name: item.get(name) for name in ("mode", "judge", "prompt_id", "tokens", "cost_usd", "latency_s")})

@@ -373,7 +373,7 @@ def test_replaying_ragbench_labels_reproduces_ragbench_scores(openai_server, rag
         changed = any(judged[n] != pytest.approx(getattr(expected, n)) for n in ("context_relevance",
                                                                                  "context_utilization", "completeness"))
         if changed:
-            assert judged["label_repairs"], row["id"]
+            assert judged["judge_extra"]["label_repairs"], row["id"]
     assert any(r.extra.get("label_repairs") for r in repaired)  # RAGBench's own labels are not always consistent
 
 
