@@ -129,6 +129,18 @@ def to_store(record: ItemRecord) -> dict[str, Any]:
     }
 
 
+def scored_record(item_id: str | None, position: int, status: str, error: str | None, labels: dict[str, Any] | None,
+                  scores: TraceScores | None, report: dict[str, Any] | None) -> dict[str, Any]:
+    """The stored form (as :func:`to_store`'s) of a row ``rag-eval score`` scored from the labels
+    it carries (no judge ran): its TRACe values read through the registry's ``trace`` family."""
+    values = None
+    if scores is not None:
+        values = compute_item_metrics(METRICS.built_in(), MetricItem(item_id or "", "", "", [], trace=scores)).families
+    return {"id": item_id, "position": position, "status": status, "error": error, "labels": labels,
+            "scores": (values or {}).get("trace"), "report": report, "mode": None if scores is None else scores.mode,
+            "diagnostics": None if scores is None else scores.diagnostics or None}
+
+
 def stored_trace(item: Mapping[str, Any]) -> TraceScores | None:
     """The TRACe scores of a stored item record of any version (None: no usable judgement):
     from its ``scores`` and ``diagnostics``, or the ``trace`` copy records once kept."""

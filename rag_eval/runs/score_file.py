@@ -158,18 +158,11 @@ class ScoredRow:
         return {**self.scores.metric_values(), "adherence_score": self.scores.adherence_score}
 
     def stored(self) -> dict[str, Any]:
-        """The row as the run store keeps an item (:func:`rag_eval.runs.records.to_store`'s
-        form): its TRACe values read through the registry's ``trace`` family."""
-        from rag_eval.metrics.registry import METRICS, MetricItem, compute_item_metrics
+        """The row as the run store keeps an item (:func:`rag_eval.runs.records.scored_record`)."""
+        from rag_eval.runs.records import scored_record
 
-        s = self.scores
-        values = None
-        if s is not None:
-            values = compute_item_metrics(METRICS.built_in(), MetricItem(self.id or "", "", "", [], trace=s)).families
-        return {"id": self.id, "position": self.row - 1, "status": self.status,  # 0-based, as every row's
-                "error": None if self.error is None else str(self.error), "labels": self.labels,
-                "scores": (values or {}).get("trace"), "report": self.report, "mode": None if s is None else s.mode,
-                "diagnostics": None if s is None else s.diagnostics or None}
+        return scored_record(self.id, self.row - 1, self.status, None if self.error is None else str(self.error),
+                             self.labels, self.scores, self.report)
 
     def to_record(self) -> dict[str, Any]:
         """The output row of ``rag-eval score`` for this row: the one flat row
