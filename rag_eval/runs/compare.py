@@ -161,8 +161,9 @@ def at_cutoff(items_by_run: Mapping[str, Sequence[dict[str, Any]]], k: int) -> d
 
 
 def cutoff_metrics(k: int) -> list[str]:
-    """The retrieval metrics every item gets, at cut-off ``k``, in the registry's order."""
-    return [f"{m.name}@{k}" for m in METRICS.built_in() if m.family == "retrieval"]
+    """The retrieval metrics of a ranking against gold ids, at cut-off ``k``, in the registry's order
+    (those against gold passages need embeddings: never recomputed at another k)."""
+    return [f"{m.name}@{k}" for m in METRICS.built_in() if m.family == "retrieval" and "retrieval" in m.needs]
 
 
 def compare_runs(items_by_run: Mapping[str, Sequence[dict[str, Any]]], metrics: Sequence[str] | None = None) -> dict[str, Any]:
