@@ -49,10 +49,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Comparison", "Evaluation", "Summary", "aevaluate", "ask", "compare", "evaluate", "load_run"]
 
-#: the judge's reasons (and why an item failed), last in :meth:`Evaluation.to_pandas`
-REASON_COLUMNS = ("error", "relevance_explanation", "overall_supported_explanation")
-#: why a per-item metric failed, and why it gave its value (a rubric's reason): dicts by metric name
-METRIC_REASON_COLUMNS = ("metric_errors", "metric_reasons")
 DEFAULT_NAME = "python-api"
 
 
@@ -362,37 +358,18 @@ class Evaluation:
         return self.summary._repr_html_(f"Evaluation{f' (run {self.run_id})' if self.run_id else ''}: ")
 
     # -------------------------------------------------------------- tables
-    def _columns(self) -> list[str]:
-        """Every registered metric a row has a value or a failure for, after the TRACe scores
-        (a dict-valued metric as its ``NAME.key`` columns), then retrieval, judge, reasons."""
-        from rag_eval.metrics.registry import METRICS
-
-        keys = list(dict.fromkeys(k for r in self.rows for k in r))
-        metrics: list[str] = []
-        for declared in METRICS:
-            if declared.name in TRACE_SCORES:
-                continue
-            parts = [k for k in keys if k.startswith(declared.name + ".")]  # a dict-valued metric's NAME.key
-            failed = any(declared.name in (r.get("metric_errors") or {}) for r in self.rows)
-            if any(r.get(declared.name) is not None for r in self.rows) or (failed and not parts):
-                metrics.append(declared.name)  # a metric that failed on every row keeps its (empty) column
-            else:
-                metrics += parts
-        retrieval = sorted({k for r in self.rows for k in (r.get("retrieval") or {})})
-        why = [c for c in METRIC_REASON_COLUMNS if any(r.get(c) for r in self.rows)]  # only where a metric said
-        return ["id", "status", *TRACE_SCORES, *metrics, *retrieval, "judge", *REASON_COLUMNS, *why]
-
     def to_pandas(self) -> pd.DataFrame:
-        """One row per item, in input order: ``id``, ``status``, the four TRACe scores and
-        ``adherence_score``, every other registered metric computed (answer correctness when
-        rows had a reference, plugin and rubric metrics, retrieval), the judge, and the
-        reasons (``error``, the judge's explanations, each metric's). A failed item keeps
-        its row, its scores empty (never 0). ``rows`` has every field ``rag-eval judge`` writes."""
+        """One row per item, in input order: the one flat row every output has
+        (:func:`rag_eval.runs.records.item_row`: ``id``, ``language``, ``status``, ``error``,
+        the TRACe scores and report fields, every other metric computed, ``metric_errors``,
+        the judge's labels and explanations...). A failed item keeps its row, its scores
+        empty (never 0). ``rows`` has every field ``rag-eval judge`` writes."""
         import pandas as pd
 
-        columns = self._columns()
-        return pd.DataFrame([{c: r.get(c, (r.get("retrieval") or {}).get(c)) for c in columns} for r in self.rows],
-                            columns=columns)
+        from rag_eval.runs.records import row_columns
+
+        columns = row_columns(self.rows)
+        return pd.DataFrame([{c: r.get(c) for c in columns} for r in self.rows], columns=columns)
 
     # -------------------------------------------------------------- summary and gate
     @cached_property
@@ -535,7 +512,7 @@ def evaluate(
         close()
         if isinstance(judge, str) and isinstance(the_judge, ManagedJudge):
             the_judge.close()  # a judge built here (Ray workers, clients) is ours to close
-    result = Evaluation([to_file_row(r) | ({"retrieval": r.retrieval} if r.retrieval else {}) for r in sink.records],
+    result = Evaluation([to_file_row(r) for r in sink.records],
                         summary, expected_judge_error(the_judge), records=sink.records, source=source, config=config)
     if store is not None or name is not None:
         result.save(name, store=store)
@@ -567,21 +544,6 @@ def estimate(data: Any, judge: str = "local", metrics: Any = None, *,
 
 
 # ---------------------------------------------------------------- stored runs
-def _row_of_stored(item: Mapping[str, Any]) -> dict[str, Any]:
-    """A stored item as the flat row :meth:`Evaluation.to_pandas` reads (labels, TRACe as
-    the record's ``trace`` holds them, report fields, correctness, retrieval)."""
-    row: dict[str, Any] = {"id": str(item["id"]), "status": item.get("status"), "error": item.get("error")}
-    row.update(item.get("labels") or {})
-    trace = item.get("trace") or {}
-    row.update({k: trace.get(k) for k in TRACE_SCORES})
-    row.update(item.get("report") or {})
-    row.update(item.get("correctness") or {})
-    row.update(item.get("metrics") or {})
-    row.update({c: dict(item[c]) for c in METRIC_REASON_COLUMNS if item.get(c)})
-    row.update(mode=item.get("mode"), judge=item.get("judge"), retrieval=item.get("retrieval") or {})
-    return row
-
-
 def load_run(name: str, *, store: RunStore | str | Path | None = None) -> Evaluation:
     """A stored run (its id, a unique id prefix or a unique name) as an
     :class:`Evaluation`: ``to_pandas()``, ``summary`` and ``gate()`` as for a fresh one.
@@ -593,7 +555,9 @@ def load_run(name: str, *, store: RunStore | str | Path | None = None) -> Evalua
     run = run_store.get_run(name)
     items = run_store.items(run["id"])
     summary = summarize_records(items, run_id=run["id"], cancelled=run.get("status") == "cancelled")
-    return Evaluation([_row_of_stored(i) for i in items], summary, for_run(run), run_id=run["id"], store=run_store)
+    from rag_eval.runs.records import item_rows
+
+    return Evaluation(item_rows(items), summary, for_run(run), run_id=run["id"], store=run_store)
 
 
 @dataclass(frozen=True, slots=True)

@@ -316,6 +316,7 @@ class ItemRecord:
     truth: dict[str, float | None] | None = None  # RAGBench ground truth, when the row has it
     sentences: dict[str, Any] | None = None  # the keyed sentences judged (stored as ``item``)
     metadata: dict[str, Any] = field(default_factory=dict)  # the row's metadata, verbatim
+    language: str = ""  # the item's language (EvalItem.language; "" when unknown)
     judge_extra: dict[str, Any] = field(default_factory=dict)  # samples, retries, label repairs...
     raw: str | None = None  # what the judge said when it gave no usable labels
     mode: str = "clean"

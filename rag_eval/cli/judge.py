@@ -118,12 +118,13 @@ def build_judge_or_exit(config: Any, ray_address: str | None = None, ray_workers
 
 def _summary_lines(summary: EvaluationSummary, out: Path, local: bool = False, note: str | None = None,
                    kind: str = "local") -> list[str]:
+    from rag_eval.runs.summary import metric_lines
+
     lines = [f"Judged {summary.n_items} row(s) -> {out}", "", "| status | rows |", "|---|---:|"]
     lines += [f"| {status} | {n} |" for status, n in summary.counts.items()]
     cov = summary.coverage
     lines += ["", f"coverage: {summary.n_usable}/{summary.n_items} rows with usable labels ({fmt(cov, 3)})", ""]
-    lines += ["| metric | mean over usable rows |", "|---|---:|"]
-    lines += [f"| {name} | {fmt(value)} |" for name, value in summary.means.items()]
+    lines += metric_lines(summary.stored)
     if summary.diagnosis is not None:
         lines += [""] + summary.diagnosis.lines()
     if local:

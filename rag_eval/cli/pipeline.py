@@ -17,7 +17,7 @@ from rag_eval.cli.exits import Interrupted, Unavailable
 from rag_eval.cli.gate_options import apply_gate, gate_options, request_from
 from rag_eval.cli.judge import CommandOptions, judge_kind_option, judge_option_option, metrics_option, workers_option
 from rag_eval.cli.judge import progress_bar as _progress_bar  # cli/ingest.py reads it here
-from rag_eval.metrics.registry import FAMILY_HEADING, METRICS, TRACE_METRICS
+from rag_eval.metrics.registry import TRACE_METRICS
 from rag_eval.metrics.report_fields import REPORT_FIELDS
 
 if TYPE_CHECKING:  # imported where used: `rag-eval --help` must not load Qdrant or scikit-learn
@@ -289,17 +289,12 @@ def _show_run(run: dict[str, Any], items: Callable[[], Iterable[dict[str, Any]]]
     cov = "n/a" if summary["coverage"] is None else format(summary["coverage"], ".0%")
     click.echo(f"items: {summary['n_items']}, scored: {summary['n_scored']} (coverage {cov}); "
                f"statuses: {', '.join(f'{k}={v}' for k, v in summary['status_counts'].items())}")
-    from rag_eval.runs.summary import family_means
+    from rag_eval.runs.summary import family_means, metric_lines
 
-    families = family_means(summary)
-    for family, means in families.items():  # every family the registry declares, each under its heading
-        click.echo(FAMILY_HEADING[family])
-        click.echo(_table(["metric", "label", "mean", "95% CI", "n", "coverage"],
-                          [(m, METRICS.label(m), s["mean"], f"[{_fmt(s['ci_low'])}, {_fmt(s['ci_high'])}]", s["n"],
-                            s["coverage"]) for m, s in means.items()]))
+    click.echo("\n".join(metric_lines(summary)))  # every family the registry declares, each under its heading
     from rag_eval.judges.expected_error import for_run, summary_lines
 
-    trace = families.get("trace", {})
+    trace = family_means(summary).get("trace", {})
     click.echo("\n".join(summary_lines(for_run(run), {m: s.get("mean") for m, s in trace.items()})))
     click.echo(f"latency p50 {_fmt(summary.get('latency_p50_s'))}s, p95 {_fmt(summary.get('latency_p95_s'))}s; "
                f"tokens {summary.get('tokens_total', 0)}; cost {_fmt(summary.get('cost_usd_total'), 4)} USD")
@@ -354,11 +349,12 @@ def runs_show(run_ref, show_items, as_json, db) -> None:
         return
     _show_run(record, lambda: store.iter_items(record["id"], ("id", "scores")))
     if show_items:
-        from rag_eval.runs.item_fields import item_report_fields
+        from rag_eval.runs.records import item_row
 
-        rows = [(i["id"], i["status"], *[(i.get("scores") or {}).get(m) for m in TRACE_METRICS],
-                 *item_report_fields(i).values(), (i.get("error") or "")[:60]) for i in store.iter_items(record["id"])]
-        click.echo(_table(["item", "status", *TRACE_METRICS, *REPORT_FIELDS, "error"], rows))
+        shown = ("id", "status", *TRACE_METRICS, *REPORT_FIELDS)  # of the one row, with the error cut short
+        rows = [(*(row[c] for c in shown), (row["error"] or "")[:60])
+                for row in map(item_row, store.iter_items(record["id"]))]
+        click.echo(_table(["item", *shown[1:], "error"], rows))
 
 
 @runs.command("export")
@@ -427,26 +423,24 @@ def compare(run_refs, metrics, cutoff, top, as_json, db) -> None:
     compared at one cut-off k every run reaches (hit@2 of a top-2 run is never set beside
     hit@5 of a top-5 run), as on the Compare page."""
     from rag_eval.labels.store import reviewed_scores
-    from rag_eval.runs.compare import compare_at_cutoff, compare_runs, differences_message, judge_error_notes
+    from rag_eval.runs.compare import compare_at_cutoff, differences_message, judge_error_notes
 
     if len(run_refs) < 2:
         raise click.ClickException("compare needs at least two runs")
     store = _store(db)
     ids = [store.resolve_run_id(r) for r in run_refs]
     items = {i: store.items(i) for i in ids}
-    if metrics:  # the user named the metrics: compared as named
-        result = compare_runs(items, metrics)
-    else:
-        result = compare_at_cutoff(items, cutoff)
-        if cutoff is not None and result.get("k") != cutoff:
-            raise click.UsageError(f"-k {cutoff}: not a cut-off every run reaches (choose one of "
-                                   f"{', '.join(map(str, result.get('cutoffs') or [])) or 'none: a run has no ranking'})")
     runs = [store.get_run(i) for i in ids]
+    result = compare_at_cutoff(items, cutoff, metrics, runs)  # the one comparison (report, Compare page)
+    if not metrics and cutoff is not None and result.get("k") != cutoff:
+        raise click.UsageError(f"-k {cutoff}: not a cut-off every run reaches (choose one of "
+                               f"{', '.join(map(str, result.get('cutoffs') or [])) or 'none: a run has no ranking'})")
     result["judge_error_notes"] = judge_error_notes(runs, result["paired"], items, reviewed_scores(store, ids))
     if as_json:
         click.echo(json.dumps(result, indent=1, default=str))
         return
-    click.echo(f"Baseline: {ids[0]}")
+    label = result["labels"]
+    click.echo(f"Baseline: {label[ids[0]]}")
     if result.get("k") is not None:
         click.echo(f"Retrieval metrics at k = {result['k']} (cut-offs every run reaches: "
                    f"{', '.join(map(str, result['cutoffs']))})")
@@ -454,11 +448,11 @@ def compare(run_refs, metrics, cutoff, top, as_json, db) -> None:
         click.echo(f"Not compared (not every run reaches them): {', '.join(result['left_out'])}")
     click.echo("")
     click.echo(_table(["metric", "run", "mean", "95% CI", "n", "coverage"],
-                      [(r["metric"], r["run"], r["mean"], f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]", r["n"],
+                      [(r["metric"], label[r["run"]], r["mean"], f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]", r["n"],
                         r["coverage"]) for r in sorted(result["metrics"], key=lambda r: (r["metric"], ids.index(r["run"])))]))
     click.echo("\nPaired differences (run − baseline, items scored in both):\n")
     click.echo(_table(["metric", "run", "mean difference", "95% CI", "pairs"],
-                      [(p["metric"], p["run"], p["mean_difference"], f"[{_fmt(p['ci_low'])}, {_fmt(p['ci_high'])}]",
+                      [(p["metric"], label[p["run"]], p["mean_difference"], f"[{_fmt(p['ci_low'])}, {_fmt(p['ci_high'])}]",
                         p["n_pairs"]) for p in result["paired"]]))
     for note in result["judge_error_notes"]:
         click.echo(f"note: {note}")
@@ -468,7 +462,7 @@ def compare(run_refs, metrics, cutoff, top, as_json, db) -> None:
     elif top:
         click.echo(f"\nLargest per-question differences (top {top}):\n")
         click.echo(_table(["item", "metric", "run", "baseline", "other", "difference", "question"],
-                          [(d["id"], d["metric"], d["run"], d["base"], d["other"], d["difference"],
+                          [(d["id"], d["metric"], label[d["run"]], d["base"], d["other"], d["difference"],
                             (d.get("question") or "")[:50]) for d in result["differences"][:top]]))
 
 

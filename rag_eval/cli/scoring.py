@@ -72,11 +72,10 @@ def _summary_lines(summary: ScoringSummary) -> list[str]:
         f"Scored {summary.rows_scored}/{summary.rows_given} rows of {summary.file} in mode '{summary.mode}'"
         + (f"; {summary.rows_failed} failed" if summary.rows_failed else ""),
         "",
-        "| metric | mean | rows | coverage |",
-        "|---|---:|---:|---:|",
     ]
-    for metric, m in summary.means.items():
-        lines.append(f"| {metric} | {fmt(m.mean)} | {m.n}/{summary.rows_given} | {fmt(m.coverage, 3)} |")
+    from rag_eval.runs.summary import metric_lines
+
+    lines += metric_lines({"trace": {metric: m.to_dict() for metric, m in summary.means.items()}})
     if summary.agreement is not None:
         lines += [""] + _agreement_lines(summary.agreement)
     if summary.diagnosis is not None:
@@ -158,8 +157,8 @@ def score_command(file: Path, mode: str, out: Path | None, n_boot: int, seed: in
         usable = [r["status"] == "ok" for r in records]
         stats = stats_from_rows([r if ok else None for r, ok in zip(records, usable)], (*TRACE_SCORES, "average"),
                                 n_boot=n_boot, seed=seed)
-        cases = [RowCase(str(r.get("id", f"row-{r['row']}")), r["status"], ok, r,
-                         (r.get("error") or {}).get("message")) for r, ok in zip(records, usable)]
+        cases = [RowCase(str(r["id"] if r.get("id") is not None else f"row-{r['position'] + 1}"), r["status"], ok, r,
+                         r.get("error")) for r, ok in zip(records, usable)]
         if not run_gate(gate, stats, len(records), sum(usable), cases, err=out is None):
             raise click.exceptions.Exit(1)
         return

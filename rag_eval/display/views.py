@@ -49,11 +49,9 @@ def view_from_result(title: str, item: EvalItem, result: JudgeResult | None, sco
 
 
 def scores_from_record(record: dict[str, Any]) -> TraceScores | None:
-    trace = record.get("trace")
-    if not isinstance(trace, dict):
-        return None
-    fields: dict[str, Any] = {k: trace.get(k) for k in TraceScores.__slots__ if k in trace}
-    return TraceScores(**fields)
+    from rag_eval.runs.records import stored_trace  # a record of any version
+
+    return stored_trace(record)
 
 
 def view_from_record(record: dict[str, Any], run_label: str = "") -> SupportView:

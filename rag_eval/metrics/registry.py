@@ -34,12 +34,13 @@ from rag_eval.metrics._common import check_k
 if TYPE_CHECKING:  # numpy (through metrics.retrieval) loads when a retrieval metric is computed, not
     # when the registry is read: `rag-eval --help` reads it (issue 35 item 3)
     from rag_eval.metrics.retrieval import BatchScore
-    from rag_eval.schema import Labels, TraceScores
+    from rag_eval.schema import EvalItem, Labels, TraceScores
 
 # ---------------------------------------------------------------- declarations
 #: What a metric may need from an item. ``labels``: a judge's usable labels (TRACe);
-#: ``llm``: a configured LLM endpoint; ``retrieval``: ranked retrieval against gold ids.
-NEEDS = ("response", "documents", "reference", "labels", "llm", "retrieval")
+#: ``llm``: a configured LLM endpoint; ``retrieval``: ranked retrieval against gold ids;
+#: ``passages``: the embeddings of the retrieved chunks and of gold passages (no gold ids).
+NEEDS = ("response", "documents", "reference", "labels", "llm", "retrieval", "passages")
 #: Where each family's values live in a stored item record (and in :class:`ItemRecord`); the
 #: family's name is its key in a run's summary.
 FAMILY_FIELD = {"trace": "scores", "correctness": "correctness", "retrieval": "retrieval", "custom": "metrics"}
@@ -67,7 +68,9 @@ class MetricItem:
     ``trace`` the TRACe scores of the judge's usable ``labels`` (None: no usable judgement);
     ``ranking`` the retrieved document ids in rank order (None: nothing was retrieved),
     ``gold_ids`` the gold document ids, ``k`` the run's top-k; ``answer_match`` the verdict
-    of the run's LLM on the answer against the reference (None: no LLM, or no verdict)."""
+    of the run's LLM on the answer against the reference (None: no LLM, or no verdict:
+    ``answer_match_error`` then says why the LLM gave none); ``passage_vectors`` the embeddings
+    of the retrieved chunks and of the gold passages of a row without gold ids (None: none)."""
 
     id: str
     question: str
@@ -83,6 +86,10 @@ class MetricItem:
     gold_ids: frozenset[str] = frozenset()
     k: int | None = None
     answer_match: float | None = None
+    answer_match_error: str | None = None
+    passage_vectors: tuple[Any, Any] | None = None  # (retrieved chunks', gold passages') embeddings
+    eval_item: EvalItem | None = None  # the keyed sentences the judge labelled (the TRACe group scores them)
+    mode: str = "clean"  # the TRACe scoring mode
 
 
 class Explained(NamedTuple):
@@ -336,12 +343,36 @@ def metric(
 # ---------------------------------------------------------------- per-item computation
 class MetricOutcome(NamedTuple):
     """The values one item gave (``name``, ``name.key``, ``name@k``; in ``families`` by family),
-    the metrics that failed (with why) and the reasons they gave for values (:class:`Explained`)."""
+    the metrics that failed (with why), the reasons they gave for values (:class:`Explained`)
+    and the TRACe group's scoring (None: no usable judgement scored)."""
 
     values: dict[str, float | None]
     errors: dict[str, str]
     reasons: dict[str, str] = {}  # a NamedTuple default (shared, never mutated)
     families: dict[str, dict[str, float | None]] = {}
+    trace: TraceGroup | None = None
+
+
+class TraceGroup(NamedTuple):
+    """What the TRACe group's compute gives one item: its scores (the four TRACe metrics and
+    adherence_score, with the scoring's diagnostics) and the report fields read from them."""
+
+    scores: TraceScores
+    report: dict[str, Any]
+
+
+def score_trace(item: MetricItem) -> TraceGroup | None:
+    """The compute of the TRACe group (family ``trace`` and the report fields): the scoring
+    of the judge's usable ``labels`` over the item's keyed sentences
+    (:func:`rag_eval.metrics.trace.score_item`); None without a usable judgement. Each
+    ``trace`` metric's own ``compute`` reads its value from it."""
+    if item.labels is None or item.eval_item is None:
+        return None
+    from rag_eval.metrics.report_fields import report_fields
+    from rag_eval.metrics.trace import score_item
+
+    scores = score_item(item.eval_item, item.labels, item.mode)
+    return TraceGroup(scores, report_fields(scores.metric_values(), item.labels, item.eval_item.response_keys))
 
 
 def compute_item_metrics(metrics: Iterable[Metric], item: MetricItem) -> MetricOutcome:
@@ -352,6 +383,10 @@ def compute_item_metrics(metrics: Iterable[Metric], item: MetricItem) -> MetricO
     is failed with the need; a built-in one is not computed where its needs are not met."""
     import math
 
+    metrics = list(metrics)
+    scored = score_trace(item) if item.trace is None and any(m.family == "trace" for m in metrics) else None
+    if scored is not None:
+        item = replace(item, trace=scored.scores)
     values: dict[str, float | None] = {}
     families: dict[str, dict[str, float | None]] = {}
     errors: dict[str, str] = {}
@@ -363,7 +398,8 @@ def compute_item_metrics(metrics: Iterable[Metric], item: MetricItem) -> MetricO
         if not asked and not _applies(m, item):
             continue
         group = families.setdefault(m.family, {})
-        missing = [n for n in ("response", "documents", "reference") if n in m.needs and not _has(item, n)]
+        missing = [n for n in ("response", "documents", "reference")
+                   if n in m.needs and n not in _implied(m) and not _has(item, n)]
         if missing:
             values[m.name] = group[m.name] = None
             errors[m.name] = f"the item has no {', '.join(missing)}"
@@ -391,14 +427,18 @@ def compute_item_metrics(metrics: Iterable[Metric], item: MetricItem) -> MetricO
         group.update(checked)
         if reason:
             reasons[m.name] = reason
-    return MetricOutcome(values, errors, reasons, families)
+    return MetricOutcome(values, errors, reasons, families, scored)
+
+
+def _implied(metric: Metric) -> tuple[str, ...]:
+    """Needs a usable judgement's scores stand for (a TRACe metric reads them, not the texts)."""
+    return ("documents", "response", "labels") if metric.family == "trace" else ()
 
 
 def _applies(metric: Metric, item: MetricItem) -> bool:
     if metric.family in JUDGED_FAMILIES and item.trace is None:
         return False
-    implied = ("documents", "response", "labels") if metric.family == "trace" else ()  # by a usable judgement
-    return all(_has(item, need) for need in metric.needs if need not in implied)
+    return all(_has(item, need) for need in metric.needs if need not in _implied(metric))
 
 
 def _has(item: MetricItem, need: str) -> bool:
@@ -411,8 +451,10 @@ def _has(item: MetricItem, need: str) -> bool:
         return item.trace is not None
     if need == "retrieval":
         return item.ranking is not None and bool(item.gold_ids)
-    # llm: checked by a built-in metric only, whose LLM verdict the run fetched beforehand
-    return item.answer_match is not None
+    if need == "passages":
+        return item.passage_vectors is not None
+    # llm: checked by a built-in metric only, whose LLM verdict (or why there is none) the run fetched beforehand
+    return item.answer_match is not None or item.answer_match_error is not None
 
 
 def item_values(item: Mapping[str, Any]) -> dict[str, Any]:
@@ -431,6 +473,12 @@ def _trace(name: str) -> MetricFunction:
         return float(value) if isinstance(value, bool) else value  # adherence: 0/1
 
     return compute
+
+
+def _answer_match(item: MetricItem) -> float | None:
+    if item.answer_match_error is not None:  # the LLM was asked and gave no verdict: a failure, never absent
+        raise ValueError(f"the LLM gave no verdict ({item.answer_match_error})")
+    return item.answer_match
 
 
 def _bleu(item: MetricItem) -> float:
@@ -453,6 +501,20 @@ def _retrieval(name: str) -> MetricFunction:
         if name == "mrr":
             return retrieval_function(name)(ranked, gold)
         return {item.k: retrieval_function(name)(ranked, gold, k=item.k)}
+
+    return compute
+
+
+def _cosine(name: str) -> MetricFunction:
+    """A retrieval metric against gold passages rather than ids: a passage is found when a
+    retrieved chunk's embedding is close to its own (one to one, cosine), at the run's k."""
+    def compute(item: MetricItem) -> MetricValue:
+        from rag_eval.metrics import retrieval
+
+        retrieved, gold = item.passage_vectors or ((), ())
+        if not len(retrieved):
+            return {item.k: 0.0}  # nothing retrieved: no gold passage found
+        return {item.k: getattr(retrieval, f"{name}_at_k_cosine")(retrieved, gold, k=item.k)}
 
     return compute
 
@@ -490,7 +552,7 @@ _BUILTIN: tuple[Metric, ...] = (
            needs=frozenset({"response", "reference"}),
            help="ROUGE-L F1 of the answer against the dataset's reference answer; shown only when the dataset has "
                 "reference answers."),
-    Metric("answer_match", "Answer match (LLM)", "correctness", compute=lambda item: item.answer_match,
+    Metric("answer_match", "Answer match (LLM)", "correctness", compute=_answer_match,
            needs=frozenset({"response", "reference", "llm"}),
            help="1 when an LLM judges the answer to say what the reference answer says, else 0 (only with an LLM "
                 "configured)."),
@@ -505,10 +567,18 @@ _BUILTIN: tuple[Metric, ...] = (
                 "none is retrieved), averaged over questions."),
     Metric("hit_rate", "hit", "retrieval", compute=_retrieval("hit_rate"), needs=frozenset({"retrieval"}),
            help="1 when at least one gold document is in the top k, averaged over questions."),
-    Metric("f1", "F1", "retrieval", needs=frozenset({"retrieval"}),
+    Metric("f1", "F1", "retrieval", compute=_retrieval("f1"), needs=frozenset({"retrieval"}),
            help="Harmonic mean of precision and recall at k."),
-    Metric("log_rank", "log rank", "retrieval", needs=frozenset({"retrieval"}),
+    Metric("log_rank", "log rank", "retrieval", compute=_retrieval("log_rank"), needs=frozenset({"retrieval"}),
            help="Hybrid log-rank score of the gold documents' ranks."),
+    Metric("recall_cosine", "recall (passages)", "retrieval", compute=_cosine("recall"),
+           needs=frozenset({"passages"}),
+           help="Share of the gold passages matched one to one by a retrieved chunk in the top k (cosine of their "
+                "embeddings; rows with gold passages and no gold document ids)."),
+    Metric("precision_cosine", "precision (passages)", "retrieval", compute=_cosine("precision"),
+           needs=frozenset({"passages"}),
+           help="Share of the top k retrieved chunks matched one to one with a gold passage (cosine of their "
+                "embeddings; rows with gold passages and no gold document ids)."),
 )
 for _declared in _BUILTIN:
     METRICS.register(_declared)
@@ -538,7 +608,7 @@ def retrieval_function(metric: str) -> Callable[..., float]:
     from rag_eval.metrics import retrieval
 
     return getattr(retrieval, RETRIEVAL_METRICS[metric])
-if set(RETRIEVAL_METRICS) != {m.name for m in _BUILTIN if m.family == "retrieval"}:
+if set(RETRIEVAL_METRICS) != {m.name for m in _BUILTIN if m.family == "retrieval" and "passages" not in m.needs}:
     raise ImportError("every retrieval function needs its declaration in _BUILTIN (and the other way round)")
 
 # Parameters a metric accepts besides k, so options reach only the metrics that use them.

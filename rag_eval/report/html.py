@@ -42,8 +42,15 @@ from rag_eval.metrics.report_fields import (
     rmse_band,
 )
 from rag_eval.report.defaults import DEFAULT_WORST
-from rag_eval.runs.compare import compare_at_cutoff, differences_message, judge_error_notes, metric_table
-from rag_eval.runs.item_fields import item_report_fields, run_diagnosis
+from rag_eval.runs.compare import (
+    compare_at_cutoff,
+    differences_message,
+    judge_error_notes,
+    metric_table,
+    run_labels,
+)
+from rag_eval.runs.item_fields import run_diagnosis
+from rag_eval.runs.records import item_row
 from rag_eval.runs.stats import summarize_items
 from rag_eval.runs.summary import family_means
 from rag_eval.text.numbers import format_number as _f  # a number as the dashboard shows it
@@ -164,10 +171,6 @@ def _ci(low: Any, high: Any) -> str:
     return "—" if low is None or high is None else f"[{_f(low)}, {_f(high)}]"
 
 
-def run_label(run: Mapping[str, Any]) -> str:
-    return f"{run.get('name')} · {str(run.get('id'))[-6:]}"
-
-
 def _band_rows() -> list[dict[str, str]]:
     out, low = [], 0.0
     for upper, name in RMSE_BANDS:
@@ -239,7 +242,7 @@ def _worst_rows(items: Sequence[dict[str, Any]], worst: int, label: str) -> list
     from rag_eval.display.support_map import support_map_html
     from rag_eval.display.views import view_from_record
 
-    scored = [(item_report_fields(i), i) for i in items if i.get("scores")]
+    scored = [(item_row(i), i) for i in items if i.get("scores")]  # the one row's report fields
     scored = [(f, i) for f, i in scored if f["average"] is not None]
     scored.sort(key=lambda p: (p[0]["average"], str(p[1].get("id"))))
     failed = [i for i in items if not i.get("scores")][:worst]
@@ -251,8 +254,10 @@ def _worst_rows(items: Sequence[dict[str, Any]], worst: int, label: str) -> list
         except Exception as err:  # noqa: BLE001 - a record too damaged to rebuild still gets its line
             html_map = f"<p class='note'>support map unavailable: {type(err).__name__}</p>"
         scores = item.get("scores") or {}
+        failures = "; ".join(f"{name} failed: {why}" for name, why in (item.get("metric_errors") or {}).items())
         rows.append({
-            "id": item.get("id"), "status": item.get("status"), "error": item.get("error"),
+            "id": item.get("id"), "status": item.get("status"),
+            "error": " · ".join(e for e in (item.get("error"), failures) if e) or None,
             "scores": "  ".join(f"{m} {_f(scores.get(m))}" for m in TRACE_SCORES) if scores else "",
             "fields": None if fields is None else {
                 "average": _f(fields["average"]), "rmse_aggregation": _f(fields["rmse_aggregation"]),
@@ -327,9 +332,11 @@ def build_report(runs: Sequence[dict[str, Any]], items_by_run: Mapping[str, Sequ
 
     if not runs:
         raise ValueError("a report needs at least one run")
-    labels = {r["id"]: run_label(r) for r in runs}
-    if len(set(labels.values())) < len(labels):
-        labels = {r["id"]: f"{r.get('name')} · {r['id']}" for r in runs}
+    # several runs: compared by the one comparison (the Compare page's, ``rag-eval compare``'s):
+    # retrieval at the cut-off every run reaches, never MRR@2 beside MRR@5
+    result = compare_at_cutoff({r["id"]: list(items_by_run[r["id"]]) for r in runs}, runs=runs) if len(runs) >= 2 else None
+    labels = result["labels"] if result is not None else run_labels(runs)
+    compared = {(row["run"], row["metric"]): row for row in (result or {}).get("metrics", ())}
     views, agreement_rows = [], []
     shown: dict[str, dict[str, None]] = {}  # each family's metrics any run has
     for run in runs:
@@ -337,9 +344,12 @@ def build_report(runs: Sequence[dict[str, Any]], items_by_run: Mapping[str, Sequ
         summary = summarize_items(list(items))
         metrics: dict[str, Any] = {}
         for family, means in family_means(summary).items():
+            if family == "retrieval" and result is not None:
+                means = {m: row for (run_id, m), row in compared.items()
+                         if run_id == run["id"] and getattr(METRICS.find(m), "family", "") == "retrieval"}
             shown.setdefault(family, {}).update(dict.fromkeys(means))
             metrics.update(means)
-        fields = [item_report_fields(i) for i in items]
+        fields = [item_row(i) for i in items]
         bands = Counter(r for f in fields if (r := rmse_band(f["rmse_aggregation"])) is not None)
         diagnosis = run_diagnosis(items).to_dict()
         for f in diagnosis["findings"]:
@@ -363,8 +373,7 @@ def build_report(runs: Sequence[dict[str, Any]], items_by_run: Mapping[str, Sequ
         agreement_rows += _agreement_rows(labels[run["id"]], items)
 
     comparison, notes = None, []
-    if len(runs) >= 2:
-        result = compare_at_cutoff({r["id"]: list(items_by_run[r["id"]]) for r in runs})  # retrieval at one k
+    if result is not None:
         notes = judge_error_notes(runs, result["paired"], items_by_run, reviewed or {})
         comparison = {
             "empty": differences_message(result),

@@ -127,22 +127,21 @@ def _ranking(item: dict[str, Any]) -> list[str] | None:
     return None
 
 
-def retrieval_at(item: dict[str, Any], k: int, own_k: int | None) -> dict[str, float] | None:
-    """``item``'s retrieval metrics at cut-off ``k`` (``hit_rate@k``, ``recall@k``,
-    ``precision@k``, ``ndcg@k``, ``mrr@k``), computed as a run at top-k computes them: the
-    documents of the first k chunks, each once, against the gold ids. Without a stored
-    ranking, the stored metrics serve when the run's own k is ``k``; otherwise None (the
-    item then counts as not scored for these metrics, never as 0)."""
-    from rag_eval.metrics import retrieval as rm
-
-    gold = {str(g) for g in (item.get("gold_doc_ids") or [])}
+def retrieval_at(item: dict[str, Any], k: int, own_k: int | None) -> dict[str, float | None] | None:
+    """``item``'s retrieval metrics at cut-off ``k`` (``recall@k``, ``mrr@k``... every one the
+    registry declares), computed as a run at top-k computes them: the registry's retrieval
+    metrics over the documents of the first k chunks, each once, against the gold ids.
+    Without a stored ranking, the stored metrics serve when the run's own k is ``k``;
+    otherwise None (the item then counts as not scored for these metrics, never as 0)."""
+    gold = frozenset(str(g) for g in (item.get("gold_doc_ids") or []))
     ranking = _ranking(item)
     stored = item.get("retrieval") or {}
     if gold and ranking is not None:
-        ranked = list(dict.fromkeys(ranking[:k]))
-        return {f"hit_rate@{k}": rm.hit_rate_at_k(ranked, gold, k=k), f"recall@{k}": rm.recall_at_k(ranked, gold, k=k),
-                f"precision@{k}": rm.precision_at_k(ranked, gold, k=k), f"ndcg@{k}": rm.ndcg_at_k(ranked, gold, k=k),
-                f"mrr@{k}": rm.reciprocal_rank(ranked, gold, k=k)}
+        from rag_eval.metrics.registry import MetricItem, compute_item_metrics
+
+        cut = MetricItem("", "", "", [], ranking=list(dict.fromkeys(ranking[:k])), gold_ids=gold, k=k)
+        values = compute_item_metrics(METRICS.built_in(), cut).families.get("retrieval") or {}
+        return {name if "@" in name else f"{name}@{k}": value for name, value in values.items()}  # mrr: at k
     if own_k == k and stored:
         out = {name: value for name, value in stored.items() if (m := _AT_K.fullmatch(name)) and int(m[2]) == k}
         if "mrr" in stored:
@@ -162,8 +161,9 @@ def at_cutoff(items_by_run: Mapping[str, Sequence[dict[str, Any]]], k: int) -> d
 
 
 def cutoff_metrics(k: int) -> list[str]:
-    """The retrieval metrics every item gets, at cut-off ``k``, in the registry's order."""
-    return [f"{m.name}@{k}" for m in METRICS.built_in() if m.family == "retrieval"]
+    """The retrieval metrics of a ranking against gold ids, at cut-off ``k``, in the registry's order
+    (those against gold passages need embeddings: never recomputed at another k)."""
+    return [f"{m.name}@{k}" for m in METRICS.built_in() if m.family == "retrieval" and "retrieval" in m.needs]
 
 
 def compare_runs(items_by_run: Mapping[str, Sequence[dict[str, Any]]], metrics: Sequence[str] | None = None) -> dict[str, Any]:
@@ -401,15 +401,36 @@ def with_correctness(items: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def compare_at_cutoff(items_by_run: Mapping[str, Sequence[dict[str, Any]]], k: int | None = None) -> dict[str, Any]:
-    """:func:`compare_runs` with retrieval metrics at one cut-off every run reaches:
-    ``k`` when it is one of :func:`common_cutoffs`, else the largest of them (the smallest
-    run's own k). Answer correctness is compared when every run has it. Without a common
-    cut-off (a run has no ranked retrieval), the metrics every run has are compared.
+def run_labels(runs: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Each run's label wherever runs are compared (the report, the Compare page, ``rag-eval
+    compare``): its name with the tail of its id (the whole id when two runs still look alike)."""
+    labels = {str(r["id"]): f"{r.get('name')} · {str(r['id'])[-6:]}" for r in runs}
+    if len(set(labels.values())) < len(labels):
+        labels = {str(r["id"]): f"{r.get('name')} · {r['id']}" for r in runs}
+    return labels
 
-    Adds ``cutoffs`` (the choosable ks), ``k`` (the one used, or None) and ``left_out``
-    (metrics some run has that are not comparable, e.g. ``recall@5`` beside a k=2 run)."""
+
+def compare_at_cutoff(items_by_run: Mapping[str, Sequence[dict[str, Any]]], k: int | None = None,
+                      metrics: Sequence[str] | None = None,
+                      runs: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
+    """The one comparison of runs: the report, the Compare page, ``rag-eval compare`` and
+    ``rag_eval.compare`` table what it returns. :func:`compare_runs` (means with 95% intervals
+    and coverage, paired differences against the first run) with retrieval metrics at one
+    cut-off every run reaches: ``k`` when it is one of :func:`common_cutoffs`, else the
+    largest of them (the smallest run's own k). Answer correctness is compared when every
+    run has it (runs stored before records kept ROUGE-L get it: :func:`with_correctness`).
+    Without a common cut-off (a run has no ranked retrieval), the metrics every run has are
+    compared; ``metrics`` (named by the user) are compared as named.
+
+    Adds ``cutoffs`` (the choosable ks), ``k`` (the one used, or None), ``left_out``
+    (metrics some run has that are not comparable, e.g. ``recall@5`` beside a k=2 run) and
+    ``labels`` (each run's, by name: :func:`run_labels` of ``runs``; else its id)."""
+    items_by_run = {run_id: with_correctness(items) for run_id, items in items_by_run.items()}
+    labels = run_labels(runs) if runs else {run_id: run_id for run_id in items_by_run}
     cutoffs = common_cutoffs(items_by_run)
+    if metrics:  # the user named the metrics: compared as named
+        return {**compare_runs(items_by_run, metrics), "cutoffs": cutoffs, "k": None, "left_out": [],
+                "labels": labels}
     chosen = (k if k in cutoffs else cutoffs[-1]) if cutoffs else None
     if chosen is not None:
         # answer correctness every run has (bleu, rouge_l, answer_match): no cut-off to match
@@ -427,4 +448,4 @@ def compare_at_cutoff(items_by_run: Mapping[str, Sequence[dict[str, Any]]], k: i
                       and any("mrr" in (i.get("retrieval") or {}) for i in items)}, key=lambda m: int(m[4:]))
         present = [n for m in present for n in (own if m == "mrr" else [m])]
     left_out = [m for m in present if m not in metrics and m not in TRACE_SCORES]
-    return {**result, "cutoffs": cutoffs, "k": chosen, "left_out": left_out}
+    return {**result, "cutoffs": cutoffs, "k": chosen, "left_out": left_out, "labels": labels}

@@ -1,9 +1,9 @@
 """Exporting a run's items as flat rows (``jsonl``, ``csv`` or ``parquet``).
 
-One row per item: identifiers, question, answer, status and error, the TRACe scores, the original
-project's report fields (``average``, ``rmse_aggregation``, support counts...) and the other metrics as
-columns, and the nested parts (retrieved chunks, labels, id lists): nested in JSONL, JSON text in CSV and
-Parquet cells, so every format holds the same information. The stored records carry no secrets, and
+One row per item: the run's id and configuration hash, the item's one flat row
+(:func:`rag_eval.runs.records.item_row`: the columns every output has) and its retrieved chunks;
+nested parts (chunks, label key lists, id lists) nested in JSONL, JSON text in CSV and Parquet
+cells, so every format holds the same information. The stored records carry no secrets, and
 neither does the export.
 """
 
@@ -17,45 +17,21 @@ from pathlib import Path
 from typing import Any
 
 from rag_eval.io.rows import flat_cells
-from rag_eval.metrics.registry import FAMILY_FIELD, TRACE_SCORES
-from rag_eval.runs.item_fields import item_report_fields
+from rag_eval.runs.records import LEARNED_FIELDS, item_row, row_columns
 
 FORMATS = ("jsonl", "csv", "parquet")
-#: the item fields whose metric names an export learns from the items, one column each, after
-#: TRACe's (every family but TRACe, whose names are known)
-LEARNED_FIELDS = tuple(field for family, field in FAMILY_FIELD.items() if family != "trace")
 
 
 def flatten_item(item: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
-    """One export row of an item record."""
-    scores = item.get("scores") or {}
-    row: dict[str, Any] = {
-        "run_id": run.get("id"),
-        "config_hash": run.get("config_hash"),
-        "id": item.get("id"),
-        "position": item.get("position"),
-        "question": item.get("question"),
-        "answer": item.get("answer"),
-        "reference_answer": item.get("reference_answer"),
-        "status": item.get("status"),
-        "error": item.get("error"),
-        "generator": (item.get("generator") or {}).get("kind"),
-        "judge": item.get("judge"),
-    }
-    row.update({name: scores.get(name) for name in TRACE_SCORES})
-    row.update(item_report_fields(item))
-    for field in LEARNED_FIELDS:
-        row.update(sorted((item.get(field) or {}).items()))
-    for key in ("metric_errors", "metric_reasons"):  # why a metric failed, why it gave its value
-        row[key] = item.get(key) or None
-    row["retrieved_doc_ids"] = list(item.get("retrieved_doc_ids") or [])
-    row["gold_doc_ids"] = list(item.get("gold_doc_ids") or [])
-    row["chunks"] = public_chunks(item.get("chunks") or [])
-    row["labels"] = item.get("labels") or None
-    row["tokens_total"] = (item.get("tokens") or {}).get("total")
-    row["cost_usd"] = item.get("cost_usd")
-    row["latency_s"] = item.get("latency_s")
-    return row
+    """One export row of an item record: the run's id and configuration hash, the item's
+    one flat row (:func:`rag_eval.runs.records.item_row`) and its retrieved chunks."""
+    return {"run_id": run.get("id"), "config_hash": run.get("config_hash"), **item_row(item),
+            "chunks": public_chunks(item.get("chunks") or [])}
+
+
+def export_columns(run: dict[str, Any], items: Iterable[dict[str, Any]]) -> list[str]:
+    """An export's columns: the run's, the rows' (:func:`rag_eval.runs.records.row_columns`), the chunks."""
+    return ["run_id", "config_hash", *row_columns(map(item_row, items)), "chunks"]
 
 
 def public_chunks(chunks: Sequence[Any]) -> list[Any]:
@@ -70,9 +46,8 @@ def public_chunks(chunks: Sequence[Any]) -> list[Any]:
 
 
 def export_rows(run: dict[str, Any], items: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    rows = [flatten_item(i, run) for i in items]
-    columns = list(dict.fromkeys(k for r in rows for k in r))
-    return [{c: r.get(c) for c in columns} for r in rows]  # same columns in every row (parquet, csv)
+    columns = export_columns(run, items)
+    return [{c: r.get(c) for c in columns} for r in (flatten_item(i, run) for i in items)]  # same columns (parquet, csv)
 
 
 def _write_text(fh: Any, batches: Iterable[list[dict[str, Any]]], columns: list[str], fmt: str) -> None:
@@ -103,14 +78,9 @@ EXPORT_BATCH = 2_000
 
 
 def _columns(store: Any, run: dict[str, Any]) -> list[str]:
-    """Every export column of the run, in :func:`flatten_item`'s order: its retrieval,
-    correctness and per-item metrics are known only once every item's are read (a pass
-    over those fields alone)."""
-    names: dict[str, dict[str, None]] = {g: {} for g in LEARNED_FIELDS}
-    for item in store.iter_items(run["id"], LEARNED_FIELDS):
-        for group in LEARNED_FIELDS:
-            names[group].update(dict.fromkeys(item.get(group) or {}))
-    return list(flatten_item({g: dict.fromkeys(sorted(n)) for g, n in names.items()}, run))
+    """Every export column of the run: its retrieval, correctness and per-item metrics are
+    known only once every item's are read (a pass over those fields alone)."""
+    return export_columns(run, store.iter_items(run["id"], LEARNED_FIELDS))  # streamed: flat memory
 
 
 def _write_parquet(batches: Iterator[list[dict[str, Any]]], path: Path) -> None:

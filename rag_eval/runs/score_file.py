@@ -20,11 +20,10 @@ from rag_eval.metrics.agreement import (
     DEFAULT_F1_THRESHOLD,
     AgreementReport,
     agreement,
-    metric_spread,
 )
 from rag_eval.metrics.diagnosis import Diagnosis, diagnose
 from rag_eval.metrics.registry import TRACE_METRICS, TRACE_SCORES
-from rag_eval.metrics.report_fields import REPORT_FIELDS, report_fields
+from rag_eval.metrics.report_fields import report_fields
 from rag_eval.metrics.trace import score_ragbench_row
 from rag_eval.runs.join import join_by_id
 from rag_eval.schema import RAGBENCH_TRUTH_COLUMNS, JudgeStatus, Labels, ScoringMode, TraceScores
@@ -147,6 +146,7 @@ class ScoredRow:
     error: RowError | None = None
     truth: dict[str, float | None] | None = None
     report: dict[str, Any] | None = None  # the original project's six report fields
+    labels: dict[str, Any] | None = None  # the row's labels (Labels.to_dict())
 
     @property
     def status(self) -> str:
@@ -157,22 +157,19 @@ class ScoredRow:
             return None
         return {**self.scores.metric_values(), "adherence_score": self.scores.adherence_score}
 
+    def stored(self) -> dict[str, Any]:
+        """The row as the run store keeps an item (:func:`rag_eval.runs.records.scored_record`)."""
+        from rag_eval.runs.records import scored_record
+
+        return scored_record(self.id, self.row - 1, self.status, None if self.error is None else str(self.error),
+                             self.labels, self.scores, self.report)
+
     def to_record(self) -> dict[str, Any]:
-        """The output object of ``rag-eval score`` for this row."""
-        record: dict[str, Any] = {} if self.id is None else {"id": self.id}
-        record.update(row=self.row, status=self.status)
-        s = self.scores
-        for name in TRACE_SCORES:
-            record[name] = None if s is None else getattr(s, name)
-        record["mode"] = None if s is None else s.mode
-        if s is not None:
-            spread = metric_spread(s.metric_values())
-            record.update(trace_mean=spread.mean, trace_spread=spread.rmse, trace_balance=spread.reading)
-        record.update(self.report or dict.fromkeys(REPORT_FIELDS))
-        record["diagnostics"] = {} if s is None else s.diagnostics
-        if self.error is not None:
-            record["error"] = {"file": self.error.file, "row": self.error.row, "field": self.error.field, "message": self.error.message}
-        return record
+        """The output row of ``rag-eval score`` for this row: the one flat row
+        (:func:`rag_eval.runs.records.item_row`), ``position`` its row number - 1."""
+        from rag_eval.runs.records import item_row
+
+        return item_row(self.stored())
 
 
 def _given_id(row: Mapping[str, Any]) -> str | None:
@@ -195,8 +192,9 @@ def score_row(number: int, row: Mapping[str, Any], mode: ScoringMode | str, file
     except ValueError as err:  # trace names the field in its message
         return ScoredRow(number, given_id, error=RowError(file, number, None, str(err)))
     response_keys = [str(p[0]) for p in row["response_sentences"]]
-    report = report_fields(scores.metric_values(), Labels.from_dict(dict(row)), response_keys)
-    return ScoredRow(number, given_id, scores, None, truth, report)
+    labels = Labels.from_dict(dict(row))
+    report = report_fields(scores.metric_values(), labels, response_keys)
+    return ScoredRow(number, given_id, scores, None, truth, report, labels.to_dict())
 
 
 @dataclass(slots=True)
@@ -225,7 +223,10 @@ class ScoringResult:
         return self.summary.errors
 
     def records(self) -> list[dict[str, Any]]:
-        return [r.to_record() for r in self.rows]
+        """The output rows, every one with the same columns (:func:`rag_eval.runs.records.item_rows`)."""
+        from rag_eval.runs.records import item_rows
+
+        return item_rows([r.stored() for r in self.rows])
 
 
 def summarize(

@@ -58,6 +58,7 @@ class SourceItem:
     timings: dict[str, float] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
     answer_match: float | None = None  # the LLM answer match against the reference (1.0 / 0.0)
+    answer_match_error: str | None = None  # why the LLM answer match gave no verdict (its status and reason)
     objects: dict[str, Any] = field(default_factory=dict)  # not stored: retrieved chunks, the Generation (ask)
 
 
@@ -98,7 +99,8 @@ def _metadata(value: Any) -> dict[str, Any]:
 
 def match_answers(matcher: Any, found: Sequence[SourceItem]) -> None:
     """Set ``answer_match`` (1.0 when the LLM says the answer matches the reference, 0.0
-    when not, None when it could not tell) on the items that have a reference and an answer."""
+    when not) on the items that have a reference and an answer; when it could not tell,
+    ``answer_match_error`` says why, so the record shows the metric failed (never a missing column)."""
     from rag_eval.judges.answer_match import MatchItem
 
     todo = [s for s in found if s.item is not None and s.reference_answer and s.answer]
@@ -108,6 +110,8 @@ def match_answers(matcher: Any, found: Sequence[SourceItem]) -> None:
     for s, result in zip(todo, results):
         if result.status.usable and result.is_matching is not None:
             s.answer_match = 1.0 if result.is_matching else 0.0
+        else:
+            s.answer_match_error = f"{result.status.value}: {result.error or 'no verdict'}"
         s.tokens = {k: s.tokens.get(k, 0) + int(v or 0) for k, v in {**s.tokens, **result.tokens}.items()}
         if result.cost_usd is not None:
             s.cost_usd = (s.cost_usd or 0.0) + result.cost_usd
@@ -207,6 +211,7 @@ class RowsSource:
             if isinstance(value, dict):
                 refs = _references(value)
                 base.reference_answer = refs[0] if refs else None
+                self._retrieval(base, value)
                 if self.row_cache is not None and self._from_cache(base, value, raw_id):
                     match_answers(self.answer_matcher, [base])
                     yield base
@@ -221,11 +226,24 @@ class RowsSource:
             yield base
 
     @staticmethod
+    def _retrieval(base: SourceItem, value: dict[str, Any]) -> None:
+        """A row that says what its system retrieved (``retrieved_doc_ids``, in rank order)
+        and what it should have (``gold_doc_ids``) gets the registry's retrieval metrics at
+        its own k, as a RAG run's item does."""
+        base.gold_doc_ids = _strings(value.get("gold_doc_ids"))
+        retrieved = list(dict.fromkeys(_strings(value.get("retrieved_doc_ids"))))
+        if retrieved:
+            base.retrieved_doc_ids = base.ranking = retrieved
+            base.k = len(retrieved)
+
+    @staticmethod
     def _given(base: SourceItem, item: EvalItem) -> None:
         item.id = base.id
         base.item, base.answer = item, item.response
-        base.chunks = [{"id": f"{base.id}:{i}", "text": t, "doc_id": f"doc-{i}", "source": "given", "score": None,
-                        "chunk_index": i} for i, t in enumerate(item.document_texts)]
+        texts = item.document_texts
+        named = base.retrieved_doc_ids if len(base.retrieved_doc_ids) == len(texts) else None  # the row's own ids
+        base.chunks = [{"id": f"{base.id}:{i}", "text": t, "doc_id": named[i] if named else f"doc-{i}", "source": "given",
+                        "score": None, "chunk_index": i} for i, t in enumerate(texts)]
 
     def _from_cache(self, base: SourceItem, value: dict[str, Any], raw_id: str) -> bool:
         base.cache_key = self.row_cache.key(value, raw_id)
@@ -264,26 +282,19 @@ def parse_row(value: dict[str, Any] | RowError, row_number: int, source: str = "
 
 
 def retrieval_metrics(chunks: Sequence[Any], q: SourceItem, k: int, embed=None) -> dict[str, float | None] | None:
-    """Per-item retrieval metrics against gold document ids (the registry's retrieval
-    metrics over the ranking) or gold passages (one-to-one cosine of embeddings); ``None``
-    when the row has neither."""
-    from rag_eval.metrics import retrieval as rm
+    """Per-item retrieval metrics, the registry's: against gold document ids (over the
+    ranking) or, without them, gold passages (``recall_cosine``, ``precision_cosine``: one to
+    one cosine of embeddings); ``None`` when the row has neither."""
+    from rag_eval.metrics.registry import METRICS, MetricItem, compute_item_metrics
 
-    if q.gold_doc_ids:
-        from rag_eval.metrics.registry import METRICS, MetricItem, compute_item_metrics
-
-        item = MetricItem("", "", "", [], ranking=ranking(chunks), gold_ids=frozenset(q.gold_doc_ids), k=k)
-        return compute_item_metrics(METRICS.built_in(), item).families.get("retrieval")
-    if q.gold_contexts and embed is not None:
-        if not chunks:
-            return {f"recall@{k}_cosine": 0.0, f"precision@{k}_cosine": 0.0}
-        retrieved = embed([c.text for c in chunks])
-        truth = embed(q.gold_contexts)
-        return {
-            f"recall@{k}_cosine": rm.recall_at_k_cosine(retrieved, truth, k=k),
-            f"precision@{k}_cosine": rm.precision_at_k_cosine(retrieved, truth, k=k),
-        }
-    return None
+    vectors = None
+    if not q.gold_doc_ids:
+        if not q.gold_contexts or embed is None:
+            return None
+        vectors = (embed([c.text for c in chunks]) if chunks else [], embed(q.gold_contexts))
+    item = MetricItem("", "", "", [], ranking=ranking(chunks), gold_ids=frozenset(q.gold_doc_ids), k=k,
+                      passage_vectors=vectors)
+    return compute_item_metrics(METRICS.built_in(), item).families.get("retrieval")
 
 
 def ranking(chunks: Sequence[Any]) -> list[str]:

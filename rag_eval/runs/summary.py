@@ -26,7 +26,7 @@ from typing import Any
 from rag_eval.metrics.aggregate import MAX_BOOTSTRAP_ROWS, MeanTally, coverage_fraction, finite
 from rag_eval.metrics.diagnosis import Diagnosis, DiagnosisTally
 from rag_eval.metrics.gate import MetricStat, RowCase
-from rag_eval.metrics.registry import FAMILY_FIELD, JUDGE_FREE_FAMILIES, METRICS, TRACE_SCORES
+from rag_eval.metrics.registry import FAMILY_FIELD, FAMILY_HEADING, JUDGE_FREE_FAMILIES, METRICS, TRACE_SCORES
 from rag_eval.metrics.report_fields import REPORT_FIELDS
 from rag_eval.schema import ItemRecord, JudgeStatus, is_usable
 
@@ -103,6 +103,7 @@ class EvaluationSummary:
     rows_kept: bool = True
     n_rows: int | None = None
     stats: dict[str, MetricStat] | None = None
+    stored: dict[str, Any] = field(default_factory=dict)  # :meth:`RunTally.stored`: what metric_lines prints
 
     @property
     def n_items(self) -> int:
@@ -133,6 +134,7 @@ class RunTally:
         self.spent: float | None = None
         self.latencies = array("d")
         self.metric_failures: Counter[str] = Counter()
+        self.failure_reasons: dict[str, str] = {}  # the first reason each metric failed for
         self.errors: list[str] = []
         self.diagnosis = DiagnosisTally(keep_ids=keep_ids)
         self.rows: list[dict[str, Any]] | None = []
@@ -162,7 +164,10 @@ class RunTally:
         for spent in finite([(stored.get("judge_extra") or {}).get("cost_usd_spent")]):
             self.spent = (self.spent or 0.0) + spent
         self.latencies.extend(finite([stored.get("latency_s")]))
-        self.metric_failures.update(list(stored.get("metric_errors") or {}))  # a count per metric, not the reasons
+        failures = stored.get("metric_errors") or {}
+        self.metric_failures.update(list(failures))  # a count per metric, and the first reason of each
+        for name, reason in failures.items():
+            self.failure_reasons.setdefault(name, str(reason))
         self.diagnosis.add(item_id, values if usable else None)
         if self.rows is not None:
             self.rows.append({"id": item_id, "position": stored.get("position"), "status": status,
@@ -205,7 +210,7 @@ class RunTally:
             rows=rows or [], run_id=run_id, cancelled=cancelled, counts=counts,
             coverage=coverage_fraction(usable, self.n), means=means, tokens=dict(self.tokens), cost_usd=self.cost,
             cost_usd_spent=self.spent, errors=errors, diagnosis=self.diagnosis.result(), rows_kept=rows is not None,
-            n_rows=self.n, stats=stats)
+            n_rows=self.n, stats=stats, stored=self.stored())
 
     # -- the store's view --------------------------------------------------------------
     def stored(self) -> dict[str, Any]:
@@ -219,6 +224,7 @@ class RunTally:
             "status_counts": dict(sorted(self.statuses.items())),
             **{family: {m: self.tallies[m].result(self.n).to_dict() for m in self._names(family)} for family in FAMILY_FIELD},
             "metric_failures": dict(sorted(self.metric_failures.items())),
+            "metric_failure_reasons": dict(sorted(self.failure_reasons.items())),
             "tokens_total": self.tokens["total"],
             "cost_usd_total": self.cost,
             "latency_p50_s": _percentile(self.latencies, 50),
@@ -249,6 +255,29 @@ def summarize_records(items: Iterable[ItemRecord | Mapping[str, Any]], run_id: s
     for item in items:
         tally.add(item)
     return tally.evaluation(run_id, cancelled)
+
+
+def _cell(value: Any) -> str:
+    return "n/a" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def metric_lines(summary: Mapping[str, Any] | None) -> list[str]:
+    """The one table of a run's metrics every CLI command prints (``judge``, ``run``, ``runs
+    show``, ``score``), from a stored summary (:meth:`RunTally.stored`, any version): each
+    family under its heading, a metric per line with its label, mean, 95% interval, n and
+    coverage over all rows; then each metric that failed on rows, how often and why (a
+    failure is never a missing line)."""
+    stored = summary or {}
+    lines: list[str] = []
+    for family, means in family_means(stored).items():
+        lines += [FAMILY_HEADING[family], "| metric | label | mean | 95% CI | n | coverage |", "|---|---|---|---|---|---|"]
+        lines += [f"| {name} | {METRICS.label(name)} | {_cell(s.get('mean'))} | [{_cell(s.get('ci_low'))}, "
+                  f"{_cell(s.get('ci_high'))}] | {_cell(s.get('n'))} | {_cell(s.get('coverage'))} |"
+                  for name, s in means.items()]
+    reasons = stored.get("metric_failure_reasons") or {}
+    for name, count in (stored.get("metric_failures") or {}).items():
+        lines.append(f"{name} failed on {count} row(s)" + (f": {reasons[name]}" if name in reasons else ""))
+    return lines
 
 
 def gate_inputs(summary: EvaluationSummary) -> tuple[dict[str, MetricStat], list[RowCase]]:

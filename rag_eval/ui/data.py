@@ -20,6 +20,7 @@ from rag_eval.demo import DEMO_COLLECTION, load_demo  # noqa: F401  (DEMO_COLLEC
 from rag_eval.display.views import load_labelled_sample
 from rag_eval.display.views import showcase_index as views_showcase_index
 from rag_eval.metrics.registry import FAMILY_FIELD
+from rag_eval.runs.records import ROW_FIELDS
 from rag_eval.ui.constants import ITEMS_CACHE_ENTRIES, ITEMS_TTL, RUNS_TTL
 
 if TYPE_CHECKING:
@@ -152,8 +153,7 @@ def list_runs() -> list[dict[str, Any]]:
 SCORE_FIELDS = ("id", "status", "scores")
 COMPARE_FIELDS = ("id", "question", "status", "error", *FAMILY_FIELD.values(), "answer", "reference_answer",
                   "reference_answers", "truth", "gold_doc_ids", "chunks")  # ranking: retrieval at a common k
-TABLE_FIELDS = ("id", "question", "status", "error", "scores", "metrics", "labels", "item.response_sentences", "tokens",
-                "cost_usd", "latency_s")
+TABLE_FIELDS = ROW_FIELDS  # the stored fields of the one flat row (runs.records.item_row)
 AGREEMENT_FIELDS = ("id", "status", "scores", "truth")
 
 

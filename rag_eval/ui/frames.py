@@ -14,33 +14,15 @@ from typing import Any
 import pandas as pd
 
 from rag_eval.display.tables import spread_frame  # noqa: F401  (the pages read it as frames.spread_frame)
-from rag_eval.metrics.registry import TRACE_SCORES
-from rag_eval.metrics.report_fields import REPORT_FIELDS
-from rag_eval.runs.item_fields import item_report_fields
 
 
 def items_frame(items: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
-    """One row per stored item: id, question, status, error, the scores (None stays
-    missing, never 0), the original project's report fields, tokens, cost and latency."""
-    rows = []
-    for item in items:
-        scores = item.get("scores") or {}
-        row = {
-            "id": item.get("id"),
-            "question": item.get("question"),
-            "status": item.get("status"),
-            "error": item.get("error"),
-        }
-        for name in TRACE_SCORES:
-            value = scores.get(name)
-            row[name] = float(value) if value is not None else None
-        row.update(item_report_fields(item))
-        row["tokens"] = (item.get("tokens") or {}).get("total")
-        row["cost_usd"] = item.get("cost_usd")
-        row["latency_s"] = item.get("latency_s")
-        rows.append(row)
-    columns = ["id", "question", "status", "error", *TRACE_SCORES, *REPORT_FIELDS, "tokens", "cost_usd", "latency_s"]
-    return pd.DataFrame(rows, columns=columns)
+    """One row per stored item: the one flat row (:func:`rag_eval.runs.records.item_rows`),
+    every column every other output has (None stays missing, never 0)."""
+    from rag_eval.runs.records import item_rows, row_columns
+
+    rows = item_rows(items)
+    return pd.DataFrame(rows, columns=row_columns(rows))
 
 
 def filter_items(

@@ -172,3 +172,30 @@ def test_with_an_llm_the_answer_match_lands_in_the_rows_and_the_gate(tmp_path, o
     assert "answer_match" not in got["plain"] and "rouge_l" not in got["plain"]  # no reference: absent, never 0
     failed = CliRunner().invoke(cli, [*args, "--fail-under", "answer_match=0.9"])
     assert failed.exit_code == 1 and "| answer_match >= 0.9 |" in failed.output
+
+
+def test_an_answer_match_the_llm_cannot_give_is_a_visible_failure(tmp_path, openai_server):
+    """Issue 46 item 8: the endpoint answers every answer-match request (and its re-ask) with
+    text that does not parse. The match is a failure in the row (``answer_match`` None, the
+    reason in ``metric_errors``), in the metric's coverage and in the summary: never a
+    missing column."""
+    from harness.fake_answers import answer_text
+    from rag_eval.judges.prompts import ANSWER_MATCH_SYSTEM_PROMPT
+
+    openai_server.set_handler(lambda body: "I think they match, more or less."
+                              if body["messages"][0]["content"] == ANSWER_MATCH_SYSTEM_PROMPT else answer_text(body))
+    path = tmp_path / "rows.jsonl"
+    rows = [{"id": "cat", "question": "What is X?", "documents": ["X is a cat. It purrs."], "response": "X is a cat.",
+             "reference_answer": "X is a cat."},
+            {"id": "plain", "question": "What is Y?", "documents": ["Y is a dog."], "response": "Y is a dog."}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    ran = CliRunner().invoke(cli, ["judge", str(path), "--model", "test-model", "--base-url", openai_server.base_url,
+                                   "--out", str(out)])
+    assert ran.exit_code == 0, ran.output
+    got = {r["id"]: r for r in (json.loads(line) for line in out.read_text().splitlines())}
+    assert "answer_match" in got["cat"] and got["cat"]["answer_match"] is None
+    assert "no JSON object" in got["cat"]["metric_errors"]["answer_match"]
+    assert got["cat"]["rouge_l"] == 1.0 and "answer_match" not in (got["plain"].get("metric_errors") or {})
+    assert "| answer_match | Answer match (LLM) | n/a | [n/a, n/a] | 0 | 0.000 |" in ran.output, ran.output
+    assert "answer_match failed on 1 row(s): ValueError: the LLM gave no verdict (parse_error" in ran.output

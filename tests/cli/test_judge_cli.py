@@ -128,7 +128,8 @@ def test_samples_flag_gives_adherence_probability(tmp_path, openai_server):
                   openai_server.base_url, "--samples", "2", "--out", str(out)])
     assert result.exit_code == 0, result.output
     [row] = read_jsonl(out)
-    assert row["adherence_probability"] == 1.0 and row["agreement_rate"] == 1.0 and row["samples"] == 2
+    extra = row["judge_extra"]  # what the judge reports beside its labels, as the store keeps it
+    assert row["adherence_probability"] == 1.0 and extra["agreement_rate"] == 1.0 and extra["samples"] == 2
     assert openai_server.request_count == 2
 
 

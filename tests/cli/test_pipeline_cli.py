@@ -92,13 +92,14 @@ def test_runs_list_show_export_and_compare(runner, tmp_path, demo_collection, de
 
     compared = runner.invoke(cli, ["compare", "k2", "k5", "--top", "3"])
     assert compared.exit_code == 0, compared.output
-    assert f"Baseline: {a}" in compared.output and "Paired differences" in compared.output
-    assert "| context_relevance | " + b in compared.output
+    label_b = f"k5 · {b[-6:]}"  # runs labelled by name, as the report and the Compare page label them
+    assert f"Baseline: k2 · {a[-6:]}" in compared.output and "Paired differences" in compared.output
+    assert "| context_relevance | " + label_b in compared.output
     # a top-2 and a top-5 run: retrieval compared at k = 2 only, never hit@2 beside hit@5
-    assert "Retrieval metrics at k = 2" in compared.output and "| hit_rate@2 | " + b in compared.output
+    assert "Retrieval metrics at k = 2" in compared.output and "| hit_rate@2 | " + label_b in compared.output
     assert "| hit_rate@5 |" not in compared.output and "Not compared (not every run reaches them):" in compared.output
     at_one = runner.invoke(cli, ["compare", "k2", "k5", "-k", "1", "--top", "0"])
-    assert at_one.exit_code == 0 and "| hit_rate@1 | " + b in at_one.output and "| hit_rate@2 |" not in at_one.output
+    assert at_one.exit_code == 0 and "| hit_rate@1 | " + label_b in at_one.output and "| hit_rate@2 |" not in at_one.output
     beyond = runner.invoke(cli, ["compare", "k2", "k5", "-k", "5"])
     assert beyond.exit_code == 2 and "not a cut-off every run reaches" in beyond.output
     one = runner.invoke(cli, ["compare", a])

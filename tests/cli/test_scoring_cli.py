@@ -56,8 +56,8 @@ def _check_bad_file(tmp_path, path, expected_row, expected_field, n_good):
     records = _read_jsonl(out)
     assert sum(r["status"] == "ok" for r in records) == n_good
     bad = [r for r in records if r["status"] != "ok"]
-    assert [r["row"] for r in bad] == [expected_row]
-    assert bad[0]["context_relevance"] is None and bad[0]["error"]["field"] == expected_field
+    assert [r["position"] + 1 for r in bad] == [expected_row]  # 0-based, as every output's
+    assert bad[0]["context_relevance"] is None and message in bad[0]["error"]
     return records
 
 
@@ -101,7 +101,7 @@ def test_non_utf8_file(tmp_path, sample_lines):
     data = "\n".join([sample_lines[0], json.dumps(bad), sample_lines[2]]).encode("utf-8")
     path.write_bytes(data.replace(b"QUESTION_PLACEHOLDER", "caf\u00e9".encode("latin-1")))
     records = _check_bad_file(tmp_path, path, 2, "question", 2)
-    assert "not valid UTF-8" in records[1]["error"]["message"]
+    assert "not valid UTF-8" in records[1]["error"]
 
 
 def test_unreadable_file_is_a_clean_error(tmp_path):

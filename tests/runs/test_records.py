@@ -33,13 +33,15 @@ def test_usable_row_has_labels_and_scores():
     assert row["id"] == "r1" and row["status"] == "ok" and row["error"] is None
     assert row["all_relevant_sentence_keys"] == ["0a"] and row["overall_supported"] is False
     assert row["context_relevance"] == 0.5 and row["completeness"] == 1.0
-    assert row["adherence"] is False and row["adherence_score"] == 0.5 and row["mode"] == "clean"
-    assert row["tokens"] == {"total": 5} and row["cost_usd"] == 0.01 and row["dropped_keys"] == [{"key": "9z"}]
+    assert row["adherence"] == 0.0 and row["adherence_score"] == 0.5 and row["mode"] == "clean"  # as stored
+    assert row["tokens"] == {"total": 5} and row["cost_usd"] == 0.01
+    assert row["judge_extra"] == {"dropped_keys": [{"key": "9z"}]} and row["language"] == ""
     assert row["sentence_support_information"][0]["response_sentence_key"] == "a"
     assert row["metadata"] == {"trace": {"trace_id": "t1"}} and "calls" not in row
     stored = to_store(record)
     assert stored["id"] == "r1" and stored["scores"]["adherence"] == 0.0 and stored["metadata"]["trace"]
     assert stored["item"]["response_sentences"][0][0] == "a" and stored["report"]["overall_supported"] is False
+    assert "trace" not in stored  # each value stored once: the scores in ``scores``, beside them the diagnostics
 
 
 def test_failed_row_has_no_scores():

@@ -51,7 +51,7 @@ def test_every_row_gets_a_status_with_scores_and_retrieval_metrics(demo_collecti
         assert item["answer"] and item["generator"]["kind"] == "extractive"
         assert len(item["chunks"]) == 5 and item["chunks"][0]["score"] >= item["chunks"][-1]["score"]
         assert set(item["scores"]) >= {"context_relevance", "context_utilization", "completeness", "adherence"}
-        assert set(item["retrieval"]) == {"recall@5", "precision@5", "ndcg@5", "mrr", "hit_rate@5"}
+        assert set(item["retrieval"]) == {"recall@5", "precision@5", "ndcg@5", "mrr", "hit_rate@5", "f1@5", "log_rank@5"}
         assert item["judge"] == "overlap:test" and item["latency_s"] > 0
     run = store.get_run(run_id)
     assert run["status"] == "finished" and run["dataset_fingerprint"].startswith("sha256:")
