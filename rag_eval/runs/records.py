@@ -45,7 +45,8 @@ def metric_item(source: SourceItem, labels: Labels | None = None, mode: str = "c
                       reference=source.reference_answer, metadata=dict(source.metadata), labels=labels,
                       ranking=source.ranking, gold_ids=frozenset(source.gold_doc_ids), k=source.k,
                       answer_match=source.answer_match, answer_match_error=source.answer_match_error,
-                      eval_item=source.item, mode=mode)
+                      eval_item=source.item, mode=mode,
+                      language=source.item.language if source.item is not None else "")
 
 
 def build_record(source: SourceItem, result: JudgeResult | None, mode: ScoringMode | str,

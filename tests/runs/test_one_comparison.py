@@ -10,10 +10,10 @@ import re
 
 from click.testing import CliRunner
 
+from harness.runs import run_dataset
 from rag_eval.cli import cli
 from rag_eval.rag.config import default_config
 from rag_eval.report.html import build_report
-from rag_eval.runs.runner import run_dataset
 from rag_eval.runs.store import RunStore
 from rag_eval.text.numbers import format_number
 from tests.runs.conftest import OverlapJudge
