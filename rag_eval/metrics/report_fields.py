@@ -33,8 +33,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rag_eval.metrics._common import finite_number
-from rag_eval.metrics.registry import TRACE_METRICS
-from rag_eval.schema import Labels
+from rag_eval.schema import RAGBENCH_TRUTH_COLUMNS, Labels
 from rag_eval.text.keys import normalize_key
 
 REPORT_FIELDS = ("average", "rmse_aggregation", "overall_supported", "fully_supported_sentences",
@@ -64,9 +63,11 @@ def consistency_reading(consistency: float | None) -> str | None:
 
 
 def average_and_rmse(values: Mapping[str, Any]) -> tuple[float | None, float | None]:
-    """(mean, RMSE around it) of the defined metrics among ``TRACE_METRICS``; (None, None)
-    when no metric is defined. Booleans count as 0/1."""
-    found = [v for v in (finite_number(values.get(m)) for m in TRACE_METRICS) if v is not None]
+    """(mean, RMSE around it) of the defined TRACe metrics among ``values``; (None, None)
+    when no metric is defined. Booleans count as 0/1. The four names are read from the schema
+    (the registry's ``TRACE_METRICS`` are the same, tests/test_declared_once.py): the registry's
+    TRACe group computes these fields, so this module cannot import the registry."""
+    found = [v for v in (finite_number(values.get(m)) for m in RAGBENCH_TRUTH_COLUMNS) if v is not None]
     if not found:
         return None, None
     mean = sum(found) / len(found)

@@ -35,7 +35,7 @@ def test_usable_row_has_labels_and_scores():
     assert row["context_relevance"] == 0.5 and row["completeness"] == 1.0
     assert row["adherence"] == 0.0 and row["adherence_score"] == 0.5 and row["mode"] == "clean"  # as stored
     assert row["tokens"] == {"total": 5} and row["cost_usd"] == 0.01
-    assert row["judge_extra"] == {"dropped_keys": [{"key": "9z"}]} and row["language"] == ""
+    assert row["judge_extra"] == {"dropped_keys": [{"key": "9z"}]} and row["language"] == "en"  # detected from its English texts
     assert row["sentence_support_information"][0]["response_sentence_key"] == "a"
     assert row["metadata"] == {"trace": {"trace_id": "t1"}} and "calls" not in row
     stored = to_store(record)
