@@ -292,6 +292,9 @@ class Summary:
     cost_usd: float | None = None
     errors: list[str] = field(default_factory=list)
     cancelled: bool = False
+    #: per language (``{"zh": {"n_items", "n_scored", "coverage", "trace": {metric: {mean, ci_low, ...}}}}``):
+    #: a figure that holds in one language may not in another
+    by_language: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def means(self) -> dict[str, float | None]:
@@ -310,9 +313,23 @@ class Summary:
         return (f"{self.n_usable}/{self.n_items} items usable (coverage {_fmt(self.coverage)}); "
                 + ", ".join(f"{k}: {v}" for k, v in self.counts.items()))
 
+    def languages_frame(self) -> pd.DataFrame:
+        """One row per language: its items, usable items, coverage and each TRACe score's mean
+        and 95% interval (the run's summary broken down by language)."""
+        import pandas as pd
+
+        return pd.DataFrame([{"language": language, "n_items": part["n_items"], "n_usable": part["n_scored"],
+                              "coverage": part["coverage"],
+                              **{f"{m}{suffix}": (s or {}).get(key) for m, s in part.get("trace", {}).items()
+                                 for suffix, key in (("", "mean"), ("_ci_low", "ci_low"), ("_ci_high", "ci_high"))}}
+                             for language, part in self.by_language.items()])
+
     def __str__(self) -> str:
+        from rag_eval.runs.summary import language_lines
+
         lines = [self.headline]
         lines += [f"  {name}: {_stat_text(s)}" for name, s in self.metrics.items()]
+        lines += language_lines({"by_language": self.by_language})
         lines.append(f"judge error: {self.expected_judge_error.get('basis', 'unknown')}")
         return "\n".join(lines)
 
@@ -379,7 +396,8 @@ class Evaluation:
         s = self._engine_summary
         return Summary(n_items=s.n_items, n_usable=s.n_usable, coverage=s.coverage, counts=dict(s.counts),
                        metrics=gate_inputs(s)[0], expected_judge_error=self._expected_error, tokens=dict(s.tokens),
-                       cost_usd=s.cost_usd, errors=list(s.errors), cancelled=s.cancelled)
+                       cost_usd=s.cost_usd, errors=list(s.errors), cancelled=s.cancelled,
+                       by_language=dict(s.stored.get("by_language") or {}))
 
     def gate(self, fail_under: str | Sequence[str] | Mapping[str, float] | None = None, *,
              fail_over: str | Sequence[str] | Mapping[str, float] | None = None, basis: str = "mean",

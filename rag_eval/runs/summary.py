@@ -39,8 +39,12 @@ VALUE_GROUPS = (*FAMILY_FIELD.values(), "report")
 #: the fields whose values do not depend on the judge: they count for every item that has them
 JUDGE_FREE_GROUPS = tuple(FAMILY_FIELD[family] for family in JUDGE_FREE_FAMILIES)
 #: the item fields a summary reads (``RunStore.items(run_id, SUMMARY_FIELDS)``)
-SUMMARY_FIELDS = ("id", "position", "status", "error", *VALUE_GROUPS, "metric_errors", "latency_s", "cost_usd",
-                  "tokens", "judge_extra")
+SUMMARY_FIELDS = ("id", "position", "language", "status", "error", *VALUE_GROUPS, "metric_errors", "latency_s",
+                  "cost_usd", "tokens", "judge_extra")
+#: What a run's summary breaks down by language: the TRACe scores and each language's coverage.
+BY_LANGUAGE_METRICS = TRACE_SCORES
+#: An item whose language is not known is counted under this key.
+UNKNOWN_LANGUAGE = "und"
 
 
 def read_stored(summary: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -138,6 +142,10 @@ class RunTally:
         self.errors: list[str] = []
         self.diagnosis = DiagnosisTally(keep_ids=keep_ids)
         self.rows: list[dict[str, Any]] | None = []
+        # per language: items, usable items and a tally per TRACe score (a run holds few languages)
+        self.languages: Counter[str] = Counter()
+        self.usable_by_language: Counter[str] = Counter()
+        self.by_language: dict[str, dict[str, MeanTally]] = {}
 
     def add(self, item: ItemRecord | Mapping[str, Any]) -> None:
         stored = _store_form(item)
@@ -155,6 +163,13 @@ class RunTally:
                     tally = self.tallies[name] = MeanTally()
                     self.group_of[name] = group
                 tally.add(value)
+        language = str(stored.get("language") or UNKNOWN_LANGUAGE)
+        self.languages[language] += 1
+        if usable:
+            self.usable_by_language[language] += 1
+            tallies = self.by_language.setdefault(language, {name: MeanTally() for name in BY_LANGUAGE_METRICS})
+            for name in BY_LANGUAGE_METRICS:
+                tallies[name].add(values.get(name))
         if not usable and len(self.errors) < MAX_ERRORS:
             self.errors.append(f"{item_id}: {status}: {stored.get('error')}")
         for key in self.tokens:
@@ -229,7 +244,21 @@ class RunTally:
             "cost_usd_total": self.cost,
             "latency_p50_s": _percentile(self.latencies, 50),
             "latency_p95_s": _percentile(self.latencies, 95),
+            "by_language": self.language_breakdown(),
         }
+
+    def language_breakdown(self) -> dict[str, dict[str, Any]]:
+        """Per language (most items first): its items, usable items, coverage and each TRACe
+        score's mean with its interval, coverage over that language's items. A figure that
+        holds for one language may not for another (a judge measured in English, an embedder
+        that reads English only): the breakdown shows it."""
+        out: dict[str, dict[str, Any]] = {}
+        for language, n in sorted(self.languages.items(), key=lambda kv: (-kv[1], kv[0])):
+            usable = self.usable_by_language[language]
+            tallies = self.by_language.get(language, {})
+            out[language] = {"n_items": n, "n_scored": usable, "coverage": coverage_fraction(usable, n),
+                             "trace": {m: tallies[m].result(n).to_dict() for m in BY_LANGUAGE_METRICS if m in tallies}}
+        return out
 
 
 def _percentile(values: array, q: float) -> float | None:
@@ -274,9 +303,27 @@ def metric_lines(summary: Mapping[str, Any] | None) -> list[str]:
         lines += [f"| {name} | {METRICS.label(name)} | {_cell(s.get('mean'))} | [{_cell(s.get('ci_low'))}, "
                   f"{_cell(s.get('ci_high'))}] | {_cell(s.get('n'))} | {_cell(s.get('coverage'))} |"
                   for name, s in means.items()]
+    lines += language_lines(stored)
     reasons = stored.get("metric_failure_reasons") or {}
     for name, count in (stored.get("metric_failures") or {}).items():
         lines.append(f"{name} failed on {count} row(s)" + (f": {reasons[name]}" if name in reasons else ""))
+    return lines
+
+
+def language_lines(summary: Mapping[str, Any] | None) -> list[str]:
+    """The by-language table of a stored summary, when its run holds more than one language:
+    a row per language with its items, coverage and each TRACe score's mean and interval."""
+    breakdown = (summary or {}).get("by_language") or {}
+    if len(breakdown) < 2:
+        return []
+    header = "| language | items | coverage | " + " | ".join(BY_LANGUAGE_METRICS) + " |"
+    lines = ["By language", header, "|" + "---|" * (3 + len(BY_LANGUAGE_METRICS))]
+    for language, part in breakdown.items():
+        cells = []
+        for name in BY_LANGUAGE_METRICS:
+            s = (part.get("trace") or {}).get(name) or {}
+            cells.append(f"{_cell(s.get('mean'))} [{_cell(s.get('ci_low'))}, {_cell(s.get('ci_high'))}]")
+        lines.append(f"| {language} | {part.get('n_items')} | {_cell(part.get('coverage'))} | " + " | ".join(cells) + " |")
     return lines
 
 

@@ -1,0 +1,55 @@
+"""A run that mixes languages is broken down by language in its summary and in every
+CLI summary (issue 47, "What to build" 7): each language's items, coverage and TRACe means."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+import rag_eval
+from rag_eval.cli import cli
+from rag_eval.runs.summary import language_lines
+
+PASSAGES = Path(__file__).parents[1] / "data" / "multilingual" / "passages.jsonl"
+
+
+def _rows() -> list[dict]:
+    """Each shared passage's answer sentence as a grounded response, in its own language, plus
+    two English rows: a run of several languages."""
+    rows = []
+    for line in PASSAGES.read_text(encoding="utf-8").splitlines()[:6]:
+        p = json.loads(line)
+        rows.append({"id": p["id"], "question": p["question"], "documents": [p["text"]],
+                     "response": p["text"][:120]})
+    rows += [{"id": f"en{i}", "question": "How do I reset the TV?",
+              "documents": ["Hold the power button for ten seconds to reset the TV. The TV then restarts."],
+              "response": "Hold the power button for ten seconds."} for i in range(2)]
+    return rows
+
+
+def test_a_mixed_run_is_broken_down_by_language(tmp_path):
+    result = rag_eval.evaluate(_rows(), judge="lexical", progress=False)
+    breakdown = result.summary.by_language
+    frame = result.to_pandas()
+    assert set(frame["language"]) == set(breakdown) and {"en", "zh"} <= set(breakdown)
+    assert sum(part["n_items"] for part in breakdown.values()) == len(frame)
+    for language, part in breakdown.items():
+        assert part["n_items"] == int((frame["language"] == language).sum())
+        assert set(part["trace"]) >= {"context_relevance", "adherence"} or part["n_scored"] == 0
+    lines = language_lines({"by_language": breakdown})
+    assert "By language" in str(result.summary)
+    assert set(result.summary.languages_frame()["language"]) == set(breakdown)
+    assert lines[0] == "By language" and any(line.startswith("| zh |") for line in lines)
+
+    path = tmp_path / "rows.jsonl"
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in _rows()), encoding="utf-8")
+    out = CliRunner().invoke(cli, ["judge", str(path), "--judge", "lexical", "--out", str(tmp_path / "o.jsonl")])
+    assert out.exit_code == 0, out.output
+    assert "By language" in out.output and "| zh |" in out.output
+
+
+def test_a_run_of_one_language_prints_no_breakdown():
+    result = rag_eval.evaluate(_rows()[-2:], judge="lexical", progress=False)
+    assert list(result.summary.by_language) == ["en"] and "By language" not in str(result.summary)
