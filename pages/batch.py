@@ -153,6 +153,7 @@ def render_results(run_id: str) -> None:
     st.subheader("Results · " + escape_markdown(f"{run['name']} ({run_id}, {run_views.status_text(run)})"))
     components.draw_coverage(summary.get("n_scored", 0), summary.get("n_items", len(table)), summary.get("status_counts"))
     panels.draw_means(run_views.summary_means(summary))
+    panels.draw_languages(summary)
     cols = st.columns([2, 3])
     statuses = sorted(table["status"].dropna().unique())
     chosen = cols[0].multiselect("Status", statuses, default=statuses, key=f"{PAGE}.status_filter")

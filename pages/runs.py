@@ -18,7 +18,7 @@ import streamlit as st
 from rag_eval.judges import expected_error
 from rag_eval.metrics.registry import METRICS, TRACE_METRICS
 from rag_eval.runs.item_fields import run_diagnosis
-from rag_eval.ui import charts, components, data, diagnosis_view, frames, run_charts, run_views, state
+from rag_eval.ui import charts, components, data, diagnosis_view, frames, panels, run_charts, run_views, state
 from rag_eval.ui.constants import PAGE_BATCH
 from rag_eval.ui.help import metric_help, metric_label
 from rag_eval.ui.markdown import escape_markdown, md
@@ -123,6 +123,7 @@ def render_run(shown: list[dict], runs: list[dict]) -> None:
     st.markdown(f"**Configuration:** {escape_markdown(run_views.run_configuration(run))} · "
                 f"`{run.get('config_hash')}` · **changed:** {escape_markdown(run_views.changes_since(run, runs))}")
     st.caption(escape_markdown(expected_error.run_caption(run)))  # issue 29: every mean with its judge's error
+    panels.draw_languages(run.get("summary"))
     with st.form(f"{PAGE}.annotate"):
         cols = st.columns([2, 3])
         tags = cols[0].text_input("Tags (comma-separated)", value=", ".join(run.get("tags") or []),

@@ -52,7 +52,7 @@ from rag_eval.runs.compare import (
 from rag_eval.runs.item_fields import run_diagnosis
 from rag_eval.runs.records import item_row
 from rag_eval.runs.stats import summarize_items
-from rag_eval.runs.summary import family_means
+from rag_eval.runs.summary import BY_LANGUAGE_METRICS, family_means, language_rows
 from rag_eval.text.numbers import format_number as _f  # a number as the dashboard shows it
 
 SECTIONS = ("summary", "metrics", "distributions", "rmse-bands", "agreement", "diagnosis", "cost-latency",
@@ -95,6 +95,10 @@ details.row>summary{cursor:pointer} details.row[open]>summary{margin-bottom:0.4e
 {% for m in f.metrics if m.reasons %}<details class="row"><summary>{{ m.label }}: the reasons of its worst values</summary>
 <table><tr><th>run</th><th>item</th><th>value</th><th>reason</th></tr>{% for x in m.reasons %}<tr><td>{{ x.run }}</td><td class="ids">{{ x.id }}</td><td class="num">{{ x.value }}</td><td>{{ x.reason }}</td></tr>{% endfor %}</table></details>
 {% endfor %}{% endfor %}
+{% for r in runs if r.languages %}<h3>By language: {{ r.label }}</h3>
+<table><tr><th>language</th><th>items</th><th>coverage</th>{% for m in language_metrics %}<th>{{ m }}</th>{% endfor %}</tr>
+{% for l in r.languages %}<tr><td><bdi>{{ l.language }}</bdi></td><td class="num">{{ l.items }}</td><td class="num">{{ l.coverage }}</td>{% for v in l.cells %}<td class="num">{{ v }}</td>{% endfor %}</tr>
+{% endfor %}</table>{% endfor %}
 <p class="muted">Expected judge error (how far a row's score may be from a careful label, per row; docs/local-judge.md):</p>
 <ul>{% for r in runs %}<li>{{ r.label }}: {{ r.expected_error }}</li>{% endfor %}</ul>
 {{ charts.metrics }}
@@ -369,6 +373,10 @@ def build_report(runs: Sequence[dict[str, Any]], items_by_run: Mapping[str, Sequ
             "p50": _f(summary["latency_p50_s"], "seconds"), "p95": _f(summary["latency_p95_s"], "seconds"),
             "worst": _worst_rows(items, worst, labels[run["id"]]),
             "expected_error": expected_error.run_caption(run),
+            "languages": [{"language": row["language"], "items": row["items"], "coverage": _f(row["coverage"], "share"),
+                           "cells": [f"{_f(row[m])} {_ci(row[f'{m} ci_low'], row[f'{m} ci_high'])}"
+                                     for m in BY_LANGUAGE_METRICS]}
+                          for row in language_rows(summary)],
         })
         agreement_rows += _agreement_rows(labels[run["id"]], items)
 
@@ -390,7 +398,7 @@ def build_report(runs: Sequence[dict[str, Any]], items_by_run: Mapping[str, Sequ
         title=title or ("rag-eval report: " + ", ".join(labels.values())),
         generated=generated or _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         version=version, runs=views, families=_families(shown, items_by_run, labels), bands=_band_rows(),
-        agreement=agreement_rows,
+        agreement=agreement_rows, language_metrics=BY_LANGUAGE_METRICS,
         comparison=comparison, charts=charts, worst=worst, plotly_js=Markup(get_plotlyjs()),
         expected_error_notes=notes,
     )

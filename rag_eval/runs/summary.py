@@ -310,20 +310,37 @@ def metric_lines(summary: Mapping[str, Any] | None) -> list[str]:
     return lines
 
 
-def language_lines(summary: Mapping[str, Any] | None) -> list[str]:
-    """The by-language table of a stored summary, when its run holds more than one language:
-    a row per language with its items, coverage and each TRACe score's mean and interval."""
+def language_rows(summary: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The by-language breakdown of a stored summary as rows (language, items, usable, coverage,
+    then each TRACe score's mean, ci_low, ci_high), when its run holds more than one language:
+    what the CLI, the pages and the report show."""
     breakdown = (summary or {}).get("by_language") or {}
     if len(breakdown) < 2:
         return []
-    header = "| language | items | coverage | " + " | ".join(BY_LANGUAGE_METRICS) + " |"
-    lines = ["By language", header, "|" + "---|" * (3 + len(BY_LANGUAGE_METRICS))]
+    rows = []
     for language, part in breakdown.items():
-        cells = []
+        row: dict[str, Any] = {"language": language, "items": part.get("n_items"), "usable": part.get("n_scored"),
+                               "coverage": part.get("coverage")}
         for name in BY_LANGUAGE_METRICS:
-            s = (part.get("trace") or {}).get(name) or {}
-            cells.append(f"{_cell(s.get('mean'))} [{_cell(s.get('ci_low'))}, {_cell(s.get('ci_high'))}]")
-        lines.append(f"| {language} | {part.get('n_items')} | {_cell(part.get('coverage'))} | " + " | ".join(cells) + " |")
+            stats = (part.get("trace") or {}).get(name) or {}
+            row |= {name: stats.get("mean"), f"{name} ci_low": stats.get("ci_low"),
+                    f"{name} ci_high": stats.get("ci_high")}
+        rows.append(row)
+    return rows
+
+
+def language_lines(summary: Mapping[str, Any] | None) -> list[str]:
+    """:func:`language_rows` as the CLI's table: a row per language with its items, coverage
+    and each TRACe score's mean and interval."""
+    rows = language_rows(summary)
+    if not rows:
+        return []
+    lines = ["By language", "| language | items | coverage | " + " | ".join(BY_LANGUAGE_METRICS) + " |",
+             "|" + "---|" * (3 + len(BY_LANGUAGE_METRICS))]
+    for row in rows:
+        cells = [f"{_cell(row[m])} [{_cell(row[f'{m} ci_low'])}, {_cell(row[f'{m} ci_high'])}]"
+                 for m in BY_LANGUAGE_METRICS]
+        lines.append(f"| {row['language']} | {row['items']} | {_cell(row['coverage'])} | " + " | ".join(cells) + " |")
     return lines
 
 

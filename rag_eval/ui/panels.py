@@ -30,6 +30,20 @@ def draw_means(means: Sequence[Mapping[str, Any]]) -> None:
         col.caption(f"{interval} · n={row.get('n') or 0}{shown}")
 
 
+def draw_languages(summary: Mapping[str, Any] | None) -> None:
+    """A run of several languages: its means broken down by language (a figure that holds in
+    one language may not in another), with each language's coverage."""
+    import pandas as pd
+
+    from rag_eval.runs.summary import language_rows
+    from rag_eval.ui.components import draw_table
+
+    rows = language_rows(summary)
+    if rows:
+        st.markdown("**By language**")
+        draw_table(pd.DataFrame(rows))
+
+
 def draw_scores(scores: TraceScores | None, judge: str = "", status: str = "", per_row: int = 4) -> None:
     """The four TRACe metrics with help text; ``per_row=2`` for half-width columns (side
     by side), so no label or value is cut off. A vacuous completeness and the labels the

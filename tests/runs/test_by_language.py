@@ -53,3 +53,18 @@ def test_a_mixed_run_is_broken_down_by_language(tmp_path):
 def test_a_run_of_one_language_prints_no_breakdown():
     result = rag_eval.evaluate(_rows()[-2:], judge="lexical", progress=False)
     assert list(result.summary.by_language) == ["en"] and "By language" not in str(result.summary)
+
+
+def test_a_stored_mixed_run_shows_its_languages_in_runs_show_and_the_report(tmp_path):
+    from rag_eval.report.html import write_report
+    from rag_eval.runs.store import RunStore
+
+    store = RunStore(tmp_path / "runs.sqlite")
+    result = rag_eval.evaluate(_rows(), judge="lexical", progress=False, store=store, name="mixed")
+    run = store.get_run(result.run_id)
+    assert {"en", "zh"} <= set(run["summary"]["by_language"])  # what the Runs and Batch pages draw
+    html = write_report(store, [result.run_id], tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "By language: " in html and "<bdi>zh</bdi>" in html
+    shown = CliRunner().invoke(cli, ["runs", "show", result.run_id, "--db", str(tmp_path / "runs.sqlite")])
+    assert shown.exit_code == 0, shown.output
+    assert "By language" in shown.output
