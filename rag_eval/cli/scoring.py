@@ -209,6 +209,9 @@ def agreement_command(pred: Path, truth: Path | None, as_json: bool, n_boot: int
         if result.note:
             click.echo(result.note)
         click.echo("\n".join(_agreement_lines(result.report)))
+        for language, report in result.by_language.items():
+            click.echo(f"\nLanguage {language}:")
+            click.echo("\n".join(_agreement_lines(report)))
     _report_errors(result.errors)
     _fail_if(result.errors)
     n_truth = len(result.ids) - len(result.only_in_predictions)

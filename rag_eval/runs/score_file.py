@@ -9,6 +9,7 @@ Failed rows are counted in the summary's coverage and never enter a mean.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -280,9 +281,13 @@ class FileAgreement:
     errors: list[RowError]
     repeated: dict[str, int] = field(default_factory=dict)  # ids repeated in both files -> occurrences
     note: str | None = None  # what the summary says about repeated ids
+    #: the same agreement per language (the rows' ``language``), when the files hold more than one
+    by_language: dict[str, AgreementReport] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         out = self.report.to_dict()
+        if self.by_language:
+            out["by_language"] = {language: r.to_dict() for language, r in self.by_language.items()}
         out["join"] = {
             "ids": len(self.ids),
             "only_in_predictions": len(self.only_in_predictions),
@@ -295,10 +300,12 @@ class FileAgreement:
 
 
 def _rows_with_ids(
-    path: str | Path, columns: Mapping[str, Sequence[str]], errors: list[RowError], bounded: bool
+    path: str | Path, columns: Mapping[str, Sequence[str]], errors: list[RowError], bounded: bool,
+    languages: dict[str, str] | None = None,
 ) -> list[tuple[str, dict[str, float | None] | None]]:
     """``[(id, values or None)]`` for a file, in order (an id may repeat); a failed row
-    (status other than ok) has None."""
+    (status other than ok) has None. ``languages``: filled with each id's ``language``
+    where the row names one (the first row of an id, the first file read, wins)."""
     name = str(path)
     out: list[tuple[str, dict[str, float | None] | None]] = []
     for number, row in iter_rows(path):
@@ -309,6 +316,8 @@ def _rows_with_ids(
         if given_id is None:
             errors.append(RowError(name, number, "id", "missing; rows are joined on id"))
             continue
+        if languages is not None and row.get("language"):
+            languages.setdefault(given_id, str(row["language"]))
         if row.get("status") not in (None, STATUS_OK):
             out.append((given_id, None))  # a row that failed upstream: a missing prediction, not a zero
             continue
@@ -334,9 +343,27 @@ def agreement_between_files(
     :class:`~rag_eval.runs.join.RepeatedIdMismatch` naming the ids.
     """
     errors: list[RowError] = []
-    pred = _rows_with_ids(predictions_path, PREDICTION_COLUMNS, errors, bounded=False)
-    truth = _rows_with_ids(truth_path, TRUTH_COLUMNS, errors, bounded=True)
+    languages: dict[str, str] = {}
+    pred = _rows_with_ids(predictions_path, PREDICTION_COLUMNS, errors, bounded=False, languages=languages)
+    truth = _rows_with_ids(truth_path, TRUTH_COLUMNS, errors, bounded=True, languages=languages)
     joined = join_by_id(pred, truth, str(predictions_path), str(truth_path))
     report = agreement(joined.left, joined.right, n_boot=n_boot, seed=seed, threshold=threshold)
     return FileAgreement(report, joined.keys, joined.only_left, joined.only_right, errors, joined.repeated,
-                         joined.repeated_note)
+                         joined.repeated_note, _agreement_by_language(joined, languages, n_boot, seed, threshold))
+
+
+def _agreement_by_language(joined: Any, languages: Mapping[str, str], n_boot: int, seed: int,
+                           threshold: float) -> dict[str, AgreementReport]:
+    """:func:`agreement` over each language's pairs when the joined rows hold more than one
+    language (a row with none is ``und``): a judge measured in one language may not hold in
+    another. Languages with most rows first."""
+    of = [languages.get(key) or languages.get(key.split("#")[0]) or "und" for key in joined.keys]
+    counts = Counter(of)
+    if len(counts) < 2:
+        return {}
+    out = {}
+    for language, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        index = [i for i, lang in enumerate(of) if lang == language]
+        out[language] = agreement([joined.left[i] for i in index], [joined.right[i] for i in index],
+                                  n_boot=n_boot, seed=seed, threshold=threshold)
+    return out

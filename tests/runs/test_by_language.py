@@ -68,3 +68,27 @@ def test_a_stored_mixed_run_shows_its_languages_in_runs_show_and_the_report(tmp_
     shown = CliRunner().invoke(cli, ["runs", "show", result.run_id, "--db", str(tmp_path / "runs.sqlite")])
     assert shown.exit_code == 0, shown.output
     assert "By language" in shown.output
+
+
+def test_agreement_is_broken_down_by_language(tmp_path):
+    """rag-eval agreement: each language's RMSE and AUROC beside the whole's, from the rows'
+    ``language`` (a judge's output carries it)."""
+    pred, truth = [], []
+    for i in range(16):
+        language = "en" if i % 2 else "ja"
+        grounded = i % 4 < 2
+        pred.append({"id": f"r{i}", "language": language, "context_relevance": 0.5, "context_utilization": 0.4,
+                     "completeness": 0.8, "adherence_score": 0.9 if grounded else 0.2})
+        truth.append({"id": f"r{i}", "relevance_score": 0.5 if language == "en" else 0.1,
+                      "utilization_score": 0.4, "completeness_score": 0.8, "adherence_score": grounded})
+    (tmp_path / "p.jsonl").write_text("\n".join(json.dumps(r) for r in pred))
+    (tmp_path / "t.jsonl").write_text("\n".join(json.dumps(r) for r in truth))
+    out = CliRunner().invoke(cli, ["agreement", str(tmp_path / "p.jsonl"), str(tmp_path / "t.jsonl"), "--json"])
+    assert out.exit_code == 0, out.output
+    report = json.loads(out.output)
+    by_language = report["by_language"]
+    assert set(by_language) == {"en", "ja"}
+    assert by_language["en"]["rmse"]["context_relevance"]["value"] == 0.0
+    assert abs(by_language["ja"]["rmse"]["context_relevance"]["value"] - 0.4) < 1e-9
+    text = CliRunner().invoke(cli, ["agreement", str(tmp_path / "p.jsonl"), str(tmp_path / "t.jsonl")]).output
+    assert "Language ja:" in text and "Language en:" in text
