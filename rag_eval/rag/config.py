@@ -154,6 +154,10 @@ class RagConfig(_Frozen):
     generator: GeneratorConfig = GeneratorConfig()
     judge: JudgeConfig = JudgeConfig()
     scoring_mode: ScoringMode = ScoringMode.CLEAN
+    #: The language of the corpus and the questions (ISO 639-1) when the owner knows it: documents,
+    #: questions and answers are split, tokenized and judged in it instead of the detected one
+    #: (a corpus row's or a question row's own ``language`` still wins). None: detect per text.
+    language: str | None = Field(None, pattern=r"^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*$")
 
     @field_validator("name")
     @classmethod
@@ -172,6 +176,8 @@ class RagConfig(_Frozen):
         for part, added in (("judge", "calibration"), ("judge", "options"), ("embedder", "languages")):
             if payload[part].get(added) is None:  # configurations from before these fields keep their hash
                 payload[part].pop(added, None)
+        if payload.get("language") is None:
+            payload.pop("language", None)
         canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:12]
 

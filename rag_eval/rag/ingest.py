@@ -164,10 +164,11 @@ class _Batch:
     files_done: int = 0
 
 
-def document_language(doc: Document) -> str:
-    """The document's language: its corpus row's ``language`` when given, else detected."""
+def document_language(doc: Document, configured: str | None = None) -> str:
+    """The document's language: its corpus row's ``language`` when given, else the
+    configuration's (``language:``), else detected."""
     given = doc.metadata.get("language")
-    return language_of(doc.title, doc.text, given=given if isinstance(given, str) else None)
+    return language_of(doc.title, doc.text, given=given if isinstance(given, str) and given else configured)
 
 
 def chunk_language(text: str, document: str) -> str:
@@ -260,7 +261,7 @@ def _prepare(files: Sequence[Path], report: IngestReport, existing: dict[str, li
                 file_report.unchanged += 1
                 continue
             try:
-                language = document_language(doc)
+                language = document_language(doc, config.language)
                 units, chunks = chunk_document(doc, config, language)
             except Exception as err:  # noqa: BLE001 - as above: this document fails, the rest go on
                 file_report.problems.append(unexpected_failure(path, err, "cutting it into chunks"))
@@ -296,7 +297,9 @@ def _points(batch: _Batch, vectors: Any, config: RagConfig) -> list[models.Point
     for pending in batch.items:
         doc = pending.document
         for c in pending.chunks:
-            language = chunk_language(c.text, pending.language)
+            # a language given (corpus row, configuration) holds for every chunk; else each chunk's own
+            given = doc.metadata.get("language") or config.language
+            language = pending.language if given else chunk_language(c.text, pending.language)
             sparse = document_vector(c.text, language)
             payload = chunk_payload(doc, c, pending.units, language)
             payload.update(embedder=config.embedder.label, chunking=chunking)

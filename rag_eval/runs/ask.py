@@ -100,7 +100,8 @@ def ask(
         timings["judge_s"] = record.timings.get("judge_s") or 0.0
     timings["total_s"] = time.perf_counter() - t0
     item = found.item if found.item is not None else build_item(
-        "ask", question, found.objects.get("chunks") or [], found.answer or "", {"generator": None})
+        "ask", question, found.objects.get("chunks") or [], found.answer or "", {"generator": None},
+        language=config.language)
     scores = TraceScores(**record.trace) if record.trace is not None else None
     return AskResult(question=question, chunks=list(found.objects.get("chunks") or []),
                      generation=found.objects["generation"], item=item, judge_result=result_of_judge, scores=scores,

@@ -93,8 +93,13 @@ class _Ids:
 
 
 def _metadata(value: Any) -> dict[str, Any]:
+    """A row's ``metadata``, and its ``language`` when it names one (what the item is split,
+    tokenized and judged in)."""
     meta = value.get("metadata") if isinstance(value, dict) else None
-    return dict(meta) if isinstance(meta, dict) else {}
+    out = dict(meta) if isinstance(meta, dict) else {}
+    if isinstance(value, dict) and isinstance(value.get("language"), str) and value["language"].strip():
+        out["language"] = value["language"].strip()
+    return out
 
 
 def match_answers(matcher: Any, found: Sequence[SourceItem]) -> None:
@@ -303,17 +308,20 @@ def ranking(chunks: Sequence[Any]) -> list[str]:
 
 
 def build_item(item_id: str, question: str, chunks: Sequence[Any], answer: str,
-               metadata: dict[str, Any] | None = None, response_sentences: Sequence[str] | None = None) -> EvalItem:
+               metadata: dict[str, Any] | None = None, response_sentences: Sequence[str] | None = None,
+               language: str | None = None) -> EvalItem:
     """The judge's view: the retrieved chunks as documents (split into the sentences
     ingestion recorded for them), the answer as the response (``response_sentences``:
-    the sentences a generator chose, e.g. the extractive one's)."""
+    the sentences a generator chose, e.g. the extractive one's); ``language``: the question
+    row's or the configuration's (None: detected)."""
     from rag_eval.text.sentences import item_from_texts
 
     meta = {"doc_ids": [c.doc_id for c in chunks], "chunk_ids": [c.id for c in chunks],
             "sources": [c.location for c in chunks]}
     meta.update(metadata or {})
     return item_from_texts(item_id, question, [c.text for c in chunks], answer, metadata=meta,
-                           units=[c.sentences or None for c in chunks], response_sentences=response_sentences)
+                           units=[c.sentences or None for c in chunks], response_sentences=response_sentences,
+                           language=language)
 
 
 def token_counts(*parts: dict[str, Any] | None) -> dict[str, int]:
@@ -431,4 +439,5 @@ class RagSource:
                 s.status, s.error = "generation_error", generation.error
                 continue
             s.item = build_item(s.id, s.question, s.objects["chunks"], generation.text,
-                                {"generator": generation.kind}, response_sentences=generation.sentences or None)
+                                {"generator": generation.kind}, response_sentences=generation.sentences or None,
+                                language=s.metadata.get("language") or self.config.language)
