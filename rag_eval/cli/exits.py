@@ -66,3 +66,15 @@ def gate(n_ok: int, n_total: int, min_coverage: float = 1.0, what: str = "rows",
     click.echo(f"{n_total - n_ok} of {n_total} {what} {verb} (coverage {coverage:.0%}, required "
                f"{min_coverage:.0%}){': ' + failed if failed else ''}", err=True)
     raise click.exceptions.Exit(RowsFailed.exit_code)
+
+
+def check_input(path: Any, required: Mapping[str, Any] | None = None) -> None:
+    """Exit 2 with the one file-level verdict (:func:`rag_eval.datasets.io.check_file`: unreadable,
+    a CSV quoting error, no rows, a required column missing, named with the names it is accepted
+    under) before anything is created. ``required``: field -> accepted column names (default: a
+    question)."""
+    from rag_eval.datasets.io import check_file
+
+    issue = check_file(path) if required is None else check_file(path, required)
+    if issue is not None:
+        raise InputError(issue.reason)

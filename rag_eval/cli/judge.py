@@ -269,6 +269,10 @@ def judge_command(file: Path | None, out: Path | None, kind: str, mode: str, sam
         return
     if file is None:
         raise click.UsageError("missing argument FILE")
+    from rag_eval.cli.exits import check_input
+    from rag_eval.datasets.schema import JUDGED_ROW_REQUIRED
+
+    check_input(file, JUDGED_ROW_REQUIRED)  # the file's one verdict, before the judge is built
     gate = request_from(llm_options)
     declared = JUDGE_KINDS.get(kind)
     # The LLM settings go to every kind that calls a network (the llm kind reads them; a

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from rag_eval.cli.exits import check_input
 from rag_eval.cli.exits import gate as coverage_gate
 from rag_eval.cli.gate_options import gate_options, request_from, run_gate
 
@@ -132,9 +133,10 @@ def score_command(file: Path, mode: str, out: Path | None, n_boot: int, seed: in
     from rag_eval.io.rows import FileFormatError, flat_cells, write_rows
     from rag_eval.metrics.gate import RowCase, stats_from_rows
     from rag_eval.metrics.registry import TRACE_SCORES
-    from rag_eval.runs.score_file import score_file
+    from rag_eval.runs.score_file import REQUIRED_FIELDS, score_file
 
     gate = request_from(gate_kwargs)
+    check_input(file, {name: (name,) for name in REQUIRED_FIELDS})  # no rows, no column: exit 2, before scoring
     try:
         result = score_file(file, mode, n_boot=n_boot, seed=seed, threshold=threshold)
     except FileFormatError as err:
