@@ -53,8 +53,11 @@ def import_cmd(kind: str, paths: tuple[str, ...], out: str, prefix_subset: bool,
     from rag_eval.datasets.fingerprint import fingerprint, short_fingerprint
     from rag_eval.datasets.importers import import_dataset
     from rag_eval.datasets.io import write_dataset
-    from rag_eval.io.rows import FileFormatError
+    from rag_eval.io.rows import SUPPORTED_SUFFIXES, FileFormatError
 
+    for path in paths:  # a row file that is unreadable or empty: exit 2 before anything is written
+        if Path(path).is_file() and Path(path).suffix.lower() in SUPPORTED_SUFFIXES:
+            check_input(path, {})
     by_kind: dict[str, dict[str, Any]] = {"ragbench": {"prefix_subset": prefix_subset}, "beir": {"min_score": min_score}}
     options = by_kind.get(kind, {})
     try:

@@ -200,6 +200,8 @@ def agreement_command(pred: Path, truth: Path | None, as_json: bool, n_boot: int
 
     if truth is None:
         raise click.UsageError("missing argument TRUTH (or give --by-judge with a run)")
+    for path in (pred, truth):  # unreadable or empty: exit 2, not an agreement over no rows
+        check_input(path, {})
     try:
         result = agreement_between_files(pred, truth, n_boot=n_boot, seed=seed, threshold=threshold)
     except (FileFormatError, RepeatedIdMismatch) as err:
@@ -243,6 +245,11 @@ def retrieval_command(run_file: Path, qrels_file: Path, ks: str, as_json: bool, 
         qrels, qrels_errors = read_qrels(qrels_file)
     except FileFormatError as err:
         raise click.ClickException(str(err)) from None
+    for path, given in ((run_file, bool(run or run_errors)), (qrels_file, bool(qrels or qrels_errors))):
+        if not given:  # nothing to evaluate is an input error (exit 2), not a table of zeros
+            from rag_eval.datasets.validate import NO_ROWS
+
+            raise click.ClickException(f"{path}: {NO_ROWS}")
     columns = RETRIEVAL_METRICS  # every retrieval metric of the registry computes over a run file
     names = [f"{metric}@{k}" for k in cutoffs for metric in columns]
     scores = evaluate_run(run, qrels, names, denominator=denominator, alpha=alpha, gamma=gamma)
