@@ -71,7 +71,7 @@ def parse_match(text: str) -> MatchOutput | str:
 def estimate_matching(items: Sequence[tuple[str, str, str]], config: LLMConfig) -> CostEstimate:
     """What matching ``(question, reference, predicted)`` triples sends: one chat each."""
     return dry_run_estimate([answer_match_messages(*item) for item in items], config.model, EXPECTED_MATCH_TOKENS,
-                            config.prices, purpose="answer match")
+                            config.prices, purpose="answer match", reasks_per_chat=1)  # re-asked once (match_one)
 
 
 class AnswerMatchJudge:
