@@ -100,6 +100,7 @@ class AnswerMatchJudge:
             parsed = self._parse(completion)
             if isinstance(parsed, ParseProblem) and parsed.kind in ("no_json", "schema"):
                 status = JudgeStatus.REPAIRED
+                log.reasks += 1
                 messages = reask(messages, completion.text, repair_message(parsed.message))
                 completion = await self._ask(messages, log)
                 parsed = self._parse(completion)
