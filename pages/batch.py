@@ -181,17 +181,21 @@ def render_setup() -> None:
     sources = [SRC_DEMO, SRC_SAMPLE, *([SRC_SAVED] if data.saved_datasets() else []), SRC_UPLOAD]
     source = st.radio("Dataset", sources, key=K_SOURCE)
     dataset = load_source(source)
-    label, rows = (dataset.label, dataset.rows) if dataset is not None else ("", [])
-    if dataset is None or not rows:
-        if source == SRC_UPLOAD and label:
-            st.warning(f"{escape_markdown(label)} has no rows: the file is empty (or holds only a header). "
-                       "Upload a file with at least one row.")
-        else:
-            st.info("Choose a dataset or upload a file to begin.")
+    if dataset is None:
+        st.info("Choose a dataset or upload a file to begin.")
+        return
+    label, rows = dataset.label, dataset.rows
+    if not rows:  # unreadable or empty: the file's verdict, in the words of every path
+        st.error(escape_markdown(batch_rows.shape_problem(dataset, batch_rows.RAG) or ""))
         return
     judged = batch_rows.judged_rows(dataset)
     modes = [MODE_JUDGE, MODE_RAG] if judged > len(rows) / 2 else [MODE_RAG, MODE_JUDGE]
     mode = st.radio("What to evaluate", modes, key=f"{K_MODE}.{source}", horizontal=True)
+    whole = batch_rows.shape_problem(dataset, batch_rows.JUDGE if mode == MODE_JUDGE else batch_rows.RAG)
+    if whole is not None:  # a missing column, said once; no run can be stored
+        st.error(escape_markdown(whole))
+        st.button("Run", key=f"{PAGE}.run", type="primary", disabled=True, help=whole)
+        return
     collection, config = None, settings.current_config()
     if mode == MODE_RAG:
         names = data.ready_collection_names()

@@ -48,8 +48,16 @@ def render_collections() -> None:
 def render_upload() -> None:
     st.subheader("Add files")
     kinds = ", ".join(SUPPORTED_SUFFIXES)
-    files = st.file_uploader(f"Files ({kinds}; .jsonl = BEIR corpus rows)", accept_multiple_files=True,
-                             type=[s.lstrip(".") for s in SUPPORTED_SUFFIXES], key=K_FILES)
+    # every type is taken, so a file that cannot be ingested is told why (not silently refused)
+    uploaded = st.file_uploader(f"Files ({kinds}; .jsonl = BEIR corpus rows)", accept_multiple_files=True,
+                                key=K_FILES) or []
+    files = []
+    for upload in uploaded:
+        why = uploads.not_ingestible(upload.name, SUPPORTED_SUFFIXES)
+        if why:
+            st.warning(escape_markdown(why))
+        else:
+            files.append(upload)
     target = st.text_input("Collection", key=K_TARGET, help="Created on first use with the current configuration")
     if not st.button("Ingest", key=f"{PAGE}.ingest", type="primary", disabled=not files):
         return
@@ -89,8 +97,9 @@ def _report_view(report: IngestReport, saved: dict[Path, str], target: str) -> d
     files = [row(f) for f in report.files]
     counts = (f"{report.documents_added} documents added, {report.documents_replaced} replaced, "
               f"{report.documents_unchanged} unchanged")
+    failures = [f"{f['file']}: {f['reason']}" for f in files if f["status"] == "failed"]  # each failed file's why
     return {"summary": f"'{target}': {named(report.summary())}; {counts}", "failed": bool(report.failed), "files": files,
-            "problems": [named(p) for f in report.files for p in f.problems], "seconds": report.seconds}
+            "problems": [*failures, *(named(p) for f in report.files for p in f.problems)], "seconds": report.seconds}
 
 
 def render_report() -> None:

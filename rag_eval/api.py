@@ -95,52 +95,48 @@ def _rows_source(data: Any, column_map: Mapping[str, str] | None = None) -> Any:
     """A :class:`~rag_eval.runs.sources.RowsSource` of ``data``: a path is read as the CLI
     reads it (streamed, any format it takes); a DataFrame, a ``datasets.Dataset`` or an
     iterable of dicts row by row (row numbers count from 1 in the order given). The
-    columns are checked first (:func:`_check_columns`)."""
+    input's shape is checked first (:func:`_check_shape`)."""
     from rag_eval.datasets.io import iter_raw
     from rag_eval.runs.sources import RowsSource
 
-    if isinstance(data, (str, Path)):  # its columns: its first row's
-        first = next((row for _, row in iter(iter_raw(data)) if isinstance(row, dict)), None)
-        _check_columns(list(first or ()), str(data), column_map, empty=first is None)
+    column_map = dict(column_map or {})
+    if isinstance(data, (str, Path)):
+        _check_shape(str(data), ((n, _renamed(r, column_map)) for n, r in iter_raw(data)), column_map)
         if not column_map:
             return RowsSource(path=data)
         return RowsSource([(n, _renamed(r, column_map)) for n, r in iter_raw(data)], label=str(data))
     label, rows = _rows_of(data)
-    columns = ([str(c) for c in data.columns] if label == "DataFrame"
-               else list(dict.fromkeys(k for r in rows if isinstance(r, Mapping) for k in r)))
-    _check_columns(columns, label, column_map, empty=not rows)
-    if column_map:
-        rows = [_renamed(row, column_map) for row in rows]
-    return RowsSource(rows, label=label)
+    # a DataFrame's columns are its header's (a column of nulls included): checked as a row 0
+    header = [(0, dict.fromkeys(map(str, data.columns)))] if label == "DataFrame" and rows else []
+    pairs = [(n, _renamed(r, column_map)) for n, r in [*header, *enumerate(rows, start=1)]]
+    _check_shape(label, pairs, column_map)
+    return RowsSource(pairs[len(header):], label=label)
 
 
-def _check_columns(columns: Sequence[str], label: str, column_map: Mapping[str, str] | None, *, empty: bool) -> None:
-    """Raise one ValueError, before any row is judged, naming every required field the
-    columns do not provide (under any accepted name, or through ``column_map``) and the
-    names each is accepted under. ``column_map`` maps a field to your column:
-    ``{"question": "prompt"}``."""
-    from rag_eval.datasets.schema import JUDGED_ROW_COLUMNS, PRESPLIT_COLUMNS, missing_judged_fields
+def _check_shape(label: str, rows: Any, column_map: Mapping[str, str]) -> None:
+    """Raise one ValueError before any row is judged: the verdict every path gives an input
+    (:func:`rag_eval.datasets.validate.shape_issue`: unreadable, no rows, a required column
+    missing, named with the names it is accepted under), with how to name your own columns
+    (``column_map`` maps a field to your column: ``{"question": "prompt"}``)."""
+    from rag_eval.datasets.schema import JUDGED_ROW_COLUMNS, JUDGED_ROW_REQUIRED
+    from rag_eval.datasets.validate import shape_issue
 
-    column_map = dict(column_map or {})
     fields = ("id", *JUDGED_ROW_COLUMNS, "metadata")
     wrong = [k for k in column_map if k not in fields]
     if wrong:
         raise ValueError(f"column_map maps a field to your column, e.g. {{'question': 'prompt'}}; "
                          f"{', '.join(map(repr, wrong))} is not a field (fields: {', '.join(fields)})")
-    absent = [c for c in column_map.values() if c not in columns]
-    if absent and not empty:
-        raise ValueError(f"column_map: {label} has no column {', '.join(map(repr, absent))} "
-                         f"(its columns: {', '.join(columns) or 'none'})")
-    if empty:
-        return
-    missing = missing_judged_fields([*columns, *column_map])
-    if missing:
-        accepted = "; ".join(f"'{name}' as {' or '.join(JUDGED_ROW_COLUMNS[name])}"
-                             + (f" (or {PRESPLIT_COLUMNS[name]})" if name in PRESPLIT_COLUMNS else "")
-                             for name in missing)
-        raise ValueError(f"{label} has no column for {', '.join(map(repr, missing))}; accepted: {accepted}. "
-                         f"Its columns: {', '.join(columns) or 'none'}. Name yours with "
-                         f"column_map={{{', '.join(f'{m!r}: ...' for m in missing)}}}")
+    if column_map:  # a mapped column no row has (its field then absent from every renamed row)
+        rows = list(rows)
+        found = {str(k) for _, r in rows if isinstance(r, Mapping) for k in r}
+        absent = [column for field, column in column_map.items() if field not in found]
+        if absent and rows:
+            raise ValueError(f"column_map: {label} has no column {', '.join(map(repr, absent))} "
+                             f"(its columns: {', '.join(sorted(found - set(column_map))) or 'none'})")
+    issue = shape_issue(label, rows, JUDGED_ROW_REQUIRED)
+    if issue is not None:
+        hint = "; name yours with column_map={'<field>': '<your column>'}" if "missing column" in issue.message else ""
+        raise ValueError(issue.reason + hint)
 
 
 def _renamed(row: Any, column_map: Mapping[str, str]) -> Any:

@@ -158,14 +158,14 @@ def test_unknown_columns_fail_before_any_row_with_one_message(rows, tmp_path):
     with pytest.raises(ValueError) as err:
         rag_eval.evaluate(frame, progress=False)
     message = str(err.value)
-    assert message.startswith("DataFrame has no column for 'question', 'documents'; accepted:")
-    assert "user_input" in message and "retrieved_contexts" in message and "retrieval_context" in message
-    assert "Its columns: prompt, ctx, response" in message and "column_map=" in message
+    assert message.startswith("DataFrame: missing columns 'question' (or user_input, input) and 'documents' (or ")
+    assert "retrieved_contexts" in message and "retrieval_context" in message
+    assert "found: prompt, ctx, response" in message and "column_map=" in message
     mapped = rag_eval.evaluate(frame, column_map={"question": "prompt", "documents": "ctx"}, progress=False)
     assert [r["status"] for r in mapped.rows] == ["ok", "ok"]
     path = tmp_path / "theirs.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in frame.to_dict(orient="records")), encoding="utf-8")
-    with pytest.raises(ValueError, match="theirs.jsonl has no column for 'question', 'documents'"):
+    with pytest.raises(ValueError, match="theirs.jsonl: missing columns 'question' .* and 'documents'"):
         rag_eval.evaluate(path, progress=False)
     from_file = rag_eval.evaluate(path, column_map={"question": "prompt", "documents": "ctx"}, progress=False)
     assert [_untimed(r) for r in from_file.rows] == [_untimed(r) for r in mapped.rows]

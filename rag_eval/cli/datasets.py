@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from rag_eval.cli.exits import RowsFailed
+from rag_eval.cli.exits import RowsFailed, check_input
 
 if TYPE_CHECKING:
     from rag_eval.datasets.schema import QueryType
@@ -28,13 +28,11 @@ def _echo_issues(issues, limit: int | None = None) -> None:
 
 
 def _load(path: str):
+    """The dataset at ``path``; exit 2 when it cannot be used as a whole (the one check)."""
     from rag_eval.datasets.io import load_dataset
-    from rag_eval.io.rows import FileFormatError
 
-    try:
-        return load_dataset(path)
-    except FileFormatError as err:
-        raise click.ClickException(str(err)) from err
+    check_input(path)
+    return load_dataset(path)
 
 
 @click.group("dataset")
@@ -55,8 +53,11 @@ def import_cmd(kind: str, paths: tuple[str, ...], out: str, prefix_subset: bool,
     from rag_eval.datasets.fingerprint import fingerprint, short_fingerprint
     from rag_eval.datasets.importers import import_dataset
     from rag_eval.datasets.io import write_dataset
-    from rag_eval.io.rows import FileFormatError
+    from rag_eval.io.rows import SUPPORTED_SUFFIXES, FileFormatError
 
+    for path in paths:  # a row file that is unreadable or empty: exit 2 before anything is written
+        if Path(path).is_file() and Path(path).suffix.lower() in SUPPORTED_SUFFIXES:
+            check_input(path, {})
     by_kind: dict[str, dict[str, Any]] = {"ragbench": {"prefix_subset": prefix_subset}, "beir": {"min_score": min_score}}
     options = by_kind.get(kind, {})
     try:
@@ -89,6 +90,7 @@ def validate_cmd(path: str) -> None:
     from rag_eval.datasets.io import validate_file
     from rag_eval.datasets.validate import summarize_issues
 
+    check_input(path)  # unreadable, no rows, no question column: exit 2, said once
     issues = validate_file(path)
     for issue in issues:
         click.echo(str(issue))

@@ -313,6 +313,10 @@ def run_judge(command: JudgeCommand) -> None:
         return
     if file is None:
         raise click.UsageError("missing argument FILE")
+    from rag_eval.cli.exits import check_input
+    from rag_eval.datasets.schema import JUDGED_ROW_REQUIRED
+
+    check_input(file, JUDGED_ROW_REQUIRED)  # the file's one verdict, before the judge is built
     gate = request_from(llm_options)
     declared = JUDGE_KINDS.get(kind)
     # An endpoint kind (llm, a plugin's) gets --model, --base-url and the key variable as the

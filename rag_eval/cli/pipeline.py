@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from rag_eval.cli.exits import Interrupted, Unavailable
+from rag_eval.cli.exits import Interrupted, Unavailable, check_input
 from rag_eval.cli.gate_options import apply_gate, gate_options, request_from
 from rag_eval.cli.judge import CommandOptions, judge_kind_option, judge_option_option, metrics_option, workers_option
 from rag_eval.cli.judge import progress_bar as _progress_bar  # cli/ingest.py reads it here
@@ -213,6 +213,10 @@ def run_pipeline(command: RunCommand) -> None:
     dataset, name, judge_only, config_path = command.dataset, command.name, command.judge_only, command.config_path
     gate = request_from(command.rest)
     config = _load_config(config_path, {})
+    if dataset != DEMO:  # the file's one verdict (no rows, a missing column...) before anything is built
+        from rag_eval.datasets.schema import JUDGED_ROW_REQUIRED, QUESTION_REQUIRED
+
+        check_input(dataset, JUDGED_ROW_REQUIRED if judge_only else QUESTION_REQUIRED)
     if command.kind or command.judge_option:  # the configuration's judge replaced, then built like a file's
         kind = command.kind or ":".join(filter(None, (config.judge.kind, config.judge.calibration)))
         options = command.judge_option if command.kind else {**(config.judge.options or {}), **(command.judge_option or {})}
@@ -254,11 +258,8 @@ def _run_source(dataset: str, config: RagConfig, collection: str, judge: Any, ju
     from rag_eval.runs.sources import RagSource, RowsSource
 
     if judge_only:
-        from rag_eval.datasets.io import iter_raw
         from rag_eval.runs.row_cache import RowCache
 
-        if next(iter(iter_raw(dataset)), None) is None:
-            raise click.ClickException(f"{dataset}: no rows")
         # read as a stream: a file of a million rows is never held whole
         return RowsSource(path=dataset, label=dataset, row_cache=RowCache.for_judge(judge)), dataset
     from rag_eval.demo import QUESTIONS_PATH, ensure_demo_collection
@@ -266,9 +267,7 @@ def _run_source(dataset: str, config: RagConfig, collection: str, judge: Any, ju
 
     # 'demo': the packaged questions, named as the user named them (never a server path)
     read, errors = read_rows(str(QUESTIONS_PATH) if dataset == DEMO else dataset)
-    rows = [*read, *[(e.row, e) for e in errors]]
-    if not rows:
-        raise click.ClickException(f"{dataset}: no rows")  # an input error (exit 2)
+    rows = [*read, *[(e.row, e) for e in errors]]  # not empty: checked by check_input
     if collection == DEMO:
         ensure_demo_collection(config)
     return RagSource(rows, config, collection, label=dataset), dataset

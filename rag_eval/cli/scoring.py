@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from rag_eval.cli.exits import check_input
 from rag_eval.cli.exits import gate as coverage_gate
 from rag_eval.cli.gate_options import gate_options, request_from, run_gate
 
@@ -131,9 +132,10 @@ def score_command(file: Path, mode: str, out: Path | None, n_boot: int, seed: in
     from rag_eval.io.rows import FileFormatError, flat_cells, write_rows
     from rag_eval.metrics.gate import RowCase, stats_from_rows
     from rag_eval.metrics.registry import TRACE_SCORES
-    from rag_eval.runs.score_file import score_file
+    from rag_eval.runs.score_file import REQUIRED_FIELDS, score_file
 
     gate = request_from(gate_kwargs)
+    check_input(file, {name: (name,) for name in REQUIRED_FIELDS})  # no rows, no column: exit 2, before scoring
     try:
         result = score_file(file, mode, n_boot=n_boot, seed=seed, threshold=threshold)
     except FileFormatError as err:
@@ -197,6 +199,8 @@ def agreement_command(pred: Path, truth: Path | None, as_json: bool, n_boot: int
 
     if truth is None:
         raise click.UsageError("missing argument TRUTH (or give --by-judge with a run)")
+    for path in (pred, truth):  # unreadable or empty: exit 2, not an agreement over no rows
+        check_input(path, {})
     try:
         result = agreement_between_files(pred, truth, n_boot=n_boot, seed=seed, threshold=threshold)
     except (FileFormatError, RepeatedIdMismatch) as err:
@@ -243,6 +247,11 @@ def retrieval_command(run_file: Path, qrels_file: Path, ks: str, as_json: bool, 
         qrels, qrels_errors = read_qrels(qrels_file)
     except FileFormatError as err:
         raise click.ClickException(str(err)) from None
+    for path, given in ((run_file, bool(run or run_errors)), (qrels_file, bool(qrels or qrels_errors))):
+        if not given:  # nothing to evaluate is an input error (exit 2), not a table of zeros
+            from rag_eval.datasets.validate import NO_ROWS
+
+            raise click.ClickException(f"{path}: {NO_ROWS}")
     columns = RETRIEVAL_METRICS  # every retrieval metric of the registry computes over a run file
     names = [f"{metric}@{k}" for k in cutoffs for metric in columns]
     scores = evaluate_run(run, qrels, names, denominator=denominator, alpha=alpha, gamma=gamma)

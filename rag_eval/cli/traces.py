@@ -116,6 +116,10 @@ def import_cmd(files: tuple[str, ...], phoenix_url: str | None, project: str, ou
                            max_documents_per_span=max_documents_per_span, max_document_chars=max_document_chars)
     out_path = Path(out)
     if files:
+        from rag_eval.cli.exits import check_input
+
+        for file in files:  # unreadable or empty: exit 2 before anything is written
+            check_input(file, {})
         result = import_files(files, config)
     else:
         assert phoenix_url is not None

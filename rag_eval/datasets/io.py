@@ -16,16 +16,16 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from rag_eval.datasets.schema import DatasetRow
-from rag_eval.datasets.validate import Issue, Severity, check_rows, issues_from_validation_error, missing_columns
-from rag_eval.io.rows import FileFormatError, RowError, iter_rows, write_rows
+from rag_eval.datasets.schema import QUESTION_REQUIRED, DatasetRow
+from rag_eval.datasets.validate import Issue, Severity, check_rows, issues_from_validation_error, shape_issue
+from rag_eval.io.rows import RowError, iter_rows, write_rows
 
 JSON_COLUMNS_KEY = b"rag_eval.json_columns"
 
@@ -209,21 +209,24 @@ def finish_rows(result: LoadResult, numbered: list[tuple[int, dict[str, Any], st
     return result
 
 
+def check_file(path: str | Path, required: Mapping[str, Sequence[str]] = QUESTION_REQUIRED) -> Issue | None:
+    """:func:`~rag_eval.datasets.validate.shape_issue` of the file at ``path`` (read as far
+    as its required columns are found): the one file-level verdict of every path."""
+    return shape_issue(str(path), iter_raw(path), required)
+
+
 def load_dataset(path: str | Path) -> LoadResult:
     """Every row of ``path`` validated as a :class:`DatasetRow`, with every problem as
-    an issue. Raises :class:`FileFormatError` only when the file as a whole is unreadable
-    (missing, unknown type, not UTF-8, corrupt Parquet)."""
+    an issue. A file that cannot be used as a whole (unreadable, no rows, no question
+    column: :func:`check_file`) is one file-level issue, said once, not on every row."""
     path = Path(path)
     name = str(path)
     result = LoadResult()
+    whole = check_file(path)
+    if whole is not None:
+        result.issues.append(whole)
+        return result
     raw_rows = list(good_rows(path, result.issues))
-    if not raw_rows and not result.issues:
-        result.issues.append(Issue(name, 0, None, "the file has no rows", Severity.ERROR))
-        return result
-    columns = missing_columns(name, (k for _, raw in raw_rows for k in raw), {"question": ("question",)})
-    if raw_rows and columns is not None:  # said once for the file, not as 'missing question' on every row
-        result.issues.append(columns)
-        return result
     finish_rows(result, [(number, _with_id(raw, number, name, result.issues), name) for number, raw in raw_rows])
     result.issues.sort(key=lambda i: (i.row, i.field or ""))
     return result
@@ -279,7 +282,4 @@ def write_dataset(rows: Sequence[DatasetRow | dict[str, Any]], path: str | Path)
 
 def validate_file(path: str | Path) -> list[Issue]:
     """Every issue of a dataset file; an unreadable file gives one file-level issue."""
-    try:
-        return load_dataset(path).issues
-    except FileFormatError as err:
-        return [Issue(str(path), 0, None, str(err).removeprefix(f"{path}: "), Severity.ERROR)]
+    return load_dataset(path).issues

@@ -11,7 +11,6 @@ GPT-4 labels), ``synthetic`` (not yet reviewed) or ``synthetic-reviewed`` (accep
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from enum import Enum
 from typing import Any
 
@@ -91,11 +90,14 @@ PRESPLIT_COLUMNS = {"documents": "documents_sentences", "response": "response_se
 REQUIRED_JUDGED_FIELDS = ("question", "response", "documents")
 
 
-def missing_judged_fields(columns: Iterable[str]) -> list[str]:
-    """The required fields of a row to judge that none of ``columns`` provides."""
-    present = set(columns)
-    return [name for name in REQUIRED_JUDGED_FIELDS
-            if not present.intersection(JUDGED_ROW_COLUMNS[name]) and PRESPLIT_COLUMNS.get(name) not in present]
+#: The columns a file of rows to judge must have: each required field under one of the names it is
+#: accepted under, or given pre-split. Checked once for the file before anything is created
+#: (:func:`rag_eval.datasets.validate.shape_issue`), by every path that judges rows.
+JUDGED_ROW_REQUIRED: dict[str, tuple[str, ...]] = {
+    name: (*JUDGED_ROW_COLUMNS[name], *([PRESPLIT_COLUMNS[name]] if name in PRESPLIT_COLUMNS else []))
+    for name in REQUIRED_JUDGED_FIELDS}
+#: The columns a file of questions (a RAG run, a golden dataset) must have.
+QUESTION_REQUIRED: dict[str, tuple[str, ...]] = {"question": ("question",)}
 
 
 class DatasetRow(BaseModel):

@@ -81,9 +81,39 @@ def missing_columns(file: str, found: Iterable[str], required: Mapping[str, Sequ
         others = [a for a in required[name] if a != name]
         return f"'{name}'" + (f" (or {', '.join(others)})" if others else "")
 
+    names = [named(name) for name in missing]
+    listed = f"{', '.join(names[:-1])} and {names[-1]}" if len(names) > 1 else names[0]
     return Issue(file, 0, None,
-                 f"missing column{'s' if len(missing) > 1 else ''} {' and '.join(map(named, missing))}; "
+                 f"missing column{'s' if len(missing) > 1 else ''} {listed}; "
                  f"found: {', '.join(found) or 'no column'}")
+
+
+NO_ROWS = "no rows (the file is empty or holds only a header)"
+
+
+def shape_issue(file: str, rows: Iterable[tuple[int, Any]], required: Mapping[str, Sequence[str]]) -> Issue | None:
+    """The one verdict on an input as a whole, taken before anything is created (a run, a
+    stored dataset) by every path: the CLI, the Python API and the pages. A file that cannot
+    be read (a CSV quoting error naming its line, not UTF-8...), holds no rows, or in none of
+    whose rows a ``required`` field has a column (:func:`missing_columns`) is one file-level
+    issue; otherwise None, and each bad row is then reported on its own. ``rows``: ``(row
+    number, row or RowError)`` pairs, read only as far as the required columns are found."""
+    from rag_eval.io.rows import FileFormatError
+
+    found: dict[str, None] = {}
+    given = 0
+    try:
+        for _, row in rows:
+            given += 1
+            if isinstance(row, Mapping):
+                found.update(dict.fromkeys(map(str, row)))
+                if missing_columns(file, found, required) is None:
+                    return None
+    except FileFormatError as err:
+        return Issue(file, 0, None, str(err).removeprefix(f"{file}: "))
+    if not given:
+        return Issue(file, 0, None, NO_ROWS)
+    return missing_columns(file, found, required) if found else None  # rows unread: each says why
 
 
 # ---------------------------------------------------------------- row checks

@@ -211,6 +211,7 @@ def _iter_text_rows(name: str, suffix: str, text: str) -> Iterator[tuple[int, di
             else:
                 yield i, RowError(name, i, None, f"expected a JSON object, got {type(item).__name__}")
     else:  # .csv
+        _check_csv_quoting(name, text)  # before any row: the rows after a broken quote are not the file's
         reader = csv.DictReader(io.StringIO(text))
         for row in reader:
             lineno = reader.line_num
@@ -218,6 +219,25 @@ def _iter_text_rows(name: str, suffix: str, text: str) -> Iterator[tuple[int, di
                 yield lineno, RowError(name, lineno, None, "more cells than header columns")
                 continue
             yield lineno, {k: _csv_cell(v) if isinstance(v, str) else v for k, v in row.items() if k}
+
+
+def csv_format_error(name: str, line: int, reason: str) -> FileFormatError:
+    """The one message for a CSV that does not parse: the line, and that it is a quoting/format error."""
+    return FileFormatError(f"{name}: line {line}: CSV quoting/format error ({reason}); a cell holding a comma, "
+                           'a quote or a line break must be quoted whole, with each quote inside it doubled ("")')
+
+
+def _check_csv_quoting(name: str, text: str) -> None:
+    """Raise :func:`csv_format_error` at the line where the first unparseable row starts
+    (a quote never closed, text after a closing quote). A lenient read would go on and
+    shift the cells of every row after it, each then reported as a different wrong field."""
+    reader = csv.reader(io.StringIO(text), strict=True)
+    start = 1
+    try:
+        for _ in reader:
+            start = reader.line_num + 1
+    except csv.Error as err:
+        raise csv_format_error(name, start, str(err)) from None
 
 
 def read_rows(path: str | Path) -> tuple[list[tuple[int, dict[str, Any]]], list[RowError]]:

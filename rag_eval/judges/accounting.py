@@ -52,9 +52,11 @@ def error_text(err: BaseException) -> str:
 
 @dataclass(slots=True)
 class CallLog:
-    """Every completion a judgement used, in order."""
+    """Every completion a judgement used, in order, and how many of them re-asked a
+    question whose answer did not parse (what :mod:`rag_eval.runs.estimate` counts apart)."""
 
     calls: list[Completion] = field(default_factory=list)
+    reasks: int = 0
 
     def add(self, completion: Completion) -> Completion:
         self.calls.append(completion)
@@ -62,6 +64,7 @@ class CallLog:
 
     def extend(self, other: CallLog) -> None:
         self.calls.extend(other.calls)
+        self.reasks += other.reasks
 
     def tokens(self) -> dict[str, int]:
         return {part: sum(int(c.usage.get(f"{part}_tokens", 0)) for c in self.calls)
@@ -85,5 +88,6 @@ class CallLog:
             "calls": len(self.calls),
             "cache_hits": sum(1 for c in self.calls if c.cached),
             "retries": sum(c.retries for c in self.calls),
+            "reasks": self.reasks,
             "cost_usd_spent": self.spent_usd(),
         }

@@ -71,7 +71,7 @@ def parse_match(text: str) -> MatchOutput | str:
 def estimate_matching(items: Sequence[tuple[str, str, str]], config: LLMConfig) -> CostEstimate:
     """What matching ``(question, reference, predicted)`` triples sends: one chat each."""
     return dry_run_estimate([answer_match_messages(*item) for item in items], config.model, EXPECTED_MATCH_TOKENS,
-                            config.prices, purpose="answer match")
+                            config.prices, purpose="answer match", reasks_per_chat=1)  # re-asked once (match_one)
 
 
 class AnswerMatchJudge:
@@ -100,6 +100,7 @@ class AnswerMatchJudge:
             parsed = self._parse(completion)
             if isinstance(parsed, ParseProblem) and parsed.kind in ("no_json", "schema"):
                 status = JudgeStatus.REPAIRED
+                log.reasks += 1
                 messages = reask(messages, completion.text, repair_message(parsed.message))
                 completion = await self._ask(messages, log)
                 parsed = self._parse(completion)

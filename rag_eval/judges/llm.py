@@ -57,7 +57,7 @@ def estimate_judging(items: Sequence[EvalItem], config: LLMConfig, samples: int 
     times, answered with fixed fields plus one support entry per response sentence."""
     expected = [EXPECTED_BASE_TOKENS + EXPECTED_TOKENS_PER_RESPONSE_SENTENCE * len(i.response_sentences) for i in items]
     return dry_run_estimate([trace_messages(i, prompt_id) for i in items], config.model, expected, config.prices,
-                            samples=samples, purpose="judge")
+                            samples=samples, purpose="judge", reasks_per_chat=1)  # one re-ask per sample (_sample)
 
 
 @dataclass(slots=True)

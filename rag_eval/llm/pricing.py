@@ -96,9 +96,13 @@ class CostEstimate:
     cost_usd: float | None
     model: str
     purpose: str = "judge"
+    #: the requests re-asks add when every answer needs the re-ask its sender allows (an
+    #: unparseable answer asked again once): ``requests + reasks`` is what a run can send at most,
+    #: cut-off answers aside; 0 for a part that never re-asks
+    reasks: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {key: getattr(self, key) for key in ("purpose", "model", "requests", "prompt_tokens",
+        return {key: getattr(self, key) for key in ("purpose", "model", "requests", "reasks", "prompt_tokens",
                                                      "completion_tokens", "cost_usd")}
 
 
@@ -109,11 +113,13 @@ def dry_run_estimate(
     overrides: Mapping[str, Any] | None = None,
     samples: int = 1,
     purpose: str = "judge",
+    reasks_per_chat: int = 0,
 ) -> CostEstimate:
     """What a batch of chats would cost, without sending anything: each chat ``samples``
     times. Completion tokens are an expectation (one figure for every call, or one per
-    chat: the caller knows a typical answer's size); re-asks are not included, so treat
-    the figure as a floor."""
+    chat: the caller knows a typical answer's size). Re-asks are counted apart
+    (``reasks_per_chat``: how many times the sender asks again when an answer does not
+    parse), as the most they add; tokens and cost are a first answer's."""
     if samples < 1:
         raise ValueError(f"samples must be >= 1, got {samples}")
     completions = ([expected_completion_tokens] * len(batch) if isinstance(expected_completion_tokens, int)
@@ -121,4 +127,5 @@ def dry_run_estimate(
     prompt = sum(estimate_message_tokens(m) for m in batch) * samples
     completion = sum(completions) * samples
     cost = cost_usd({"prompt_tokens": prompt, "completion_tokens": completion}, price_for(model, overrides))
-    return CostEstimate(len(batch) * samples, prompt, completion, cost, model, purpose)
+    return CostEstimate(len(batch) * samples, prompt, completion, cost, model, purpose,
+                        reasks=len(batch) * samples * reasks_per_chat)

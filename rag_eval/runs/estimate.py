@@ -7,9 +7,12 @@ judges (an ``invalid_input`` row costs nothing). Requests are counted by purpose
 declares, :attr:`rag_eval.judges.kinds.JudgeKind.estimate`; a local kind costs nothing) and
 **metrics** (each per-item metric whose ``compute`` declares an ``estimate``). Tokens are
 counted from the text sent (:func:`rag_eval.llm.pricing.estimate_tokens`), completions at a
-typical answer's size; re-asks and cached replies are not counted, so the figures are a
-first run's. A RAG run counts ``retrieval.k`` chunks of the chunking size per question (an
-upper bound: about 1.5 times what is sent on the demo collection) and a typical answer.
+typical answer's size; cached replies are not counted, so the figures are a first run's.
+Re-asks are counted apart, as the most they add (every answer that a part re-asks when it
+does not parse needing its re-ask): a run sends ``requests`` when every answer parses and
+at most ``max_requests``, cut-off answers asked again with a larger budget aside. A RAG run
+counts ``retrieval.k`` chunks of the chunking size per question (an upper bound: about 1.5
+times what is sent on the demo collection) and a typical answer.
 """
 
 from __future__ import annotations
@@ -48,6 +51,15 @@ class RunEstimate:
         return sum(p.requests for p in self.parts)
 
     @property
+    def reasks(self) -> int:
+        """The requests re-asks add at most (every re-askable answer re-asked once)."""
+        return sum(p.reasks for p in self.parts)
+
+    @property
+    def max_requests(self) -> int:
+        return self.requests + self.reasks
+
+    @property
     def prompt_tokens(self) -> int:
         return sum(p.prompt_tokens for p in self.parts)
 
@@ -83,9 +95,11 @@ class RunEstimate:
             usd = f"unknown (no price for {unpriced}; see --price-in/--price-out or RAG_EVAL_LLM_PRICES)"
         else:
             usd = f"${cost:.4f}"
+        reasked = ", ".join(f"{p.reasks} {p.purpose}" for p in self.parts if p.reasks)
+        at_most = (f"; up to {self.max_requests} if every answer needs its re-ask ({reasked})" if self.reasks else "")
         return lines + [
-            f"requests: {self.requests} ({by_purpose}) to {', '.join(models)}; more if an answer needs a re-ask, "
-            "fewer if replies are cached",
+            f"requests: {self.requests} ({by_purpose}) to {', '.join(models)}{at_most}; more if an answer is cut "
+            "off, fewer if replies are cached",
             f"prompt tokens: ~{self.prompt_tokens:,}; completion tokens: ~{self.completion_tokens:,}",
             f"estimated cost: {usd}",
         ]

@@ -67,10 +67,9 @@ def row_question(row: dict[str, Any]) -> Any:
 
 
 def has_response(row: dict[str, Any]) -> bool:
-    """Whether a row is to be judged as given (it holds a response and contexts)."""
-    return _first(row, RESPONSE_FIELDS)[0] is not None and (
-        _first(row, CONTEXT_FIELDS)[0] is not None or row.get("documents_sentences") is not None
-    )
+    """Whether a row is meant to be judged as given: it holds a response (without its
+    documents it is then told so, not sent through the RAG system instead)."""
+    return _first(row, RESPONSE_FIELDS)[0] is not None or row.get("response_sentences") is not None
 
 
 def _normalised(row: dict[str, Any], item_id: str) -> dict[str, Any]:

@@ -35,6 +35,7 @@ class LoadedDataset:
     label: str  # what problems and runs name it by (the user's file name)
     rows: list[tuple[int, Any]]  # (row number, row or RowError)
     fingerprint: str  # digest of the content the rows were read from
+    problem: str | None = None  # why the file cannot be read at all (naming the user's file)
 
 
 def digest(content: bytes) -> str:
@@ -87,18 +88,31 @@ def saved_dataset(name: str) -> LoadedDataset:
 
 def uploaded(upload: Any, *subfolder: str) -> LoadedDataset:
     """An uploaded file, saved under ``subfolder`` and read on the first rerun that sees
-    this upload only. Raises ``ValueError`` naming the user's file when it cannot be read."""
+    this upload only; one that cannot be read has no rows and its ``problem``."""
     key = ("upload", upload.file_id, upload.name, upload.size)
 
     def read() -> LoadedDataset:
         saved = uploads.save([upload], *subfolder)  # messages name the user's file, not the server path
         try:
             rows = _named(iter_raw(*saved), saved)
-        except (FileFormatError, ValueError) as err:
-            raise ValueError(uploads.user_names(str(err), saved)) from None
+        except (FileFormatError, ValueError) as err:  # a CSV quoting error, not UTF-8...: said as every path says it
+            return LoadedDataset(upload.name, [], digest(upload.getvalue()), uploads.user_names(str(err), saved))
         return LoadedDataset(upload.name, rows, digest(upload.getvalue()))
 
     return _held(key, read)
+
+
+def shape_problem(dataset: LoadedDataset, mode: str) -> str | None:
+    """The file's one verdict in ``mode`` (:func:`rag_eval.datasets.validate.shape_issue`, as
+    the CLI and the API give it): unreadable, no rows, or a required column missing (named
+    once with the names it is accepted under); None when the rows can be checked one by one."""
+    from rag_eval.datasets.schema import JUDGED_ROW_REQUIRED, QUESTION_REQUIRED
+    from rag_eval.datasets.validate import shape_issue
+
+    if dataset.problem:
+        return dataset.problem
+    issue = shape_issue(dataset.label, dataset.rows, JUDGED_ROW_REQUIRED if mode == JUDGE else QUESTION_REQUIRED)
+    return None if issue is None else issue.reason
 
 
 @st.cache_data(max_entries=CHECK_ENTRIES, show_spinner="Checking the rows…")

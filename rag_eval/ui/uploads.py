@@ -7,7 +7,7 @@ path it was saved to."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,3 +44,17 @@ def renamed(problems: Iterable[Any], names: Mapping[Path, str]) -> list[Any]:
             changes["message"] = user_names(str(problem.message), names)
         out.append(dataclasses.replace(problem, **changes))
     return out
+
+
+def not_ingestible(name: str, accepted: Sequence[str]) -> str | None:
+    """Why the Corpus page cannot ingest the file ``name`` (None when its type is one of
+    ``accepted``): a table of rows is a dataset, evaluated elsewhere, not documents."""
+    from rag_eval.io.rows import SUPPORTED_SUFFIXES as ROW_SUFFIXES
+
+    suffix = Path(name).suffix.lower()
+    if suffix in accepted:
+        return None
+    where = ("; a table of rows is a dataset: import it on Datasets, or evaluate it on Batch"
+             if suffix in ROW_SUFFIXES else "")
+    return (f"{name}: {suffix + ' files' if suffix else 'a file without a type'} cannot be ingested "
+            f"(a collection takes {', '.join(accepted)}){where}")

@@ -82,8 +82,8 @@ def test_missing_column_in_a_csv_header(tmp_path, ragbench_rows):
     frame = pd.DataFrame([{k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in r.items()} for r in ragbench_rows[:2]])
     frame.drop(columns=["all_relevant_sentence_keys"]).to_csv(path, index=False)
     result = _run("score", path, "--out", tmp_path / "out.jsonl", "--n-boot", 0)
-    assert result.exit_code != 0
-    assert f"{path}: row 2, field 'all_relevant_sentence_keys': missing" in result.stderr
+    assert result.exit_code == 2 and not (tmp_path / "out.jsonl").exists()  # said once, before any row
+    assert f"{path}: missing column 'all_relevant_sentence_keys'; found: " in result.stderr
 
 
 def test_wrong_type(tmp_path, ragbench_rows):

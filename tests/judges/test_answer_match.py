@@ -23,6 +23,7 @@ def test_match_ok(openai_server):
     openai_server.set_handler(lambda body: json.dumps({"reasoning": "same city", "is_matching": True}))
     [result] = matcher(openai_server).match([ITEM])
     assert result.status is JudgeStatus.OK and result.is_matching is True and result.reasoning == "same city"
+    assert result.extra["reasks"] == 0
     user = openai_server.requests[0]["messages"][1]["content"]
     assert '"Paris"' in user and '"It is Paris."' in user
     assert result.tokens["total"] > 0 and result.to_dict()["status"] == "ok"
@@ -33,6 +34,7 @@ def test_fenced_and_repaired(openai_server):
     [result] = matcher(openai_server).match([ITEM])
     assert result.status is JudgeStatus.REPAIRED and result.is_matching is False
     assert openai_server.request_count == 2
+    assert result.extra["calls"] == 2 and result.extra["reasks"] == 1  # the re-ask is counted, not only spent
 
 
 def test_parse_error_refusal_truncation_and_provider_error(openai_server, fast_backoff):

@@ -92,6 +92,37 @@ def test_the_dry_run_counts_what_the_server_then_receives(rows_file, tmp_path, o
     assert estimate["completion"] == pytest.approx(sum(completions), rel=0.10)
 
 
+def test_with_every_answer_re_asked_the_server_receives_the_estimates_most(rows_file, tmp_path, openai_server,
+                                                                          monkeypatch):
+    """Issue 46, item 8: an endpoint whose first answers do not parse. The judge and the
+    answer match each ask again once (the rubric never re-asks: its failure is the metric's),
+    and the estimate's "up to" figure is what the server then receives: 6 + 6 judge, 2 + 2
+    answer match, 3 rubric = 19, where a run whose answers all parse sends its 11."""
+    from rag_eval.metrics.registry import METRICS
+
+    monkeypatch.setenv("RAG_EVAL_LLM_BASE_URL", openai_server.base_url)
+    monkeypatch.setenv("RAG_EVAL_LLM_MODEL", "test-model")
+
+    def reply(body):
+        first = len(body["messages"]) <= 2 and not body["messages"][0]["content"].startswith("You are a careful evaluator")
+        return "Let me think about this one first." if first else _reply(body)  # no JSON: re-asked
+
+    openai_server.set_handler(reply)
+    common = [str(rows_file), "--judge", "llm", "--samples", "2", "--metrics", RUBRIC]
+    try:
+        dry = CliRunner().invoke(cli, ["judge", *common, "--dry-run"], catch_exceptions=False)
+        assert dry.exit_code == 0, dry.output
+        assert "requests: 11 (6 judge, 2 answer match, 3 politeness) to test-model; up to 19 if every answer " \
+               "needs its re-ask (6 judge, 2 answer match)" in dry.output
+        ran = CliRunner().invoke(cli, ["judge", *common, "--out", str(tmp_path / "out.jsonl")], catch_exceptions=False)
+        assert ran.exit_code == 1, ran.output
+    finally:
+        METRICS.unregister("politeness")
+    rows = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [r["status"] for r in rows] == ["repaired", "repaired", "invalid_input", "repaired"]
+    assert openai_server.request_count == 19
+
+
 def test_the_page_the_api_and_the_command_line_share_the_estimate(rows_file):
     """Batch (``batch_rows.estimate``) and ``rag_eval.estimate`` give the command line's figures."""
     import rag_eval
@@ -106,6 +137,7 @@ def test_the_page_the_api_and_the_command_line_share_the_estimate(rows_file):
     page = batch_rows.estimate(dataset, batch_rows.JUDGE, len(pairs), config)
     assert (api.rows, api.usable, api.requests) == (page.rows, page.usable, page.requests) == (4, 3, 5)
     assert api.prompt_tokens == page.prompt_tokens and api.cost_usd == page.cost_usd
+    assert api.max_requests == page.max_requests == 10  # 3 judge and 2 answer match, each re-asked once
 
 
 def test_a_plugin_kind_that_calls_a_network_states_its_cost(rows_file):

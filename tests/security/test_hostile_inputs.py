@@ -72,7 +72,7 @@ def test_an_empty_upload_in_batch_says_so(rag_eval_home):
     at.radio(key="batch.source").set_value("Upload a file (JSONL, CSV, Parquet)").run()
     at.file_uploader(key="batch.upload").set_value(("empty.csv", b"", "text/csv")).run()
     assert not at.exception
-    assert any("empty.csv has no rows" in w.value for w in at.warning)
+    assert any("empty.csv: no rows (the file is empty or holds only a header)" in e.value for e in at.error)
     assert not any("Choose a dataset or upload" in i.value for i in at.info)
 
 
