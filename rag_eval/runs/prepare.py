@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from rag_eval.datasets.schema import JUDGED_ROW_COLUMNS, DatasetRow
 from rag_eval.datasets.validate import issues_from_validation_error
 from rag_eval.io.rows import RowError
-from rag_eval.runs.score_file import FieldValueError, truth_of
+from rag_eval.runs.truth import FieldValueError, truth_of
 from rag_eval.schema import EvalItem, _as_list
 from rag_eval.text.sentences import item_from_row
 

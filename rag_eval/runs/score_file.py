@@ -8,7 +8,6 @@ Failed rows are counted in the summary's coverage and never enter a mean.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,11 +22,19 @@ from rag_eval.metrics.agreement import (
     agreement,
 )
 from rag_eval.metrics.diagnosis import Diagnosis, diagnose
-from rag_eval.metrics.registry import TRACE_METRICS, TRACE_SCORES
+from rag_eval.metrics.registry import TRACE_SCORES
 from rag_eval.metrics.report_fields import report_fields
 from rag_eval.metrics.trace import score_ragbench_row
 from rag_eval.runs.join import join_by_id
-from rag_eval.schema import RAGBENCH_TRUTH_COLUMNS, JudgeStatus, Labels, ScoringMode, TraceScores
+from rag_eval.runs.truth import (
+    PREDICTION_COLUMNS,
+    TRUTH_COLUMNS,
+    FieldValueError,
+    describe_value,
+    truth_of,
+    values_of,
+)
+from rag_eval.schema import JudgeStatus, Labels, ScoringMode, TraceScores
 
 STATUS_OK = JudgeStatus.OK.value
 STATUS_INVALID = JudgeStatus.INVALID_INPUT.value
@@ -36,8 +43,6 @@ KEY_LIST_FIELDS = ("all_relevant_sentence_keys", "all_utilized_sentence_keys", "
 SENTENCE_FIELDS = ("documents_sentences", "response_sentences")
 REQUIRED_FIELDS = SENTENCE_FIELDS + KEY_LIST_FIELDS
 
-_TRUE = {"true", "yes", "1"}
-_FALSE = {"false", "no", "0"}
 
 
 # ---------------------------------------------------------------- validation
@@ -52,88 +57,23 @@ def _row_problem(row: Mapping[str, Any]) -> tuple[str, str] | None:
             return name, "missing (a RAGBench-format row needs " + ", ".join(REQUIRED_FIELDS) + ")"
     docs = row["documents_sentences"]
     if not isinstance(docs, (list, tuple)) or not all(isinstance(d, (list, tuple)) for d in docs):
-        return "documents_sentences", f"expected a list of documents, each a list of [key, sentence] pairs; got {_kind(docs)}"
+        return "documents_sentences", f"expected a list of documents, each a list of [key, sentence] pairs; got {describe_value(docs)}"
     for d, doc in enumerate(docs):
         if not all(_is_pair(p) for p in doc):
             return f"documents_sentences[{d}]", "expected [key, sentence] pairs of strings"
     resp = row["response_sentences"]
     if not isinstance(resp, (list, tuple)) or not all(_is_pair(p) for p in resp):
-        return "response_sentences", f"expected a list of [key, sentence] pairs of strings; got {_kind(resp)}"
+        return "response_sentences", f"expected a list of [key, sentence] pairs of strings; got {describe_value(resp)}"
     for name in KEY_LIST_FIELDS:
         keys = row[name]
         if not isinstance(keys, (list, tuple)) or not all(isinstance(k, str) for k in keys):
-            return name, f"expected a list of sentence keys (strings); got {_kind(keys)}"
+            return name, f"expected a list of sentence keys (strings); got {describe_value(keys)}"
     support = row.get("sentence_support_information")
     if support is not None and (not isinstance(support, (list, tuple)) or not all(isinstance(s, dict) for s in support)):
-        return "sentence_support_information", f"expected a list of objects; got {_kind(support)}"
+        return "sentence_support_information", f"expected a list of objects; got {describe_value(support)}"
     return None
 
 
-def _kind(value: Any) -> str:
-    text = repr(value)
-    return f"{type(value).__name__} {text[:40] + '...' if len(text) > 40 else text}"
-
-
-def truth_number(value: Any, name: str, bounded: bool = True) -> float | None:
-    """A score as a float (in [0, 1] when ``bounded``: ground truth always is, while a
-    legacy-mode utilization may exceed 1); None when absent or empty. CSV cells arrive
-    as text, so "0.25", "True" and "false" are accepted."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, str):
-        text = value.strip().lower()
-        if not text or text in ("nan", "null", "none"):
-            return None
-        if text in _TRUE or text in _FALSE:
-            return 1.0 if text in _TRUE else 0.0
-        try:
-            value = float(text)
-        except ValueError:
-            raise ValueError(f"expected a number in [0, 1] or true/false, got {value!r}") from None
-    if not isinstance(value, (int, float)):
-        raise ValueError(f"expected a number in [0, 1] or true/false, got {_kind(value)}")
-    number = float(value)
-    if math.isnan(number):
-        return None
-    if bounded and not 0.0 <= number <= 1.0:
-        raise ValueError(f"expected a number in [0, 1], got {number}")
-    return number
-
-
-class FieldValueError(ValueError):
-    """A bad value in a named field of a row."""
-
-    def __init__(self, field_name: str | None, message: str):
-        super().__init__(f"field '{field_name}': {message}")
-        self.field = field_name
-        self.message = message
-
-
-def _values(row: Mapping[str, Any], columns: Mapping[str, Sequence[str]], bounded: bool = True) -> dict[str, float | None]:
-    """``{metric: value}`` taking each metric from the first of its columns present.
-    Raises :class:`FieldValueError` for a bad value."""
-    out: dict[str, float | None] = {}
-    for metric, names in columns.items():
-        name = next((n for n in names if row.get(n) is not None), None)
-        try:
-            out[metric] = None if name is None else truth_number(row[name], name, bounded)
-        except ValueError as err:
-            raise FieldValueError(str(name), str(err)) from None
-    return out
-
-
-def truth_of(row: Mapping[str, Any]) -> dict[str, float | None] | None:
-    """The row's RAGBench ground-truth scores (None when it has none); raises
-    :class:`FieldValueError` naming the column when one cannot be read."""
-    truth = _values(row, {m: (RAGBENCH_TRUTH_COLUMNS[m],) for m in TRACE_METRICS})
-    return truth if any(v is not None for v in truth.values()) else None
-
-
-# A RAGBench row's truth: its own columns; a scored file used as truth: metric names.
-TRUTH_COLUMNS = {m: (m, RAGBENCH_TRUTH_COLUMNS[m]) for m in TRACE_METRICS}
-PREDICTION_COLUMNS = {**TRUTH_COLUMNS, "adherence_score": ("adherence_score", "adherence")}
 
 
 # ---------------------------------------------------------------- scoring
@@ -322,7 +262,7 @@ def _rows_with_ids(
             out.append((given_id, None))  # a row that failed upstream: a missing prediction, not a zero
             continue
         try:
-            out.append((given_id, _values(row, columns, bounded)))
+            out.append((given_id, values_of(row, columns, bounded)))
         except FieldValueError as err:
             errors.append(RowError(name, number, err.field, err.message))
             out.append((given_id, None))

@@ -24,7 +24,7 @@ from typing import Any
 from rag_eval.datasets.schema import JUDGED_ROW_COLUMNS
 from rag_eval.io.rows import RowError
 from rag_eval.runs.prepare import default_id, id_of, prepare_row, row_question
-from rag_eval.runs.score_file import truth_of
+from rag_eval.runs.truth import truth_of
 from rag_eval.schema import EvalItem, JudgeResult, JudgeStatus, _as_list
 
 CANCELLED_ERROR = "run cancelled before this item"

@@ -6,7 +6,8 @@ import pytest
 
 from rag_eval.io.rows import FileFormatError, write_rows
 from rag_eval.runs.join import RepeatedIdMismatch
-from rag_eval.runs.score_file import STATUS_INVALID, STATUS_OK, agreement_between_files, score_file, score_row, truth_number
+from rag_eval.runs.score_file import STATUS_INVALID, STATUS_OK, agreement_between_files, score_file, score_row
+from rag_eval.runs.truth import truth_number
 
 FIELDS = ("id", "position", "status", "context_relevance", "context_utilization", "completeness", "adherence", "adherence_score",
           "mode", "diagnostics")
