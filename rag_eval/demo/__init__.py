@@ -37,8 +37,22 @@ def load_demo() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
 
 def ensure_demo_collection(config=None, collection: str = DEMO_COLLECTION, client=None):
     """Ingest the demo corpus into ``collection`` unless it already holds it; returns the
-    :class:`~rag_eval.rag.ingest.IngestReport` (all documents ``unchanged`` on later calls)."""
+    :class:`~rag_eval.rag.ingest.IngestReport` (all documents ``unchanged`` on later calls).
+
+    A demo collection built by an earlier version with other rules (BM25 terms of an older
+    tokenizer, another embedder or chunking) is rebuilt: it holds only the packaged corpus, so
+    nothing of the user's is lost, and a first visitor after an upgrade gets answers, not a
+    "collection holds BM25 terms of an older tokenizer" error."""
     from rag_eval.rag.config import default_config
     from rag_eval.rag.ingest import ingest_paths
+    from rag_eval.rag.store import CollectionMismatch, check_compatible, collection_metadata, open_qdrant
 
-    return ingest_paths([CORPUS_PATH], collection, config or default_config(), client=client)
+    config = config or default_config()
+    client = client or open_qdrant()
+    meta = collection_metadata(client, collection)
+    if meta is not None:
+        try:
+            check_compatible(meta, collection, config.embedder, config.chunking)
+        except CollectionMismatch:
+            client.delete_collection(collection)
+    return ingest_paths([CORPUS_PATH], collection, config, client=client)

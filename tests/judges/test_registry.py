@@ -25,5 +25,5 @@ def test_llm_from_config():
 def test_unknown_kind_and_unknown_option_list_the_choices():
     with pytest.raises(JudgeUsageError, match="llm, local"):
         build_judge("oracle")
-    with pytest.raises(JudgeUsageError, match=r"rpm: Extra inputs.*options: model, base_url"):
+    with pytest.raises(JudgeUsageError, match=r"rpm: not an option of this kind \(options: model, base_url"):
         build_judge("llm", options={"rpm": 60})

@@ -88,3 +88,18 @@ def test_the_demo_shows_no_chunk_twice():
         assert len(chunks) == 5 and len({c.text for c in chunks}) == 5, mode
         assert all(c.text.startswith(c.title + ". ") for c in chunks if c.chunk_index == 0), mode  # each page's heading
     assert chunks[0].title == "Setting the screen to black and white"
+
+
+def test_a_demo_built_by_an_older_version_is_rebuilt():
+    """After an upgrade that changed the BM25 terms, the demo collection a visitor's machine kept
+    is rebuilt on first use (it holds only the packaged corpus), never refused on the Ask page."""
+    from rag_eval.rag.store import META_KEY, collection_metadata, open_qdrant
+
+    ensure_demo_collection()
+    client = open_qdrant()
+    meta = collection_metadata(client, DEMO_COLLECTION)
+    client.update_collection(DEMO_COLLECTION, metadata={META_KEY: {**meta, "sparse": "bm25-murmur3-v1"}})
+    with pytest.raises(ValueError, match="older tokenizer"):
+        retrieve("How do I make the screen black and white?", DEMO_COLLECTION, config("bm25", k=3))
+    assert ensure_demo_collection().documents_added == 40
+    assert len(retrieve("How do I make the screen black and white?", DEMO_COLLECTION, config("bm25", k=3))) == 3

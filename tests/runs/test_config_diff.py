@@ -25,7 +25,7 @@ def test_config_diff_names_each_changed_setting_and_ignores_the_name():
     k5 = default_config("k5").with_changes(**{"retrieval.k": 5, "retrieval.mode": "bm25"}).to_dict()
     diff = config_diff(k2, k5)
     assert [d["path"] for d in diff] == ["retrieval.k", "retrieval.mode"]
-    assert format_diff(diff) == ["retrieval.k: 2 → 5", "retrieval.mode: dense → bm25"]
+    assert format_diff(diff) == ["retrieval.k: 2 → 5", "retrieval.mode: auto → bm25"]
     assert config_diff(k2, {**k2, "name": "other"}) == []
     assert "name" not in flatten_config(k2) and "retrieval.k" in flatten_config(k2)
 
@@ -36,7 +36,7 @@ def test_config_diff_shows_a_missing_setting_as_a_dash():
 
 def test_config_summary_reads_like_a_name():
     config = default_config().with_changes(**{"retrieval.k": 2}).to_dict()
-    assert config_summary(config) == "dense top-2 · extractive · judge local"
+    assert config_summary(config) == "auto top-2 · extractive · judge local"
     assert config_summary({}) == "—"
 
 

@@ -47,7 +47,7 @@ def test_filters_by_dataset_configuration_and_tag():
 def test_runs_table_names_the_configuration_and_what_changed():
     table = run_views.runs_table(RUNS)
     row = table.set_index("id").loc["b"]
-    assert row["configuration"] == "dense top-5 · extractive · judge local"
+    assert row["configuration"] == "auto top-5 · extractive · judge local"
     assert row["changed"] == "retrieval.k: 2 → 5"
     assert table.set_index("id").loc["a", "changed"] == "first run on this dataset"
     assert list(table.columns[:5]) == ["name", "context_relevance", "context_utilization", "completeness", "adherence"]

@@ -122,5 +122,5 @@ def test_compare_messages_agree_with_the_numbers_beside_them(dashboard_backend):
     _ok(at)
     changed = " ".join(m.value for m in at.markdown)
     assert "same configuration" not in changed
-    assert "responses: retrieved and generated (dense top-5 · extractive) → given by the dataset" in changed
+    assert "responses: retrieved and generated (auto top-5 · extractive) → given by the dataset" in changed
     assert "judge given responses" in " ".join(c.value for c in at.caption)  # the line below agrees
