@@ -41,11 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
-from rag_eval.config import data_dir, shared_data_dir
-from rag_eval.judges.calibration import apply_calibration
-from rag_eval.judges.features import RESP_FEATURES
-from rag_eval.judges.local import ADHERENCE_FEATURES, HEADS, ROW_SUPPORT_FEATURES, SUPPORT_FEATURES, LocalModel
-from rag_eval.judges.training import (
+from harness.judge_training import (
     SUBSETS,
     ArrayEmbedder,
     Dataset,
@@ -53,6 +49,10 @@ from rag_eval.judges.training import (
     fit_model,
     load_ragbench,
 )
+from rag_eval.config import data_dir, shared_data_dir
+from rag_eval.judges.calibration import apply_calibration
+from rag_eval.judges.features import RESP_FEATURES
+from rag_eval.judges.local import ADHERENCE_FEATURES, HEADS, ROW_SUPPORT_FEATURES, SUPPORT_FEATURES, LocalModel
 from rag_eval.labels.calibrate import (
     HEAD_ALPHAS,
     HEAD_CRITERION,

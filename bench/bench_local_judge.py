@@ -51,10 +51,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import numpy as np
 
-from rag_eval.config import shared_data_dir
-from rag_eval.judges.encoder import JudgeEncoder
-from rag_eval.judges.local import LocalJudge
-from rag_eval.judges.training import (
+from harness.judge_training import (
     DEFAULT_SEED,
     SUBSETS,
     ArrayEmbedder,
@@ -63,6 +60,9 @@ from rag_eval.judges.training import (
     load_ragbench,
     pooled_auroc,
 )
+from rag_eval.config import shared_data_dir
+from rag_eval.judges.encoder import JudgeEncoder
+from rag_eval.judges.local import LocalJudge
 from rag_eval.metrics.agreement import auroc_difference
 from rag_eval.text.sentences import item_from_row
 

@@ -28,9 +28,9 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from harness.judge_training import SUBSETS, load_ragbench  # noqa: E402
 from rag_eval.config import shared_data_dir  # noqa: E402
 from rag_eval.judges.local import LocalJudge  # noqa: E402
-from rag_eval.judges.training import SUBSETS, load_ragbench  # noqa: E402
 from rag_eval.text.sentences import item_from_row  # noqa: E402
 
 

@@ -18,10 +18,7 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from rag_eval.config import shared_data_dir
-from rag_eval.judges.encoder import JUDGE_ENCODER, JudgeEncoder
-from rag_eval.judges.local import MAX_CHARS, MODEL_DIR
-from rag_eval.judges.training import (
+from harness.judge_training import (
     DEFAULT_C,
     DEFAULT_SEED,
     SUBSETS,
@@ -32,6 +29,9 @@ from rag_eval.judges.training import (
     leave_one_subset_out,
     load_ragbench,
 )
+from rag_eval.config import shared_data_dir
+from rag_eval.judges.encoder import JUDGE_ENCODER, JudgeEncoder
+from rag_eval.judges.local import MAX_CHARS, MODEL_DIR
 
 VERSION = "2.4.0"
 

@@ -83,6 +83,8 @@ def build_record(source: SourceItem, result: JudgeResult | None, mode: ScoringMo
         if result.latency_s is not None:
             record.timings["judge_s"] = result.latency_s
         record.judge_extra = {k: result.extra[k] for k in JUDGE_EXTRA_FIELDS if k in result.extra}
+    if source.answer_match_calls:  # what the answer match sent, re-asks included: counted like the judge's
+        record.judge_extra = {**(record.judge_extra or {}), "answer_match": dict(source.answer_match_calls)}
     usable = result is not None and result.status.usable and result.labels is not None and item is not None
     answered = isinstance(source.answer, str) and bool(source.answer.strip())
     asked = list(metrics) if answered or item is not None else []  # an item that ended before its answer: none

@@ -59,6 +59,7 @@ class SourceItem:
     metadata: dict[str, Any] = field(default_factory=dict)
     answer_match: float | None = None  # the LLM answer match against the reference (1.0 / 0.0)
     answer_match_error: str | None = None  # why the LLM answer match gave no verdict (its status and reason)
+    answer_match_calls: dict[str, Any] | None = None  # what the answer match sent (calls, re-asks, retries...)
     objects: dict[str, Any] = field(default_factory=dict)  # not stored: retrieved chunks, the Generation (ask)
 
 
@@ -117,6 +118,8 @@ def match_answers(matcher: Any, found: Sequence[SourceItem]) -> None:
             s.answer_match = 1.0 if result.is_matching else 0.0
         else:
             s.answer_match_error = f"{result.status.value}: {result.error or 'no verdict'}"
+        s.answer_match_calls = {k: result.extra[k] for k in ("calls", "reasks", "retries", "cache_hits",
+                                                             "cost_usd_spent") if k in result.extra}
         s.tokens = {k: s.tokens.get(k, 0) + int(v or 0) for k, v in {**s.tokens, **result.tokens}.items()}
         if result.cost_usd is not None:
             s.cost_usd = (s.cost_usd or 0.0) + result.cost_usd

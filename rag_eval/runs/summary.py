@@ -137,6 +137,8 @@ class RunTally:
         self.cost: float | None = None
         self.spent: float | None = None
         self.latencies = array("d")
+        # what each part sent: calls and the re-asks among them (the judge's, the answer match's)
+        self.requests: dict[str, Counter[str]] = {"judge": Counter(), "answer_match": Counter()}
         self.metric_failures: Counter[str] = Counter()
         self.failure_reasons: dict[str, str] = {}  # the first reason each metric failed for
         self.errors: list[str] = []
@@ -176,8 +178,12 @@ class RunTally:
             self.tokens[key] += int((stored.get("tokens") or {}).get(key, 0) or 0)
         for cost in finite([stored.get("cost_usd")]):
             self.cost = (self.cost or 0.0) + cost
-        for spent in finite([(stored.get("judge_extra") or {}).get("cost_usd_spent")]):
+        extra = stored.get("judge_extra") or {}
+        for spent in finite([extra.get("cost_usd_spent")]):
             self.spent = (self.spent or 0.0) + spent
+        for part, calls in (("judge", extra), ("answer_match", extra.get("answer_match") or {})):
+            for key in ("calls", "reasks"):
+                self.requests[part][key] += int(calls.get(key) or 0)
         self.latencies.extend(finite([stored.get("latency_s")]))
         failures = stored.get("metric_errors") or {}
         self.metric_failures.update(list(failures))  # a count per metric, and the first reason of each
@@ -245,6 +251,7 @@ class RunTally:
             "latency_p50_s": _percentile(self.latencies, 50),
             "latency_p95_s": _percentile(self.latencies, 95),
             "by_language": self.language_breakdown(),
+            "requests": {part: dict(counts) for part, counts in self.requests.items() if counts["calls"]},
         }
 
     def language_breakdown(self) -> dict[str, dict[str, Any]]:
@@ -304,6 +311,10 @@ def metric_lines(summary: Mapping[str, Any] | None) -> list[str]:
                   f"{_cell(s.get('ci_high'))}] | {_cell(s.get('n'))} | {_cell(s.get('coverage'))} |"
                   for name, s in means.items()]
     lines += language_lines(stored)
+    requests = stored.get("requests") or {}
+    if requests:
+        lines.append("requests sent: " + "; ".join(
+            f"{part.replace('_', ' ')} {c.get('calls', 0)} ({c.get('reasks', 0)} re-ask(s))" for part, c in requests.items()))
     reasons = stored.get("metric_failure_reasons") or {}
     for name, count in (stored.get("metric_failures") or {}).items():
         lines.append(f"{name} failed on {count} row(s)" + (f": {reasons[name]}" if name in reasons else ""))

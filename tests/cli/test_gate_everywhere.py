@@ -199,3 +199,7 @@ def test_an_answer_match_the_llm_cannot_give_is_a_visible_failure(tmp_path, open
     assert got["cat"]["rouge_l"] == 1.0 and "answer_match" not in (got["plain"].get("metric_errors") or {})
     assert "| answer_match | Answer match (LLM) | n/a | [n/a, n/a] | 0 | 0.000 |" in ran.output, ran.output
     assert "answer_match failed on 1 row(s): ValueError: the LLM gave no verdict (parse_error" in ran.output
+    # what the answer match sent is counted, its re-ask included: 1 question and 1 re-ask (never "reasks 0")
+    assert got["cat"]["judge_extra"]["answer_match"]["calls"] == 2
+    assert got["cat"]["judge_extra"]["answer_match"]["reasks"] == 1
+    assert "answer match 2 (1 re-ask(s))" in ran.output, ran.output

@@ -245,8 +245,8 @@ def test_a_calibration_fitted_on_another_model_version_is_refused():
 def test_lexical_evidence_features_flag_what_no_document_sentence_contains():
     """Issue 29: content words, numbers, named-entity-like tokens and dates of a response
     sentence that no document sentence contains join the support head's features."""
+    from harness.judge_training import row_novelty
     from rag_eval.judges import features as F
-    from rag_eval.judges.training import row_novelty
 
     assert F.dates("Founded in Sept. 1998, renamed in the 1990s; 3.1998 is no year") == {"1998", "1990", "sep"}
     assert F.names_and_capitals("Paris is in France. The Eiffel tower")[1] == {"paris", "france", "eiffel"}

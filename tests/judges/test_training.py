@@ -9,9 +9,9 @@ import sys
 import numpy as np
 import pytest
 
+from harness.judge_training import ArrayEmbedder, build_dataset, evaluate, fit_model
 from rag_eval.judges.encoder import JudgeEncoder
 from rag_eval.judges.local import LocalModel, labels_from_features
-from rag_eval.judges.training import ArrayEmbedder, build_dataset, evaluate, fit_model
 from tests.conftest import PROJECT_ROOT
 
 

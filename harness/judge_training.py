@@ -1,6 +1,7 @@
 """Training and evaluating the local judge on RAGBench labels.
 
-Library code behind ``scripts/train_local_judge.py`` and ``bench/bench_local_judge.py``:
+Code behind ``scripts/train_local_judge.py``, ``bench/bench_local_judge.py`` and the judge's tests,
+outside the package since no product path trains (and judges never read dataset files):
 read RAGBench rows, turn them into feature matrices with the judge's own
 featurisation (so training and judging cannot drift apart), fit the eight heads
 with a fixed seed, and score a model leave-one-subset-out.
