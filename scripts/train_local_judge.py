@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: harness/ beside the package
 
 from harness.judge_training import (
     DEFAULT_C,
