@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from functools import cache, lru_cache
+from pathlib import Path
 from typing import Any
 
 import regex
@@ -92,13 +93,57 @@ def _by_script(counts: Counter[str]) -> str | None:
 
 @cache
 def _identifier() -> Any:
+    """py3langid's model restricted to the languages with an ISO 639-1 code, mapped from
+    the data directory's uncompressed copy (:func:`_restricted_model`): unpacking the
+    packaged LZMA file cost 0.6 CPU s of every process that detects a language."""
     import numpy
-    from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
+    from py3langid.langid import LanguageIdentifier
+    from py3langid.modelio import _to_array
 
-    identifier = LanguageIdentifier.from_modelpath(MODEL_DIR / MODEL_FILE, norm_probs=True)
-    identifier.set_languages([c for c in set(identifier.nb_classes) if len(c) == 2 or c in _VARIETIES])
-    identifier.nb_ptc = numpy.ascontiguousarray(identifier.nb_ptc)  # the restricted copy is strided: 20% slower
-    return identifier
+    folder = _restricted_model()
+
+    def part(name: str, mmap: bool = False) -> Any:
+        return numpy.load(folder / f"{name}.npy", mmap_mode="r" if mmap else None, allow_pickle=False)
+
+    return LanguageIdentifier(part("ptc", mmap=True), part("pc"), part("classes").tolist(),
+                              _to_array(part("nextmove", mmap=True)), part("out_feat").tolist(), norm_probs=True,
+                              tk_row=_to_array(part("nextmove_row")))
+
+
+def _restricted_model() -> Path:
+    """The restricted model as uncompressed ``.npy`` files in ``models/``, written once per
+    py3langid version (into a temporary folder renamed into place: processes starting
+    together may each write one, the first rename wins and the others are dropped)."""
+    import py3langid
+
+    from rag_eval.config import data_dir
+
+    target = data_dir() / "models" / f"py3langid-{py3langid.__version__}-iso639-1"
+    if target.is_dir():
+        return target
+    import shutil
+    import tempfile
+
+    import numpy
+    from py3langid.langid import MODEL_DIR, MODEL_FILE
+    from py3langid.modelio import load_model
+
+    ptc, pc, classes, nextmove, row, output = load_model(MODEL_DIR / MODEL_FILE)
+    keep = [i for i, c in enumerate(classes) if len(c) == 2 or c in _VARIETIES]
+    arrays = {"ptc": numpy.ascontiguousarray(numpy.asarray(ptc)[:, keep]), "pc": numpy.asarray(pc)[keep],
+              "classes": numpy.array([classes[i] for i in keep]),
+              "nextmove": numpy.frombuffer(nextmove, dtype=numpy.dtype(nextmove.typecode)),
+              "nextmove_row": numpy.frombuffer(row, dtype=numpy.dtype(row.typecode)),
+              "out_feat": numpy.asarray(output, dtype=numpy.int32)}
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temporary = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}-"))
+    for name, array in arrays.items():
+        numpy.save(temporary / f"{name}.npy", array, allow_pickle=False)
+    try:
+        temporary.rename(target)
+    except OSError:  # another process renamed its copy first
+        shutil.rmtree(temporary, ignore_errors=True)
+    return target
 
 
 def _by_detector(sample: str) -> str:
