@@ -295,7 +295,8 @@ def _show_run(run: dict[str, Any], items: Callable[[], Iterable[dict[str, Any]]]
 
     trace = family_means(summary).get("trace", {})
     click.echo("\n".join(summary_lines(for_run(run), {m: s.get("mean") for m, s in trace.items()})))
-    click.echo(f"latency p50 {_fmt(summary.get('latency_p50_s'))}s, p95 {_fmt(summary.get('latency_p95_s'))}s; "
+    p50, p95 = (summary.get(key) for key in ("latency_p50_s", "latency_p95_s"))
+    click.echo(f"latency p50 {_fmt(p50)}{' s' * (p50 is not None)}, p95 {_fmt(p95)}{' s' * (p95 is not None)}; "
                f"tokens {summary.get('tokens_total', 0)}; cost {_fmt(summary.get('cost_usd_total'), 4)} USD")
     from rag_eval.metrics.diagnosis import Diagnosis, DiagnosisTally
 

@@ -3,7 +3,7 @@ HTML report. One rule, so a statistic does not read 0.20328733617171293 on one p
 on another and 0.203 in the report, and coverage is not "1" here and "100%" there:
 
 - a score, statistic or difference: three significant digits, never scientific notation
-  (0.203, 0.0512, 12.3, 1,230); an integer as it is (20, 1,204);
+  (0.203, 0.0512, 12.3, 1,230, and 0.00 for zero); an integer as it is (20, 1,204);
 - a share (coverage, a rate): a percentage with up to three significant digits (100%, 95.1%, 0.5%);
 - a time: seconds with the unit (0.552 s, 27.1 s), minutes past ten minutes (12.5 min);
 - a cost: US dollars with the unit, three significant digits ($0.00123, $1.23, $0);
@@ -23,6 +23,9 @@ Unit = Literal["share", "seconds", "usd"]
 SIGNIFICANT = 3
 MISSING = "—"
 MINUS = "−"  # a minus sign, not a hyphen, as a signed difference is printed
+#: A score or difference of exactly zero, with three significant digits like its neighbours in
+#: a column ("0.00" beside "-0.189", where "0" read as a count or a missing decimal part).
+ZERO = "0.00"
 
 
 def significant(value: float, digits: int = SIGNIFICANT) -> str:
@@ -72,7 +75,7 @@ def format_number(value: object, unit: Unit | None = None, *, signed: bool = Fal
         return f"{sign}{significant(size)} s"
     if is_integer:
         return f"{sign}{int(size):,}"
-    return sign + significant(size)
+    return sign + (significant(size) if size else ZERO)
 
 
 def unit_of(column: str) -> Unit | None:

@@ -79,6 +79,7 @@ def test_runs_list_show_export_and_compare(runner, tmp_path, demo_collection, de
     shown = runner.invoke(cli, ["runs", "show", "k2", "--items"])
     assert shown.exit_code == 0, shown.output
     assert "coverage 100%" in shown.output and "| recall@2 |" in shown.output and "emanual-" in shown.output
+    assert "latency p50 " in shown.output and "n/as" not in shown.output  # "n/a", or seconds with their unit
     as_json = json.loads(runner.invoke(cli, ["runs", "show", a, "--json"]).output)
     assert as_json["config"]["retrieval"]["k"] == 2
 

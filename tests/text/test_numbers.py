@@ -34,7 +34,9 @@ def test_format_number(value, unit, text):
 def test_a_signed_difference_keeps_its_sign():
     assert format_number(-0.1875, signed=True) == "−0.188"
     assert format_number(0.152, signed=True) == "+0.152"
-    assert format_number(0.0, signed=True) == "0"
+    assert format_number(0.0, signed=True) == "0.00"
+    assert [format_number(v) for v in (0.0, -0.189)] == ["0.00", "-0.189"]  # one column, the same precision
+    assert format_number(0) == "0"  # a count
 
 
 @pytest.mark.parametrize(("column", "unit"), [
