@@ -47,17 +47,18 @@ def _upload(session: browser.BrowserSession, path: Path) -> None:
     session.tools.call("DOM.setFileInputFiles", files=[str(path)], nodeId=node)
 
 
-def _errors(session: browser.BrowserSession) -> list[str]:
+def _errors_after_upload(session: browser.BrowserSession, path: Path, awaited: str) -> list[str]:
+    """The page's error messages once ``path`` is uploaded and ``awaited`` is shown."""
+    _upload(session, path)
+    session.wait_for(f"document.body.innerText.includes({json.dumps(awaited)})", WAIT_S)
+    session.idle(WAIT_S)
     return list(session.evaluate("Array.from(document.querySelectorAll('[data-testid=stAlertContentError]'))"
                                  ".map(e => e.innerText.trim())") or [])
 
 
 def test_a_missing_column_is_named_once_and_run_is_disabled(batch_page):
     session, files = batch_page
-    _upload(session, files / "missing.csv")
-    session.wait_for("document.body.innerText.includes(\"missing column 'documents'\")", WAIT_S)
-    session.idle(WAIT_S)
-    errors = _errors(session)
+    errors = _errors_after_upload(session, files / "missing.csv", "missing column 'documents'")
     assert errors == ["missing.csv: missing column 'documents' (or contexts, retrieved_contexts, retrieval_context, "
                       "documents_sentences); found: id, question, response"], errors
     run = session.evaluate("Array.from(document.querySelectorAll('[data-testid=stMain] button'))"
@@ -68,9 +69,6 @@ def test_a_missing_column_is_named_once_and_run_is_disabled(batch_page):
 
 def test_broken_quoting_names_its_line(batch_page):
     session, files = batch_page
-    _upload(session, files / "broken.csv")
-    session.wait_for("document.body.innerText.includes('CSV quoting/format error')", WAIT_S)
-    session.idle(WAIT_S)
-    errors = _errors(session)
+    errors = _errors_after_upload(session, files / "broken.csv", "CSV quoting/format error")
     assert len(errors) == 1 and errors[0].startswith("broken.csv: line 3: CSV quoting/format error"), errors
     assert "valid list" not in session.main_text() and "is missing" not in session.main_text()
