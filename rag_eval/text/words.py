@@ -106,6 +106,16 @@ def word_tuple(text: str, language: str | None = None) -> tuple[str, ...]:
     return _words(text, language)
 
 
+def spaceless_runs(text: str, language: str | None = None) -> list[list[str]]:
+    """Each run of a script written without spaces in ``text``, normalized like
+    :func:`words`, as its grapheme clusters (the units :func:`words` pairs into bigrams):
+    for callers that also read such a run as longer n-grams or single characters."""
+    folded = normalize(text, language)
+    if folded.isascii():
+        return []
+    return [_GRAPHEME.findall(m["run"]) for m in _TOKEN.finditer(folded) if m["run"] is not None]
+
+
 def has_spaceless_script(text: str) -> bool:
     """True when ``text`` holds a character of a script written without spaces between words."""
     return _SPACELESS_CHAR.search(text) is not None

@@ -13,7 +13,10 @@ def test_tokenize_lowercases_drops_stop_words_and_cuts_words_to_their_stem():
 
 def test_words_of_scripts_without_spaces_and_with_vowel_signs_are_terms():
     # issue 47: `\w\w+` read a Chinese sentence as one token and Devanagari as "नमस"
-    assert tokenize("按住电源键十秒钟。", "zh") == ["按住", "住电", "电源", "源键", "键十", "十秒", "秒钟"]
+    terms = tokenize("按住电源键十秒钟。", "zh")
+    assert terms[:7] == ["按住", "住电", "电源", "源键", "键十", "十秒", "秒钟"]  # the words: character bigrams
+    assert {"#电", "#源", "#电源键", "#十秒钟"} <= set(terms[7:])  # then each Han character and the 3-grams
+    assert {"#เปิด", "#เครื่"} <= set(tokenize("เปิดเครื่อง", "th"))  # 3-grams of grapheme clusters (no Han here)
     assert tokenize("नमस्ते दुनिया हिन्दी भाषा", "hi")[:2] == ["नमस्ते", "दुनिया"]
     assert tokenize("서울의 인구는", "ko") == ["서울", "울의", "인구", "구는"]  # Hangul words: syllable bigrams
     assert tokenize("столица", "ru")[0] == tokenize("столицы", "ru")[0] == "столиц"  # case endings meet
