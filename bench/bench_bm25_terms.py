@@ -1,7 +1,7 @@
 """BM25 terms by language, measured without Qdrant: recall@5 of each question's gold passage
 on the shared multilingual QA data, for the BM25 terms of ``rag_eval.rag.sparse`` (word
-prefixes, plus character 3-grams outside English) against word prefixes alone (the rules
-before the 3-grams). Plain in-memory BM25 (k1 1.2, b 0.75, the corpus's own average length)
+prefixes, plus character 3-grams outside English, plus the 3-grams and Han characters of
+runs written without spaces) against word prefixes alone (the rules before the grams). Plain in-memory BM25 (k1 1.2, b 0.75, the corpus's own average length)
 over the first ``--questions`` questions of each language and their passages: it compares
 term rules quickly; ``bench/bench_language_retrieval.py`` measures the real pipeline.
 
@@ -58,7 +58,7 @@ def main() -> None:
         for line in (folder / name).read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
             by_language.setdefault(row["language"], []).append(row)
-    print("| language | word prefixes | + character 3-grams (today) |")
+    print(f"| language | word prefixes | today's terms ({sparse.SPARSE_VERSION}) |")
     print("|---|---:|---:|")
     for language in sorted(by_language, key=lambda code: (code != "en", code)):
         rows = by_language[language][: args.questions]
