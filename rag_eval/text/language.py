@@ -94,13 +94,19 @@ def _by_script(counts: Counter[str]) -> str | None:
 @cache
 def _identifier() -> Any:
     """py3langid's model restricted to the languages with an ISO 639-1 code, mapped from
-    the data directory's uncompressed copy (:func:`_restricted_model`): unpacking the
+    an uncompressed copy (:func:`_restricted_model`): unpacking the
     packaged LZMA file cost 0.6 CPU s of every process that detects a language."""
     import numpy
     from py3langid.langid import LanguageIdentifier
     from py3langid.modelio import _to_array
 
     folder = _restricted_model()
+    if folder is None:  # no writable cache folder: the packaged model, as py3langid reads it
+        from py3langid.langid import MODEL_DIR, MODEL_FILE
+
+        identifier = LanguageIdentifier.from_modelpath(MODEL_DIR / MODEL_FILE, norm_probs=True)
+        identifier.set_languages([c for c in set(identifier.nb_classes) if len(c) == 2 or c in _VARIETIES])
+        return identifier
 
     def part(name: str, mmap: bool = False) -> Any:
         return numpy.load(folder / f"{name}.npy", mmap_mode="r" if mmap else None, allow_pickle=False)
@@ -110,15 +116,17 @@ def _identifier() -> Any:
                               tk_row=_to_array(part("nextmove_row")))
 
 
-def _restricted_model() -> Path:
-    """The restricted model as uncompressed ``.npy`` files in ``models/``, written once per
-    py3langid version (into a temporary folder renamed into place: processes starting
-    together may each write one, the first rename wins and the others are dropped)."""
+def _restricted_model() -> Path | None:
+    """The restricted model as uncompressed ``.npy`` files in the user's cache folder
+    (``platformdirs``), written once per py3langid version (into a temporary folder renamed
+    into place: processes starting together may each write one, the first rename wins and
+    the others are dropped). A cache like Python's ``__pycache__``: what the detector says
+    never depends on it, so this pure module reads no configuration to find it. None when
+    the folder cannot be written."""
+    import platformdirs
     import py3langid
 
-    from rag_eval.config import data_dir
-
-    target = data_dir() / "models" / f"py3langid-{py3langid.__version__}-iso639-1"
+    target = Path(platformdirs.user_cache_dir("rag-eval")) / f"py3langid-{py3langid.__version__}-iso639-1"
     if target.is_dir():
         return target
     import shutil
@@ -135,15 +143,18 @@ def _restricted_model() -> Path:
               "nextmove": numpy.frombuffer(nextmove, dtype=numpy.dtype(nextmove.typecode)),
               "nextmove_row": numpy.frombuffer(row, dtype=numpy.dtype(row.typecode)),
               "out_feat": numpy.asarray(output, dtype=numpy.int32)}
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temporary = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}-"))
-    for name, array in arrays.items():
-        numpy.save(temporary / f"{name}.npy", array, allow_pickle=False)
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temporary = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}-"))
+    except OSError:
+        return None
+    try:
+        for name, array in arrays.items():
+            numpy.save(temporary / f"{name}.npy", array, allow_pickle=False)
         temporary.rename(target)
-    except OSError:  # another process renamed its copy first
+    except OSError:  # another process renamed its copy first, or the disk is full
         shutil.rmtree(temporary, ignore_errors=True)
-    return target
+    return target if target.is_dir() else None
 
 
 def _by_detector(sample: str) -> str:

@@ -65,3 +65,21 @@ def test_every_language_of_the_shared_passages(shared_data):
                 if detect_language(row["contexts"][0]) != row["language"]:
                     wrong.append((row["id"], detect_language(row["contexts"][0])))
     assert not wrong
+
+
+def test_the_uncompressed_model_copy_changes_no_answer(tmp_path, monkeypatch):
+    """The detector's model is read from a copy in the cache folder, written once; with no
+    writable folder it is the packaged model: the same answers either way."""
+    from rag_eval.text import language
+
+    texts = ["Wie viele Einwohner hat Berlin?", "Quelle est la capitale de la France ?", "Сколько людей живёт в Москве?",
+             "Apakah ibu kota Indonesia?", "ما هي عاصمة مصر؟"]
+    answers = []
+    for cache in (tmp_path / "cache", tmp_path / "cache", tmp_path / "file" / "below-a-file"):
+        (tmp_path / "file").write_text("not a folder")
+        monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+        language._identifier.cache_clear()
+        answers.append([language._by_detector(t) for t in texts])
+    language._identifier.cache_clear()
+    assert list((tmp_path / "cache" / "rag-eval").iterdir())[0].name.startswith("py3langid-")
+    assert answers[0] == answers[1] == answers[2] == ["de", "fr", "ru", "id", "ar"]
