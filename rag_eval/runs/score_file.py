@@ -8,7 +8,6 @@ Failed rows are counted in the summary's coverage and never enter a mean.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +19,7 @@ from rag_eval.metrics.agreement import (
     DEFAULT_F1_THRESHOLD,
     AgreementReport,
     agreement,
+    agreement_by_language,
 )
 from rag_eval.metrics.diagnosis import Diagnosis, diagnose
 from rag_eval.metrics.registry import TRACE_SCORES
@@ -294,16 +294,7 @@ def agreement_between_files(
 
 def _agreement_by_language(joined: Any, languages: Mapping[str, str], n_boot: int, seed: int,
                            threshold: float) -> dict[str, AgreementReport]:
-    """:func:`agreement` over each language's pairs when the joined rows hold more than one
-    language (a row with none is ``und``): a judge measured in one language may not hold in
-    another. Languages with most rows first."""
-    of = [languages.get(key) or languages.get(key.split("#")[0]) or "und" for key in joined.keys]
-    counts = Counter(of)
-    if len(counts) < 2:
-        return {}
-    out = {}
-    for language, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-        index = [i for i, lang in enumerate(of) if lang == language]
-        out[language] = agreement([joined.left[i] for i in index], [joined.right[i] for i in index],
-                                  n_boot=n_boot, seed=seed, threshold=threshold)
-    return out
+    """:func:`agreement_by_language` of the joined rows, each in its id's language (a
+    repeated id's ``id#2`` in the id's)."""
+    of = [languages.get(key) or languages.get(key.split("#")[0]) for key in joined.keys]
+    return agreement_by_language(joined.left, joined.right, of, n_boot=n_boot, seed=seed, threshold=threshold)
