@@ -26,6 +26,7 @@ from typing import Any
 from rag_eval.metrics.aggregate import AsDict
 from rag_eval.metrics.agreement import AgreementReport, agreement, agreement_by_language, rmse
 from rag_eval.metrics.registry import TRACE_METRICS
+from rag_eval.runs.summary import UNKNOWN_LANGUAGE
 from rag_eval.schema import Labels
 from rag_eval.text.keys import normalize_key, parse_document_key
 
@@ -154,8 +155,8 @@ def judge_vs_human(judged: Sequence[Rated], human: Mapping[str, Rated], *, n_boo
         truths = [human[r.id] for r in rows]
         predicted, true = [dict(r.scores) for r in rows], [dict(t.scores) for t in truths]
         report = agreement(predicted, true, n_boot=n_boot, seed=seed)
-        by_language = agreement_by_language(predicted, true, [(languages or {}).get(r.id) for r in rows],
-                                            n_boot=n_boot, seed=seed)
+        of = [(languages or {}).get(r.id) or UNKNOWN_LANGUAGE for r in rows]
+        by_language = agreement_by_language(predicted, true, of, n_boot=n_boot, seed=seed)
         pred_sets = [key_sets(r.labels) for r in rows]
         true_sets = [key_sets(t.labels) for t in truths]
         sentences = {k: set_prf([p[k] for p in pred_sets], [t[k] for t in true_sets]) for k in KEY_KINDS}

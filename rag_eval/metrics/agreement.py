@@ -52,7 +52,6 @@ from rag_eval.metrics.aggregate import (
 from rag_eval.metrics.defaults import DEFAULT_F1_THRESHOLD
 from rag_eval.metrics.registry import TRACE_METRICS
 from rag_eval.metrics.report_fields import average_and_rmse, rmse_band
-from rag_eval.text.language import UNKNOWN as UNKNOWN_LANGUAGE
 
 #: Hallucinated and grounded rows each, below which an AUROC is not shown: with 2
 #: hallucinated rows it can only be 0, 0.5, 1 or a few steps between, whatever the judge.
@@ -401,14 +400,14 @@ def agreement(predictions: Sequence[Mapping[str, Any] | None], truths: Sequence[
 
 
 def agreement_by_language(predictions: Sequence[Mapping[str, Any] | None], truths: Sequence[Mapping[str, Any] | None],
-                          languages: Sequence[str | None], **options: Any) -> dict[str, AgreementReport]:
-    """:func:`agreement` over each language's rows (``languages[i]`` is row i's; none is
-    ``und``), when the rows hold more than one language: a judge measured in one language
-    may not hold in another. Languages with most rows first; ``options`` as :func:`agreement`'s.
-    The one breakdown of ``rag-eval agreement`` and the Judges page."""
+                          languages: Sequence[str], **options: Any) -> dict[str, AgreementReport]:
+    """:func:`agreement` over each language's rows (``languages[i]`` is row i's), when the
+    rows hold more than one language: a judge measured in one language may not hold in
+    another. Languages with most rows first; ``options`` as :func:`agreement`'s. The one
+    breakdown of ``rag-eval agreement`` and the Judges page."""
     if not len(predictions) == len(truths) == len(languages):
         raise ValueError(f"{len(predictions)} prediction rows, {len(truths)} truth rows, {len(languages)} languages")
-    of = [language or UNKNOWN_LANGUAGE for language in languages]
+    of = list(languages)
     counts = Counter(of)
     if len(counts) < 2:
         return {}

@@ -26,6 +26,7 @@ from rag_eval.metrics.registry import TRACE_SCORES
 from rag_eval.metrics.report_fields import report_fields
 from rag_eval.metrics.trace import score_ragbench_row
 from rag_eval.runs.join import join_by_id
+from rag_eval.runs.summary import UNKNOWN_LANGUAGE
 from rag_eval.runs.truth import (
     PREDICTION_COLUMNS,
     TRUTH_COLUMNS,
@@ -295,6 +296,6 @@ def agreement_between_files(
 def _agreement_by_language(joined: Any, languages: Mapping[str, str], n_boot: int, seed: int,
                            threshold: float) -> dict[str, AgreementReport]:
     """:func:`agreement_by_language` of the joined rows, each in its id's language (a
-    repeated id's ``id#2`` in the id's)."""
-    of = [languages.get(key) or languages.get(key.split("#")[0]) for key in joined.keys]
+    repeated id's ``id#2`` in the id's; an id with none is ``und``)."""
+    of = [languages.get(key) or languages.get(key.split("#")[0]) or UNKNOWN_LANGUAGE for key in joined.keys]
     return agreement_by_language(joined.left, joined.right, of, n_boot=n_boot, seed=seed, threshold=threshold)
