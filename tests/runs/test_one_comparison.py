@@ -83,8 +83,8 @@ def _rows_in(languages: tuple[str, ...]) -> list[dict]:
 
 def test_the_three_agree_on_the_differences_per_language(tmp_path):
     """Issue 47, item 7: two runs of rows in Chinese, Japanese and English differ per language,
-    each with its paired interval and n, the same in the report, the page and the CLI; a pair
-    of runs in one language shows no breakdown."""
+    each with its paired interval and n, the same in the report, the page (its data and the
+    table it draws) and the CLI; a pair of runs in one language shows no breakdown."""
     import rag_eval
     from rag_eval.ui import data
 
@@ -113,6 +113,18 @@ def test_the_three_agree_on_the_differences_per_language(tmp_path):
     whole = {p["metric"]: p["n_pairs"] for p in cli_table["paired"]}
     assert all(sum(n for (_, _, m), (*_, n) in rows_cli.items() if m == metric) == n_all
                for metric, n_all in whole.items())
+
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(Path(__file__).parents[2] / "dashboard.py"), default_timeout=120)
+    at.query_params["runs"] = f"{a},{b}"
+    at.run()
+    at.switch_page("pages/compare.py").run()
+    assert not at.exception and not at.error, [e.value for e in (*at.exception, *at.error)]
+    (drawn,) = [d.value for d in at.dataframe if "language" in d.value.columns and "n_pairs" in d.value.columns]
+    assert sorted(zip(drawn["language"], drawn["n_pairs"], drawn["mean_difference"], drawn["ci_low"])) == sorted(
+        (language, n, difference, low) for (_, language, _), (difference, low, _, n) in rows_cli.items())
+    assert len(drawn) == len(rows_cli)
 
     html = build_report(runs, {r: store.items(r) for r in (a, b)})
     section = html.split("<h3>Paired differences by language</h3>", 1)[1].split("</table>", 1)[0]
