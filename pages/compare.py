@@ -110,6 +110,11 @@ def render_metrics(result: dict, labels: dict[str, str]) -> None:
         st.markdown("**Paired differences against the baseline** (same questions, both scored; every metric above)",
                     help=metric_help("paired"))
         components.draw_table(frames.paired_frame(result["paired"], labels, metric_label), key=f"{PAGE}.paired")
+    if result.get("paired_by_language"):  # the paired questions span several languages
+        st.markdown("**Paired differences by language** (each language's questions scored by both runs)",
+                    help=metric_help("paired"))
+        components.draw_table(frames.paired_frame(result["paired_by_language"], labels, metric_label),
+                              key=f"{PAGE}.paired_by_language")
 
 
 def render_costs(chosen: list[dict], labels: dict[str, str]) -> None:

@@ -103,6 +103,10 @@ def render_agreement(run: dict) -> None:
     for i, (title, table) in enumerate(review.agreement_tables(result).items()):
         st.markdown(f"**{title}**")
         components.draw_table(table, key=f"{PAGE}.judges.{i}")
+    by_language = review.language_table(result)
+    if by_language is not None:  # a judge measured in one language may not hold in another
+        st.markdown("**By language** (each language's reviewed rows; as `rag-eval agreement` breaks them down)")
+        components.draw_table(by_language, key=f"{PAGE}.by_language")
     with st.expander("What each column means"):
         st.markdown("\n".join(f"- **{name}**: {text}" for name, text in review.AGREEMENT_GLOSSARY.items()))
     if result.pairs:

@@ -91,24 +91,31 @@ def _per_item(metrics: Iterable[str | Path | Metric] | str | Path | Metric | Non
 
 
 # ---------------------------------------------------------------- the input
-def _rows_source(data: Any, column_map: Mapping[str, str] | None = None) -> Any:
+def _rows_source(data: Any, column_map: Mapping[str, str] | None = None, language: str | None = None) -> Any:
     """A :class:`~rag_eval.runs.sources.RowsSource` of ``data``: a path is read as the CLI
     reads it (streamed, any format it takes); a DataFrame, a ``datasets.Dataset`` or an
     iterable of dicts row by row (row numbers count from 1 in the order given). The
-    input's shape is checked first (:func:`_check_shape`)."""
+    input's shape is checked first (:func:`_check_shape`). ``language`` (normalized): each
+    row's that names none, as its own ``language`` column would."""
     from rag_eval.datasets.io import iter_raw
     from rag_eval.runs.sources import RowsSource
 
     column_map = dict(column_map or {})
+
+    def renamed(row: Any) -> Any:
+        row = _renamed(row, column_map)
+        named = isinstance(row, Mapping) and isinstance(row.get("language"), str) and row["language"].strip()
+        return {**row, "language": language} if language and isinstance(row, Mapping) and not named else row
+
     if isinstance(data, (str, Path)):
         _check_shape(str(data), ((n, _renamed(r, column_map)) for n, r in iter_raw(data)), column_map)
-        if not column_map:
+        if not column_map and not language:
             return RowsSource(path=data)
-        return RowsSource([(n, _renamed(r, column_map)) for n, r in iter_raw(data)], label=str(data))
+        return RowsSource([(n, renamed(r)) for n, r in iter_raw(data)], label=str(data))
     label, rows = _rows_of(data)
     # a DataFrame's columns are its header's (a column of nulls included): checked as a row 0
     header = [(0, dict.fromkeys(map(str, data.columns)))] if label == "DataFrame" and rows else []
-    pairs = [(n, _renamed(r, column_map)) for n, r in [*header, *enumerate(rows, start=1)]]
+    pairs = [(n, renamed(r)) for n, r in [*header, *enumerate(rows, start=1)]]
     _check_shape(label, pairs, column_map)
     return RowsSource(pairs[len(header):], label=label)
 
@@ -180,10 +187,24 @@ def _judge(judge: Any, options: Mapping[str, Any]) -> Any:
     return build_judge(judge, options=dict(options) or None)
 
 
-def _config(judge: Any, mode: Any, name: str | None, options: Mapping[str, Any] | None = None) -> RagConfig:
+def _language(language: str | None) -> str | None:
+    """The caller's ``language`` as the package writes it (``zh-Hans`` is ``zh``), or a
+    ValueError before any row is judged when it is no language code."""
+    from rag_eval.text.language import normalize_language
+
+    if language is None:
+        return None
+    code = normalize_language(language) if isinstance(language, str) else ""
+    if not re.fullmatch(r"[a-z]{2,3}", code):
+        raise ValueError(f"language={language!r} is not a language code: give an ISO 639-1 code, e.g. 'ja' or 'zh'")
+    return code
+
+
+def _config(judge: Any, mode: Any, name: str | None, options: Mapping[str, Any] | None = None,
+            language: str | None = None) -> RagConfig:
     """The configuration a saved run records: the judge it used (its kind as the judge-kind
-    registry knows it from the judge's name, a plugin's ``options``) and the scoring mode
-    (no retrieval or generation: the rows carry their responses)."""
+    registry knows it from the judge's name, a plugin's ``options``), the scoring mode
+    (no retrieval or generation: the rows carry their responses) and the caller's language."""
     from rag_eval.judges.kinds import JUDGE_KINDS
     from rag_eval.llm.config import LLMConfig
     from rag_eval.rag.config import JudgeConfig, RagConfig
@@ -201,7 +222,7 @@ def _config(judge: Any, mode: Any, name: str | None, options: Mapping[str, Any] 
         settings["calibration"] = str(calibration["name"]) if isinstance(calibration, Mapping) else str(calibration)
     if isinstance(llm, LLMConfig):  # a judge on an LLM endpoint records which
         settings.update(model=llm.model, base_url=llm.base_url)
-    return RagConfig(name=name or DEFAULT_NAME, judge=JudgeConfig(**settings), scoring_mode=mode)
+    return RagConfig(name=name or DEFAULT_NAME, judge=JudgeConfig(**settings), scoring_mode=mode, language=language)
 
 
 # ---------------------------------------------------------------- progress
@@ -476,6 +497,7 @@ def evaluate(
     progress: bool | Callable[[int, int], None] = True,
     mode: str | None = None,
     judge_options: Mapping[str, Any] | None = None,
+    language: str | None = None,
 ) -> Evaluation:
     """Judge every row of ``data`` and score it, as ``rag-eval judge`` does.
 
@@ -495,11 +517,14 @@ def evaluate(
     installed one). ``concurrency``: items judged at once (default: the judge's).
     ``store`` or ``name``: also save the run (see :meth:`Evaluation.save`). ``progress``:
     a progress bar, False, or ``fn(done, total)``.
-    ``mode``: the TRACe formulas (default the CLI's).
+    ``mode``: the TRACe formulas (default the CLI's). ``language``: the language (ISO 639-1,
+    e.g. ``"ja"``) of every row that does not name its own in a ``language`` column (a row's
+    own wins, as with ``RagConfig.language``); the rows are split, tokenized and judged in it,
+    and the summary's ``by_language`` counts them under it. Default: detected per row.
 
     Raises ValueError before any row is judged when a required column is missing (one
     message naming each and the names it is accepted under), a metric or a judge option
-    is unknown; ``FileFormatError`` when the file cannot be read,
+    is unknown or ``language`` is no language code; ``FileFormatError`` when the file cannot be read,
     :class:`~rag_eval.judges.base.JudgeUsageError` when the judge cannot be built. A bad
     row never raises: it is an item with status ``invalid_input``."""
     from rag_eval.judges.base import ManagedJudge
@@ -513,10 +538,11 @@ def evaluate(
 
     wanted = _per_item(metrics)
     scoring = ScoringMode(mode) if mode is not None else DEFAULT_MODE
-    source = _rows_source(data, column_map)  # its columns checked before the judge is built
+    given = _language(language)
+    source = _rows_source(data, column_map, given)  # its columns checked before the judge is built
     the_judge = _judge(judge, judge_options or {})
     source.row_cache = RowCache.for_judge(the_judge)
-    config = _config(the_judge, scoring, name, judge_options if isinstance(judge, str) else None)
+    config = _config(the_judge, scoring, name, judge_options if isinstance(judge, str) else None, given)
     sink = MemorySink()
     update, close = _progress(progress, str(getattr(the_judge, "name", "judge")))
     try:

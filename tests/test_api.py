@@ -285,3 +285,38 @@ def test_a_printed_summary_says_why_a_metric_has_no_interval(rows):
     printed = str(rag_eval.evaluate(one, progress=False).summary)
     bleu = next(line for line in printed.splitlines() if line.strip().startswith("bleu:"))
     assert bleu.endswith("(n=1: too few rows for an interval)") and "[n/a" not in printed, printed
+
+
+def test_a_language_for_every_row_that_names_none(tmp_path):
+    """``evaluate(..., language=)``: the rows that name no language are judged in the caller's
+    (normalized: ``zh-Hans`` is ``zh``; a row of digits alone, which no detector can place,
+    included), it reaches the rows, ``Summary.by_language`` and the saved configuration, and a
+    row's own ``language`` wins. Real rows: the committed shared passages in Chinese and Japanese."""
+    from pathlib import Path
+
+    passages = [json.loads(line) for line in (Path(__file__).parent / "data" / "multilingual" / "passages.jsonl")
+                .read_text(encoding="utf-8").splitlines()]
+    zh, ja = (next(p for p in passages if p["language"] == code) for code in ("zh", "ja"))
+    rows = [{"id": f"zh{i}", "question": zh["question"], "documents": [zh["text"]], "response": zh["text"][i * 40:][:40]}
+            for i in range(2)]
+    rows += [{"id": "digits", "question": "2009?", "documents": ["2009"], "response": "2009"},
+             {"id": "ja", "question": ja["question"], "documents": [ja["text"]], "response": ja["text"][:40],
+              "language": "ja"}]
+    detected = rag_eval.evaluate(rows, judge="lexical", progress=False)
+    assert detected.to_pandas().set_index("id")["language"]["digits"] == "und"
+
+    result = rag_eval.evaluate(rows, judge="lexical", progress=False, language="zh-Hans", store=tmp_path / "runs.sqlite",
+                               name="zh")
+    by_id = result.to_pandas().set_index("id")["language"].to_dict()
+    assert by_id == {"zh0": "zh", "zh1": "zh", "digits": "zh", "ja": "ja"}
+    assert {k: v["n_items"] for k, v in result.summary.by_language.items()} == {"zh": 3, "ja": 1}
+    assert rag_eval.load_run("zh", store=tmp_path / "runs.sqlite").summary.by_language.keys() == {"zh", "ja"}
+    from rag_eval.runs.store import RunStore
+
+    assert RunStore(tmp_path / "runs.sqlite").get_run(result.run_id)["config"]["language"] == "zh"
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    from_file = rag_eval.evaluate(path, judge="lexical", progress=False, language="zh")
+    assert from_file.to_pandas().set_index("id")["language"].to_dict() == by_id
+    with pytest.raises(ValueError, match="language='chinese!'"):
+        rag_eval.evaluate(rows, judge="lexical", progress=False, language="chinese!")

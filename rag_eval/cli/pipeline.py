@@ -454,6 +454,12 @@ def compare(run_refs, metrics, cutoff, top, as_json, db) -> None:
     click.echo(_table(["metric", "run", "mean difference", "95% CI", "pairs"],
                       [(p["metric"], label[p["run"]], p["mean_difference"], f"[{_fmt(p['ci_low'])}, {_fmt(p['ci_high'])}]",
                         p["n_pairs"]) for p in result["paired"]]))
+    if result.get("paired_by_language"):  # the paired questions span several languages
+        click.echo("\nPaired differences by language:\n")
+        click.echo(_table(["language", "metric", "run", "mean difference", "95% CI", "pairs"],
+                          [(p["language"], p["metric"], label[p["run"]], p["mean_difference"],
+                            f"[{_fmt(p['ci_low'])}, {_fmt(p['ci_high'])}]", p["n_pairs"])
+                           for p in result["paired_by_language"]]))
     for note in result["judge_error_notes"]:
         click.echo(f"note: {note}")
     empty = differences_message(result)

@@ -24,8 +24,9 @@ from itertools import combinations
 from typing import Any
 
 from rag_eval.metrics.aggregate import AsDict
-from rag_eval.metrics.agreement import AgreementReport, agreement, rmse
+from rag_eval.metrics.agreement import AgreementReport, agreement, agreement_by_language, rmse
 from rag_eval.metrics.registry import TRACE_METRICS
+from rag_eval.runs.summary import UNKNOWN_LANGUAGE
 from rag_eval.schema import Labels
 from rag_eval.text.keys import normalize_key, parse_document_key
 
@@ -99,6 +100,8 @@ class JudgeAgreement:
     kappa: float | None
     kappa_reason: str | None = None
     item_ids: list[str] = field(default_factory=list)
+    #: ``trace`` per language of the rows, when they hold more than one (``rag-eval agreement``'s breakdown)
+    by_language: dict[str, AgreementReport] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -106,6 +109,7 @@ class JudgeAgreement:
             "sentences": {k: v.to_dict() for k, v in self.sentences.items()},
             "adherence_kappa": self.kappa, "adherence_kappa_reason": self.kappa_reason,
             "item_ids": self.item_ids,
+            **({"by_language": {k: v.to_dict() for k, v in self.by_language.items()}} if self.by_language else {}),
         }
 
 
@@ -137,9 +141,10 @@ def _verdict_kappa(a: Sequence[Mapping[str, Any]], b: Sequence[Mapping[str, Any]
 
 
 def judge_vs_human(judged: Sequence[Rated], human: Mapping[str, Rated], *, n_boot: int = 1000,
-                   seed: int = 0) -> list[JudgeAgreement]:
+                   seed: int = 0, languages: Mapping[str, str] | None = None) -> list[JudgeAgreement]:
     """Each judge in ``judged`` against ``human`` (item id -> the human rating), on the
-    items both labelled, judges in name order."""
+    items both labelled, judges in name order. ``languages`` (item id -> its language): the
+    TRACe agreement is also broken down by language when the rows hold more than one."""
     by_judge: dict[str, list[Rated]] = {}
     for r in judged:
         if r.id in human:
@@ -148,12 +153,15 @@ def judge_vs_human(judged: Sequence[Rated], human: Mapping[str, Rated], *, n_boo
     for judge in sorted(by_judge):
         rows = sorted(by_judge[judge], key=lambda r: r.id)
         truths = [human[r.id] for r in rows]
-        report = agreement([dict(r.scores) for r in rows], [dict(t.scores) for t in truths], n_boot=n_boot, seed=seed)
+        predicted, true = [dict(r.scores) for r in rows], [dict(t.scores) for t in truths]
+        report = agreement(predicted, true, n_boot=n_boot, seed=seed)
+        of = [(languages or {}).get(r.id) or UNKNOWN_LANGUAGE for r in rows]
+        by_language = agreement_by_language(predicted, true, of, n_boot=n_boot, seed=seed)
         pred_sets = [key_sets(r.labels) for r in rows]
         true_sets = [key_sets(t.labels) for t in truths]
         sentences = {k: set_prf([p[k] for p in pred_sets], [t[k] for t in true_sets]) for k in KEY_KINDS}
         kappa, why = _verdict_kappa([r.scores for r in rows], [t.scores for t in truths])
-        out.append(JudgeAgreement(judge, len(rows), report, sentences, kappa, why, [r.id for r in rows]))
+        out.append(JudgeAgreement(judge, len(rows), report, sentences, kappa, why, [r.id for r in rows], by_language))
     return out
 
 

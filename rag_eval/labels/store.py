@@ -120,6 +120,14 @@ def judgements_for(store: RunStore, label_sets: list[dict[str, Any]]) -> list[Ra
     return list(out.values())
 
 
+def _languages(store: RunStore, run_id: str, reviewed: Sequence[EvalItem]) -> dict[str, str]:
+    """Each reviewed row's language: the run's item's (a row's or the configuration's
+    language, else detected when the run judged it), else the reviewed text's, detected."""
+    stored = {} if run_id.startswith(ADHOC_PREFIX) else {
+        str(i["id"]): str(i["language"]) for i in store.items(run_id, ("id", "language")) if i.get("language")}
+    return {item.id: stored.get(item.id) or item.language for item in reviewed}
+
+
 @dataclass(slots=True)
 class RunAgreement:
     """Every judge against the human labels of a run's reviewed rows, and rater pairs."""
@@ -163,9 +171,10 @@ def agreement_for_run(store: RunStore, run_id: str, reviewer: str | None = None,
                     for i in store.items(run_id, ("id", "status", "metrics")) if is_usable(i.get("status"))}
     metrics = metric_vs_human(measured, scored) if scored else []
     judged = judgements_for(store, sets)
+    reviewed = [item_from_row(dict(s["item"])) for s in reference_sets(sets, reviewer)]
     # beside every judge, word overlap on the same rows: the floor a judge must beat
-    judged += reference_ratings_of([item_from_row(dict(s["item"])) for s in reference_sets(sets, reviewer)])
-    judges = judge_vs_human(judged, truth, n_boot=n_boot, seed=seed)
+    judged += reference_ratings_of(reviewed)
+    judges = judge_vs_human(judged, truth, n_boot=n_boot, seed=seed, languages=_languages(store, run_id, reviewed))
     # Judge against judge, reviewer against reviewer (judge against human is above).
     pairs = [p for p in pairwise([*judged, *human_ratings(sets)])
              if p.a.startswith("human:") == p.b.startswith("human:")]

@@ -29,6 +29,7 @@ of a class for AUROC, no positives for F1) are ``None`` with a ``reason``; they 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -396,3 +397,22 @@ def agreement(predictions: Sequence[Mapping[str, Any] | None], truths: Sequence[
     return AgreementReport(rmse_estimates, agg, consistency, auroc, f1_estimate, coverage,
                            tuple(m for m in TRACE_METRICS if rmse_estimates[m].value is not None),
                            threshold, confidence, n_boot)
+
+
+def agreement_by_language(predictions: Sequence[Mapping[str, Any] | None], truths: Sequence[Mapping[str, Any] | None],
+                          languages: Sequence[str], **options: Any) -> dict[str, AgreementReport]:
+    """:func:`agreement` over each language's rows (``languages[i]`` is row i's), when the
+    rows hold more than one language: a judge measured in one language may not hold in
+    another. Languages with most rows first; ``options`` as :func:`agreement`'s. The one
+    breakdown of ``rag-eval agreement`` and the Judges page."""
+    if not len(predictions) == len(truths) == len(languages):
+        raise ValueError(f"{len(predictions)} prediction rows, {len(truths)} truth rows, {len(languages)} languages")
+    of = list(languages)
+    counts = Counter(of)
+    if len(counts) < 2:
+        return {}
+    out = {}
+    for language, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        index = [i for i, lang in enumerate(of) if lang == language]
+        out[language] = agreement([predictions[i] for i in index], [truths[i] for i in index], **options)
+    return out

@@ -159,6 +159,10 @@ details.row>summary{cursor:pointer} details.row[open]>summary{margin-bottom:0.4e
 <table><tr><th>metric</th><th>run</th><th>mean difference</th><th>95% CI</th><th>pairs</th></tr>
 {% for p in comparison.paired %}<tr><td>{{ p.metric }}</td><td>{{ p.run }}</td><td class="num">{{ p.diff }}</td><td class="num">{{ p.ci }}</td><td class="num">{{ p.n }}</td></tr>
 {% endfor %}</table>
+{% if comparison.by_language %}<h3>Paired differences by language</h3>
+<table><tr><th>language</th><th>metric</th><th>run</th><th>mean difference</th><th>95% CI</th><th>pairs</th></tr>
+{% for p in comparison.by_language %}<tr><td><bdi>{{ p.language }}</bdi></td><td>{{ p.metric }}</td><td>{{ p.run }}</td><td class="num">{{ p.diff }}</td><td class="num">{{ p.ci }}</td><td class="num">{{ p.n }}</td></tr>
+{% endfor %}</table>{% endif %}
 {% if expected_error_notes %}<p class="muted">The judge and these differences:</p>
 <ul>{% for n in expected_error_notes %}<li>{{ n }}</li>{% endfor %}</ul>{% endif %}
 <h3>Largest per-question differences</h3>
@@ -388,6 +392,9 @@ def build_report(runs: Sequence[dict[str, Any]], items_by_run: Mapping[str, Sequ
             "baseline": labels[runs[0]["id"]],
             "paired": [{"metric": p["metric"], "run": labels.get(p["run"], p["run"]), "diff": _f(p["mean_difference"], signed=True),
                         "ci": _ci(p["ci_low"], p["ci_high"]), "n": p["n_pairs"]} for p in result["paired"]],
+            "by_language": [{"language": p["language"], "metric": p["metric"], "run": labels.get(p["run"], p["run"]),
+                             "diff": _f(p["mean_difference"], signed=True), "ci": _ci(p["ci_low"], p["ci_high"]),
+                             "n": p["n_pairs"]} for p in result["paired_by_language"]],
             "differences": [{**d, "run": labels.get(d["run"], d["run"]), "base": _f(d["base"]), "other": _f(d["other"]),
                              "difference": _f(d["difference"], signed=True), "question": (d.get("question") or "")[:120]}
                             for d in result["differences"][:15]],

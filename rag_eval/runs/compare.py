@@ -10,12 +10,14 @@ and shows up in the coverage instead.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rag_eval.metrics.aggregate import finite_number, mean_difference_interval, mean_interval
 from rag_eval.metrics.registry import METRICS, TRACE_SCORES, item_values
 from rag_eval.runs.stats import mean_with_ci
+from rag_eval.runs.summary import UNKNOWN_LANGUAGE
 
 
 def _value(item: Mapping[str, Any], metric: str) -> float | None:
@@ -58,41 +60,75 @@ def metric_table(items_by_run: Mapping[str, Sequence[dict[str, Any]]], metrics: 
     return rows
 
 
+def _language(*items: Mapping[str, Any]) -> str:
+    """A pair's language: the baseline item's, else the other's (one row, one language),
+    else :data:`~rag_eval.runs.summary.UNKNOWN_LANGUAGE`, as the run summaries count it."""
+    return next((str(i["language"]) for i in items if i.get("language")), UNKNOWN_LANGUAGE)
+
+
 def question_differences(base: Sequence[dict[str, Any]], other: Sequence[dict[str, Any]], metrics: Sequence[str],
                          other_run: str = "") -> list[dict[str, Any]]:
-    """Per question and metric, ``other - base`` where both runs scored it, largest
-    absolute difference first (ties: by item id, so the order is stable)."""
+    """Per question and metric, ``other - base`` where both runs scored it (with the
+    question's language), largest absolute difference first (ties: by item id, so the order
+    is stable)."""
     base_by_id = {i["id"]: i for i in base}
     rows = []
     for item in other:
         b = base_by_id.get(item["id"])
         if b is None:
             continue
+        language = _language(b, item)
         for metric in metrics:
             x, y = _value(b, metric), _value(item, metric)
             if x is None or y is None:
                 continue
-            rows.append({"id": item["id"], "question": item.get("question"), "metric": metric,
+            rows.append({"id": item["id"], "question": item.get("question"), "language": language, "metric": metric,
                          "run": other_run, "base": x, "other": y, "difference": y - x})
     return sorted(rows, key=lambda r: (-abs(r["difference"]), str(r["id"]), r["metric"]))
+
+
+def _paired_rows(run_id: str, baseline: str, differences: Sequence[Mapping[str, Any]], metrics: Sequence[str],
+                 **group: str) -> list[dict[str, Any]]:
+    """Per metric, the mean of ``differences`` (one run's against the baseline) with its
+    bootstrap interval and the pairs it rests on; ``group`` (a language) heads each row."""
+    rows = []
+    for metric in metrics:
+        values = [d["difference"] for d in differences if d["metric"] == metric]
+        low, high, _ = mean_interval(values)
+        rows.append({"run": run_id, "baseline": baseline, **group, "metric": metric, "n_pairs": len(values),
+                     "mean_difference": sum(values) / len(values) if values else None,
+                     "ci_low": low, "ci_high": high})
+    return rows
 
 
 def paired_table(items_by_run: Mapping[str, Sequence[dict[str, Any]]], metrics: Sequence[str]) -> list[dict[str, Any]]:
     """Mean paired difference (run - baseline) with a bootstrap CI, per run and metric."""
     runs = list(items_by_run)
-    if len(runs) < 2:
+    base = items_by_run[runs[0]] if runs else ()
+    return [row for run_id in runs[1:]
+            for row in _paired_rows(run_id, runs[0], question_differences(base, items_by_run[run_id], metrics, run_id),
+                                    metrics)]
+
+
+def paired_languages(base: Sequence[Mapping[str, Any]], other: Sequence[Mapping[str, Any]]) -> Counter[str]:
+    """The languages of the questions both runs hold (paired by id, scored or not), counted."""
+    base_by_id = {i["id"]: i for i in base}
+    return Counter(_language(base_by_id[i["id"]], i) for i in other if i["id"] in base_by_id)
+
+
+def paired_by_language(base: Sequence[Mapping[str, Any]], other: Sequence[Mapping[str, Any]],
+                       differences: Sequence[Mapping[str, Any]], metrics: Sequence[str], run_id: str,
+                       baseline: str) -> list[dict[str, Any]]:
+    """:func:`paired_table`'s rows per language of the paired questions (``language`` heads
+    each row; most questions first), when they span more than one language: a difference
+    that holds in one language may not in another. ``differences``: :func:`question_differences`
+    of ``other`` against ``base``. A language whose questions no metric pairs shows n 0."""
+    languages = paired_languages(base, other)
+    if len(languages) < 2:
         return []
-    base = items_by_run[runs[0]]
-    rows = []
-    for run_id in runs[1:]:
-        diffs = question_differences(base, items_by_run[run_id], metrics, run_id)
-        for metric in metrics:
-            values = [d["difference"] for d in diffs if d["metric"] == metric]
-            low, high, _ = mean_interval(values)
-            rows.append({"run": run_id, "baseline": runs[0], "metric": metric, "n_pairs": len(values),
-                         "mean_difference": sum(values) / len(values) if values else None,
-                         "ci_low": low, "ci_high": high})
-    return rows
+    return [row for language, _ in sorted(languages.items(), key=lambda kv: (-kv[1], kv[0]))
+            for row in _paired_rows(run_id, baseline, [d for d in differences if d["language"] == language], metrics,
+                                    language=language)]
 
 
 # ---------------------------------------------------------------------- a common cut-off
@@ -173,16 +209,20 @@ def compare_runs(items_by_run: Mapping[str, Sequence[dict[str, Any]]], metrics: 
     metrics = list(metrics or available_metrics(items_by_run))
     runs = list(items_by_run)
     base = items_by_run[runs[0]]
-    differences = []
+    differences, paired, by_language = [], [], []
     for run_id in runs[1:]:
-        differences.extend(question_differences(base, items_by_run[run_id], metrics, run_id))
+        found = question_differences(base, items_by_run[run_id], metrics, run_id)
+        paired += _paired_rows(run_id, runs[0], found, metrics)
+        by_language += paired_by_language(base, items_by_run[run_id], found, metrics, run_id, runs[0])
+        differences.extend(found)
     # "differ most" lists questions that differ: an unchanged score is no difference to open
     differences = [d for d in differences if d["difference"] != 0]
     differences.sort(key=lambda r: (-abs(r["difference"]), str(r["id"]), r["metric"], r["run"]))
     return {
         "runs": runs,
         "metrics": metric_table(items_by_run, metrics),
-        "paired": paired_table(items_by_run, metrics),
+        "paired": paired,
+        "paired_by_language": by_language,
         "differences": differences,
     }
 

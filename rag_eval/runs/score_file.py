@@ -8,7 +8,6 @@ Failed rows are counted in the summary's coverage and never enter a mean.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,12 +19,14 @@ from rag_eval.metrics.agreement import (
     DEFAULT_F1_THRESHOLD,
     AgreementReport,
     agreement,
+    agreement_by_language,
 )
 from rag_eval.metrics.diagnosis import Diagnosis, diagnose
 from rag_eval.metrics.registry import TRACE_SCORES
 from rag_eval.metrics.report_fields import report_fields
 from rag_eval.metrics.trace import score_ragbench_row
 from rag_eval.runs.join import join_by_id
+from rag_eval.runs.summary import UNKNOWN_LANGUAGE
 from rag_eval.runs.truth import (
     PREDICTION_COLUMNS,
     TRUTH_COLUMNS,
@@ -294,16 +295,7 @@ def agreement_between_files(
 
 def _agreement_by_language(joined: Any, languages: Mapping[str, str], n_boot: int, seed: int,
                            threshold: float) -> dict[str, AgreementReport]:
-    """:func:`agreement` over each language's pairs when the joined rows hold more than one
-    language (a row with none is ``und``): a judge measured in one language may not hold in
-    another. Languages with most rows first."""
-    of = [languages.get(key) or languages.get(key.split("#")[0]) or "und" for key in joined.keys]
-    counts = Counter(of)
-    if len(counts) < 2:
-        return {}
-    out = {}
-    for language, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-        index = [i for i, lang in enumerate(of) if lang == language]
-        out[language] = agreement([joined.left[i] for i in index], [joined.right[i] for i in index],
-                                  n_boot=n_boot, seed=seed, threshold=threshold)
-    return out
+    """:func:`agreement_by_language` of the joined rows, each in its id's language (a
+    repeated id's ``id#2`` in the id's; an id with none is ``und``)."""
+    of = [languages.get(key) or languages.get(key.split("#")[0]) or UNKNOWN_LANGUAGE for key in joined.keys]
+    return agreement_by_language(joined.left, joined.right, of, n_boot=n_boot, seed=seed, threshold=threshold)

@@ -151,7 +151,7 @@ def list_runs() -> list[dict[str, Any]]:
 # What each view of a run reads of its items (``RunStore.items(run_id, fields)``): the
 # store picks these out, so a 2,000-item run is not decoded documents and all.
 SCORE_FIELDS = ("id", "status", "scores")
-COMPARE_FIELDS = ("id", "question", "status", "error", *FAMILY_FIELD.values(), "answer", "reference_answer",
+COMPARE_FIELDS = ("id", "question", "language", "status", "error", *FAMILY_FIELD.values(), "answer", "reference_answer",
                   "reference_answers", "truth", "gold_doc_ids", "chunks")  # ranking: retrieval at a common k
 TABLE_FIELDS = ROW_FIELDS  # the stored fields of the one flat row (runs.records.item_row)
 AGREEMENT_FIELDS = ("id", "status", "scores", "truth")

@@ -246,6 +246,29 @@ def agreement_tables(result: Any) -> dict[str, Any]:
             "Sentence keys": pd.DataFrame(keys)}
 
 
+def language_table(result: Any) -> Any:
+    """Each judge's agreement per language of the reviewed rows (``JudgeAgreement.by_language``,
+    the breakdown ``rag-eval agreement`` prints), one row per judge and language: its rows, the
+    RMSE of each TRACe metric and the hallucination AUROC, each with its 95% interval; None
+    when no judge's rows span more than one language (drawing only)."""
+    import pandas as pd
+
+    from rag_eval.ui.help import metric_label
+
+    def cell(e: Any, n: int) -> str:
+        interval = _interval(e, n) if e.value is not None else ""
+        return _figure(e.value, n, e.reason) + (f" [{interval}]" if interval else "")
+
+    rows = []
+    for j in result.judges:
+        for language, report in (getattr(j, "by_language", None) or {}).items():
+            n = report.coverage.rows_given
+            rows.append({"judge": j.judge, "language": language, "rows": n,
+                         **{f"RMSE {metric_label(m)}": cell(e, n) for m, e in report.rmse.items()},
+                         "hallucination AUROC": cell(report.hallucination_auroc, n)})
+    return pd.DataFrame(rows) if rows else None
+
+
 def metric_table(result: Any) -> Any:
     """Each per-item metric the reviewers scored (a rubric) against the run's values of it
     (drawing only; the figures come from ``labels.agreement.metric_vs_human``)."""
