@@ -95,7 +95,7 @@ def start(rows: list, mode: str, label: str, config, collection: str | None, nam
     ray = RaySpec(cluster.address, ray_workers) if cluster is not None and ray_workers else None
     judge = data.judge_for(config.judge, ray=ray)
     if mode == MODE_JUDGE:
-        source = RowsSource(rows, label=label, row_cache=RowCache.for_judge(judge))
+        source = RowsSource(rows, label=label, row_cache=RowCache.for_judge(judge), language=config.language)
     else:
         source = RagSource(rows, config, collection, label=label)
     show_address = settings.policy().show_paths

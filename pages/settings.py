@@ -58,6 +58,10 @@ def render_form() -> None:
                              key=f"{PAGE}.rate_limit_rpm")
         cols[1].checkbox("Cache LLM responses", key=f"{PAGE}.cache")
         st.checkbox("Also use the LLM to generate answers (else the extractive generator)", key=f"{PAGE}.use_llm_generator")
+        st.text_input("Language", key=f"{PAGE}.language", placeholder="detect each text",
+                      help="The language of your documents and questions as an ISO 639-1 code (ja, ar, de, ...): "
+                           "sentences, words and judges then read every text in it, and ingest records it. Empty: "
+                           "each text's language is detected. A row's own `language` column still wins.")
         if st.form_submit_button("Save settings"):
             names = [n for n in settings.DEFAULTS if not (policy.locked and n == "api_key_env")]
             settings.save_settings({name: st.session_state[f"{PAGE}.{name}"] for name in names})

@@ -102,22 +102,18 @@ def _rows_source(data: Any, column_map: Mapping[str, str] | None = None, languag
 
     column_map = dict(column_map or {})
 
-    def renamed(row: Any) -> Any:
-        row = _renamed(row, column_map)
-        named = isinstance(row, Mapping) and isinstance(row.get("language"), str) and row["language"].strip()
-        return {**row, "language": language} if language and isinstance(row, Mapping) and not named else row
-
     if isinstance(data, (str, Path)):
         _check_shape(str(data), ((n, _renamed(r, column_map)) for n, r in iter_raw(data)), column_map)
-        if not column_map and not language:
-            return RowsSource(path=data)
-        return RowsSource([(n, renamed(r)) for n, r in iter_raw(data)], label=str(data))
+        if not column_map:
+            return RowsSource(path=data, language=language)
+        return RowsSource([(n, _renamed(r, column_map)) for n, r in iter_raw(data)], label=str(data),
+                          language=language)
     label, rows = _rows_of(data)
     # a DataFrame's columns are its header's (a column of nulls included): checked as a row 0
     header = [(0, dict.fromkeys(map(str, data.columns)))] if label == "DataFrame" and rows else []
-    pairs = [(n, renamed(r)) for n, r in [*header, *enumerate(rows, start=1)]]
+    pairs = [(n, _renamed(r, column_map)) for n, r in [*header, *enumerate(rows, start=1)]]
     _check_shape(label, pairs, column_map)
-    return RowsSource(pairs[len(header):], label=label)
+    return RowsSource(pairs[len(header):], label=label, language=language)
 
 
 def _check_shape(label: str, rows: Any, column_map: Mapping[str, str]) -> None:

@@ -93,13 +93,20 @@ class _Ids:
         return f"{raw}#{self.repeated[raw] + 1}"
 
 
+def _named_language(value: Any) -> str | None:
+    """The language a row names in its ``language`` column, if any."""
+    if isinstance(value, dict) and isinstance(value.get("language"), str) and value["language"].strip():
+        return str(value["language"]).strip()
+    return None
+
+
 def _metadata(value: Any) -> dict[str, Any]:
     """A row's ``metadata``, and its ``language`` when it names one (what the item is split,
     tokenized and judged in)."""
     meta = value.get("metadata") if isinstance(value, dict) else None
     out = dict(meta) if isinstance(meta, dict) else {}
-    if isinstance(value, dict) and isinstance(value.get("language"), str) and value["language"].strip():
-        out["language"] = value["language"].strip()
+    if _named_language(value):
+        out["language"] = _named_language(value)
     return out
 
 
@@ -159,18 +166,20 @@ class RowsSource:
     """Rows that carry a response and its contexts: ``rows`` as ``(row number, row)``
     pairs, or ``path`` read as a stream (:func:`rag_eval.datasets.io.iter_raw`). With a
     ``row_cache`` (see :class:`rag_eval.runs.row_cache.RowCache`) a row judged before
-    with the same judge is neither prepared nor judged again."""
+    with the same judge is neither prepared nor judged again. ``language``: the language of
+    every row that names none (the configuration's, the caller's); a row's own wins."""
 
     kind = "judge-given-responses"
 
     def __init__(self, rows: Iterable[Any] | None = None, *, path: str | Path | None = None,
-                 label: str | None = None, row_cache: Any = None) -> None:
+                 label: str | None = None, row_cache: Any = None, language: str | None = None) -> None:
         if (rows is None) == (path is None):
             raise ValueError("give rows or path")
         self.rows = None if rows is None else normalise_rows(rows)
         self.path = None if path is None else str(path)
         self.label = label or self.path or "dataset"
         self.row_cache = row_cache
+        self.language = language
         self.answer_matcher: Any = None  # set by the engine when an LLM is configured
 
     def open(self) -> None:
@@ -205,6 +214,8 @@ class RowsSource:
               ) -> Iterator[SourceItem]:
         ids = _Ids()
         for position, (number, value) in enumerate(self._pairs()):
+            if self.language and isinstance(value, dict) and not _named_language(value):
+                value = {**value, "language": self.language}  # as its own column would (the row cache keys it)
             raw_id = default_id(number) if isinstance(value, RowError) else id_of(value, number)
             key = ids(raw_id)
             if key in skip:

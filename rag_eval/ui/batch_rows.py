@@ -181,7 +181,8 @@ def _estimate(fingerprint: str, mode: str, label: str, limit: int, config_json: 
 
     config = RagConfig.model_validate_json(config_json)
     rows = _rows[:limit]
-    source = RowsSource(rows, label=label) if mode == JUDGE else RagSource(rows, config, collection or "", label=label)
+    source = (RowsSource(rows, label=label, language=config.language) if mode == JUDGE
+              else RagSource(rows, config, collection or "", label=label))
     return estimate_run(source, judge_spec(config.judge, llm=settings.llm_from_json(llm_json)), item_metrics(metrics))
 
 

@@ -36,6 +36,7 @@ DEFAULTS: dict[str, Any] = {
     "rate_limit_rpm": 60,  # likewise
     "cache": True,
     "use_llm_generator": False,
+    "language": "",  # the documents' and questions' language (ISO 639-1) when known; "": detect each text
 }
 
 
@@ -91,6 +92,10 @@ def save_settings(values: dict[str, Any]) -> None:
     if not re.fullmatch(r"[A-Z_][A-Z0-9_]{0,127}", str(env_name or "")):  # keys are never all upper case
         raise ValueError("The key setting takes the name of an environment variable (e.g. OPENAI_API_KEY), "
                          "not the key itself; put the key in the environment or the Space secrets.")
+    language = str(values.get("language") or "").strip()
+    if language and not re.fullmatch(r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*", language):
+        raise ValueError("The language takes an ISO 639-1 code such as ja, ar or pt-BR; leave it empty to detect "
+                         "each text's language.")
     merged = {**current_settings(), **values}
     problems = check(policy(), merged)
     if problems:
@@ -155,6 +160,7 @@ def config_from_settings(values: dict[str, Any], name: str = "dashboard") -> Rag
     to an OpenAI-compatible endpoint gets the endpoint settings, and so does the generator
     when asked for LLM answers."""
     from rag_eval.judges.kinds import JUDGE_KINDS
+    from rag_eval.text.language import normalize_language
 
     config = default_config(name)
     on_endpoint = values["provider"] != "local"
@@ -162,6 +168,8 @@ def config_from_settings(values: dict[str, Any], name: str = "dashboard") -> Rag
     if JUDGE_KINDS.find(kind) is None:  # a plugin no longer installed: the provider's judge
         kind = JUDGE_KINDS.default(on_endpoint)
     config = with_judge(config, kind, values)
+    if values.get("language"):  # every text of a run is then read in it, unless its row names its own
+        config = config.with_changes(language=normalize_language(values["language"]))
     if on_endpoint and values["use_llm_generator"]:
         config = config.with_changes(**{f"generator.{k}": v for k, v in _endpoint(values).items()},
                                      **{"generator.kind": "openai"})

@@ -117,3 +117,37 @@ def test_any_installed_judge_kind_is_a_choice_and_only_an_endpoint_kind_gets_the
     llm = config_from_settings({**endpoint, "provider": "local", "judge": "llm"})
     assert (llm.judge.kind, llm.judge.model, llm.judge.base_url) == ("llm", "m", "http://127.0.0.1:9/v1")
     assert config_from_settings({**endpoint, "judge": "uninstalled"}).judge.kind == "local"
+
+
+def test_a_language_setting_reaches_the_configuration_and_a_rows_own_wins():
+    """Settings' language (issue 47: the pages override detection): the configuration's, the
+    language of every row that names none; a code that is none is refused before it is saved."""
+    from streamlit.testing.v1 import AppTest
+
+    from rag_eval.runs.sources import RowsSource
+
+    config = config_from_settings({**DEFAULTS, "language": "pt-BR"})
+    assert config.language == "pt" and config_from_settings(dict(DEFAULTS)).language is None
+    rows = [(1, {"question": "Qual é a capital?", "documents": ["Brasília é a capital."], "response": "Brasília."}),
+            (2, {"question": "首都は?", "documents": ["東京は首都です。"], "response": "東京です。", "language": "ja"})]
+    items = list(RowsSource(rows, language=config.language).items())
+    assert [item.metadata.get("language") for item in items] == ["pt", "ja"]
+
+    def page():
+        import streamlit as st
+
+        from rag_eval.ui import settings
+
+        try:
+            settings.save_settings({"language": st.session_state.get("code", "")})
+            st.write("saved", settings.current_config().language)
+        except ValueError as error:
+            st.write(str(error))
+
+    app = AppTest.from_function(page)
+    app.session_state["code"] = "not a language!"
+    app.run()
+    assert "ISO 639-1 code" in " ".join(m.value for m in app.markdown)
+    app.session_state["code"] = "ja"
+    app.run()
+    assert "saved ja" in " ".join(m.value for m in app.markdown)
