@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
-from typing import Any, Generic, NamedTuple, Protocol, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 #: The origin of what this package declares itself; a plugin's declaration gets its distribution's.
 BUILT_IN = "rag_eval"
@@ -33,17 +33,7 @@ class PluginError(NamedTuple):
         return f"plugin {self.entry_point!r} ({self.origin}) failed to load: {self.error}"
 
 
-class Declaration(Protocol):
-    """What a registry holds: a frozen dataclass with a ``name`` and the ``origin`` it came from."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def origin(self) -> str: ...
-
-
-D = TypeVar("D", bound=Declaration)
+D = TypeVar("D", bound=Any)  # what a registry holds: a frozen dataclass with a ``name`` and the ``origin`` it came from
 
 _loading_origin = threading.local()
 
@@ -93,7 +83,7 @@ class Registry(Generic[D]):
     ``group`` (None: none) load lazily on the first lookup that needs them."""
 
     #: the declaration type an entry point must give (or a list of them)
-    declares: type
+    declares: type[Any]
     #: a module named by an entry point registers its declarations itself while it is imported
     #: (a decorator); otherwise an entry point giving anything but a declaration is a plugin error
     self_registering = False
@@ -141,8 +131,7 @@ class Registry(Generic[D]):
 
     def _register_loaded(self, obj: Any, origin: str) -> None:
         if isinstance(obj, self.declares):
-            declared: Any = obj
-            self.register(replace(declared, origin=origin) if declared.origin == BUILT_IN else declared)
+            self.register(replace(obj, origin=origin) if obj.origin == BUILT_IN else obj)
         elif isinstance(obj, (list, tuple)):
             for one in obj:
                 self._register_loaded(one, origin)
