@@ -55,6 +55,7 @@ from harness.judge_training import (
     DEFAULT_SEED,
     SUBSETS,
     ArrayEmbedder,
+    auroc_difference,
     build_dataset,
     leave_one_subset_out,
     load_ragbench,
@@ -63,7 +64,6 @@ from harness.judge_training import (
 from rag_eval.config import shared_data_dir
 from rag_eval.judges.encoder import JudgeEncoder
 from rag_eval.judges.local import LocalJudge
-from rag_eval.metrics.agreement import auroc_difference
 from rag_eval.text.sentences import item_from_row
 
 REFERENCES = [  # RAGBench paper, test splits, mean over subsets

@@ -22,15 +22,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a file: harness/ beside rag_eval/
 
+from harness.judge_training import calibration_error
 from rag_eval.config import shared_data_dir
 from rag_eval.judges.features import lexical_novelty
 from rag_eval.judges.local import LocalJudge
-from rag_eval.metrics.agreement import calibration_error, hallucination_auroc
+from rag_eval.metrics.agreement import hallucination_auroc
 from rag_eval.text.sentences import item_from_texts
 
 FILES = ("qa_one-turn_data.jsonl", "qa_multi-turn_data.jsonl")

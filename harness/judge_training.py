@@ -40,7 +40,9 @@ from rag_eval.judges.local import (
     row_support_features,
     support_inputs,
 )
-from rag_eval.metrics.agreement import calibration_error
+from rag_eval.metrics.aggregate import DEFAULT_CONFIDENCE, DEFAULT_N_BOOT, bootstrap_ci
+from rag_eval.metrics.aggregate import DEFAULT_SEED as BOOTSTRAP_SEED
+from rag_eval.metrics.agreement import MIN_CLASS_ROWS, Estimate, _auroc_undefined, _pairs, _resampled_auroc
 from rag_eval.metrics.trace import score_item
 from rag_eval.schema import EvalItem, _as_list
 from rag_eval.text.keys import normalize_key
@@ -437,3 +439,40 @@ def held_out_summary(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
         "pooled": {"auroc": round(pooled_auroc(results), 4), "auroc_lexical": round(pooled_auroc(results, "lexical"), 4)},
     }
 
+
+# ---------------------------------------------------------------- figures of a model (the benches and the training report)
+def calibration_error(probabilities: Sequence[float], outcomes: Sequence[Any], bins: int = 10) -> float | None:
+    """Expected calibration error: the mean gap between predicted probability and
+    observed frequency over ``bins`` equal-width probability bins, weighted by how many
+    predictions fall in each. 0 is perfectly calibrated. None when there is no pair.
+
+    scikit-learn's ``calibration_curve`` gives the per-bin points but not their
+    weights, so the weighted sum is done here."""
+    p, y = _pairs(probabilities, outcomes)
+    if not p.size:
+        return None
+    which = np.minimum((p * bins).astype(int), bins - 1)
+    total = np.bincount(which, minlength=bins)
+    gap = np.abs(np.bincount(which, weights=p, minlength=bins) - np.bincount(which, weights=y, minlength=bins))
+    return float(gap.sum() / total.sum())
+
+
+def auroc_difference(hallucinated: Sequence[float], score_a: Sequence[float], score_b: Sequence[float], *,
+                     n_boot: int = DEFAULT_N_BOOT, confidence: float = DEFAULT_CONFIDENCE,
+                     seed: int = BOOTSTRAP_SEED) -> Estimate:
+    """AUROC of ``score_a`` minus AUROC of ``score_b`` on the same rows (label 1 =
+    hallucinated, higher score = more likely hallucinated), with a *paired* percentile
+    bootstrap interval: both scores see the same resampled rows, so the interval is of
+    the lead itself, not of two independent figures. A lead whose interval includes 0
+    is not a lead to sign off on."""
+    labels = np.asarray(hallucinated, dtype=int)
+    a, b = np.asarray(score_a, dtype=float), np.asarray(score_b, dtype=float)
+    n = int(labels.size)
+    reason = _auroc_undefined(labels, MIN_CLASS_ROWS)
+    if reason:
+        return Estimate(None, n=n, reason=reason)
+    every = np.arange(n)[None, :]
+    value = float((_resampled_auroc(labels, a, every) - _resampled_auroc(labels, b, every))[0])
+    low, high, why = bootstrap_ci(lambda ix: _resampled_auroc(labels, a, ix) - _resampled_auroc(labels, b, ix), n,
+                                  n_boot=n_boot, confidence=confidence, rng=np.random.default_rng(seed))
+    return Estimate(value, low, high, n, why)

@@ -1,4 +1,5 @@
-"""A metric is declared once (issue 42): no module lists metric names again.
+"""A metric is declared once (issue 42): no module lists metric names again; one plugin registry
+class, CLI functions under 8 parameters and a line budget for rag_eval/ (issue 46 item 7).
 
 Every output reads its metric names from the registry (rag_eval/metrics/registry.py), by
 family. This test reads the source of rag_eval/, pages/ and app.py and fails on a literal
@@ -63,3 +64,61 @@ def test_the_check_sees_a_list_written_anywhere():
     tree = ast.parse('X = ("context_relevance", "rmse:completeness", "recall@5")\nY = {"scores": 1, "metrics": 2, "custom": 3}')
     counted = [sum(_metric_name(e) is not None for e in elements) for _, elements in _lists(tree)]
     assert counted == [3, 3]
+
+
+# ---------------------------------------------------------------- one registry, small signatures, a line budget
+REGISTRY_METHODS = {"register", "unregister", "reload_plugins", "_ensure_plugins", "_register_loaded"}
+
+
+def _package_trees():
+    for path in sorted(ROOT.glob("rag_eval/**/*.py")):
+        yield path.relative_to(ROOT).as_posix(), ast.parse(path.read_text(encoding="utf-8"))
+
+
+def test_one_plugin_registry_class():
+    """Metrics and judge kinds share rag_eval.plugins.Registry: no other class declares its
+    methods again, and no other module reads entry points (a second registry would)."""
+    found = []
+    for rel, tree in _package_trees():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and (rel, node.name) != ("rag_eval/plugins.py", "Registry"):
+                again = REGISTRY_METHODS & {f.name for f in node.body if isinstance(f, ast.FunctionDef)}
+                if again:
+                    found.append(f"{rel}:{node.lineno} {node.name}: {sorted(again)}")
+            if (isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "entry_points"
+                    and rel != "rag_eval/plugins.py"):
+                found.append(f"{rel}:{node.lineno} reads entry points")
+    assert not found, "a second plugin registry (subclass rag_eval.plugins.Registry):\n" + "\n".join(found)
+
+
+def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    args = function.args
+    return [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if a.arg not in ("self", "cls")]
+
+
+def test_no_cli_function_takes_eight_parameters():
+    """A command with many flags takes one options object (rag_eval.cli.options.takes), built
+    once by the click layer, instead of a parameter per flag."""
+    found = [f"{rel}:{node.lineno} {node.name}: {len(_parameters(node))} parameters"
+             for rel, tree in _package_trees() if rel.startswith("rag_eval/cli/")
+             for node in ast.walk(tree)
+             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and len(_parameters(node)) >= 8]
+    assert not found, "\n".join(found)
+
+
+LINE_BUDGET = 30_500
+
+
+def test_the_package_stays_under_its_line_budget():
+    """rag_eval/ shrinks, not grows (issue 46 item 7): fewer than 30,500 lines of Python
+    (`find rag_eval -name '*.py' | xargs cat | wc -l`). Make room by removing duplication or
+    dead code, never by packing lines."""
+    lines = sum(len(p.read_bytes().splitlines()) for p in ROOT.glob("rag_eval/**/*.py"))
+    assert lines < LINE_BUDGET, f"rag_eval/ has {lines} lines (budget {LINE_BUDGET})"
+
+
+def test_the_checks_see_what_they_look_for():
+    tree = ast.parse("class Kinds:\n    def register(self, k): ...\n\ndef cmd(a, b, c, d, e, f, g, h): ...")
+    classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+    assert REGISTRY_METHODS & {f.name for f in classes[0].body if isinstance(f, ast.FunctionDef)} == {"register"}
+    assert len(_parameters(next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "cmd"))) == 8

@@ -28,7 +28,7 @@ def lint_imports() -> subprocess.CompletedProcess:
 def test_import_linter_contracts_are_kept():
     """The layers of .importlinter (top to bottom: entry points cli | api | testing, the
     dashboard, the report, their shared look (display), labels, runs, judges | rag | traces,
-    datasets | metrics | llm | encoders, io | text, schema | config) and its forbidden imports."""
+    datasets | metrics | llm | encoders, io | text, schema | config | plugins) and its forbidden imports."""
     out = lint_imports()
     assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-2000:]
     assert "0 broken" in out.stdout

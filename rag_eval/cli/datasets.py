@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from rag_eval.cli.exits import RowsFailed, check_input
+from rag_eval.cli.options import CommandOptions, takes
 
 if TYPE_CHECKING:
     from rag_eval.datasets.schema import QueryType
@@ -185,6 +187,25 @@ def _answer_judge(ctx: click.Context, param: click.Parameter, value: str) -> str
     return value if value in (AUTO_JUDGE, NO_JUDGE) else str(judge_kind_option(ctx, param, value))
 
 
+@dataclass(frozen=True)
+class SynthCommand(CommandOptions):
+    """What ``rag-eval synth`` was asked."""
+
+    collection: str
+    n: int
+    out: str
+    types: tuple[str, ...]
+    model: str | None
+    base_url: str | None
+    api_key_env: str | None
+    few_shot: str | None
+    negatives: bool
+    seed: int
+    judge_kind: str
+    dedupe_threshold: float
+    dropped_path: str | None
+
+
 @click.command("synth")
 @click.option("--collection", required=True, help="Qdrant collection to sample chunks from.")
 @click.option("-n", "n", type=click.IntRange(min=1), required=True, help="Questions to generate (before filtering).")
@@ -203,8 +224,8 @@ def _answer_judge(ctx: click.Context, param: click.Parameter, value: str) -> str
               help="Cosine at or above which a question is a near-duplicate.")
 @click.option("--dropped", "dropped_path", type=click.Path(dir_okay=False), default=None,
               help="Where dropped tasks and reasons go (default: <out stem>.dropped.jsonl).")
-def synth_cmd(collection, n, out, types, model, base_url, api_key_env, few_shot, negatives, seed, judge_kind,
-              dedupe_threshold, dropped_path) -> None:
+@takes(SynthCommand)
+def synth_cmd(command: SynthCommand) -> None:
     """Generate a synthetic dataset from a collection; every row is provenance 'synthetic'."""
     from rag_eval.datasets.io import write_dataset
     from rag_eval.io.rows import write_rows
@@ -214,25 +235,26 @@ def synth_cmd(collection, n, out, types, model, base_url, api_key_env, few_shot,
     from rag_eval.synth import SynthOptions, make_answer_judge, synthesize_from_collection
 
     golden = ()
-    if few_shot:
-        loaded = _load(few_shot)
+    if command.few_shot:
+        loaded = _load(command.few_shot)
         if not loaded.rows:
-            raise click.ClickException(f"{few_shot}: no valid rows for few-shot examples")
+            raise click.ClickException(f"{command.few_shot}: no valid rows for few-shot examples")
         golden = tuple(loaded.rows)
+    n, out = command.n, command.out
     try:
-        llm = LLMConfig.from_settings(model=model, base_url=base_url, api_key_env=api_key_env)
-        options = SynthOptions(n=n, types=_types(types), seed=seed, negatives=negatives, few_shot=golden,
-                               dedupe_threshold=dedupe_threshold)
-        judge = make_answer_judge(judge_kind, llm)
+        llm = LLMConfig.from_settings(model=command.model, base_url=command.base_url, api_key_env=command.api_key_env)
+        options = SynthOptions(n=n, types=_types(command.types), seed=command.seed, negatives=command.negatives,
+                               few_shot=golden, dedupe_threshold=command.dedupe_threshold)
+        judge = make_answer_judge(command.judge_kind, llm)
         with click.progressbar(length=n, label="generating", file=sys.stderr) as bar:
             def progress(done: int, total: int) -> None:
                 bar.update(done - bar.pos)
 
-            result = synthesize_from_collection(collection, options, llm, judge=judge, progress=progress)
+            result = synthesize_from_collection(command.collection, options, llm, judge=judge, progress=progress)
     except (CollectionNotFound, QdrantUnavailable, LLMError, ValueError) as err:
         raise click.ClickException(str(err)) from err
     write_dataset(result.rows, out)
-    dropped_path = dropped_path or str(Path(out).with_name(Path(out).stem + ".dropped.jsonl"))
+    dropped_path = command.dropped_path or str(Path(out).with_name(Path(out).stem + ".dropped.jsonl"))
     write_rows([d.to_dict() for d in result.dropped], dropped_path)
     summary = result.summary()
     click.echo(f"kept {summary['kept']} of {summary['requested']} -> {out} (provenance: synthetic)")

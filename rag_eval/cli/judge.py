@@ -11,13 +11,14 @@ import signal
 import sys
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from rag_eval.cli.gate_options import apply_gate, gate_options, request_from
+from rag_eval.cli.options import CommandOptions, takes
 from rag_eval.cli.scoring import MAX_ERRORS_SHOWN, fmt
 from rag_eval.judges.base import LOCAL_WORKERS_MAX, local_workers
 from rag_eval.llm.config import LLMConfig
@@ -201,6 +202,31 @@ judge_option_option = click.option(
     help="An option of the judge's kind (`rag-eval judges list`), checked before any row. Repeatable.")
 
 
+@dataclass(frozen=True)
+class JudgeCommand(CommandOptions):
+    """What ``rag-eval judge`` was asked; ``rest`` holds the endpoint, price, cache and gate
+    flags (read by :func:`_llm_config` and the gate)."""
+
+    file: Path | None
+    out: Path | None
+    kind: str
+    mode: str
+    samples: int
+    consistency_check: bool
+    model_path: Path | None
+    dry_run: bool
+    ray_address: str | None
+    ray_workers: int
+    workers: int
+    calibrate: Path | None
+    cal_name: str | None
+    cal_seed: int
+    force: bool
+    metrics: list[str] | None
+    judge_option: dict[str, Any] | None
+    rest: dict[str, Any]
+
+
 @click.command("judge")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path), required=False)
 @click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), help="Output rows (.jsonl, .json, .csv, .parquet).")
@@ -243,7 +269,8 @@ judge_option_option = click.option(
 @click.option("--ray-workers", type=click.IntRange(min=1), default=2, show_default=True,
               help="Ray workers (actors), each holding a local judge.")
 @workers_option
-def judge_command(**params: Any) -> None:
+@takes(JudgeCommand)
+def judge_command(command: JudgeCommand) -> None:
     """Label every row of FILE with a judge and score TRACe.
 
     Rows need `question`, `response` and `documents` (list of texts) or
@@ -256,48 +283,6 @@ def judge_command(**params: Any) -> None:
     To fit the local judge to labelled rows first: `rag-eval calibrate LABELLED --name NAME`,
     then --judge local:NAME.
     """
-    run_judge(JudgeCommand.of(params))
-
-
-@dataclass(frozen=True)
-class CommandOptions:
-    """A command's options as click parsed them (an options object instead of a dozen
-    parameters): the fields a subclass declares, and every other flag in its ``rest``."""
-
-    @classmethod
-    def of(cls, params: dict[str, Any]) -> Any:
-        own = {f.name for f in fields(cls)} - {"rest"}
-        values = {k: v for k, v in params.items() if k in own}
-        return cls(**values, **{"rest": {k: v for k, v in params.items() if k not in own}})
-
-
-@dataclass(frozen=True)
-class JudgeCommand(CommandOptions):
-    """What ``rag-eval judge`` was asked; ``rest`` holds the endpoint, price, cache and gate
-    flags (read by :func:`_llm_config` and the gate)."""
-
-    file: Path | None
-    out: Path | None
-    kind: str
-    mode: str
-    samples: int
-    consistency_check: bool
-    model_path: Path | None
-    dry_run: bool
-    ray_address: str | None
-    ray_workers: int
-    workers: int
-    calibrate: Path | None
-    cal_name: str | None
-    cal_seed: int
-    force: bool
-    metrics: list[str] | None
-    judge_option: dict[str, Any] | None
-    rest: dict[str, Any]
-
-
-def run_judge(command: JudgeCommand) -> None:
-    """``rag-eval judge`` (see :func:`judge_command`)."""
     from rag_eval.judges.kinds import JUDGE_KINDS
 
     file, out, kind, model_path, workers = command.file, command.out, command.kind, command.model_path, command.workers

@@ -15,8 +15,9 @@ import click
 
 from rag_eval.cli.exits import Interrupted, Unavailable, check_input
 from rag_eval.cli.gate_options import apply_gate, gate_options, request_from
-from rag_eval.cli.judge import CommandOptions, judge_kind_option, judge_option_option, metrics_option, workers_option
+from rag_eval.cli.judge import judge_kind_option, judge_option_option, metrics_option, workers_option
 from rag_eval.cli.judge import progress_bar as _progress_bar  # cli/ingest.py reads it here
+from rag_eval.cli.options import CommandOptions, takes
 from rag_eval.metrics.registry import TRACE_METRICS
 from rag_eval.metrics.report_fields import REPORT_FIELDS
 
@@ -145,6 +146,26 @@ def _ask_gate(result: Any, judged: bool) -> None:
 
 
 # ---------------------------------------------------------------- run
+@dataclass(frozen=True)
+class RunCommand(CommandOptions):
+    """What ``rag-eval run`` was asked; ``rest`` holds the gate's flags."""
+
+    dataset: str
+    config_path: str | None
+    collection: str
+    name: str | None
+    resume_run: str | None
+    ray_address: str | None
+    ray_workers: int
+    workers: int
+    judge_only: bool
+    kind: str | None
+    judge_option: dict[str, Any] | None
+    metrics: list[str] | None
+    db: str | None
+    rest: dict[str, Any]
+
+
 @click.command()
 @click.argument("dataset")
 @config_option
@@ -168,7 +189,8 @@ def _ask_gate(result: Any, judged: bool) -> None:
 @db_option
 @gate_options
 @_user_errors
-def run(**params: Any) -> None:
+@takes(RunCommand)
+def run(command: RunCommand) -> None:
     """Run every question of DATASET (.jsonl/.json/.csv/.parquet, or 'demo') through the
     RAG system: retrieve, generate, judge, score; store the run.
 
@@ -178,31 +200,6 @@ def run(**params: Any) -> None:
     responses are judged and scored instead. With --fail-under / --min-coverage /
     --junit the stored run is gated (exit 1 when a threshold or the coverage is not met);
     without them any failed item exits 1."""
-    run_pipeline(RunCommand.of(params))
-
-
-@dataclass(frozen=True)
-class RunCommand(CommandOptions):
-    """What ``rag-eval run`` was asked; ``rest`` holds the gate's flags."""
-
-    dataset: str
-    config_path: str | None
-    collection: str
-    name: str | None
-    resume_run: str | None
-    ray_address: str | None
-    ray_workers: int
-    workers: int
-    judge_only: bool
-    kind: str | None
-    judge_option: dict[str, Any] | None
-    metrics: list[str] | None
-    db: str | None
-    rest: dict[str, Any]
-
-
-def run_pipeline(command: RunCommand) -> None:
-    """``rag-eval run`` (see :func:`run`)."""
     from rag_eval.cli.exits import InputError
     from rag_eval.cli.judge import build_judge_or_exit
     from rag_eval.judges.base import JudgeUsageError, ManagedJudge

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,7 @@ import click
 from rag_eval.cli.exits import check_input
 from rag_eval.cli.exits import gate as coverage_gate
 from rag_eval.cli.gate_options import gate_options, request_from, run_gate
+from rag_eval.cli.options import CommandOptions, takes
 
 # Light modules only (option defaults); the rest is imported inside each command so that
 # `rag-eval --help` never loads the heavy libraries.
@@ -167,6 +169,22 @@ def score_command(file: Path, mode: str, out: Path | None, n_boot: int, seed: in
     _fail_if(result.errors)
 
 
+@dataclass(frozen=True)
+class AgreementCommand(CommandOptions):
+    """What ``rag-eval agreement`` was asked."""
+
+    pred: Path
+    truth: Path | None
+    as_json: bool
+    n_boot: int
+    seed: int
+    threshold: float
+    by_judge: bool
+    reviewer: str | None
+    db: str | None
+    min_coverage: float
+
+
 @click.command("agreement")
 @click.argument("pred", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("truth", type=click.Path(dir_okay=False, path_type=Path), required=False)
@@ -179,8 +197,8 @@ def score_command(file: Path, mode: str, out: Path | None, n_boot: int, seed: in
 @click.option("--db", default=None, help="With --by-judge: the run store file.")
 @click.option("--min-coverage", type=click.FloatRange(0.0, 1.0), default=0.0, show_default=True,
               help="Exit 1 when fewer than this share of the TRUTH ids have a prediction.")
-def agreement_command(pred: Path, truth: Path | None, as_json: bool, n_boot: int, seed: int, threshold: float,
-                      by_judge: bool, reviewer: str | None, db: str | None, min_coverage: float) -> None:
+@takes(AgreementCommand)
+def agreement_command(command: AgreementCommand) -> None:
     """Agreement of predicted TRACe scores (PRED) with ground truth (TRUTH), joined on id.
 
     PRED is typically the output of 'rag-eval score' or of a judge run; TRUTH holds
@@ -188,10 +206,11 @@ def agreement_command(pred: Path, truth: Path | None, as_json: bool, n_boot: int
     adherence_score (or the metric names). With --by-judge, PRED is a run and the
     truth is its human label sets: RMSE, AUROC, sentence-key F1 and kappa per judge.
     """
-    if by_judge:
+    pred, truth, as_json, n_boot, seed = command.pred, command.truth, command.as_json, command.n_boot, command.seed
+    if command.by_judge:
         from rag_eval.cli.labels import by_judge as by_judge_report
 
-        by_judge_report(str(pred), db, reviewer, n_boot, seed, as_json)
+        by_judge_report(str(pred), command.db, command.reviewer, n_boot, seed, as_json)
         return
     from rag_eval.io.rows import FileFormatError
     from rag_eval.runs.join import RepeatedIdMismatch
@@ -202,7 +221,7 @@ def agreement_command(pred: Path, truth: Path | None, as_json: bool, n_boot: int
     for path in (pred, truth):  # unreadable or empty: exit 2, not an agreement over no rows
         check_input(path, {})
     try:
-        result = agreement_between_files(pred, truth, n_boot=n_boot, seed=seed, threshold=threshold)
+        result = agreement_between_files(pred, truth, n_boot=n_boot, seed=seed, threshold=command.threshold)
     except (FileFormatError, RepeatedIdMismatch) as err:
         raise click.ClickException(str(err)) from None
     if as_json:
@@ -219,7 +238,7 @@ def agreement_command(pred: Path, truth: Path | None, as_json: bool, n_boot: int
     _report_errors(result.errors)
     _fail_if(result.errors)
     n_truth = len(result.ids) - len(result.only_in_predictions)
-    coverage_gate(n_truth - len(result.only_in_truth), n_truth, min_coverage, "truth ids", verb="have no prediction")
+    coverage_gate(n_truth - len(result.only_in_truth), n_truth, command.min_coverage, "truth ids", verb="have no prediction")
 
 
 @click.command("retrieval")

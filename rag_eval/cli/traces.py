@@ -8,11 +8,14 @@ status, so an incomplete trace is seen, never silently dropped.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+
+from rag_eval.cli.options import CommandOptions, takes
 
 if TYPE_CHECKING:
     from rag_eval.traces.importer import ImportSummary
@@ -75,6 +78,25 @@ def traces() -> None:
     """Traced RAG applications: import traces as rows, write scores back to Phoenix."""
 
 
+@dataclass(frozen=True)
+class TraceImport(CommandOptions):
+    """What ``rag-eval traces import`` was asked; ``rest`` holds the mapping's bounds and keys
+    (:class:`rag_eval.traces.mapping.MappingConfig`)."""
+
+    files: tuple[str, ...]
+    phoenix_url: str | None
+    project: str
+    out: str
+    since: str | None
+    until: str | None
+    state_path: str | None
+    lookback: str
+    import_all: bool
+    api_key_env: str
+    page_size: int
+    rest: dict[str, Any]
+
+
 @traces.command("import")
 @click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False))
 @click.option("--phoenix", "phoenix_url", help="A running Phoenix server's URL, e.g. http://127.0.0.1:6006.")
@@ -99,10 +121,8 @@ def traces() -> None:
               help="Characters kept of one document.")
 @click.option("--page-size", type=click.IntRange(1, 1000), default=1000, show_default=True,
               help="Spans per Phoenix page (Phoenix answers at most 1,000).")
-def import_cmd(files: tuple[str, ...], phoenix_url: str | None, project: str, out: str, since: str | None,
-               until: str | None, state_path: str | None, lookback: str, import_all: bool, api_key_env: str,
-               question_key: str | None, response_key: str | None, max_documents: int,
-               max_documents_per_span: int, max_document_chars: int, page_size: int) -> None:
+@takes(TraceImport)
+def import_cmd(command: TraceImport) -> None:
     """Import traces from FILES (OTLP JSON lines, Phoenix span parquet, TruLens OTel spans)
     or from a Phoenix server (--phoenix URL --project NAME) into judge-ready rows."""
     from rag_eval.io.rows import write_rows
@@ -110,11 +130,11 @@ def import_cmd(files: tuple[str, ...], phoenix_url: str | None, project: str, ou
     from rag_eval.traces.mapping import MappingConfig
     from rag_eval.traces.phoenix import PhoenixClient, PhoenixError
 
+    files, phoenix_url, project = command.files, command.phoenix_url, command.project
     if bool(files) == bool(phoenix_url):
         raise click.UsageError("give trace FILES or --phoenix URL (one of the two)")
-    config = MappingConfig(question_key=question_key, response_key=response_key, max_documents=max_documents,
-                           max_documents_per_span=max_documents_per_span, max_document_chars=max_document_chars)
-    out_path = Path(out)
+    config = MappingConfig(**command.rest)
+    out_path = Path(command.out)
     if files:
         from rag_eval.cli.exits import check_input
 
@@ -123,16 +143,17 @@ def import_cmd(files: tuple[str, ...], phoenix_url: str | None, project: str, ou
         result = import_files(files, config)
     else:
         assert phoenix_url is not None
-        path = Path(state_path) if state_path else default_state_path(phoenix_url, project)
+        path = Path(command.state_path) if command.state_path else default_state_path(phoenix_url, project)
         try:
-            state = ImportState(phoenix_url, project) if import_all else ImportState.load(path, phoenix_url, project)
+            state = (ImportState(phoenix_url, project) if command.import_all
+                     else ImportState.load(path, phoenix_url, project))
         except ValueError as err:
             raise click.ClickException(str(err)) from err
         try:
-            with PhoenixClient(phoenix_url, os.environ.get(api_key_env) or None) as client:
-                result = import_phoenix(client, project, config, state=state, since=_when(since, "--since"),
-                                        until=_when(until, "--until"), lookback=_duration(lookback, "--lookback"),
-                                        page_size=page_size)
+            with PhoenixClient(phoenix_url, os.environ.get(command.api_key_env) or None) as client:
+                result = import_phoenix(client, project, config, state=state, since=_when(command.since, "--since"),
+                                        until=_when(command.until, "--until"),
+                                        lookback=_duration(command.lookback, "--lookback"), page_size=command.page_size)
         except PhoenixError as err:
             raise click.ClickException(str(err)) from err
         write_rows(result.rows, out_path)

@@ -62,8 +62,7 @@ plugin that fails to import is named in :attr:`JudgeKinds.plugin_errors`; the re
 from __future__ import annotations
 
 import functools
-import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import partial
 from typing import Any, Literal, get_type_hints
@@ -74,7 +73,7 @@ from rag_eval.judges.base import Judge, JudgeSpec, JudgeUsageError
 from rag_eval.judges.lexical import LexicalJudge, LexicalOptions
 from rag_eval.judges.local_error import local_expected_error
 from rag_eval.llm.pricing import CostEstimate
-from rag_eval.metrics.registry import PluginError, load_entry_points
+from rag_eval.plugins import Registry
 
 JUDGES_GROUP = "rag_eval.judges"
 #: ``estimate(rows, spec)``: rows with ``item``, ``question``, ``answer``, ``reference_answer``.
@@ -196,76 +195,24 @@ class JudgeKind:
             raise JudgeUsageError(f"cannot build the {self.name} judge: {err}") from err
 
 
-class JudgeKinds:
-    """Judge kinds by name; plugins load on the first lookup."""
+class JudgeKinds(Registry[JudgeKind]):
+    """Judge kinds by name (:class:`rag_eval.plugins.Registry`); ``local:NAME`` and a recorded
+    judge name such as ``llm:gpt-4o-mini`` name the kind before the ``:``."""
 
-    def __init__(self, group: str = JUDGES_GROUP) -> None:
-        self._kinds: dict[str, JudgeKind] = {}
-        self.group = group
-        self.plugin_errors: list[PluginError] = []
-        self._loaded = False
-        self._lock = threading.RLock()
+    declares = JudgeKind
+    noun = "judge kind"
 
-    def register(self, kind: JudgeKind) -> JudgeKind:
-        with self._lock:
-            known = self._kinds.get(kind.name)
-            if known is not None and known != kind:
-                raise ValueError(f"judge kind {kind.name!r} is already registered (from {known.origin})")
-            self._kinds[kind.name] = kind
-        return kind
+    def base_name(self, name: str) -> str:
+        return name.split(":", 1)[0]
 
-    def unregister(self, name: str) -> None:
-        with self._lock:
-            self._kinds.pop(name, None)
-
-    def _ensure(self) -> None:
-        if self._loaded:
-            return
-        with self._lock:
-            if not self._loaded:
-                self._loaded = True
-                self.plugin_errors.extend(load_entry_points(self.group, self._register_loaded))
-
-    def _register_loaded(self, obj: Any, origin: str) -> None:
-        if not isinstance(obj, JudgeKind):
-            raise TypeError(f"the entry point gave {type(obj).__name__}, not a rag_eval JudgeKind")
-        self.register(replace(obj, origin=origin) if obj.origin == "rag_eval" else obj)
-
-    def reload_plugins(self) -> list[PluginError]:
-        with self._lock:
-            self._loaded = False
-            self.plugin_errors = []
-        self._ensure()
-        return list(self.plugin_errors)
-
-    def find(self, name: str) -> JudgeKind | None:
-        """The kind of ``name``: a kind, ``local:NAME``, or a recorded judge name such as
-        ``llm:gpt-4o-mini``; None for a name no kind declares."""
-        base = name.split(":", 1)[0]
-        if base not in self._kinds:
-            self._ensure()
-        return self._kinds.get(base)
-
-    def get(self, name: str) -> JudgeKind:
-        found = self.find(name)
-        if found is None:
-            raise JudgeUsageError(f"unknown judge {name!r}; choose one of: {', '.join(self.names())} "
-                                  "(local:NAME: the local judge with a stored calibration)")
-        return found
-
-    def names(self) -> tuple[str, ...]:
-        self._ensure()
-        return tuple(self._kinds)
-
-    def __iter__(self) -> Iterator[JudgeKind]:
-        self._ensure()
-        return iter(list(self._kinds.values()))
+    def unknown(self, name: str) -> Exception:
+        return JudgeUsageError(f"unknown judge {name!r}; choose one of: {', '.join(self.names())} "
+                               "(local:NAME: the local judge with a stored calibration)")
 
     def default(self, endpoint: bool) -> str:
         """The kind used when none is named: the first built-in one that talks to an
         OpenAI-compatible endpoint (``endpoint``: one is configured) or that runs here."""
-        self._ensure()
-        return next(k.name for k in self._kinds.values()
+        return next(k.name for k in self
                     if k.origin == "rag_eval" and k.endpoint == endpoint and (endpoint or not k.calls_network))
 
     def calls_network(self, name: str | None) -> bool:
@@ -349,7 +296,7 @@ def _local_trust_note(judge_name: str) -> str | None:
     return model.quality_note() if judge_name == f"local:{model.version}" else None
 
 
-JUDGE_KINDS = JudgeKinds()
+JUDGE_KINDS = JudgeKinds(JUDGES_GROUP)
 JUDGE_KINDS.register(JudgeKind("llm", from_spec=_llm, options=LLMJudgeOptions, endpoint=True,
                                estimate=_llm_estimate,
                                help="An LLM labels every sentence (any OpenAI-compatible endpoint)."))

@@ -348,7 +348,8 @@ def installed_rubrics() -> list[Any]:
     """The installed rubrics as metrics (what this package's own plugin in group
     ``rag_eval.metrics`` hands the registry). A rubric file that cannot be read is one line
     among the registry's plugin errors; the others still load."""
-    from rag_eval.metrics.registry import METRICS, PluginError
+    from rag_eval.metrics.registry import METRICS
+    from rag_eval.plugins import PluginError
 
     folder = rubrics_dir()
     metrics = []

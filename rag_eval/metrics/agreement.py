@@ -165,22 +165,6 @@ def hallucination_f1(truth_adherence: Sequence[Any], predicted_adherence: Sequen
     return float(f1_score(labels, flagged)), None
 
 
-def calibration_error(probabilities: Sequence[float], outcomes: Sequence[Any], bins: int = 10) -> float | None:
-    """Expected calibration error: the mean gap between predicted probability and
-    observed frequency over ``bins`` equal-width probability bins, weighted by how many
-    predictions fall in each. 0 is perfectly calibrated. None when there is no pair.
-
-    scikit-learn's ``calibration_curve`` gives the per-bin points but not their
-    weights, so the weighted sum is done here."""
-    p, y = _pairs(probabilities, outcomes)
-    if not p.size:
-        return None
-    which = np.minimum((p * bins).astype(int), bins - 1)
-    total = np.bincount(which, minlength=bins)
-    gap = np.abs(np.bincount(which, weights=p, minlength=bins) - np.bincount(which, weights=y, minlength=bins))
-    return float(gap.sum() / total.sum())
-
-
 # ---------------------------------------------------------------- resampled statistics
 def _resampled_auroc(labels: np.ndarray, scores: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """AUROC of each resample by the rank-sum (Mann-Whitney) identity, ties averaged,
@@ -194,27 +178,6 @@ def _resampled_auroc(labels: np.ndarray, scores: np.ndarray, idx: np.ndarray) ->
     with np.errstate(invalid="ignore", divide="ignore"):
         auc = ((ranks * y).sum(axis=1) - pos * (pos + 1) / 2.0) / (pos * neg)
     return np.where((pos > 0) & (neg > 0), auc, np.nan)
-
-
-def auroc_difference(hallucinated: Sequence[float], score_a: Sequence[float], score_b: Sequence[float], *,
-                     n_boot: int = DEFAULT_N_BOOT, confidence: float = DEFAULT_CONFIDENCE,
-                     seed: int = DEFAULT_SEED) -> Estimate:
-    """AUROC of ``score_a`` minus AUROC of ``score_b`` on the same rows (label 1 =
-    hallucinated, higher score = more likely hallucinated), with a *paired* percentile
-    bootstrap interval: both scores see the same resampled rows, so the interval is of
-    the lead itself, not of two independent figures. A lead whose interval includes 0
-    is not a lead to sign off on."""
-    labels = np.asarray(hallucinated, dtype=int)
-    a, b = np.asarray(score_a, dtype=float), np.asarray(score_b, dtype=float)
-    n = int(labels.size)
-    reason = _auroc_undefined(labels, MIN_CLASS_ROWS)
-    if reason:
-        return Estimate(None, n=n, reason=reason)
-    every = np.arange(n)[None, :]
-    value = float((_resampled_auroc(labels, a, every) - _resampled_auroc(labels, b, every))[0])
-    low, high, why = bootstrap_ci(lambda ix: _resampled_auroc(labels, a, ix) - _resampled_auroc(labels, b, ix), n,
-                                  n_boot=n_boot, confidence=confidence, rng=np.random.default_rng(seed))
-    return Estimate(value, low, high, n, why)
 
 
 def _resampled_f1(labels: np.ndarray, flagged: np.ndarray, idx: np.ndarray) -> np.ndarray:

@@ -23,13 +23,13 @@ the first look at the registry; one that fails to import is named in
 from __future__ import annotations
 
 import re
-import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from rag_eval.metrics._common import check_k
+from rag_eval.plugins import BUILT_IN, Registry, loading_origin
 
 if TYPE_CHECKING:  # numpy (through metrics.retrieval) loads when a retrieval metric is computed, not
     # when the registry is read: `rag-eval --help` reads it (issue 35 item 3)
@@ -58,7 +58,6 @@ METRICS_GROUP = "rag_eval.metrics"
 #: installed (a Space installs ``requirements.txt`` alone: no dist-info, no entry points): the rubrics
 #: ``rag-eval metrics add`` keeps in the data folder
 OWN_PLUGINS = {METRICS_GROUP: {"rubrics": "rag_eval.judges.rubric_plugin:RUBRICS"}}
-BUILT_IN = "rag_eval"  # the origin of the metrics this package declares
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,98 +144,22 @@ class Metric:
         return "higher is better" if self.higher_is_better else "lower is better"
 
 
-class PluginError(NamedTuple):
-    """A plugin that could not be loaded: its entry point, its distribution and why."""
+class MetricRegistry(Registry[Metric]):
+    """Metrics by name, in declaration order (:class:`rag_eval.plugins.Registry`): ``recall@5``
+    and ``words.mean`` name the metric before the ``@`` or ``.``; a plugin's module registers
+    its metrics with :func:`metric` while it is imported."""
 
-    entry_point: str
-    origin: str
-    error: str
+    declares = Metric
+    self_registering = True
+    noun = "metric"
 
-    def line(self) -> str:
-        return f"plugin {self.entry_point!r} ({self.origin}) failed to load: {self.error}"
+    def _replaces(self, known: Metric, new: Metric) -> bool:
+        """A plugin's new declaration of its own metric (an installed rubric edited, then loaded
+        again: same origin) replaces the earlier one; built-ins are never replaced."""
+        return known.origin == new.origin and known.origin != BUILT_IN
 
-
-_loading_origin = threading.local()
-
-
-class MetricRegistry:
-    """Metrics by name, in declaration order. Plugins load lazily on the first lookup."""
-
-    def __init__(self, group: str | None = METRICS_GROUP) -> None:
-        self._metrics: dict[str, Metric] = {}
-        self.group = group
-        self.plugin_errors: list[PluginError] = []
-        self._plugins_loaded = group is None
-        self._lock = threading.RLock()
-
-    # -- declaring
-    def register(self, metric: Metric) -> Metric:
-        """Add ``metric``; a second declaration of a name is an error (one declaration per
-        concept), unless it is the very same declaration (a module imported twice) or a
-        plugin's new declaration of its own metric (an installed rubric edited, then loaded
-        again: same origin), which replaces the earlier one. Built-ins are never replaced."""
-        with self._lock:
-            known = self._metrics.get(metric.name)
-            own = known is not None and known.origin == metric.origin and known.origin != BUILT_IN
-            if known is not None and known != metric and not own:
-                raise ValueError(f"metric {metric.name!r} is already registered (from {known.origin})")
-            self._metrics[metric.name] = metric
-        return metric
-
-    def unregister(self, name: str) -> None:
-        """Remove ``name`` (tests that register throwaway metrics clean up with it)."""
-        with self._lock:
-            self._metrics.pop(name, None)
-
-    # -- looking up
-    def _ensure_plugins(self) -> None:
-        if self._plugins_loaded:
-            return
-        with self._lock:
-            if self._plugins_loaded:
-                return
-            self._plugins_loaded = True
-            self.plugin_errors.extend(load_entry_points(self.group or "", self._register_loaded))
-
-    def _register_loaded(self, obj: Any, origin: str) -> None:
-        if isinstance(obj, Metric):
-            self.register(obj if obj.origin != BUILT_IN else replace(obj, origin=origin))
-        elif isinstance(obj, (list, tuple)):
-            for one in obj:
-                self._register_loaded(one, origin)
-        # a module or a decorated function registered itself while it was imported
-
-    def reload_plugins(self) -> list[PluginError]:
-        """Look at the installed entry points again (after installing a plugin in-process)."""
-        with self._lock:
-            self._plugins_loaded = False
-            self.plugin_errors = []
-        self._ensure_plugins()
-        return list(self.plugin_errors)
-
-    def __iter__(self) -> Iterator[Metric]:
-        self._ensure_plugins()
-        return iter(list(self._metrics.values()))
-
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and self.find(name) is not None
-
-    def find(self, name: str) -> Metric | None:
-        """The declaration of ``name`` (``recall@5`` finds ``recall``; ``words.mean`` of a
-        dict-valued metric finds ``words``), or None. A built-in name is found without
-        loading the plugins."""
-        base = re.split(r"[@.]", name, maxsplit=1)[0]
-        for key in (name, base):
-            if key in self._metrics:
-                return self._metrics[key]
-        self._ensure_plugins()
-        return self._metrics.get(name) or self._metrics.get(base)
-
-    def get(self, name: str) -> Metric:
-        found = self.find(name)
-        if found is None:
-            raise ValueError(f"unknown metric {name!r}; installed: {', '.join(m.name for m in self)}")
-        return found
+    def base_name(self, name: str) -> str:
+        return re.split(r"[@.]", name, maxsplit=1)[0]
 
     def names(self, family: str | None = None) -> tuple[str, ...]:
         return tuple(m.name for m in self if family is None or m.family == family)
@@ -267,40 +190,7 @@ class MetricRegistry:
         return True if found is None else found.higher_is_better
 
 
-def load_entry_points(group: str, register: Callable[[Any, str], None]) -> list[PluginError]:
-    """Load every entry point of ``group`` (``importlib.metadata``), handing each loaded
-    object and its distribution's name to ``register``. ``RAG_EVAL_PLUGINS`` (a comma list
-    of entry point names; empty: none) limits which load, like simonw/llm's
-    ``LLM_LOAD_PLUGINS``. This package's own (:data:`OWN_PLUGINS`) come first, whether
-    or not its metadata is installed. A plugin that fails is returned as a :class:`PluginError`, never
-    raised: the rest still loads."""
-    import os
-    from importlib.metadata import EntryPoint, entry_points
-
-    allowed = os.environ.get("RAG_EVAL_PLUGINS")
-    only = None if allowed is None else {n.strip() for n in allowed.split(",") if n.strip()}
-    errors: list[PluginError] = []
-    seen: set[tuple[str, str]] = set()
-    own = [EntryPoint(name, value, group) for name, value in OWN_PLUGINS.get(group, {}).items()]
-    for ep in [*own, *entry_points(group=group)]:
-        if (ep.name, ep.value) in seen or (only is not None and ep.name not in only):
-            continue
-        seen.add((ep.name, ep.value))
-        dist = getattr(ep, "dist", None)
-        origin = f"{dist.name} {dist.version}" if dist is not None else ep.value
-        previous = getattr(_loading_origin, "value", None)
-        _loading_origin.value = origin
-        try:
-            register(ep.load(), origin)
-        except Exception as err:  # noqa: BLE001 - any failure of a plugin is reported, not fatal
-            first = str(err).splitlines()[0] if str(err) else ""
-            errors.append(PluginError(ep.name, origin, f"{type(err).__name__}: {first}".rstrip(": ")))
-        finally:
-            _loading_origin.value = previous
-    return errors
-
-
-METRICS = MetricRegistry()
+METRICS = MetricRegistry(METRICS_GROUP, OWN_PLUGINS[METRICS_GROUP])
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -327,7 +217,7 @@ def metric(
     Returns ``fn`` unchanged (its declaration is ``fn.metric``)."""
 
     def declare(function: F) -> F:
-        origin = getattr(_loading_origin, "value", None) or getattr(function, "__module__", "") or "user"
+        origin = loading_origin() or getattr(function, "__module__", "") or "user"
         metric_name = name or function.__name__
         declared = Metric(
             name=metric_name, label=label or metric_name.replace("_", " ").capitalize(), family="custom",

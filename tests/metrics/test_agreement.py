@@ -191,7 +191,7 @@ def test_bootstrap_ci_reports_why_it_is_missing():
 
 
 def test_calibration_error_is_zero_when_frequencies_match_probabilities():
-    from rag_eval.metrics.agreement import calibration_error
+    from harness.judge_training import calibration_error
 
     # Four predictions of 0.25, one of them positive: frequency equals probability.
     assert calibration_error([0.25] * 4, [1, 0, 0, 0]) == pytest.approx(0.0)
@@ -203,7 +203,7 @@ def test_calibration_error_is_zero_when_frequencies_match_probabilities():
 
 
 def test_auroc_difference_is_the_paired_lead_with_its_interval():
-    from rag_eval.metrics.agreement import auroc_difference
+    from harness.judge_training import auroc_difference
 
     rng = np.random.default_rng(3)
     y = np.array([1] * 30 + [0] * 70)
