@@ -197,6 +197,18 @@ metrics_option = click.option(
     "--metrics", "metrics", multiple=True, callback=metric_names, metavar="NAME[,...]",
     help="Per-item metrics to compute besides TRACe (`rag-eval metrics list`; default: every installed one; "
          "none: none; a rubric's .yaml file: that rubric, scored by the LLM endpoint). Repeatable.")
+def language_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``--language``: an ISO 639-1 code as the package writes it (``pt-BR`` is ``pt``)."""
+    from rag_eval.text.language import normalize_language
+
+    if value is None:
+        return None
+    code = normalize_language(value)
+    if not code.isalpha() or not 2 <= len(code) <= 3:
+        raise click.BadParameter(f"{value!r} is not a language code: give an ISO 639-1 code, e.g. ja or ar")
+    return code
+
+
 judge_option_option = click.option(
     "--judge-option", "judge_option", multiple=True, callback=judge_options, metavar="KEY=VALUE",
     help="An option of the judge's kind (`rag-eval judges list`), checked before any row. Repeatable.")
@@ -224,6 +236,7 @@ class JudgeCommand(CommandOptions):
     force: bool
     metrics: list[str] | None
     judge_option: dict[str, Any] | None
+    language: str | None
     rest: dict[str, Any]
 
 
@@ -242,6 +255,9 @@ class JudgeCommand(CommandOptions):
 @click.option("--force", is_flag=True, hidden=True, help="Deprecated (--calibrate).")
 @click.option("--mode", type=click.Choice([m.value for m in ScoringMode]), default=DEFAULT_MODE.value, show_default=True,
               help="TRACe formulas used for the scores.")
+@click.option("--language", default=None, callback=language_option, metavar="CODE",
+              help="The language (ISO 639-1) of every row that names none in a `language` column "
+                   "(default: each text's detected language).")
 @click.option("--model", default=None, help="Model name (default: RAG_EVAL_LLM_MODEL, else gpt-4o-mini).")
 @click.option("--base-url", default=None, help="OpenAI-compatible endpoint (default: RAG_EVAL_LLM_BASE_URL / OPENAI_BASE_URL / OpenAI).")
 @click.option("--api-key-env", default=None, help="Name of the environment variable holding the key [default: OPENAI_API_KEY].")
@@ -317,7 +333,7 @@ def judge_command(command: JudgeCommand) -> None:
          "options": judge_option} if declared.endpoint else
         {"model_path": str(model_path) if model_path else None, "options": judge_option, "workers": workers})
     if command.dry_run:
-        _dry_run(file, kind, changes, command.metrics)
+        _dry_run(file, kind, changes, command.metrics, command.language)
         return
     if config is not None and not config.has_key() and not config.base_url:
         raise click.ClickException(
@@ -330,7 +346,7 @@ def judge_command(command: JudgeCommand) -> None:
         raise click.UsageError("--out is required (except with --dry-run)")
     if ray_address and declared.ray == "driver":
         click.echo(f"--ray: the {kind} judge's calls stay in this process under one rate limiter", err=True)
-    summary = _judge_file(file, out, judge, command.mode, command.metrics)
+    summary = _judge_file(file, out, judge, command.mode, command.metrics, command.language)
     local = not declared.calls_network
     model = getattr(judge, "model", None)  # the local judge's fitted model says how far to trust it
     note = model.quality_note() if local and model is not None else None
@@ -348,7 +364,7 @@ def judge_command(command: JudgeCommand) -> None:
     apply_gate(gate, summary, "rows")
 
 
-def _dry_run(file: Path, kind: str, changes: dict[str, Any], metrics: list[str] | None) -> None:
+def _dry_run(file: Path, kind: str, changes: dict[str, Any], metrics: list[str] | None, language: str | None) -> None:
     """What judging ``file`` would send, read as the run reads it (nothing is sent)."""
     from rag_eval.io.rows import FileFormatError
     from rag_eval.judges.factory import JudgeUsageError, judge_spec
@@ -357,7 +373,7 @@ def _dry_run(file: Path, kind: str, changes: dict[str, Any], metrics: list[str] 
     from rag_eval.runs.sources import RowsSource
 
     try:
-        rows = source_rows(RowsSource(path=file))
+        rows = source_rows(RowsSource(path=file, language=language))
         estimate = estimate_rows(rows, judge_spec(kind, **changes), item_metrics(metrics))
     except (FileFormatError, OSError) as err:
         raise click.ClickException(str(err)) from err
@@ -371,7 +387,8 @@ def _dry_run(file: Path, kind: str, changes: dict[str, Any], metrics: list[str] 
     click.echo("\n".join(f"  {line}" for line in estimate.lines()))
 
 
-def _judge_file(file: Path, out: Path, judge: Any, mode: str, metrics: list[str] | None = None) -> EvaluationSummary:
+def _judge_file(file: Path, out: Path, judge: Any, mode: str, metrics: list[str] | None = None,
+                language: str | None = None) -> EvaluationSummary:
     """Every row of ``file`` through :func:`rag_eval.runs.engine.evaluate` into ``out``
     (a progress bar on a terminal; Ctrl-C cancels the rows not yet sent)."""
     from rag_eval.cli.exits import Unavailable
@@ -394,7 +411,7 @@ def _judge_file(file: Path, out: Path, judge: Any, mode: str, metrics: list[str]
                 click.echo(f"invalid row: {record.error}", err=True)
 
     cancel = threading.Event()
-    source = RowsSource(path=file, row_cache=RowCache.for_judge(judge))
+    source = RowsSource(path=file, row_cache=RowCache.for_judge(judge), language=language)
     with ctrl_c_cancels(cancel):
         try:
             summary = evaluate(source, judge, FileSink(out), config=mode, cancel=cancel,

@@ -203,3 +203,19 @@ def test_the_llm_kinds_endpoint_options_are_its_flags(tmp_path, openai_server):
     assert [r["model"] for r in openai_server.requests] == ["option-model"]
     both = CliRunner().invoke(cli, ["judge", str(src), "--model", "a", "--judge-option", "model=b", "--out", str(out)])
     assert both.exit_code == 2 and "--judge-option model= and --model differ" in both.output
+
+
+def test_language_names_the_language_of_rows_that_name_none(tmp_path):
+    """`--language` (issue 47): every row without a `language` column is read in it, a row's own
+    wins, and a code that is none is a usage error before any row."""
+    rows = [{"id": "digits", "question": "1945", "documents": ["1945年。"], "response": "1945"},
+            {"id": "own", "question": "首都は?", "documents": ["東京は首都です。"], "response": "東京です。",
+             "language": "ja"}]
+    src = write_jsonl(tmp_path / "in.jsonl", rows)
+    out = tmp_path / "out.jsonl"
+    result = run([str(src), "--judge", "lexical", "--language", "zh-Hans", "--out", str(out)])
+    assert result.exit_code in (0, 1), result.output
+    assert {r["id"]: r["language"] for r in read_jsonl(out)} == {"digits": "zh", "own": "ja"}
+    bad = CliRunner().invoke(cli, ["judge", str(src), "--judge", "lexical", "--language", "not a code",
+                                   "--out", str(out)])
+    assert bad.exit_code == 2 and "not a language code" in bad.output
