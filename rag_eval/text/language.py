@@ -111,8 +111,10 @@ def _identifier() -> Any:
     def part(name: str, mmap: bool = False) -> Any:
         return numpy.load(folder / f"{name}.npy", mmap_mode="r" if mmap else None, allow_pickle=False)
 
+    # the transition table (39 MB) is read where the walk goes, not copied: 0.03 s less per
+    # process, 0.1 ms more per text (a few hundred texts a run)
     return LanguageIdentifier(part("ptc", mmap=True), part("pc"), part("classes").tolist(),
-                              _to_array(part("nextmove", mmap=True)), part("out_feat").tolist(), norm_probs=True,
+                              part("nextmove", mmap=True), part("out_feat").tolist(), norm_probs=True,
                               tk_row=_to_array(part("nextmove_row")))
 
 
