@@ -1,9 +1,10 @@
 """BM25 terms by language, measured without Qdrant: recall@5 of each question's gold passage
 on the shared multilingual QA data, for the BM25 terms of ``rag_eval.rag.sparse`` (word
 prefixes, plus character 3-grams outside English, plus the 3-grams and Han characters of
-runs written without spaces) against word prefixes alone (the rules before the grams). Plain in-memory BM25 (k1 1.2, b 0.75, the corpus's own average length)
-over the first ``--questions`` questions of each language and their passages: it compares
-term rules quickly; ``bench/bench_language_retrieval.py`` measures the real pipeline.
+runs written without spaces) against word prefixes alone (the rules before the grams).
+Plain in-memory BM25 (k1 1.2, b 0.75, the corpus's own average length) over the first
+``--questions`` questions of each language and their passages: it compares term rules
+quickly; ``bench/bench_language_retrieval.py`` measures the real pipeline.
 
     RAG_EVAL_SHARED_DATA=../shared/data .venv/bin/python -m bench.bench_bm25_terms
 """
