@@ -186,14 +186,14 @@ def _judge(judge: Any, options: Mapping[str, Any]) -> Any:
 def _language(language: str | None) -> str | None:
     """The caller's ``language`` as the package writes it (``zh-Hans`` is ``zh``), or a
     ValueError before any row is judged when it is no language code."""
-    from rag_eval.text.language import normalize_language
+    from rag_eval.text.language import language_code
 
     if language is None:
         return None
-    code = normalize_language(language) if isinstance(language, str) else ""
-    if not re.fullmatch(r"[a-z]{2,3}", code):
-        raise ValueError(f"language={language!r} is not a language code: give an ISO 639-1 code, e.g. 'ja' or 'zh'")
-    return code
+    try:
+        return language_code(language)
+    except ValueError as error:
+        raise ValueError(f"language={error}") from None
 
 
 def _config(judge: Any, mode: Any, name: str | None, options: Mapping[str, Any] | None = None,

@@ -199,14 +199,14 @@ metrics_option = click.option(
          "none: none; a rubric's .yaml file: that rubric, scored by the LLM endpoint). Repeatable.")
 def language_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """``--language``: an ISO 639-1 code as the package writes it (``pt-BR`` is ``pt``)."""
-    from rag_eval.text.language import normalize_language
+    from rag_eval.text.language import language_code
 
     if value is None:
         return None
-    code = normalize_language(value)
-    if not code.isalpha() or not 2 <= len(code) <= 3:
-        raise click.BadParameter(f"{value!r} is not a language code: give an ISO 639-1 code, e.g. ja or ar")
-    return code
+    try:
+        return language_code(value)
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from None
 
 
 judge_option_option = click.option(

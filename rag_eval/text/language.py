@@ -199,6 +199,18 @@ def normalize_language(code: str | None) -> str:
     return (code or "").strip().lower().replace("_", "-").split("-")[0]
 
 
+def language_code(value: object) -> str:
+    """``value`` as a language the caller names for a whole run (the API's ``language=``,
+    ``rag-eval judge --language``, Settings' Language): normalized like
+    :func:`normalize_language` (``pt-BR`` is ``pt``); a ValueError that says what a code looks
+    like when it is none (one rule for every path)."""
+    code = normalize_language(value) if isinstance(value, str) else ""
+    if not (code.isascii() and code.isalpha() and 2 <= len(code) <= 3):
+        raise ValueError(f"{value!r} is not a language code: give an ISO 639-1 code, e.g. ja, ar or pt-BR "
+                         "(none: each text's language is detected)")
+    return code
+
+
 def language_of(*texts: str, given: str | None = None) -> str:
     """``given`` when the row, configuration or caller named a language, else the
     detected language of the first text, read together with the next ones while it is

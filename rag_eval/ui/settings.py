@@ -22,6 +22,7 @@ from rag_eval.llm.constants import DEFAULT_API_KEY_ENV, DEFAULT_MODEL
 from rag_eval.llm.limiter import share_limits
 from rag_eval.llm.policy import DeployPolicy, check, enforce, is_session_key, load_policy
 from rag_eval.rag.config import RagConfig, default_config
+from rag_eval.text.language import language_code
 from rag_eval.ui.constants import STATE_LINK_PROPOSAL, STATE_SETTINGS
 
 #: The settings with nothing configured anywhere (the environment fills them in: see
@@ -93,9 +94,8 @@ def save_settings(values: dict[str, Any]) -> None:
         raise ValueError("The key setting takes the name of an environment variable (e.g. OPENAI_API_KEY), "
                          "not the key itself; put the key in the environment or the Space secrets.")
     language = str(values.get("language") or "").strip()
-    if language and not re.fullmatch(r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*", language):
-        raise ValueError("The language takes an ISO 639-1 code such as ja, ar or pt-BR; leave it empty to detect "
-                         "each text's language.")
+    if language:
+        language_code(language)  # a ValueError saying what a code looks like
     merged = {**current_settings(), **values}
     problems = check(policy(), merged)
     if problems:
@@ -160,7 +160,6 @@ def config_from_settings(values: dict[str, Any], name: str = "dashboard") -> Rag
     to an OpenAI-compatible endpoint gets the endpoint settings, and so does the generator
     when asked for LLM answers."""
     from rag_eval.judges.kinds import JUDGE_KINDS
-    from rag_eval.text.language import normalize_language
 
     config = default_config(name)
     on_endpoint = values["provider"] != "local"
@@ -169,7 +168,7 @@ def config_from_settings(values: dict[str, Any], name: str = "dashboard") -> Rag
         kind = JUDGE_KINDS.default(on_endpoint)
     config = with_judge(config, kind, values)
     if values.get("language"):  # every text of a run is then read in it, unless its row names its own
-        config = config.with_changes(language=normalize_language(values["language"]))
+        config = config.with_changes(language=language_code(values["language"]))
     if on_endpoint and values["use_llm_generator"]:
         config = config.with_changes(**{f"generator.{k}": v for k, v in _endpoint(values).items()},
                                      **{"generator.kind": "openai"})

@@ -83,3 +83,12 @@ def test_the_uncompressed_model_copy_changes_no_answer(tmp_path, monkeypatch):
     language._identifier.cache_clear()
     assert list((tmp_path / "cache" / "rag-eval").iterdir())[0].name.startswith("py3langid-")
     assert answers[0] == answers[1] == answers[2] == ["de", "fr", "ru", "id", "ar"]
+
+
+def test_a_language_named_for_a_run_is_one_rule_on_every_path():
+    from rag_eval.text.language import language_code
+
+    assert [language_code(c) for c in ("ja", "pt-BR", "zh_Hans", " AR ")] == ["ja", "pt", "zh", "ar"]
+    for bad in ("not a code!", "", "1234", "日本語", None):
+        with pytest.raises(ValueError, match="not a language code"):
+            language_code(bad)
