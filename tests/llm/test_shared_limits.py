@@ -1,7 +1,12 @@
 """The owner's ceilings hold for the whole process (issue 41): with limits shared, evaluations
 in separate threads (each its own event loop and client, as Streamlit sessions are) together
 never have more requests in flight at the real local server than the cap, nor start more
-than the rate allows in any window; a visitor's own key is limited apart."""
+than the rate allows in any window; a visitor's own key is limited apart.
+
+The rate is checked where it is kept, at the gate's grants: arrivals at the server also carry
+the machine's scheduling delays (on a loaded 2-core CI runner one request held back 50 ms
+lands beside the next, 12 in a window the gate spaced to 11), so the server's own count is
+held only to "no burst" (a missing gate would let all 30 through in one window)."""
 
 from __future__ import annotations
 
@@ -60,9 +65,28 @@ def most_in_window(starts: list[float]) -> int:
     return max(sum(1 for t in starts if s <= t < s + WINDOW_S) for s in starts)
 
 
-def test_evaluations_in_threads_share_one_cap_and_one_rate(counting_server):
+def test_evaluations_in_threads_share_one_cap_and_one_rate(counting_server, monkeypatch):
     server, seen, _pace = counting_server
     limiter.share_limits(CAP, RPM)
+    granted: list[float] = []  # the gate's own clock at each grant, read under its lock
+    try_start = limiter.SharedGate._try_start
+    last_read = threading.local()
+
+    def recording_try_start(gate):
+        if not getattr(gate, "_recording", False):
+            clock = gate._clock
+
+            def remembering_clock() -> float:
+                last_read.now = clock()
+                return last_read.now
+
+            gate._clock, gate._recording = remembering_clock, True
+        wait, reason = try_start(gate)
+        if reason is None:
+            granted.append(last_read.now)
+        return wait, reason
+
+    monkeypatch.setattr(limiter.SharedGate, "_try_start", recording_try_start)
     results: list = []
     threads = [_evaluate_in_thread(server, n, results) for n in range(3)]
     for thread in threads:
@@ -73,7 +97,8 @@ def test_evaluations_in_threads_share_one_cap_and_one_rate(counting_server):
     starts = sorted(seen["starts"])
     assert len(starts) == 3 * ROWS
     assert 1 <= seen["max"] <= CAP  # three evaluations, each asking for 8 at once
-    assert most_in_window(starts) <= WINDOW_S * RPM / 60 + 1
+    assert len(granted) == 3 * ROWS and most_in_window(sorted(granted)) <= WINDOW_S * RPM / 60 + 1
+    assert most_in_window(starts) <= 2 * (WINDOW_S * RPM / 60 + 1)
 
 
 def test_without_sharing_each_client_keeps_its_own_limits():
