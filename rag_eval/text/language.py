@@ -95,18 +95,30 @@ def _by_script(counts: Counter[str]) -> str | None:
 def _identifier() -> Any:
     """py3langid's model restricted to the languages with an ISO 639-1 code, mapped from
     an uncompressed copy (:func:`_restricted_model`): unpacking the
-    packaged LZMA file cost 0.6 CPU s of every process that detects a language."""
+    packaged LZMA file cost 0.6 CPU s of every process that detects a language. A damaged
+    copy (a truncated file, a clean-up cut short) is written again once; with no copy, the
+    packaged model gives the same answers."""
+    for _attempt in range(2):
+        folder = _restricted_model()
+        if folder is None:
+            break
+        try:
+            return _mapped(folder)
+        except (OSError, ValueError, EOFError):
+            import shutil
+
+            shutil.rmtree(folder, ignore_errors=True)
+    from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
+
+    identifier = LanguageIdentifier.from_modelpath(MODEL_DIR / MODEL_FILE, norm_probs=True)
+    identifier.set_languages([c for c in set(identifier.nb_classes) if len(c) == 2 or c in _VARIETIES])
+    return identifier
+
+
+def _mapped(folder: Path) -> Any:
     import numpy
     from py3langid.langid import LanguageIdentifier
     from py3langid.modelio import _to_array
-
-    folder = _restricted_model()
-    if folder is None:  # no writable cache folder: the packaged model, as py3langid reads it
-        from py3langid.langid import MODEL_DIR, MODEL_FILE
-
-        identifier = LanguageIdentifier.from_modelpath(MODEL_DIR / MODEL_FILE, norm_probs=True)
-        identifier.set_languages([c for c in set(identifier.nb_classes) if len(c) == 2 or c in _VARIETIES])
-        return identifier
 
     def part(name: str, mmap: bool = False) -> Any:
         return numpy.load(folder / f"{name}.npy", mmap_mode="r" if mmap else None, allow_pickle=False)

@@ -85,6 +85,25 @@ def test_the_uncompressed_model_copy_changes_no_answer(tmp_path, monkeypatch):
     assert answers[0] == answers[1] == answers[2] == ["de", "fr", "ru", "id", "ar"]
 
 
+def test_a_damaged_model_copy_is_written_again(tmp_path, monkeypatch):
+    """A truncated file in the cached copy (a disk filled up, a clean-up cut short) costs one
+    rewrite, not every detection."""
+    from rag_eval.text import language
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    language._identifier.cache_clear()
+    language._identifier()
+    (copy,) = (tmp_path / "rag-eval").iterdir()
+    (copy / "pc.npy").write_bytes((copy / "pc.npy").read_bytes()[:100])
+    (copy / "out_feat.npy").unlink()
+    language._identifier.cache_clear()
+    try:
+        assert language._by_detector("Wie viele Einwohner hat Berlin?") == "de"
+        assert (copy / "out_feat.npy").is_file() and (copy / "pc.npy").stat().st_size > 100
+    finally:
+        language._identifier.cache_clear()
+
+
 def test_a_language_named_for_a_run_is_one_rule_on_every_path():
     from rag_eval.text.language import language_code
 
