@@ -746,16 +746,15 @@ def labelled_rows(rows: Sequence[dict[str, Any]], embedder: Any) -> tuple[list[L
 
 
 def calibrate_rows(rows: Sequence[dict[str, Any]], name: str, *, seed: int = DEFAULT_SEED,
-                   folds: int = FOLDS, source: dict[str, Any] | None = None,
-                   model_path: Path | None = None, embedder: Any = None,
+                   source: dict[str, Any] | None = None, model_path: Path | None = None,
                    overwrite: bool = False) -> tuple[dict[str, Any], Path, list[str]]:
     """Featurise, calibrate and store: the whole ``rag-eval calibrate`` / button path.
     Returns (calibration, where it was stored, per-row errors)."""
     from rag_eval.judges.local import LocalJudge
 
-    judge = LocalJudge(model_path=model_path, embedder=embedder)
+    judge = LocalJudge(model_path=model_path)
     labelled, errors = labelled_rows(rows, judge.embedder)
-    cal = calibrate(judge.model, labelled, name, seed=seed, folds=folds, source=source, model_path=model_path)
+    cal = calibrate(judge.model, labelled, name, seed=seed, source=source, model_path=model_path)
     return cal, save_calibration(cal, overwrite=overwrite), errors
 
 
