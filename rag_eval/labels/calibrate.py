@@ -428,10 +428,8 @@ def _joint_decision(chosen: dict[str, float], free: Sequence[str], current: dict
             "decision": note, "moves": moves, "errors": errs}
 
 
-def cross_validate(model: LocalModel, rows: Sequence[LabelledRow], seed: int = DEFAULT_SEED, folds: int = FOLDS,
-                   grid: Sequence[float] = SHRINKAGE_GRID, min_z: float = MIN_Z,
-                   bootstrap: int = BOOTSTRAP, min_rows: int = MIN_ROWS,
-                   head_criterion: str = HEAD_CRITERION,
+def cross_validate(model: LocalModel, rows: Sequence[LabelledRow], seed: int = DEFAULT_SEED, min_z: float = MIN_Z,
+                   min_rows: int = MIN_ROWS, head_criterion: str = HEAD_CRITERION,
                    head_alphas: Sequence[float] = HEAD_ALPHAS, joint: bool = True) -> dict[str, Any]:
     """Choose each decision's shrinkage by cross-validated error over ``rows`` and
     measure the result (see the module docstring). Returns ``shrinkage`` (decision ->
@@ -449,7 +447,7 @@ def cross_validate(model: LocalModel, rows: Sequence[LabelledRow], seed: int = D
     if n < max(min_rows, 2):
         raise TooFewRows(f"calibration refused: {n} labelled row(s); at least {MIN_ROWS} are needed to measure "
                          f"whether a calibration helps (label {MIN_ROWS - n} more)")
-    k = min(folds, n)
+    k = min(FOLDS, n)
     fold = np.random.default_rng(seed).permutation(n) % k
     fold_rows = [[rows[i] for i in np.flatnonzero(fold != j).tolist()] for j in range(k)]
     head_cache: dict[tuple[int, str, float], tuple[list[float], float]] = {}  # (fold, decision, alpha) -> delta
@@ -483,7 +481,7 @@ def cross_validate(model: LocalModel, rows: Sequence[LabelledRow], seed: int = D
                 pred[i] = _row_scores(calibrated, rows[i])
         return pred
 
-    idx = np.random.default_rng(seed + 1).integers(0, n, size=(bootstrap, n))
+    idx = np.random.default_rng(seed + 1).integers(0, n, size=(BOOTSTRAP, n))
     chosen = {d: 0.0 for d, *_ in DECISIONS}
     base_pred = oof(chosen)
     current = _errors(base_pred, truth)
@@ -500,7 +498,7 @@ def cross_validate(model: LocalModel, rows: Sequence[LabelledRow], seed: int = D
             metric = decision.removesuffix("_head")
             guards = tuple(g for g in guards if g != metric)
         best: tuple[float, float, dict[str, np.ndarray], np.ndarray] | None = None  # (gain, weight, errors, pred)
-        for w in (head_alphas if decision in SENTENCE_HEADS else grid):
+        for w in (head_alphas if decision in SENTENCE_HEADS else SHRINKAGE_GRID):
             if w == 0.0:
                 continue
             pred = oof({**chosen, decision: w})
@@ -583,7 +581,7 @@ def cross_validate(model: LocalModel, rows: Sequence[LabelledRow], seed: int = D
                                   "not moved: completeness follows from the relevance and utilization labels"),
         }
     return {
-        "rows": n, "folds": k, "seed": seed, "grid": list(grid), "min_z": min_z, "bootstrap": bootstrap,
+        "rows": n, "folds": k, "seed": seed, "grid": list(SHRINKAGE_GRID), "min_z": min_z, "bootstrap": BOOTSTRAP,
         "head_alphas": list(head_alphas), "head_criterion": head_criterion,
         "shrinkage": chosen,
         "decisions": steps,
@@ -603,13 +601,12 @@ def _sha256(path: Path) -> str:
 
 
 def calibrate(model: LocalModel, rows: Sequence[LabelledRow], name: str, *, seed: int = DEFAULT_SEED,
-              folds: int = FOLDS, source: dict[str, Any] | None = None,
-              model_path: Path | None = None) -> dict[str, Any]:
+              source: dict[str, Any] | None = None, model_path: Path | None = None) -> dict[str, Any]:
     """A calibration chosen and measured by cross-validation over all ``rows``, fitted
     on all of them, as the JSON document that is stored (see :func:`save_calibration`).
     Raises :class:`TooFewRows` under :data:`MIN_ROWS` rows."""
     check_name(name)
-    cv = cross_validate(model, rows, seed=seed, folds=folds)
+    cv = cross_validate(model, rows, seed=seed)
     shifts = full_shifts(model, rows, cv["shrinkage"])
     base_file = Path(model_path) if model_path is not None else MODEL_DIR / MODEL_FILE
     return {
