@@ -100,10 +100,6 @@ class ImportState:
     watermark: datetime | None = None
     horizon: datetime | None = None  # traces starting before it are no longer remembered
 
-    @property
-    def imported(self) -> set[str]:
-        return set(self.traces)
-
     def remember(self, trace_id: str, start: datetime | None, spans: int, status: str) -> None:
         self.traces[trace_id] = SeenTrace(None if start is None else round(start.timestamp(), 6), spans, status)
 
