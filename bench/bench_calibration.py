@@ -57,6 +57,7 @@ from rag_eval.labels.calibrate import (
     HEAD_ALPHAS,
     HEAD_CRITERION,
     MIN_ROWS,
+    DecisionRule,
     LabelledRow,
     cross_validate,
     fitted_values,
@@ -185,9 +186,9 @@ def main(argv: list[str] | None = None) -> int:
                 # the product refuses under MIN_ROWS; "forced" shows what the rule would do there
                 if args.no_document_heads:  # the calibration before the relevance / utilization heads adapted
                     fit = [dataclasses.replace(r, relevant=None, utilized=None) for r in fit]
-                cv = cross_validate(base, fit, seed=seed, min_rows=min(k, MIN_ROWS),
-                                    head_criterion=args.head_criterion,
+                rule = DecisionRule(min_rows=min(k, MIN_ROWS), head_criterion=args.head_criterion,
                                     head_alphas=[float(a) for a in args.head_alphas.split(",")])
+                cv = cross_validate(base, fit, seed=seed, rule=rule)
                 moved.setdefault(k, []).append(cv["shrinkage"])
                 shifts = full_shifts(base, fit, cv["shrinkage"])
                 calibrated = apply_calibration(base, fitted_values(base, shifts, cv["shrinkage"], k))

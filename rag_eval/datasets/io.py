@@ -258,15 +258,6 @@ def _with_id(raw: dict[str, Any], number: int, file: str, issues: list[Issue]) -
     return {**raw, "id": f"row-{number}"}
 
 
-def read_dataset(path: str | Path) -> list[DatasetRow]:
-    """The rows of a dataset that must be clean; raises ``ValueError`` listing every
-    error otherwise (use :func:`load_dataset` to get good rows despite bad ones)."""
-    result = load_dataset(path)
-    if result.errors:
-        raise ValueError("\n".join(str(i) for i in result.errors))
-    return result.rows
-
-
 def write_dataset(rows: Sequence[DatasetRow | dict[str, Any]], path: str | Path) -> Path:
     """Write rows as ``.jsonl``, ``.json``, ``.csv`` or ``.parquet`` (by suffix)."""
     path = Path(path)

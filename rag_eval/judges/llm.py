@@ -93,7 +93,6 @@ class LLMJudge:
         prompt_id: str = TRACE_PROMPT_ID,
         sample_temperature: float = DEFAULT_SAMPLE_TEMPERATURE,
         max_consistency_reasks: int = 1,
-        client: LLMClient | None = None,
         consistent_labels: bool = True,
     ) -> None:
         if samples < 1:
@@ -101,7 +100,7 @@ class LLMJudge:
         if max_consistency_reasks < 0:
             raise ValueError(f"max_consistency_reasks must be >= 0, got {max_consistency_reasks}")
         self.config = config or LLMConfig.from_settings()
-        self.client = client or LLMClient(self.config)
+        self.client = LLMClient(self.config)
         self.samples = samples
         self.consistency_check = consistency_check
         self.prompt_id = prompt_id

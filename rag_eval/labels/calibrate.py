@@ -136,6 +136,25 @@ SENTENCE_LOSS_COLUMN = {"support_sentences": 5, "utilization_sentences": 6, "rel
 HEAD_ALPHAS = (100.0, 30.0, 10.0)
 
 
+@dataclass(frozen=True, slots=True)
+class DecisionRule:
+    """How :func:`cross_validate` decides; the defaults are the product's, benches and tests
+    vary them. ``min_z``: the gain a move needs, in standard errors; ``min_rows`` below
+    :data:`MIN_ROWS` is for benches that show what the rule would do; ``head_criterion``:
+    see :data:`HEAD_CRITERION`; ``head_alphas``: the L2 strengths tried for a sentence head
+    (:data:`HEAD_ALPHAS`); ``joint``: take the decision :data:`JOINT` at the end."""
+
+    min_z: float = MIN_Z
+    min_rows: int = MIN_ROWS
+    head_criterion: str = HEAD_CRITERION
+    head_alphas: Sequence[float] = HEAD_ALPHAS
+    joint: bool = True
+
+    def __post_init__(self) -> None:
+        if self.head_criterion not in ("sentences", "rmse"):
+            raise ValueError(f"head_criterion {self.head_criterion!r}: use 'sentences' or 'rmse'")
+
+
 class TooFewRows(ValueError):
     """Too few labelled rows to measure whether a calibration helps."""
 
@@ -383,14 +402,15 @@ def _ranks_worse(truth_adherent: np.ndarray, before: np.ndarray, after: np.ndarr
 
 def _joint_decision(chosen: dict[str, float], free: Sequence[str], current: dict[str, np.ndarray],
                     truth: dict[str, np.ndarray], oof: Callable[[dict[str, float]], np.ndarray],
-                    head_alphas: Sequence[float], min_z: float, idx: np.ndarray) -> dict[str, Any]:
+                    rule: DecisionRule, idx: np.ndarray) -> dict[str, Any]:
     """The decision :data:`JOINT`: ``free`` (the decisions of :data:`JOINT_DECISIONS`
-    still at the base judge) moved together, each sentence head at one L2 strength of
-    ``head_alphas``, each rate intercept in full; adopted like any decision (gain on the
-    joint figure beyond ``min_z`` standard errors, no rate metric's error raised at all).
+    still at the base judge) moved together, each sentence head at one L2 strength of the
+    rule's ``head_alphas``, each rate intercept in full; adopted like any decision (gain on
+    the joint figure beyond the rule's bar, no rate metric's error raised at all).
     Returns the step record plus ``moves`` and ``errors`` for the caller."""
+    min_z = rule.min_z
     best: tuple[float, float, dict[str, float], dict[str, np.ndarray]] | None = None
-    for w in head_alphas:
+    for w in rule.head_alphas:
         moves = {d: (w if d in SENTENCE_HEADS else 1.0) for d in free}
         errs = _errors(oof({**chosen, **moves}), truth)
         gain = float(np.mean(current["rates"] - errs["rates"]))
@@ -428,28 +448,21 @@ def _joint_decision(chosen: dict[str, float], free: Sequence[str], current: dict
             "decision": note, "moves": moves, "errors": errs}
 
 
-def cross_validate(model: LocalModel, rows: Sequence[LabelledRow], seed: int = DEFAULT_SEED, folds: int = FOLDS,
-                   grid: Sequence[float] = SHRINKAGE_GRID, min_z: float = MIN_Z,
-                   bootstrap: int = BOOTSTRAP, min_rows: int = MIN_ROWS,
-                   head_criterion: str = HEAD_CRITERION,
-                   head_alphas: Sequence[float] = HEAD_ALPHAS, joint: bool = True) -> dict[str, Any]:
-    """Choose each decision's shrinkage by cross-validated error over ``rows`` and
-    measure the result (see the module docstring). Returns ``shrinkage`` (decision ->
-    weight), ``metrics`` (per metric: figure, before / after with intervals, the
-    difference's interval, decision), ``decisions`` (per decision, in the order taken:
-    the figure it was judged by before and after it, with intervals, and the decision
-    in words), ``auroc`` before / after and the fold layout. ``head_criterion``: see
-    :data:`HEAD_CRITERION`; ``head_alphas``: the L2 strengths tried for a sentence head
-    (:data:`HEAD_ALPHAS`); ``joint``: take the decision :data:`JOINT` at the end.
-    ``min_rows`` below :data:`MIN_ROWS` is for benches that
-    show what the rule would do."""
-    if head_criterion not in ("sentences", "rmse"):
-        raise ValueError(f"head_criterion {head_criterion!r}: use 'sentences' or 'rmse'")
+def cross_validate(model: LocalModel, rows: Sequence[LabelledRow], seed: int = DEFAULT_SEED,
+                   rule: DecisionRule | None = None) -> dict[str, Any]:
+    """Choose each decision's shrinkage by cross-validated error over ``rows`` by ``rule``
+    (the product's :class:`DecisionRule` when None) and measure the result (see the module
+    docstring). Returns ``shrinkage`` (decision -> weight), ``metrics`` (per metric: figure,
+    before / after with intervals, the difference's interval, decision), ``decisions`` (per
+    decision, in the order taken: the figure it was judged by before and after it, with
+    intervals, and the decision in words), ``auroc`` before / after and the fold layout."""
+    rule = rule or DecisionRule()
+    min_z, head_alphas = rule.min_z, rule.head_alphas
     n = len(rows)
-    if n < max(min_rows, 2):
+    if n < max(rule.min_rows, 2):
         raise TooFewRows(f"calibration refused: {n} labelled row(s); at least {MIN_ROWS} are needed to measure "
                          f"whether a calibration helps (label {MIN_ROWS - n} more)")
-    k = min(folds, n)
+    k = min(FOLDS, n)
     fold = np.random.default_rng(seed).permutation(n) % k
     fold_rows = [[rows[i] for i in np.flatnonzero(fold != j).tolist()] for j in range(k)]
     head_cache: dict[tuple[int, str, float], tuple[list[float], float]] = {}  # (fold, decision, alpha) -> delta
@@ -483,7 +496,7 @@ def cross_validate(model: LocalModel, rows: Sequence[LabelledRow], seed: int = D
                 pred[i] = _row_scores(calibrated, rows[i])
         return pred
 
-    idx = np.random.default_rng(seed + 1).integers(0, n, size=(bootstrap, n))
+    idx = np.random.default_rng(seed + 1).integers(0, n, size=(BOOTSTRAP, n))
     chosen = {d: 0.0 for d, *_ in DECISIONS}
     base_pred = oof(chosen)
     current = _errors(base_pred, truth)
@@ -495,12 +508,12 @@ def cross_validate(model: LocalModel, rows: Sequence[LabelledRow], seed: int = D
             notes[decision] = f"kept the shipped head: some rows lack {SENTENCE_HEADS[decision][2]}"
             steps[decision] = {"weight": 0.0, "decision": notes[decision], "measured": False}
             continue
-        if decision in ("utilization_head", "relevance_head") and head_criterion == "rmse":
+        if decision in ("utilization_head", "relevance_head") and rule.head_criterion == "rmse":
             # judged by the rate metric the head feeds; its sentence log loss is still recorded
             metric = decision.removesuffix("_head")
             guards = tuple(g for g in guards if g != metric)
         best: tuple[float, float, dict[str, np.ndarray], np.ndarray] | None = None  # (gain, weight, errors, pred)
-        for w in (head_alphas if decision in SENTENCE_HEADS else grid):
+        for w in (head_alphas if decision in SENTENCE_HEADS else SHRINKAGE_GRID):
             if w == 0.0:
                 continue
             pred = oof({**chosen, decision: w})
@@ -544,8 +557,8 @@ def cross_validate(model: LocalModel, rows: Sequence[LabelledRow], seed: int = D
             chosen[decision] = w
             current, current_pred = errs, pred
     free = [d for d in JOINT_DECISIONS if chosen[d] == 0.0]
-    if joint and has_labels["utilization_head"] and has_labels["relevance_head"] and len(free) > 1:
-        steps[JOINT] = _joint_decision(chosen, free, current, truth, oof, head_alphas, min_z, idx)
+    if rule.joint and has_labels["utilization_head"] and has_labels["relevance_head"] and len(free) > 1:
+        steps[JOINT] = _joint_decision(chosen, free, current, truth, oof, rule, idx)
         if steps[JOINT]["weight"]:
             chosen = {**chosen, **steps[JOINT].pop("moves")}
             current = steps[JOINT].pop("errors")
@@ -583,8 +596,8 @@ def cross_validate(model: LocalModel, rows: Sequence[LabelledRow], seed: int = D
                                   "not moved: completeness follows from the relevance and utilization labels"),
         }
     return {
-        "rows": n, "folds": k, "seed": seed, "grid": list(grid), "min_z": min_z, "bootstrap": bootstrap,
-        "head_alphas": list(head_alphas), "head_criterion": head_criterion,
+        "rows": n, "folds": k, "seed": seed, "grid": list(SHRINKAGE_GRID), "min_z": min_z, "bootstrap": BOOTSTRAP,
+        "head_alphas": list(head_alphas), "head_criterion": rule.head_criterion,
         "shrinkage": chosen,
         "decisions": steps,
         "metrics": metrics,
@@ -603,13 +616,12 @@ def _sha256(path: Path) -> str:
 
 
 def calibrate(model: LocalModel, rows: Sequence[LabelledRow], name: str, *, seed: int = DEFAULT_SEED,
-              folds: int = FOLDS, source: dict[str, Any] | None = None,
-              model_path: Path | None = None) -> dict[str, Any]:
+              source: dict[str, Any] | None = None, model_path: Path | None = None) -> dict[str, Any]:
     """A calibration chosen and measured by cross-validation over all ``rows``, fitted
     on all of them, as the JSON document that is stored (see :func:`save_calibration`).
     Raises :class:`TooFewRows` under :data:`MIN_ROWS` rows."""
     check_name(name)
-    cv = cross_validate(model, rows, seed=seed, folds=folds)
+    cv = cross_validate(model, rows, seed=seed)
     shifts = full_shifts(model, rows, cv["shrinkage"])
     base_file = Path(model_path) if model_path is not None else MODEL_DIR / MODEL_FILE
     return {
@@ -746,16 +758,15 @@ def labelled_rows(rows: Sequence[dict[str, Any]], embedder: Any) -> tuple[list[L
 
 
 def calibrate_rows(rows: Sequence[dict[str, Any]], name: str, *, seed: int = DEFAULT_SEED,
-                   folds: int = FOLDS, source: dict[str, Any] | None = None,
-                   model_path: Path | None = None, embedder: Any = None,
+                   source: dict[str, Any] | None = None, model_path: Path | None = None,
                    overwrite: bool = False) -> tuple[dict[str, Any], Path, list[str]]:
     """Featurise, calibrate and store: the whole ``rag-eval calibrate`` / button path.
     Returns (calibration, where it was stored, per-row errors)."""
     from rag_eval.judges.local import LocalJudge
 
-    judge = LocalJudge(model_path=model_path, embedder=embedder)
+    judge = LocalJudge(model_path=model_path)
     labelled, errors = labelled_rows(rows, judge.embedder)
-    cal = calibrate(judge.model, labelled, name, seed=seed, folds=folds, source=source, model_path=model_path)
+    cal = calibrate(judge.model, labelled, name, seed=seed, source=source, model_path=model_path)
     return cal, save_calibration(cal, overwrite=overwrite), errors
 
 

@@ -27,12 +27,12 @@ def adhoc_run_id(source: str) -> str:
     return f"{ADHOC_PREFIX}{source}"
 
 
-def save_review(store: RunStore, run_id: str, item: EvalItem, labels: Labels, reviewer: str, note: str = "",
-                judge: str = "", source: str = "", created_at: str | None = None,
-                metrics: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Store one human label set (scores recomputed from ``labels``; ``metrics``: the
-    reviewer's scores of per-item metrics) and return it as read back."""
-    record = build_label_set(item, labels, note=note, judge=judge, source=source, metrics=metrics)
+def save_review(store: RunStore, run_id: str, item: EvalItem, labels: Labels, reviewer: str, *,
+                created_at: str | None = None, **details: Any) -> dict[str, Any]:
+    """Store one human label set (scores recomputed from ``labels``; ``details``: the
+    ``note``, ``judge``, ``source`` and reviewer's ``metrics`` of :func:`build_label_set`)
+    and return it as read back."""
+    record = build_label_set(item, labels, **details)
     store.add_human_labels(run_id, item.id, reviewer, record, created_at=created_at)
     saved = latest_review(store, run_id, item.id, reviewer)
     if saved is None:  # pragma: no cover - the write above either raised or is readable

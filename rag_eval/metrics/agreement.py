@@ -335,13 +335,13 @@ def _hallucination_estimates(truth_adherence: Sequence[float | None], predicted_
 
 def agreement(predictions: Sequence[Mapping[str, Any] | None], truths: Sequence[Mapping[str, Any] | None], *,
               threshold: float = DEFAULT_F1_THRESHOLD, n_boot: int = DEFAULT_N_BOOT,
-              confidence: float = DEFAULT_CONFIDENCE, rng: np.random.Generator | None = None,
-              seed: int = DEFAULT_SEED, min_class_rows: int = MIN_CLASS_ROWS) -> AgreementReport:
+              confidence: float = DEFAULT_CONFIDENCE, seed: int = DEFAULT_SEED,
+              min_class_rows: int = MIN_CLASS_ROWS) -> AgreementReport:
     """Agreement of aligned prediction/truth rows (``predictions[i]`` with ``truths[i]``).
 
     Each row maps metric names (:data:`TRACE_METRICS`) to values; predictions may also
     carry the continuous ``adherence_score``. None rows and None/NaN values are
-    missing and counted in the coverage. ``rng`` (or ``seed``) drives the bootstrap;
+    missing and counted in the coverage. ``seed`` drives the bootstrap;
     intervals follow :mod:`rag_eval.metrics.aggregate` (none for fewer than two rows).
     The AUROC is withheld, with its reason, when either class has fewer than
     ``min_class_rows`` rows (a small sample is said, not shown as a figure).
@@ -349,7 +349,7 @@ def agreement(predictions: Sequence[Mapping[str, Any] | None], truths: Sequence[
     if len(predictions) != len(truths):
         raise ValueError(f"{len(predictions)} prediction rows but {len(truths)} truth rows")
     check_confidence(confidence)
-    rng = rng if rng is not None else np.random.default_rng(seed)
+    rng = np.random.default_rng(seed)
     n = len(predictions)
     pred = {m: _column(predictions, m, "prediction") for m in TRACE_METRICS}
     true = {m: _column(truths, m, "truth") for m in TRACE_METRICS}

@@ -143,22 +143,12 @@ def row_patterns(values: Mapping[str, Any], high: float = DEFAULT_HIGH, low: flo
 
 def diagnose(rows: Sequence[tuple[str, Mapping[str, Any] | None]], high: float = DEFAULT_HIGH,
              low: float = DEFAULT_LOW) -> Diagnosis:
-    """Findings over ``(item, metric values or None)`` pairs; None marks a failed row."""
-    if not 0.0 <= low <= high <= 1.0:
-        raise ValueError(f"need 0 <= low <= high <= 1, got low={low}, high={high}")
-    hits: dict[str, list[str]] = {p.key: [] for p in PATTERNS}
-    considered = 0
+    """Findings over ``(item, metric values or None)`` pairs; None marks a failed row. The
+    :class:`DiagnosisTally` of the rows, with room for every id."""
+    tally = DiagnosisTally(high, low, keep_ids=len(rows))
     for item, values in rows:
-        if not values or all(finite_number(values.get(m)) is None for m in TRACE_SCORES):
-            continue
-        considered += 1
-        for key in row_patterns(values, high, low):
-            hits[key].append(str(item))
-    findings = tuple(
-        Finding(p.key, p.title, p.meaning, p.action, tuple(hits[p.key]), len(hits[p.key]) / considered)
-        for p in PATTERNS if hits[p.key]
-    )
-    return Diagnosis(findings, considered, len(rows), high, low)
+        tally.add(item, values)
+    return tally.result()
 
 
 class DiagnosisTally:

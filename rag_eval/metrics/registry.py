@@ -477,8 +477,6 @@ for _declared in _BUILTIN:
 TRACE_METRICS: tuple[str, ...] = tuple(m.name for m in _BUILTIN if m.family == "trace" and m.name != "adherence_score")
 #: A record's ``scores``: the TRACe metrics and the continuous adherence score.
 TRACE_SCORES: tuple[str, ...] = tuple(m.name for m in _BUILTIN if m.family == "trace")
-#: Answer correctness against a row's reference answer.
-CORRECTNESS_METRICS: tuple[str, ...] = tuple(m.name for m in _BUILTIN if m.family == "correctness")
 
 # ---------------------------------------------------------------- retrieval metrics by name
 # name -> the scalar exact-match function of rag_eval.metrics.retrieval (retrieved, relevant, *, k, ...) -> float

@@ -8,7 +8,7 @@ exact
     count once, at their first rank.
 cosine
     the cosine similarity of their embeddings is at least ``threshold`` (default 0.8)
-    (``*_cosine``). Precision/recall use a **one-to-one** matching: a retrieved chunk
+    (``precision_at_k_cosine``, ``recall_at_k_cosine``). Precision/recall use a **one-to-one** matching: a retrieved chunk
     counts for at most one ground-truth chunk and vice versa, so precision and recall
     never exceed 1. The matching is a maximum-cardinality bipartite matching, solved
     exactly with ``scipy.optimize.linear_sum_assignment`` on the 0/1 "similar enough"
@@ -26,7 +26,7 @@ actually retrieved within the cutoff (``min(k, len(retrieved))``).
 The hybrid log-rank score (from the seed notebooks) mixes how much was found with how
 early it was found: ``alpha * recall + (1 - alpha) * rank_quality`` where
 ``rank_quality`` averages, over all ground-truth items, the log-rank score of the
-best-ranked retrieved item matching each (0 for items not found).
+retrieved item matching each (0 for items not found).
 """
 
 from __future__ import annotations
@@ -151,25 +151,20 @@ def log_rank_score(rank: int, n: int, *, gamma: float = DEFAULT_GAMMA) -> float:
     return 1.0 - math.log1p(gamma * (rank - 1)) / math.log1p(gamma * (n - 1))
 
 
-def _hybrid(first_ranks: Sequence[int | None], n_retrieved: int, alpha: float, gamma: float) -> float:
-    """``first_ranks[j]``: best rank of a retrieved item matching ground-truth item j, or None."""
-    alpha = check_unit_interval(alpha, "alpha")
-    if not first_ranks or n_retrieved == 0:
-        return 0.0
-    found = [r for r in first_ranks if r is not None]
-    recall = len(found) / len(first_ranks)
-    rank_quality = sum(log_rank_score(r, n_retrieved, gamma=gamma) for r in found) / len(first_ranks)
-    return alpha * recall + (1.0 - alpha) * rank_quality
-
-
 def hybrid_log_rank(retrieved: Sequence[Any], relevant: Relevant, *, k: int | None = None, alpha: float = DEFAULT_ALPHA,
                     gamma: float = DEFAULT_GAMMA) -> float:
     """``alpha * recall + (1 - alpha) * rank_quality`` over the top k (n = number
-    retrieved within k). 0.0 when nothing is retrieved or nothing is relevant."""
+    retrieved within k), each relevant item credited at its rank. 0.0 when nothing is
+    retrieved or nothing is relevant."""
+    alpha = check_unit_interval(alpha, "alpha")
     top = _top(retrieved, k)
+    wanted = relevant_set(relevant)
+    if not wanted or not top:
+        return 0.0
     rank_of = {doc: rank for rank, doc in enumerate(top, start=1)}
-    wanted = sorted(relevant_set(relevant))
-    return _hybrid([rank_of.get(doc) for doc in wanted], len(top), alpha, gamma)
+    found = [rank_of[doc] for doc in sorted(wanted) if doc in rank_of]  # summed in one order, the same float
+    rank_quality = sum(log_rank_score(r, len(top), gamma=gamma) for r in found) / len(wanted)
+    return alpha * len(found) / len(wanted) + (1.0 - alpha) * rank_quality
 
 
 # ---------------------------------------------------------------- cosine similarity
@@ -226,9 +221,7 @@ def precision_at_k_cosine(retrieved_vectors: Any, truth_vectors: Any, *, k: int 
                           threshold: float = DEFAULT_SIMILARITY_THRESHOLD, denominator: str = "k") -> float:
     """One-to-one matches among the top k / k (or / number retrieved within k)."""
     matches, n, _ = _cosine_counts(retrieved_vectors, truth_vectors, k, threshold)
-    check_denominator(denominator)
-    den = n if denominator == "retrieved" or k is None else check_k(k)
-    return safe_div(matches, den)
+    return safe_div(matches, _precision_denominator(k, n, denominator))
 
 
 def recall_at_k_cosine(retrieved_vectors: Any, truth_vectors: Any, *, k: int | None = None,
@@ -236,28 +229,6 @@ def recall_at_k_cosine(retrieved_vectors: Any, truth_vectors: Any, *, k: int | N
     """One-to-one matches among the top k / number of ground-truth chunks."""
     matches, _, n_truth = _cosine_counts(retrieved_vectors, truth_vectors, k, threshold)
     return safe_div(matches, n_truth)
-
-
-def f1_at_k_cosine(retrieved_vectors: Any, truth_vectors: Any, *, k: int | None = None,
-                   threshold: float = DEFAULT_SIMILARITY_THRESHOLD, denominator: str = "k") -> float:
-    return f1(
-        precision_at_k_cosine(retrieved_vectors, truth_vectors, k=k, threshold=threshold, denominator=denominator),
-        recall_at_k_cosine(retrieved_vectors, truth_vectors, k=k, threshold=threshold),
-    )
-
-
-def hybrid_log_rank_cosine(retrieved_vectors: Any, truth_vectors: Any, *, k: int | None = None,
-                           threshold: float = DEFAULT_SIMILARITY_THRESHOLD, alpha: float = DEFAULT_ALPHA,
-                           gamma: float = DEFAULT_GAMMA) -> float:
-    """The hybrid log-rank score where a ground-truth chunk is recalled when some
-    retrieved chunk within k has cosine >= threshold, credited at the best such rank
-    (as in the seed; not one-to-one)."""
-    threshold = check_unit_interval(threshold, "threshold")
-    sim = cosine_matrix(retrieved_vectors, truth_vectors)
-    n = _cutoff(k, sim.shape[0])
-    eligible = sim[:n] >= threshold
-    first = [int(np.argmax(eligible[:, j])) + 1 if eligible[:, j].any() else None for j in range(sim.shape[1])]
-    return _hybrid(first, n, alpha, gamma)
 
 
 # ---------------------------------------------------------------- batch

@@ -87,20 +87,6 @@ def bleu(hypothesis: str, references: str | Sequence[str], language: str | None 
     return min(1.0, float(sacrebleu.sentence_bleu(hypothesis, refs, tokenize=tokenize).score) / 100.0)
 
 
-def corpus_bleu(hypotheses: Sequence[str], references: Sequence[str], language: str | None = None) -> float:
-    """Corpus BLEU (one reference per hypothesis), in [0, 1]; 0.0 for an empty corpus.
-    One tokenizer for the corpus: ``language``'s, else the references' language."""
-    import sacrebleu
-
-    hyps, refs = list(hypotheses), list(references)
-    if len(hyps) != len(refs):
-        raise ValueError(f"{len(hyps)} hypotheses but {len(refs)} references")
-    if not hyps:
-        return 0.0
-    tokenize = bleu_tokenizer(_language(language, " ".join(refs[:50]), " ".join(hyps[:50])))
-    return min(1.0, float(sacrebleu.corpus_bleu(hyps, [refs], tokenize=tokenize).score) / 100.0)
-
-
 class _WordTokenizer:
     """rouge-score's tokenizer interface over :func:`rag_eval.text.words.words`."""
 

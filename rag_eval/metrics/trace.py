@@ -140,31 +140,21 @@ def score_labels(labels: Labels, doc_sizes: Sequence[int], response_keys: Sequen
     relevance: float | None
     utilization: float | None
     completeness: float | None
-    if mode is ScoringMode.RAGBENCH:
-        relevance = len(raw_r) / n_doc if n_doc else None
-        utilization = len(raw_u) / n_doc if n_doc else None
-        completeness = len(set(raw_r) & set(raw_u)) / len(raw_r) if raw_r else 1.0
-        if not raw_r:
-            diagnostics["completeness_vacuous"] = True  # 1.0 by RAGBench's definition: nothing relevant to cover
-        adherent = len(raw_unsup) == 0
-        if dropped:
-            diagnostics["irregular_keys"] = dropped  # counted anyway, as RAGBench does
-    elif mode is ScoringMode.CLEAN:
-        relevance = len(clean_r) / n_doc if n_doc else None
-        utilization = len(clean_u) / n_doc if n_doc else None
-        completeness = len(set(clean_r) & set(clean_u)) / len(clean_r) if clean_r else 1.0
-        if not clean_r:
-            diagnostics["completeness_vacuous"] = True
-        adherent = len(clean_unsup) == 0
-        if dropped:
-            diagnostics["dropped_keys"] = dropped
-    else:  # LEGACY
+    if mode is ScoringMode.LEGACY:
         relevance = min(1.0, len(clean_r) / LEGACY_RELEVANCE_CAP)
         utilization = len(clean_u) / len(clean_r) if clean_r else 0.0
         completeness = len(set(clean_r) & set(clean_u)) / len(clean_r) if clean_r else 0.0
         adherent = len(clean_unsup) == 0
-        if dropped:
-            diagnostics["dropped_keys"] = dropped
+    else:  # RAGBENCH counts the keys as given (irregular ones too), CLEAN the checked ones
+        r, u, unsup = (raw_r, raw_u, raw_unsup) if mode is ScoringMode.RAGBENCH else (clean_r, clean_u, clean_unsup)
+        relevance = len(r) / n_doc if n_doc else None
+        utilization = len(u) / n_doc if n_doc else None
+        completeness = len(set(r) & set(u)) / len(r) if r else 1.0
+        if not r:
+            diagnostics["completeness_vacuous"] = True  # 1.0 by RAGBench's definition: nothing relevant to cover
+        adherent = len(unsup) == 0
+    if dropped:  # counted anyway in RAGBench's mode, as RAGBench does; left out in the others
+        diagnostics["irregular_keys" if mode is ScoringMode.RAGBENCH else "dropped_keys"] = dropped
     if n_doc == 0:
         diagnostics["undefined"] = "no document sentences"
 

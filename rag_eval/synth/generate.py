@@ -158,19 +158,18 @@ def synthesize_from_collection(
     options: SynthOptions,
     llm_config: Any,
     judge: Judge | None = None,
-    qdrant: Any = None,
     dedupe: bool = True,
     progress: Callable[[int, int], None] | None = None,
     cancel: threading.Event | None = None,
 ) -> SynthResult:
     """:func:`synthesize` over a Qdrant collection with the project's LLM client
     (``llm_config``: an :class:`~rag_eval.llm.config.LLMConfig`) and the packaged MiniLM
-    for the near-duplicate filter. ``qdrant`` defaults to :func:`rag_eval.rag.store.open_qdrant`."""
+    for the near-duplicate filter; the collection is read from :func:`rag_eval.rag.store.open_qdrant`."""
     from rag_eval.encoders.embedder import Embedder
     from rag_eval.llm.client import LLMClient
     from rag_eval.rag.store import iter_chunks, open_qdrant
 
-    qdrant = qdrant or open_qdrant()
+    qdrant = open_qdrant()
     chunks = [StoredChunk.from_payload(p) for p in iter_chunks(collection, limit=None, client=qdrant)]
     # A copy: the caller's options stay as they were (the same object may be reused).
     options = dataclasses.replace(options, collection=options.collection or collection,

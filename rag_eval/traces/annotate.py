@@ -65,9 +65,10 @@ def _explanation(record: Mapping[str, Any]) -> str:
     return text[:EXPLANATION_CHARS]
 
 
-def _annotation(span_id: str, name: str, kind: str, identifier: str, metadata: dict[str, Any], *,
-                score: float | None = None, label: str | None = None, explanation: str | None = None,
-                ) -> dict[str, Any]:
+def _annotation(span: Mapping[str, Any], name: str, *, score: float | None = None, label: str | None = None,
+                explanation: str | None = None) -> dict[str, Any]:
+    """One annotation named ``name`` on ``span`` (its ``span_id``, ``annotator_kind``,
+    ``identifier`` and ``metadata``: what every annotation of one record shares)."""
     result: dict[str, Any] = {}
     if score is not None:
         result["score"] = float(score)
@@ -75,8 +76,7 @@ def _annotation(span_id: str, name: str, kind: str, identifier: str, metadata: d
         result["label"] = label
     if explanation:
         result["explanation"] = explanation
-    return {"span_id": span_id, "name": name, "annotator_kind": kind, "identifier": identifier,
-            "result": result, "metadata": metadata}
+    return {**span, "name": name, "result": result}
 
 
 def plan_annotations(records: Iterable[Mapping[str, Any]], run_id: str, *,
@@ -99,14 +99,15 @@ def plan_annotations(records: Iterable[Mapping[str, Any]], run_id: str, *,
             plan.projects.add(str(trace["project"]))
         judge = record.get("judge")
         kind = "LLM" if judge and calls_network(str(judge)) else "CODE"
-        metadata = {"run_id": run_id, "item_id": item_id, "judge": judge, "trace_id": trace.get("trace_id")}
+        span = {"span_id": str(span_id), "annotator_kind": kind, "identifier": identifier,
+                "metadata": {"run_id": run_id, "item_id": item_id, "judge": judge, "trace_id": trace.get("trace_id")}}
         status = str(record.get("status") or "")
         scores = record.get("scores") if isinstance(record.get("scores"), Mapping) else None
         usable = scores is not None and all(scores.get(m) is not None for m in TRACE_METRICS)
         trace_status = str(trace.get("status") or "ok")
         reason = f"trace {trace_status}: {trace.get('reason')}" if trace_status != "ok" else record.get("error")
-        plan.annotations.append(_annotation(str(span_id), STATUS_NAME, kind, identifier, metadata,
-                                            label=status or "unknown", explanation=str(reason) if reason else None))
+        plan.annotations.append(_annotation(span, STATUS_NAME, label=status or "unknown",
+                                            explanation=str(reason) if reason else None))
         if not usable or scores is None:
             plan.unscored += 1
             continue
@@ -120,6 +121,5 @@ def plan_annotations(records: Iterable[Mapping[str, Any]], run_id: str, *,
                 extra["explanation"] = _explanation(record) or None
             elif metric == "context_relevance":
                 extra["explanation"] = str(_labels(record).get("relevance_explanation") or "")[:EXPLANATION_CHARS] or None
-            plan.annotations.append(_annotation(str(span_id), PREFIX + metric, kind, identifier, metadata,
-                                                score=float(scores[metric]), **extra))
+            plan.annotations.append(_annotation(span, PREFIX + metric, score=float(scores[metric]), **extra))
     return plan

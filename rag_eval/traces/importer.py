@@ -100,10 +100,6 @@ class ImportState:
     watermark: datetime | None = None
     horizon: datetime | None = None  # traces starting before it are no longer remembered
 
-    @property
-    def imported(self) -> set[str]:
-        return set(self.traces)
-
     def remember(self, trace_id: str, start: datetime | None, spans: int, status: str) -> None:
         self.traces[trace_id] = SeenTrace(None if start is None else round(start.timestamp(), 6), spans, status)
 
@@ -201,7 +197,7 @@ LOOKBACK = timedelta(hours=1)
 
 def import_phoenix(client: Any, project: str, config: MappingConfig | None = None, *,
                    state: ImportState | None = None, since: datetime | None = None, until: datetime | None = None,
-                   lookback: timedelta = LOOKBACK, page_size: int = 1000, now: datetime | None = None) -> ImportResult:
+                   lookback: timedelta = LOOKBACK, page_size: int = 1000) -> ImportResult:
     """Rows of the traces of a Phoenix project whose root span starts in [since, until).
 
     Spans are read from ``since - lookback`` to ``until + lookback``, so a trace that began just
@@ -216,7 +212,6 @@ def import_phoenix(client: Any, project: str, config: MappingConfig | None = Non
     naming its earlier status; the rest is skipped. The state is updated (the caller saves it)."""
     from rag_eval.traces.phoenix import trace_url
 
-    now = now or datetime.now(UTC)
     window_from = since if since is not None else (state.watermark if state is not None else None)
     fetch_from = window_from - lookback if window_from is not None else None
     fetch_until = until + lookback if until is not None else None
@@ -268,7 +263,7 @@ def import_phoenix(client: Any, project: str, config: MappingConfig | None = Non
         for mapped, count in out:
             trace = mapped.row["metadata"]["trace"]
             state.remember(mapped.row["id"], parse_time(trace.get("start_time")), count, mapped.status.value)
-        state.advance(starts, now, lookback)
+        state.advance(starts, datetime.now(UTC), lookback)
     return ImportResult([m.row for m, _ in out], summary, pages)
 
 

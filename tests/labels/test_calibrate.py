@@ -18,6 +18,7 @@ from rag_eval.judges.calibration import load_calibration
 from rag_eval.judges.local import LocalJudge, LocalModel
 from rag_eval.labels.calibrate import (
     HEAD_ALPHAS,
+    DecisionRule,
     TooFewRows,
     calibrate,
     calibration_report,
@@ -105,7 +106,7 @@ def test_a_metric_that_does_not_improve_stays_at_the_base_judge():
         if cv["shrinkage"][metric] == 0.0:
             assert m["decision"].startswith("kept the base judge")
     # With an impossible bar nothing moves, and after == before everywhere.
-    strict = cross_validate(LocalModel.load(), rows, seed=0, min_z=1e9)
+    strict = cross_validate(LocalModel.load(), rows, seed=0, rule=DecisionRule(min_z=1e9))
     assert set(strict["shrinkage"].values()) == {0.0}
     for m in strict["metrics"].values():
         assert m["after"] == m["before"]
@@ -233,7 +234,7 @@ def test_document_sentence_labels_that_disagree_with_the_shipped_heads_adapt_the
     rows = _relabelled_rows("all_relevant_sentence_keys")
     assert all(r.relevant is not None and len(r.relevant) == len(r.item.document_keys) for r in rows)
     for criterion, judged_by in (("rmse", "rmse relevance"), ("sentences", "log_loss relevance_sentences")):
-        cv = cross_validate(LocalModel.load(), rows, seed=0, head_criterion=criterion)
+        cv = cross_validate(LocalModel.load(), rows, seed=0, rule=DecisionRule(head_criterion=criterion))
         assert cv["shrinkage"]["relevance_head"] in HEAD_ALPHAS
         step = cv["decisions"]["relevance_head"]
         assert step["judged_by"] == judged_by
@@ -361,6 +362,6 @@ def test_the_joint_decision_moves_what_no_single_decision_could_and_is_recorded(
             assert all(after <= before for before, after in step["guards"].values())
         else:
             assert step["decision"].startswith("kept the base judge")
-    without = cross_validate(LocalModel.load(), rows, seed=0, joint=False)
+    without = cross_validate(LocalModel.load(), rows, seed=0, rule=DecisionRule(joint=False))
     assert JOINT not in without["decisions"] and without["shrinkage"][JOINT] == 0.0
     assert "rates" not in cv["metrics"]  # the joint figure is a criterion, not a reported metric

@@ -163,7 +163,7 @@ def _synthetic(n, rng):
 def test_bootstrap_is_reproducible_with_a_seed_and_brackets_the_estimate():
     preds, truths = _synthetic(200, np.random.default_rng(1))
     a = agreement(preds, truths, n_boot=300, seed=7)
-    b = agreement(preds, truths, n_boot=300, rng=np.random.default_rng(7))
+    b = agreement(preds, truths, n_boot=300, seed=7)
     assert a.to_dict() == b.to_dict()
     for est in [*a.rmse.values(), a.aggregated_rmse, a.consistency, a.hallucination_auroc, a.hallucination_f1]:
         assert est.ci_low <= est.value <= est.ci_high, est

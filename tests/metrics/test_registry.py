@@ -40,7 +40,6 @@ def test_evaluate_run_names_results_canonically():
 import math  # noqa: E402
 
 from rag_eval.metrics.registry import (  # noqa: E402
-    CORRECTNESS_METRICS,
     METRICS,
     TRACE_METRICS,
     TRACE_SCORES,
@@ -54,7 +53,7 @@ from rag_eval.metrics.registry import (  # noqa: E402
 def test_every_list_is_derived_from_the_declarations():
     assert TRACE_METRICS == ("context_relevance", "context_utilization", "completeness", "adherence")
     assert TRACE_SCORES == (*TRACE_METRICS, "adherence_score")
-    assert CORRECTNESS_METRICS == ("bleu", "rouge_l", "answer_match")
+    assert METRICS.names("correctness") == ("bleu", "rouge_l", "answer_match")
     # the ranking's metrics by name (``rag-eval retrieval``), and those against gold passages
     assert set(METRICS.names("retrieval")) == {*RETRIEVAL_METRICS, "recall_cosine", "precision_cosine"}
     assert METRICS.label("recall@5") == "recall@5" and METRICS.label("rouge_l").startswith("Answer correctness")

@@ -4,7 +4,7 @@ import pytest
 import sacrebleu
 from rouge_score import rouge_scorer
 
-from rag_eval.metrics.text import bleu, corpus_bleu, rouge
+from rag_eval.metrics.text import bleu, rouge
 
 
 def test_bleu_identical_is_one_and_matches_sacrebleu_scaled():
@@ -12,12 +12,6 @@ def test_bleu_identical_is_one_and_matches_sacrebleu_scaled():
     hyp, ref = "the cat is on the mat", "there is a cat on the mat"
     assert bleu(hyp, ref) == pytest.approx(sacrebleu.sentence_bleu(hyp, [ref]).score / 100)
     assert bleu(hyp, [ref, hyp]) == pytest.approx(1.0)
-
-
-def test_corpus_bleu_matches_sacrebleu():
-    hyps, refs = ["a b c d", "the quick brown fox"], ["a b c e", "the quick brown dog"]
-    assert corpus_bleu(hyps, refs) == pytest.approx(sacrebleu.corpus_bleu(hyps, [refs]).score / 100)
-    assert corpus_bleu([], []) == 0.0
 
 
 def test_rouge_by_hand_like_rouge_score():
@@ -41,7 +35,7 @@ def test_empty_text_gives_zero(hyp, ref):
 
 @pytest.mark.parametrize(
     "call",
-    [lambda: bleu(None, "x"), lambda: bleu("x", [1]), lambda: rouge("x", None), lambda: corpus_bleu(["a"], [])],
+    [lambda: bleu(None, "x"), lambda: bleu("x", [1]), lambda: rouge("x", None)],
 )
 def test_bad_input_raises_value_error(call):
     with pytest.raises(ValueError):

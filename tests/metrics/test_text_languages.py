@@ -5,7 +5,7 @@ own tokenizer and stemmer, sacrebleu's 13a)."""
 import pytest
 
 from rag_eval.metrics.registry import METRICS, MetricItem
-from rag_eval.metrics.text import bleu, bleu_tokenizer, corpus_bleu, rouge
+from rag_eval.metrics.text import bleu, bleu_tokenizer, rouge
 
 # (language, reference, a wrong answer on the same subject)
 PAIRS = [
@@ -28,7 +28,6 @@ def test_identical_answer_scores_one_and_a_wrong_one_does_not(language, referenc
     assert all(s.fmeasure == pytest.approx(1.0) for s in rouge(reference, reference, language=lang).values())
     assert bleu(wrong, reference, language=lang) < 0.5
     assert rouge(wrong, reference, language=lang)["rougeL"].fmeasure < 0.6
-    assert corpus_bleu([reference, wrong], [reference, reference], language=lang) < 1.0
 
 
 def test_partial_overlap_gets_partial_credit_in_chinese():
@@ -69,11 +68,9 @@ def test_a_short_english_answer_with_typographic_quotes_stays_english():
     assert rouge(hyp, ref)["rougeL"].fmeasure == pytest.approx(expected)
 
 
-def test_english_corpus_bleu_is_unchanged():
-    hyps, refs = [h for h, *_ in ENGLISH] + ["café au lait costs 3€"], [r for _, r, *_ in ENGLISH] + [
-        "The café sells café au lait for 3€."]
-    assert corpus_bleu(hyps, refs, language="en") == pytest.approx(0.3099582404902417)
-    assert rouge(hyps[-1], refs[-1], language="en")["rougeL"].fmeasure == pytest.approx(0.6153846153846154)
+def test_english_rouge_with_accents_is_unchanged():
+    assert rouge("café au lait costs 3€", "The café sells café au lait for 3€.",
+                 language="en")["rougeL"].fmeasure == pytest.approx(0.6153846153846154)
 
 
 def test_the_registry_passes_the_items_language():
