@@ -20,7 +20,7 @@ from typing import Any
 from rag_eval.judges.base import Judge, ManagedJudge
 from rag_eval.metrics.registry import METRICS, Metric
 from rag_eval.runs.contracts import Sink, Source
-from rag_eval.runs.judge_stream import Pending, stream_judge
+from rag_eval.runs.judge_stream import JudgeStream, Pending, stream_judge
 from rag_eval.runs.records import build_record
 from rag_eval.runs.run_records import interrupted_status
 from rag_eval.runs.sources import SourceItem
@@ -109,9 +109,9 @@ def evaluate(
     if progress is not None:
         progress(done_before, total)
     try:
-        stream_judge(jobs(), judge if judge is not None else _NoJudge(), finish, write, concurrency=concurrency,
-                     cancel=cancel,
-                     progress=(lambda n: progress(done_before + n, max(total, done_before + n))) if progress else None)
+        stream_judge(jobs(), JudgeStream(
+            judge if judge is not None else _NoJudge(), finish, write, concurrency=concurrency, cancel=cancel,
+            progress=(lambda n: progress(done_before + n, max(total, done_before + n))) if progress else None))
     except BaseException as err:  # KeyboardInterrupt included: record it, keep the items
         sink.close(interrupted_status(err), error=f"{type(err).__name__}: {err}")
         raise
