@@ -52,18 +52,17 @@ def evaluate(
     config: Any,
     cancel: threading.Event | None = None,
     progress: Callable[[int, int], None] | None = None,
-    resume: str | None = None,
     concurrency: int | None = None,
     on_record: Callable[[ItemRecord], None] | None = None,
     metrics: Sequence[str] | None = None,
 ) -> EvaluationSummary:
     """Evaluate every item of ``source`` with ``judge`` into ``sink`` (see the module
-    docstring). ``config``: the RagConfig (or just the scoring mode); ``resume``: a stored
-    run to continue (its finished items are skipped, its others judged again);
-    ``progress(done, total)``; ``on_record``: called with each record as it is written.
-    ``metrics``: the registry's per-item metrics to compute (None: every installed one).
-    ``judge`` None: items are prepared (retrieved, answered) but not judged. Raises before
-    anything is stored when the source, the judge, a metric or a resumed run cannot be used."""
+    docstring). ``config``: the RagConfig (or just the scoring mode); the items the sink
+    holds (a resumed run's finished ones) are skipped; ``progress(done, total)``;
+    ``on_record``: called with each record as it is written. ``metrics``: the registry's
+    per-item metrics to compute (None: every installed one). ``judge`` None: items are
+    prepared (retrieved, answered) but not judged. Raises before anything is stored when
+    the source, the judge, a metric or a resumed run cannot be used."""
     mode = ScoringMode(config if isinstance(config, (ScoringMode, str)) else getattr(config, "scoring_mode", ScoringMode.CLEAN))
     measured = item_metrics(metrics)
     source.open()  # e.g. the RAG source checks its collection
@@ -74,7 +73,7 @@ def evaluate(
 
         source.answer_matcher = answer_matcher_for(judge)
     info = source.describe() if sink.needs_info else None
-    kept = sink.open(info, resume)
+    kept = sink.open(info)
     tally = RunTally()
     for item in sorted(kept.values(), key=lambda i: (i.get("position") is None, i.get("position") or 0)):
         tally.add(item)
