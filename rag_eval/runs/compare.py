@@ -14,9 +14,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rag_eval.metrics.aggregate import finite_number, mean_difference_interval, mean_interval
+from rag_eval.metrics.aggregate import finite_number, mean_difference_interval, mean_interval, mean_with_coverage
 from rag_eval.metrics.registry import METRICS, TRACE_SCORES, item_values
-from rag_eval.runs.stats import mean_with_ci
 from rag_eval.runs.summary import UNKNOWN_LANGUAGE
 
 
@@ -55,7 +54,7 @@ def metric_table(items_by_run: Mapping[str, Sequence[dict[str, Any]]], metrics: 
     rows = []
     for run_id, items in items_by_run.items():
         for metric in metrics:
-            stats = mean_with_ci([_value(i, metric) for i in items], len(items))
+            stats = mean_with_coverage([_value(i, metric) for i in items], len(items)).to_dict()
             rows.append({"run": run_id, "metric": metric, **stats})
     return rows
 
