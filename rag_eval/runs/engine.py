@@ -1,6 +1,6 @@
 """``evaluate()``: the one engine, and the only loop over items.
 
-``evaluate(source, judge, sink, config=config, cancel=cancel, progress=progress)``: the
+``evaluate(source, judge, sink, config=config, hooks=RunHooks(cancel, progress))``: the
 source (:mod:`rag_eval.runs.sources`) yields the items, bad rows included as items with a
 status; the judge is any :class:`~rag_eval.judges.base.Judge` (Ray or not); the sink
 (:mod:`rag_eval.runs.sinks`) receives each record in input order. The streaming executor
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from rag_eval.judges.base import Judge, ManagedJudge
@@ -44,25 +45,35 @@ def item_metrics(names: Sequence[str] | None) -> tuple[Metric, ...]:
     return tuple(chosen)
 
 
+@dataclass(frozen=True, slots=True)
+class RunHooks:
+    """How a caller follows and stops a run: ``cancel`` (once set, items not yet sent end
+    as ``cancelled``), ``progress(done, total)`` and ``on_record(record)`` as each record
+    is written."""
+
+    cancel: threading.Event | None = None
+    progress: Callable[[int, int], None] | None = None
+    on_record: Callable[[ItemRecord], None] | None = None
+
+
 def evaluate(
     source: Source,
     judge: Judge | None,
     sink: Sink,
     *,
     config: Any,
-    cancel: threading.Event | None = None,
-    progress: Callable[[int, int], None] | None = None,
+    hooks: RunHooks | None = None,
     concurrency: int | None = None,
-    on_record: Callable[[ItemRecord], None] | None = None,
     metrics: Sequence[str] | None = None,
 ) -> EvaluationSummary:
     """Evaluate every item of ``source`` with ``judge`` into ``sink`` (see the module
     docstring). ``config``: the RagConfig (or just the scoring mode); the items the sink
-    holds (a resumed run's finished ones) are skipped; ``progress(done, total)``;
-    ``on_record``: called with each record as it is written. ``metrics``: the registry's
-    per-item metrics to compute (None: every installed one). ``judge`` None: items are
-    prepared (retrieved, answered) but not judged. Raises before anything is stored when
-    the source, the judge, a metric or a resumed run cannot be used."""
+    holds (a resumed run's finished ones) are skipped; ``hooks``: the caller's cancel event
+    and callbacks. ``metrics``: the registry's per-item metrics to compute (None: every
+    installed one). ``judge`` None: items are prepared (retrieved, answered) but not
+    judged. Raises before anything is stored when the source, the judge, a metric or a
+    resumed run cannot be used."""
+    cancel, progress, on_record = (hooks.cancel, hooks.progress, hooks.on_record) if hooks else (None, None, None)
     mode = ScoringMode(config if isinstance(config, (ScoringMode, str)) else getattr(config, "scoring_mode", ScoringMode.CLEAN))
     measured = item_metrics(metrics)
     source.open()  # e.g. the RAG source checks its collection

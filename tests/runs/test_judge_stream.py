@@ -19,7 +19,7 @@ from harness.fake_answers import answer_text
 from harness.openai_server import Reply
 from rag_eval.judges.llm import LLMJudge
 from rag_eval.llm.config import LLMConfig
-from rag_eval.runs.engine import evaluate
+from rag_eval.runs.engine import RunHooks, evaluate
 from rag_eval.runs.judge_stream import JudgeStream, Pending, stream_judge
 from rag_eval.runs.records import build_record, to_file_row
 from rag_eval.runs.row_cache import RowCache
@@ -44,8 +44,8 @@ def read_jsonl(path):
 def judge_file(src, out, judge, mode, *, cancel=None, progress=None, use_row_cache=True):
     """What ``rag-eval judge`` runs: the file's rows through the engine into ``out``; the summary rows."""
     source = RowsSource(path=src, row_cache=RowCache.for_judge(judge) if use_row_cache else None)
-    return evaluate(source, judge, FileSink(out), config=mode, cancel=cancel,
-                    progress=(lambda done, total: progress(done)) if progress else None)
+    return evaluate(source, judge, FileSink(out), config=mode,
+                    hooks=RunHooks(cancel, (lambda done, total: progress(done)) if progress else None))
 
 
 def judged_row(job, result):
