@@ -23,7 +23,6 @@ from rag_eval.metrics.registry import METRICS, Metric
 from rag_eval.runs.contracts import Sink, Source
 from rag_eval.runs.judge_stream import JudgeStream, Pending, stream_judge
 from rag_eval.runs.records import build_record
-from rag_eval.runs.run_records import interrupted_status
 from rag_eval.runs.sources import SourceItem
 from rag_eval.runs.summary import EvaluationSummary, RunTally
 from rag_eval.schema import ItemRecord, JudgeResult, JudgeStatus, ScoringMode
@@ -122,8 +121,8 @@ def evaluate(
         stream_judge(jobs(), JudgeStream(
             judge if judge is not None else _NoJudge(), finish, write, concurrency=concurrency, cancel=cancel,
             progress=(lambda n: progress(done_before + n, max(total, done_before + n))) if progress else None))
-    except BaseException as err:  # KeyboardInterrupt included: record it, keep the items
-        sink.close(interrupted_status(err), error=f"{type(err).__name__}: {err}")
+    except BaseException as err:  # Ctrl-C (KeyboardInterrupt) is a cancelled run, anything else a failed one
+        sink.close("cancelled" if isinstance(err, KeyboardInterrupt) else "failed", error=f"{type(err).__name__}: {err}")
         raise
     cancelled = cancel is not None and cancel.is_set()
     sink.close("cancelled" if cancelled else "finished")
