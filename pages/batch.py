@@ -85,7 +85,7 @@ def start(rows: list, mode: str, label: str, config, collection: str | None, nam
     """Start the run in a background job: one :func:`rag_eval.runs.engine.evaluate` of the
     rows' given responses, or of the questions through the RAG system, into the run store."""
     from rag_eval.judges.factory import RaySpec
-    from rag_eval.runs.engine import evaluate
+    from rag_eval.runs.engine import RunHooks, evaluate
     from rag_eval.runs.row_cache import RowCache
     from rag_eval.runs.sinks import StoreSink
     from rag_eval.runs.sources import RagSource, RowsSource
@@ -102,8 +102,8 @@ def start(rows: list, mode: str, label: str, config, collection: str | None, nam
 
     def work(progress, cancel):
         try:
-            return evaluate(source, judge, StoreSink(store, config, name=name), config=config, progress=progress,
-                            cancel=cancel).run_id
+            return evaluate(source, judge, StoreSink(store, config, name=name), config=config,
+                            hooks=RunHooks(cancel, progress)).run_id
         except RayUnavailable as err:  # a visitor of a deployment is not told the cluster's address
             raise RayUnavailable(str(err) if show_address else "cannot reach the configured Ray cluster") from None
         finally:

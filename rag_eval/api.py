@@ -526,6 +526,7 @@ def evaluate(
     from rag_eval.judges.base import ManagedJudge
     from rag_eval.judges.expected_error import expected_judge_error
     from rag_eval.metrics.trace import DEFAULT_MODE
+    from rag_eval.runs.engine import RunHooks
     from rag_eval.runs.engine import evaluate as run_engine
     from rag_eval.runs.records import to_file_row
     from rag_eval.runs.row_cache import RowCache
@@ -542,8 +543,8 @@ def evaluate(
     sink = MemorySink()
     update, close = _progress(progress, str(getattr(the_judge, "name", "judge")))
     try:
-        summary = run_engine(source, the_judge, sink, config=config, progress=update, concurrency=concurrency,
-                             metrics=wanted)
+        summary = run_engine(source, the_judge, sink, config=config, hooks=RunHooks(progress=update),
+                             concurrency=concurrency, metrics=wanted)
     finally:
         close()
         if isinstance(judge, str) and isinstance(the_judge, ManagedJudge):

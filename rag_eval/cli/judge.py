@@ -395,7 +395,7 @@ def _judge_file(file: Path, out: Path, judge: Any, mode: str, metrics: list[str]
     from rag_eval.io.rows import FileFormatError
     from rag_eval.judges.base import ManagedJudge
     from rag_eval.judges.ray import RayUnavailable
-    from rag_eval.runs.engine import evaluate
+    from rag_eval.runs.engine import RunHooks, evaluate
     from rag_eval.runs.row_cache import RowCache
     from rag_eval.runs.sinks import FileSink
     from rag_eval.runs.sources import RowsSource
@@ -414,9 +414,8 @@ def _judge_file(file: Path, out: Path, judge: Any, mode: str, metrics: list[str]
     source = RowsSource(path=file, row_cache=RowCache.for_judge(judge), language=language)
     with ctrl_c_cancels(cancel):
         try:
-            summary = evaluate(source, judge, FileSink(out), config=mode, cancel=cancel,
-                               progress=None if update is None else lambda done, _: update(done, None),
-                               on_record=on_record, metrics=metrics)
+            hooks = RunHooks(cancel, None if update is None else lambda done, _: update(done, None), on_record)
+            summary = evaluate(source, judge, FileSink(out), config=mode, hooks=hooks, metrics=metrics)
         except (FileFormatError, OSError) as err:
             raise click.ClickException(str(err)) from err
         except RayUnavailable as err:  # the cluster cannot be reached: nothing was judged

@@ -204,7 +204,7 @@ def run(command: RunCommand) -> None:
     from rag_eval.cli.judge import build_judge_or_exit
     from rag_eval.judges.base import JudgeUsageError, ManagedJudge
     from rag_eval.judges.factory import judge_changes
-    from rag_eval.runs.engine import evaluate
+    from rag_eval.runs.engine import RunHooks, evaluate
     from rag_eval.runs.sinks import StoreSink
 
     dataset, name, judge_only, config_path = command.dataset, command.name, command.judge_only, command.config_path
@@ -231,7 +231,7 @@ def run(command: RunCommand) -> None:
                                       "row" if judge_only else "q")
         try:
             summary = evaluate(source, judge, StoreSink(store, config, name=name, resume=command.resume_run),
-                               config=config, progress=update, metrics=command.metrics)
+                               config=config, hooks=RunHooks(progress=update), metrics=command.metrics)
         except KeyboardInterrupt:
             close()
             latest = store.list_runs(limit=1)

@@ -268,22 +268,12 @@ def generate_openai_many(
     ]
 
 
-def _use_openai(config: GeneratorConfig, client) -> bool:
-    return config.kind == "openai" and (client is not None or endpoint_configured(config))
-
-
-def generate(question: str, chunks: Sequence[RetrievedChunk], config: GeneratorConfig, client=None) -> Generation:
-    """An answer by ``config.kind``. An ``openai`` generator with no endpoint configured
-    (no base URL, no key) answers extractively instead, and its result says ``extractive``."""
-    if _use_openai(config, client):
-        return generate_openai_many([question], [chunks], config, client)[0]
-    return generate_extractive(question, chunks, config)
-
-
 def generate_many(
     questions: Sequence[str], chunk_lists: Sequence[Sequence[RetrievedChunk]], config: GeneratorConfig, client=None
 ) -> list[Generation]:
-    """:func:`generate` for a batch (concurrent requests for the chat endpoint)."""
-    if _use_openai(config, client):
+    """Answers by ``config.kind``, one per question (concurrent requests for the chat
+    endpoint). An ``openai`` generator with no endpoint configured (no base URL, no key)
+    answers extractively instead, and its results say ``extractive``."""
+    if config.kind == "openai" and (client is not None or endpoint_configured(config)):
         return generate_openai_many(questions, chunk_lists, config, client)
     return [generate_extractive(q, chunks, config) for q, chunks in zip(questions, chunk_lists)]

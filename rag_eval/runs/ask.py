@@ -16,7 +16,6 @@ from rag_eval.metrics.report_fields import report_fields
 from rag_eval.rag.config import RagConfig
 from rag_eval.rag.generate import Generation
 from rag_eval.rag.retrieve import RetrievedChunk
-from rag_eval.rag.store import VectorStore
 from rag_eval.runs.sources import build_item
 from rag_eval.schema import EvalItem, JudgeResult, TraceScores
 
@@ -63,8 +62,6 @@ def ask(
     collection: str,
     config: RagConfig,
     judge: Judge | None = None,
-    client: VectorStore | None = None,
-    llm_client=None,
     evaluate: bool = True,
 ) -> AskResult:
     """Answer ``question`` from ``collection`` and, with ``evaluate``, judge and score it
@@ -85,7 +82,7 @@ def ask(
             judge = build_judge(config.judge)
         except JudgeUsageError as err:  # the answer is still worth showing
             judge_error = f"judge unavailable: {err}"
-    source = RagSource([{"id": "ask", "question": question}], config, collection, client=client, llm_client=llm_client)
+    source = RagSource([{"id": "ask", "question": question}], config, collection)
     sink = MemorySink()
     evaluate_items(source, judge if evaluate else None, sink, config=config)
     record = sink.records[0]

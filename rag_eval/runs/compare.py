@@ -14,9 +14,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rag_eval.metrics.aggregate import finite_number, mean_difference_interval, mean_interval
+from rag_eval.metrics.aggregate import finite_number, mean_difference_interval, mean_interval, mean_with_coverage
 from rag_eval.metrics.registry import METRICS, TRACE_SCORES, item_values
-from rag_eval.runs.stats import mean_with_ci
 from rag_eval.runs.summary import UNKNOWN_LANGUAGE
 
 
@@ -55,7 +54,7 @@ def metric_table(items_by_run: Mapping[str, Sequence[dict[str, Any]]], metrics: 
     rows = []
     for run_id, items in items_by_run.items():
         for metric in metrics:
-            stats = mean_with_ci([_value(i, metric) for i in items], len(items))
+            stats = mean_with_coverage([_value(i, metric) for i in items], len(items)).to_dict()
             rows.append({"run": run_id, "metric": metric, **stats})
     return rows
 
@@ -101,15 +100,6 @@ def _paired_rows(run_id: str, baseline: str, differences: Sequence[Mapping[str, 
     return rows
 
 
-def paired_table(items_by_run: Mapping[str, Sequence[dict[str, Any]]], metrics: Sequence[str]) -> list[dict[str, Any]]:
-    """Mean paired difference (run - baseline) with a bootstrap CI, per run and metric."""
-    runs = list(items_by_run)
-    base = items_by_run[runs[0]] if runs else ()
-    return [row for run_id in runs[1:]
-            for row in _paired_rows(run_id, runs[0], question_differences(base, items_by_run[run_id], metrics, run_id),
-                                    metrics)]
-
-
 def paired_languages(base: Sequence[Mapping[str, Any]], other: Sequence[Mapping[str, Any]]) -> Counter[str]:
     """The languages of the questions both runs hold (paired by id, scored or not), counted."""
     base_by_id = {i["id"]: i for i in base}
@@ -119,7 +109,7 @@ def paired_languages(base: Sequence[Mapping[str, Any]], other: Sequence[Mapping[
 def paired_by_language(base: Sequence[Mapping[str, Any]], other: Sequence[Mapping[str, Any]],
                        differences: Sequence[Mapping[str, Any]], metrics: Sequence[str], run_id: str,
                        baseline: str) -> list[dict[str, Any]]:
-    """:func:`paired_table`'s rows per language of the paired questions (``language`` heads
+    """:func:`compare_runs`' paired rows per language of the paired questions (``language`` heads
     each row; most questions first), when they span more than one language: a difference
     that holds in one language may not in another. ``differences``: :func:`question_differences`
     of ``other`` against ``base``. A language whose questions no metric pairs shows n 0."""
@@ -355,7 +345,7 @@ HOW_TO_REVIEW = ("Judges page → Review queue, then Save review in the support 
 def judge_error_notes(runs: Sequence[Mapping[str, Any]], paired: Sequence[Mapping[str, Any]],
                       items_by_run: Mapping[str, Sequence[Mapping[str, Any]]],
                       reviewed: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> list[str]:
-    """What the judge may have to do with each paired difference (rows of :func:`paired_table`)
+    """What the judge may have to do with each paired difference (``compare_runs(...)["paired"]``)
     of a judge-scored metric: the one rule of the Compare page, ``rag-eval compare`` and the
     HTML report. ``reviewed``: per run id, item id -> the reviewer's scores
     (``labels.store.reviewed_scores``).

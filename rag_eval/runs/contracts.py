@@ -47,14 +47,15 @@ class Source(Protocol):
 @runtime_checkable
 class Sink(Protocol):
     """Receives each record in input order; opened with the source's description (when
-    ``needs_info``) and a run to resume, closed with the run's final status."""
+    ``needs_info``), closed with the run's final status. A sink that resumes a run is
+    told which when it is made (:class:`~rag_eval.runs.sinks.StoreSink`)."""
 
     #: whether :meth:`open` wants the source's :class:`SourceInfo` (reading it may cost a pass)
     needs_info: bool
     #: the stored run, once opened (None: the sink is not a run store)
     run_id: str | None
 
-    def open(self, info: SourceInfo | None, resume: str | None = None) -> dict[str, dict[str, Any]]:
+    def open(self, info: SourceInfo | None) -> dict[str, dict[str, Any]]:
         """Returns the items it already holds, by id, in the store's form (the fields
         :data:`rag_eval.runs.summary.SUMMARY_FIELDS` at least): a resumed run's finished
         items, which the run's summary counts."""

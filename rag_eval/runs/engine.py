@@ -1,6 +1,6 @@
 """``evaluate()``: the one engine, and the only loop over items.
 
-``evaluate(source, judge, sink, config=config, cancel=cancel, progress=progress)``: the
+``evaluate(source, judge, sink, config=config, hooks=RunHooks(cancel, progress))``: the
 source (:mod:`rag_eval.runs.sources`) yields the items, bad rows included as items with a
 status; the judge is any :class:`~rag_eval.judges.base.Judge` (Ray or not); the sink
 (:mod:`rag_eval.runs.sinks`) receives each record in input order. The streaming executor
@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from rag_eval.judges.base import Judge, ManagedJudge
 from rag_eval.metrics.registry import METRICS, Metric
 from rag_eval.runs.contracts import Sink, Source
-from rag_eval.runs.judge_stream import Pending, stream_judge
+from rag_eval.runs.judge_stream import JudgeStream, Pending, stream_judge
 from rag_eval.runs.records import build_record
-from rag_eval.runs.run_records import interrupted_status
 from rag_eval.runs.sources import SourceItem
 from rag_eval.runs.summary import EvaluationSummary, RunTally
 from rag_eval.schema import ItemRecord, JudgeResult, JudgeStatus, ScoringMode
@@ -44,26 +44,35 @@ def item_metrics(names: Sequence[str] | None) -> tuple[Metric, ...]:
     return tuple(chosen)
 
 
+@dataclass(frozen=True, slots=True)
+class RunHooks:
+    """How a caller follows and stops a run: ``cancel`` (once set, items not yet sent end
+    as ``cancelled``), ``progress(done, total)`` and ``on_record(record)`` as each record
+    is written."""
+
+    cancel: threading.Event | None = None
+    progress: Callable[[int, int], None] | None = None
+    on_record: Callable[[ItemRecord], None] | None = None
+
+
 def evaluate(
     source: Source,
     judge: Judge | None,
     sink: Sink,
     *,
     config: Any,
-    cancel: threading.Event | None = None,
-    progress: Callable[[int, int], None] | None = None,
-    resume: str | None = None,
+    hooks: RunHooks | None = None,
     concurrency: int | None = None,
-    on_record: Callable[[ItemRecord], None] | None = None,
     metrics: Sequence[str] | None = None,
 ) -> EvaluationSummary:
     """Evaluate every item of ``source`` with ``judge`` into ``sink`` (see the module
-    docstring). ``config``: the RagConfig (or just the scoring mode); ``resume``: a stored
-    run to continue (its finished items are skipped, its others judged again);
-    ``progress(done, total)``; ``on_record``: called with each record as it is written.
-    ``metrics``: the registry's per-item metrics to compute (None: every installed one).
-    ``judge`` None: items are prepared (retrieved, answered) but not judged. Raises before
-    anything is stored when the source, the judge, a metric or a resumed run cannot be used."""
+    docstring). ``config``: the RagConfig (or just the scoring mode); the items the sink
+    holds (a resumed run's finished ones) are skipped; ``hooks``: the caller's cancel event
+    and callbacks. ``metrics``: the registry's per-item metrics to compute (None: every
+    installed one). ``judge`` None: items are prepared (retrieved, answered) but not
+    judged. Raises before anything is stored when the source, the judge, a metric or a
+    resumed run cannot be used."""
+    cancel, progress, on_record = (hooks.cancel, hooks.progress, hooks.on_record) if hooks else (None, None, None)
     mode = ScoringMode(config if isinstance(config, (ScoringMode, str)) else getattr(config, "scoring_mode", ScoringMode.CLEAN))
     measured = item_metrics(metrics)
     source.open()  # e.g. the RAG source checks its collection
@@ -74,7 +83,7 @@ def evaluate(
 
         source.answer_matcher = answer_matcher_for(judge)
     info = source.describe() if sink.needs_info else None
-    kept = sink.open(info, resume)
+    kept = sink.open(info)
     tally = RunTally()
     for item in sorted(kept.values(), key=lambda i: (i.get("position") is None, i.get("position") or 0)):
         tally.add(item)
@@ -109,11 +118,11 @@ def evaluate(
     if progress is not None:
         progress(done_before, total)
     try:
-        stream_judge(jobs(), judge if judge is not None else _NoJudge(), finish, write, concurrency=concurrency,
-                     cancel=cancel,
-                     progress=(lambda n: progress(done_before + n, max(total, done_before + n))) if progress else None)
-    except BaseException as err:  # KeyboardInterrupt included: record it, keep the items
-        sink.close(interrupted_status(err), error=f"{type(err).__name__}: {err}")
+        stream_judge(jobs(), JudgeStream(
+            judge if judge is not None else _NoJudge(), finish, write, concurrency=concurrency, cancel=cancel,
+            progress=(lambda n: progress(done_before + n, max(total, done_before + n))) if progress else None))
+    except BaseException as err:  # Ctrl-C (KeyboardInterrupt) is a cancelled run, anything else a failed one
+        sink.close("cancelled" if isinstance(err, KeyboardInterrupt) else "failed", error=f"{type(err).__name__}: {err}")
         raise
     cancelled = cancel is not None and cancel.is_set()
     sink.close("cancelled" if cancelled else "finished")

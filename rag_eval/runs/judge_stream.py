@@ -54,32 +54,39 @@ def _failed_result(item: EvalItem, judge: Judge, err: BaseException) -> JudgeRes
                        prompt_id=getattr(judge, "prompt_id", None))
 
 
-def stream_judge(
-    jobs: Iterable[Pending[T]],
-    judge: Judge,
-    finish: Callable[[Pending[T], JudgeResult], T],
-    sink: Callable[[T], None],
-    *,
-    concurrency: int | None = None,
-    window: int | None = None,
-    cancel: threading.Event | None = None,
-    progress: Callable[[int], None] | None = None,
-) -> int:
-    """Judge every job's item and pass ``finish(job, result)`` (or ``job.done``) to
-    ``sink`` in the order of ``jobs``. ``jobs`` is iterated in a separate thread, so
-    the preparation it does overlaps the judging. Returns the number of rows passed
-    to ``sink``. ``progress(rows written)`` is called after each row."""
+@dataclass(frozen=True, slots=True)
+class JudgeStream(Generic[T]):
+    """How :func:`stream_judge` judges: ``judge`` labels each job's item, ``finish(job,
+    result)`` makes its output and ``sink`` takes the outputs in input order, with
+    ``concurrency`` judgements in flight (default: the judge's) and at most ``window`` rows
+    between read and written; ``cancel``; ``progress(rows written)`` after each row."""
+
+    judge: Judge
+    finish: Callable[[Pending[T], JudgeResult], T]
+    sink: Callable[[T], None]
+    concurrency: int | None = None
+    window: int | None = None
+    cancel: threading.Event | None = None
+    progress: Callable[[int], None] | None = None
+
+
+def stream_judge(jobs: Iterable[Pending[T]], stream: JudgeStream[T]) -> int:
+    """Judge every job's item and pass ``finish(job, result)`` (or ``job.done``) to the
+    stream's ``sink`` in the order of ``jobs``. ``jobs`` is iterated in a separate thread,
+    so the preparation it does overlaps the judging. Returns the number of rows passed to
+    ``sink``."""
+    concurrency = stream.concurrency
     if concurrency is None:
-        config = getattr(judge, "config", None)
+        config = getattr(stream.judge, "config", None)
         concurrency = int(getattr(config, "concurrency", DEFAULT_CONCURRENCY) or DEFAULT_CONCURRENCY)
     concurrency = max(1, concurrency)
-    window = max(window or 4 * concurrency, concurrency, 2)
-    if asyncio.iscoroutinefunction(getattr(judge, "judge_one", None)):  # the LLM judge
+    window = max(stream.window or 4 * concurrency, concurrency, 2)
+    if asyncio.iscoroutinefunction(getattr(stream.judge, "judge_one", None)):  # the LLM judge
         from rag_eval.llm.client import run_sync
 
-        return run_sync(_run_async(iter(jobs), judge, finish, sink, concurrency, window, cancel, progress))
-    size = max(1, int(getattr(judge, "chunk_size", BATCH_ROWS) or BATCH_ROWS))
-    return _run_batches(iter(jobs), judge, finish, sink, max(window, 2 * size), size, cancel, progress)
+        return run_sync(_run_async(iter(jobs), stream, concurrency, window))
+    size = max(1, int(getattr(stream.judge, "chunk_size", BATCH_ROWS) or BATCH_ROWS))
+    return _run_batches(iter(jobs), stream, max(window, 2 * size), size)
 
 
 # -- the preparing thread -------------------------------------------------------------------
@@ -109,9 +116,9 @@ class _Producer(threading.Thread):
 HANDOFF_ROWS = 64
 
 
-async def _run_async(jobs: Iterator[Pending[T]], judge: Any, finish: Callable[[Pending[T], JudgeResult], T],
-                     sink: Callable[[T], None], concurrency: int, window: int,
-                     cancel: threading.Event | None, progress: Callable[[int], None] | None) -> int:
+async def _run_async(jobs: Iterator[Pending[T]], stream: JudgeStream[T], concurrency: int, window: int) -> int:
+    judge: Any = stream.judge
+    finish, sink, cancel, progress = stream.finish, stream.sink, stream.cancel, stream.progress
     loop = asyncio.get_running_loop()
     # Lists of jobs from the producer thread. ``slots`` bounds the lists in flight without
     # a round trip through the loop per hand-over (the producer waits only when full).
@@ -213,11 +220,10 @@ async def _run_async(jobs: Iterator[Pending[T]], judge: Any, finish: Callable[[P
 
 
 # -- batch judges (the local judge) ------------------------------------------------------------
-def _run_batches(jobs: Iterator[Pending[T]], judge: Judge, finish: Callable[[Pending[T], JudgeResult], T],
-                 sink: Callable[[T], None], window: int, size: int, cancel: threading.Event | None,
-                 progress: Callable[[int], None] | None) -> int:
+def _run_batches(jobs: Iterator[Pending[T]], stream: JudgeStream[T], window: int, size: int) -> int:
     import queue
 
+    judge, finish, sink, cancel, progress = stream.judge, stream.finish, stream.sink, stream.cancel, stream.progress
     ready: queue.Queue[Any] = queue.Queue(maxsize=window)
 
     def put(value: Any) -> bool:

@@ -43,10 +43,9 @@ class StoreSink:
 
     needs_info = True
 
-    def open(self, info: SourceInfo | None, resume: str | None = None) -> dict[str, dict[str, Any]]:
+    def open(self, info: SourceInfo | None) -> dict[str, dict[str, Any]]:
         if info is None:
             raise ValueError("a stored run needs the source's description")
-        self.resume = resume or self.resume
         if self.resume:
             run = self.store.get_run(self.resume)
             if run["config_hash"] != self.config.config_hash:
@@ -129,8 +128,7 @@ class FileSink:
     needs_info = False
     run_id: str | None = None
 
-    def open(self, info: SourceInfo | None = None, resume: str | None = None) -> dict[str, dict[str, Any]]:
-        _no_resume(resume)
+    def open(self, info: SourceInfo | None = None) -> dict[str, dict[str, Any]]:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if self.path.suffix.lower() == ".jsonl":
             self._fh = self.path.open("w", encoding="utf-8")
@@ -167,8 +165,7 @@ class MemorySink:
     needs_info = False
     run_id: str | None = None
 
-    def open(self, info: SourceInfo | None = None, resume: str | None = None) -> dict[str, dict[str, Any]]:
-        _no_resume(resume)
+    def open(self, info: SourceInfo | None = None) -> dict[str, dict[str, Any]]:
         return {}
 
     def write(self, record: ItemRecord) -> None:
@@ -177,8 +174,4 @@ class MemorySink:
     def close(self, status: str, error: str | None = None) -> None:
         return None
 
-
-def _no_resume(resume: str | None) -> None:
-    if resume is not None:
-        raise ValueError("only a run store can be resumed")
 

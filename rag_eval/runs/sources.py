@@ -196,7 +196,7 @@ class RowsSource:
         return iter(iter_raw(self.path))  # type: ignore[arg-type]
 
     def describe(self) -> SourceInfo:
-        from rag_eval.runs.run_records import dataset_fingerprint
+        from rag_eval.datasets.fingerprint import fingerprint
 
         n = 0
 
@@ -207,8 +207,8 @@ class RowsSource:
                 if isinstance(value, dict):
                     yield value
 
-        fingerprint = dataset_fingerprint(counted())
-        return SourceInfo(n, fingerprint, self.label if self.label != "dataset" else None, kind=self.kind)
+        digest = fingerprint(counted())
+        return SourceInfo(n, digest, self.label if self.label != "dataset" else None, kind=self.kind)
 
     def items(self, skip: frozenset[str] = frozenset(), cancel: threading.Event | None = None
               ) -> Iterator[SourceItem]:
@@ -383,9 +383,9 @@ class RagSource:
         require_collection(self.client, self.collection, self.config.embedder)
 
     def describe(self) -> SourceInfo:
-        from rag_eval.runs.run_records import dataset_fingerprint
+        from rag_eval.datasets.fingerprint import fingerprint
 
-        return SourceInfo(len(self.rows), dataset_fingerprint([v for _, v in self.rows if isinstance(v, dict)]),
+        return SourceInfo(len(self.rows), fingerprint([v for _, v in self.rows if isinstance(v, dict)]),
                           self.label if self.label != "dataset" else None, collection=self.collection)
 
     def items(self, skip: frozenset[str] = frozenset(), cancel: threading.Event | None = None

@@ -8,20 +8,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from rag_eval.metrics.aggregate import mean_with_coverage
 from rag_eval.metrics.agreement import agreement
 from rag_eval.metrics.diagnosis import MAX_IDS_SHOWN
 from rag_eval.metrics.report_fields import consistency_reading
 from rag_eval.runs.summary import SUMMARY_FIELDS as SUMMARY_ITEM_FIELDS
 from rag_eval.runs.summary import RunTally
 from rag_eval.runs.summary import summarize_items as summarize_items  # the Runs report and tests read it here
-
-
-def mean_with_ci(values: Iterable[Any], total: int, seed: int = 0) -> dict[str, Any]:
-    """mean, CI, n and coverage (n / total) of the finite ``values``
-    (:func:`rag_eval.metrics.aggregate.mean_with_coverage`, as a dict)."""
-    return mean_with_coverage(values, total, seed=seed).to_dict()
-
 
 #: the item fields :func:`summarize_stored_run` reads (``RunStore.items(run_id, SUMMARY_FIELDS)``)
 SUMMARY_FIELDS = (*SUMMARY_ITEM_FIELDS, "truth")

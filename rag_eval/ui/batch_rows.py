@@ -115,19 +115,24 @@ def shape_problem(dataset: LoadedDataset, mode: str) -> str | None:
     return None if issue is None else issue.reason
 
 
-@st.cache_data(max_entries=CHECK_ENTRIES, show_spinner="Checking the rows…")
-def _problems(fingerprint: str, mode: str, label: str, _rows: list[tuple[int, Any]]) -> list[tuple[int, int, str]]:
-    """(position, row number, problem) of every row not usable in ``mode``. ``_rows`` is
-    not hashed: ``fingerprint`` (with ``label``, which problems name) stands for it."""
+#: a cached function hashes a dataset by its content's digest and its name (which problems
+#: name), never by its rows
+_BY_CONTENT: dict[str | type[Any], Callable[[Any], Any]] = {
+    LoadedDataset: lambda dataset: (dataset.fingerprint, dataset.label)}
+
+
+@st.cache_data(max_entries=CHECK_ENTRIES, show_spinner="Checking the rows…", hash_funcs=_BY_CONTENT)
+def _problems(dataset: LoadedDataset, mode: str) -> list[tuple[int, int, str]]:
+    """(position, row number, problem) of every row not usable in ``mode``."""
     problems = []
-    for position, (number, value) in enumerate(_rows):
+    for position, (number, value) in enumerate(dataset.rows):
         error: RowError | str | None
         if mode == JUDGE:
-            error = prepare.prepare_row(value, number, label).error
+            error = prepare.prepare_row(value, number, dataset.label).error
         else:
             from rag_eval.runs import sources  # the RAG pipeline loads when a RAG dataset is checked
 
-            error = sources.parse_row(value, number, label, position).error
+            error = sources.parse_row(value, number, dataset.label, position).error
         if error:
             problems.append((position, number, str(error)))
     return problems
@@ -137,7 +142,7 @@ def check(dataset: LoadedDataset, mode: str, limit: int | None = None) -> tuple[
     """Of the first ``limit`` rows (all by default): how many are usable in ``mode``, and a
     table (row, problem naming the file, the row and the field) of the others."""
     limit = len(dataset.rows) if limit is None else min(limit, len(dataset.rows))
-    found = _problems(dataset.fingerprint, mode, dataset.label, dataset.rows)
+    found = _problems(dataset, mode)
     problems = [{"row": number, "problem": text} for position, number, text in found if position < limit]
     return limit - len(problems), pd.DataFrame(problems, columns=["row", "problem"])
 
@@ -160,19 +165,15 @@ def usable_note(usable: int, chosen: int, total: int) -> str:
         " and reported with status `invalid_input`." if others else ".")
 
 
-@st.cache_data(max_entries=CHECK_ENTRIES, show_spinner=False)
-def _judged_rows(fingerprint: str, _rows: list[tuple[int, Any]]) -> int:
-    return sum(1 for _, v in _rows if isinstance(v, dict) and prepare.has_response(v))
-
-
+@st.cache_data(max_entries=CHECK_ENTRIES, show_spinner=False, hash_funcs=_BY_CONTENT)
 def judged_rows(dataset: LoadedDataset) -> int:
     """How many rows hold a response to judge (the page offers judging first when most do)."""
-    return _judged_rows(dataset.fingerprint, dataset.rows)
+    return sum(1 for _, v in dataset.rows if isinstance(v, dict) and prepare.has_response(v))
 
 
-@st.cache_data(max_entries=CHECK_ENTRIES, show_spinner="Estimating what the run sends…")
-def _estimate(fingerprint: str, mode: str, label: str, limit: int, config_json: str, llm_json: str,
-              collection: str | None, metrics: tuple[str, ...], _rows: list[tuple[int, Any]]) -> Any:
+@st.cache_data(max_entries=CHECK_ENTRIES, show_spinner="Estimating what the run sends…", hash_funcs=_BY_CONTENT)
+def _estimate(dataset: LoadedDataset, mode: str, limit: int, config_json: str, llm_json: str, collection: str | None,
+              metrics: tuple[str, ...]) -> Any:
     from rag_eval.judges.factory import judge_spec
     from rag_eval.rag.config import RagConfig
     from rag_eval.runs.engine import item_metrics
@@ -180,9 +181,9 @@ def _estimate(fingerprint: str, mode: str, label: str, limit: int, config_json: 
     from rag_eval.runs.sources import RagSource, RowsSource
 
     config = RagConfig.model_validate_json(config_json)
-    rows = _rows[:limit]
-    source = (RowsSource(rows, label=label, language=config.language) if mode == JUDGE
-              else RagSource(rows, config, collection or "", label=label))
+    rows = dataset.rows[:limit]
+    source = (RowsSource(rows, label=dataset.label, language=config.language) if mode == JUDGE
+              else RagSource(rows, config, collection or "", label=dataset.label))
     return estimate_run(source, judge_spec(config.judge, llm=settings.llm_from_json(llm_json)), item_metrics(metrics))
 
 
@@ -193,5 +194,5 @@ def estimate(dataset: LoadedDataset, mode: str, limit: int, config: Any, collect
     from rag_eval.runs.engine import item_metrics
 
     metrics = tuple(m.name for m in item_metrics(None))
-    return _estimate(dataset.fingerprint, mode, dataset.label, limit, config.model_dump_json(),
-                     settings.llm_json_for(config.judge), collection, metrics, dataset.rows)
+    return _estimate(dataset, mode, limit, config.model_dump_json(), settings.llm_json_for(config.judge), collection,
+                     metrics)

@@ -84,7 +84,7 @@ def default_comparison(runs: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 def paired_frame(paired: Sequence[Mapping[str, Any]], run_labels: Mapping[str, str], metric_label: Any) -> pd.DataFrame:
-    """The library's paired differences (``runs.compare.paired_table``) for display: every
+    """The library's paired differences (``runs.compare.compare_runs``' ``paired``) for display: every
     metric shown, one row per run and metric; a metric no question pairs says why instead of
     showing an empty number."""
     frame = pd.DataFrame(list(paired))

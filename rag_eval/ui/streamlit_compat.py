@@ -4,9 +4,9 @@ Streamlit's private functions, the ``pages/`` folder flag and the frontend's fil
 are not an API: an upgrade may move any of them. Code elsewhere calls the functions here
 and never imports a private Streamlit name itself. Each use degrades to doing nothing
 when its internal has moved (a slower first visit, a page served without hints), never
-to a page that fails; :func:`moved_internals` names what moved, and
-``tests/ui/test_streamlit_compat.py`` fails with that list after an upgrade that breaks
-one, so the pin in requirements.txt is raised knowingly.
+to a page that fails; ``tests/ui/test_streamlit_compat.py`` names what moved and fails
+with that list after an upgrade that breaks one, so the pin in requirements.txt is raised
+knowingly.
 
 The internals (Streamlit 1.67):
 
@@ -114,43 +114,3 @@ def element_files(static: Path, element: str, kind: str) -> list[Path]:
     """The element's code (``kind="js"``) or styles (``"css"``) in the frontend's folder."""
     folder = static / (JS_DIR if kind == "js" else CSS_DIR)
     return sorted(folder.glob(f"{element}.*.{kind}"))
-
-
-# ---------------------------------------------------------------- what moved
-def moved_internals() -> list[str]:
-    """One line per internal above that the installed Streamlit no longer has where this
-    module expects it; empty when all are in place."""
-    problems: list[str] = []
-    try:
-        _pages_manager()
-    except (ImportError, AttributeError) as err:
-        problems.append(f"streamlit.runtime.pages_manager.PagesManager.uses_pages_directory: {err}")
-    checks = (("streamlit.elements.vega_charts", "_convert_altair_to_vega_lite_spec"),
-              ("streamlit.delta_generator", "_maybe_print_use_warning"))
-    for module_name, name in checks:
-        try:
-            module = __import__(module_name, fromlist=[name])
-        except ImportError as err:
-            problems.append(f"{module_name}: {err}")
-            continue
-        if not callable(getattr(module, name, None)):
-            problems.append(f"{module_name}.{name}: gone")
-    import streamlit
-
-    if not callable(getattr(streamlit, "App", None)):
-        problems.append("streamlit.App (app.py's server with lifespan and middleware): gone")
-    static = static_dir()
-    try:
-        index = (static / INDEX_HTML).read_text(encoding="utf-8")
-    except OSError as err:
-        problems.append(f"frontend {static / INDEX_HTML}: {err}")
-        return problems
-    if not PAGE_SCRIPT.search(index):
-        problems.append(f"frontend {INDEX_HTML} no longer loads ./{JS_DIR}/*.js")
-    for kind in ("js", "css"):
-        found = element_files(static, TABLE_ELEMENT, kind)
-        if len(found) != 1:
-            problems.append(f"frontend {TABLE_ELEMENT}.*.{kind} under {static}: {len(found)} files, expected 1")
-        elif kind == "js" and not MODULE_IMPORT.search(found[0].read_text(encoding="utf-8", errors="replace")):
-            problems.append(f"frontend {found[0].name} imports no sibling module the way preload.py reads them")
-    return problems

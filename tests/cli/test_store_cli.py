@@ -12,7 +12,7 @@ def _local_run(name: str) -> str:
     store = RunStore()  # the default SQLite file under RAG_EVAL_HOME
     run = store.create_run(default_config(name), name=name)
     for i in range(3):
-        store.add_item(run, {"id": f"i{i}", "position": i, "status": "ok", "scores": {"completeness": 1.0}})
+        store.add_items(run, [{"id": f"i{i}", "position": i, "status": "ok", "scores": {"completeness": 1.0}}])
     store.finish_run(run)
     return run
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
+from sqlalchemy import inspect
 
 from rag_eval.cli import cli
 from rag_eval.judges.local import LocalModel
@@ -19,7 +20,7 @@ VERSION = LocalModel.load().version  # of the committed local judge
 def test_migration_adds_human_labels_table():
     store = RunStore(":memory:")
     assert store.schema_version() == SCHEMA_VERSION >= 4
-    assert "human_labels" in store.table_names()
+    assert "human_labels" in inspect(store.engine).get_table_names()
 
 
 def test_reviews_are_kept_apart_and_never_touch_judge_labels(labelled_run):

@@ -15,7 +15,7 @@ from rag_eval.metrics.aggregate import (
     mean_with_coverage,
 )
 from rag_eval.metrics.agreement import agreement
-from rag_eval.runs.stats import mean_with_ci, summarize_items
+from rag_eval.runs.stats import summarize_items
 from rag_eval.runs.summary import summarize_records
 
 
@@ -28,7 +28,7 @@ def test_missing_values_are_counted_not_averaged():
 def test_zero_rows_have_no_coverage_everywhere():
     assert coverage_fraction(0, 0) is None
     assert mean_with_coverage([], total=0).coverage is None
-    assert mean_with_ci([], 0)["coverage"] is None
+    assert mean_with_coverage([], 0).to_dict()["coverage"] is None
     assert summarize_items([])["coverage"] is None
     assert summarize_records([]).coverage is None
     assert agreement([], [], n_boot=10).coverage.fraction is None

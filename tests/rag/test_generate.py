@@ -6,11 +6,14 @@ from rag_eval.rag.generate import (
     NO_CONTEXT_ANSWER,
     TEMPLATES,
     build_messages,
-    generate,
     generate_many,
     strip_citations,
 )
 from rag_eval.rag.retrieve import RetrievedChunk
+
+
+def generate_one(question, chunks, config, client=None):
+    return generate_many([question], [chunks], config, client)[0]
 
 
 def chunk(text, i=0):
@@ -24,7 +27,7 @@ CHUNKS = [
 
 
 def test_extractive_answers_with_whole_cited_sentences_most_relevant_first():
-    g = generate("What is the capital of France?", CHUNKS, GeneratorConfig(max_sentences=2))
+    g = generate_one("What is the capital of France?", CHUNKS, GeneratorConfig(max_sentences=2))
     assert g.kind == "extractive" and g.extractive and g.status == "ok" and g.model.startswith("extractive")
     assert g.sentences == ["Paris is the capital of France.", "The Eiffel Tower is in Paris."]  # by relevance
     assert g.citations == [["1a"], ["0b"]]  # each sentence cites its key
@@ -33,19 +36,19 @@ def test_extractive_answers_with_whole_cited_sentences_most_relevant_first():
 
 def test_extractive_answer_is_bounded():
     long = chunk(" ".join(f"Paris fact number {i} is about the capital of France and more words here." for i in range(30)), 0)
-    g = generate("What is the capital of France?", [long], GeneratorConfig(max_sentences=10))
+    g = generate_one("What is the capital of France?", [long], GeneratorConfig(max_sentences=10))
     assert 1 <= len(g.sentences) <= 10 and len(g.text) <= 600 + 100
     assert all(s in long.text for s in g.sentences)
 
 
 def test_extractive_without_context():
-    assert generate("Anything?", [], GeneratorConfig()).text == NO_CONTEXT_ANSWER
+    assert generate_one("Anything?", [], GeneratorConfig()).text == NO_CONTEXT_ANSWER
 
 
 def test_openai_kind_without_endpoint_falls_back_to_extractive(monkeypatch):
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "RAG_EVAL_LLM_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
-    g = generate("What is the capital of France?", CHUNKS, GeneratorConfig(kind="openai"))
+    g = generate_one("What is the capital of France?", CHUNKS, GeneratorConfig(kind="openai"))
     assert g.kind == "extractive"
 
 
@@ -53,7 +56,7 @@ def test_ragbench_prompt_and_answer_from_the_server(openai_server):
     openai_server.enqueue("Paris is the capital of France.")
     config = GeneratorConfig(kind="openai", model="test-model", base_url=openai_server.base_url,
                              prompt_template="ragbench_basic", temperature=0.3, max_tokens=64)
-    g = generate("What is the capital of France?", CHUNKS, config)
+    g = generate_one("What is the capital of France?", CHUNKS, config)
     assert g.status == "ok" and g.kind == "openai" and g.text == "Paris is the capital of France."
     assert (g.prompt_template, g.temperature, g.max_tokens) == ("ragbench_basic", 0.3, 64)
     body = openai_server.requests[-1]
@@ -66,7 +69,7 @@ def test_ragbench_prompt_and_answer_from_the_server(openai_server):
 def test_cite_template_keys_context_and_strips_citations(openai_server):
     openai_server.enqueue("Paris is the capital of France [1a]. The tower is there [0b][1a].")
     config = GeneratorConfig(kind="openai", model="m", base_url=openai_server.base_url, prompt_template="cite_sentences")
-    g = generate("Capital?", CHUNKS, config)
+    g = generate_one("Capital?", CHUNKS, config)
     assert g.text == "Paris is the capital of France. The tower is there."
     assert g.citations == [["1a"], ["0b", "1a"]]
     assert "[1a] Paris is the capital of France." in openai_server.requests[-1]["messages"][-1]["content"]

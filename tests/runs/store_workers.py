@@ -12,10 +12,10 @@ def write_items(location: str, run_id: str, worker: int, n: int, shared: int, ba
     store = RunStore(location)
     barrier.wait(timeout=120)
     for i in range(n):
-        store.add_item(run_id, {"id": f"w{worker}-{i}", "position": worker * n + i, "status": "ok",
-                                "question": f"q{i}"})
+        store.add_items(run_id, [{"id": f"w{worker}-{i}", "position": worker * n + i, "status": "ok",
+                                "question": f"q{i}"}])
         if i < shared:
-            store.add_item(run_id, {"id": f"shared-{i}", "position": i, "status": "ok", "question": "shared"})
+            store.add_items(run_id, [{"id": f"shared-{i}", "position": i, "status": "ok", "question": "shared"}])
     store.close()
 
 

@@ -55,7 +55,7 @@ def test_export_formats(tmp_path, fmt):
     store = RunStore(":memory:")
     run = store.create_run(default_config())
     for i in A:
-        store.add_item(run, {**i, "chunks": [{"id": "c", "text": "t", "score": 0.5}], "answer": "ans"})
+        store.add_items(run, [{**i, "chunks": [{"id": "c", "text": "t", "score": 0.5}], "answer": "ans"}])
     path = export_run(store, run, tmp_path / "out", fmt)
     rows, errors = read_rows(path)
     assert path.suffix == f".{fmt}" and not errors and len(rows) == 4

@@ -27,7 +27,6 @@ from rag_eval.runs.compare import (
     compare_runs,
     differences_message,
     judge_error_notes,
-    paired_table,
     run_diff,
 )
 from rag_eval.runs.store import RunStore
@@ -107,7 +106,7 @@ def test_a_bias_measured_on_reviewed_rows_that_covers_the_difference_earns_the_n
     human = {f"q{i}": {"completeness": v + (0.05 if i % 2 else -0.05)} for i, v in enumerate(base_judge)}
     reviewed = {"a": {i: human[i] for i in ("q0", "q1", "q2", "q3", "q4")},
                 "b": {i: human[i] for i in ("q2", "q3", "q4", "q5", "q6")}}
-    paired = paired_table(items, ["completeness"])
+    paired = compare_runs(items, ["completeness"])["paired"]
     assert paired[0]["ci_high"] < 0  # the paired interval excludes 0: random error cannot explain it
     runs = [_run("a", 2), _run("b", 5)]
     notes = judge_error_notes(runs, paired, items, reviewed)
@@ -119,7 +118,7 @@ def test_a_bias_measured_on_reviewed_rows_that_covers_the_difference_earns_the_n
     assert len(notes) == 1 and notes[0].startswith(NOT_MEASURED) and "1 and 5 reviewed rows" in notes[0]
     # Retrieval and answer-correctness differences come from no judge: nothing is said of them.
     hits = {r: [{**i, "retrieval": {"hit_rate@2": float(n % 2)}} for n, i in enumerate(v)] for r, v in items.items()}
-    assert judge_error_notes(runs, paired_table(hits, ["hit_rate@2"]), hits, reviewed) == []
+    assert judge_error_notes(runs, compare_runs(hits, ["hit_rate@2"])["paired"], hits, reviewed) == []
 
 
 def test_a_judge_only_run_is_never_the_same_configuration_as_a_rag_run():

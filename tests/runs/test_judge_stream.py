@@ -19,8 +19,8 @@ from harness.fake_answers import answer_text
 from harness.openai_server import Reply
 from rag_eval.judges.llm import LLMJudge
 from rag_eval.llm.config import LLMConfig
-from rag_eval.runs.engine import evaluate
-from rag_eval.runs.judge_stream import Pending, stream_judge
+from rag_eval.runs.engine import RunHooks, evaluate
+from rag_eval.runs.judge_stream import JudgeStream, Pending, stream_judge
 from rag_eval.runs.records import build_record, to_file_row
 from rag_eval.runs.row_cache import RowCache
 from rag_eval.runs.sinks import FileSink
@@ -44,8 +44,8 @@ def read_jsonl(path):
 def judge_file(src, out, judge, mode, *, cancel=None, progress=None, use_row_cache=True):
     """What ``rag-eval judge`` runs: the file's rows through the engine into ``out``; the summary rows."""
     source = RowsSource(path=src, row_cache=RowCache.for_judge(judge) if use_row_cache else None)
-    return evaluate(source, judge, FileSink(out), config=mode, cancel=cancel,
-                    progress=(lambda done, total: progress(done)) if progress else None)
+    return evaluate(source, judge, FileSink(out), config=mode,
+                    hooks=RunHooks(cancel, (lambda done, total: progress(done)) if progress else None))
 
 
 def judged_row(job, result):
@@ -121,7 +121,7 @@ def test_first_row_is_written_before_the_last_row_is_prepared():
     def sink(row):
         events.append(("written", int(row["id"][1:])))
 
-    stream_judge(jobs(), FastJudge(), judged_row, sink, concurrency=4, window=8)
+    stream_judge(jobs(), JudgeStream(FastJudge(), judged_row, sink, concurrency=4, window=8))
     first_written = events.index(("written", 0))
     last_prepared = events.index(("prepared", n - 1))
     assert first_written < last_prepared
@@ -158,7 +158,7 @@ def _peak_growth(path, out) -> int:
                 fh.write(json.dumps(row) + "\n")
 
             jobs = (Pending(item=s.item, context=s) for s in RowsSource(path=path).items())
-            stream_judge(jobs, FastJudge(), judged_row, sink, concurrency=16)
+            stream_judge(jobs, JudgeStream(FastJudge(), judged_row, sink, concurrency=16))
         return tracemalloc.get_traced_memory()[1] - base
     finally:
         tracemalloc.stop()

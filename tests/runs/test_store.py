@@ -8,6 +8,7 @@ import multiprocessing
 import sqlite3
 
 import pytest
+from sqlalchemy import inspect
 
 from harness.run_columns import set_run_columns
 from rag_eval.rag.config import default_config
@@ -26,14 +27,14 @@ FAKE_KEY = "test-key-not-real-123"
 
 def _fill(store: RunStore, run: str, n: int = 3) -> None:
     for i in range(n):
-        store.add_item(run, {"id": f"i{i}", "position": i, "status": "ok", "question": f"q{i}",
-                             "scores": {"completeness": i / max(n - 1, 1)}})
+        store.add_items(run, [{"id": f"i{i}", "position": i, "status": "ok", "question": f"q{i}",
+                             "scores": {"completeness": i / max(n - 1, 1)}}])
 
 
 def test_migrations_give_the_same_schema_on_both_backends(store_url):
     store = RunStore(store_url)
     assert store.schema_version() == SCHEMA_VERSION
-    assert {"runs", "items", "human_labels", "alembic_version"} <= set(store.table_names())
+    assert {"runs", "items", "human_labels", "alembic_version"} <= set(inspect(store.engine).get_table_names())
     assert {"id", "config_hash", "config_json", "dataset_fingerprint", "summary_json", "meta_json", "owner",
             "heartbeat_at"} <= set(store.columns("runs"))
     assert {"run_id", "id", "status", "error", "record_json"} <= set(store.columns("items"))
@@ -48,7 +49,8 @@ def test_in_memory_store_migrates():
 
 def test_file_store_uses_wal_and_default_path(rag_eval_home, monkeypatch):
     store = RunStore()
-    assert store.path == str(rag_eval_home / "runs.sqlite") and store.journal_mode == "wal"
+    assert store.path == str(rag_eval_home / "runs.sqlite")
+    assert sqlite3.connect(store.path).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     monkeypatch.setenv("RAG_EVAL_DB", str(rag_eval_home / "other.sqlite"))
     assert RunStore().path.endswith("other.sqlite")
 
@@ -73,13 +75,13 @@ def test_unreachable_or_refused_server_gives_a_password_free_error(postgres_serv
 def test_run_lifecycle_and_summary(store_url):
     store = RunStore(store_url)
     run = store.create_run(default_config("base"), collection="demo", dataset_fingerprint="sha256:abc", n_items=3)
-    store.add_item(run, {"id": "a", "position": 0, "status": "ok", "question": "qa",
-                         "scores": {"completeness": 1.0, "adherence": 1.0}, "latency_s": 0.5})
-    store.add_item(run, {"id": "b", "position": 1, "status": "ok", "question": "qb\x00",
-                         "scores": {"completeness": 0.5, "adherence": 0.0}, "latency_s": 1.5})
-    store.add_item(run, {"id": "c", "position": 2, "status": "timeout", "error": "took too long"})
+    store.add_items(run, [{"id": "a", "position": 0, "status": "ok", "question": "qa",
+                         "scores": {"completeness": 1.0, "adherence": 1.0}, "latency_s": 0.5}])
+    store.add_items(run, [{"id": "b", "position": 1, "status": "ok", "question": "qb\x00",
+                         "scores": {"completeness": 0.5, "adherence": 0.0}, "latency_s": 1.5}])
+    store.add_items(run, [{"id": "c", "position": 2, "status": "timeout", "error": "took too long"}])
     running = store.create_run(default_config("base"), name="still running")  # counted, having no summary
-    store.add_item(running, {"id": "x", "position": 0, "status": "ok"})
+    store.add_items(running, [{"id": "x", "position": 0, "status": "ok"}])
     assert {r["id"]: r["n_done"] for r in store.list_runs()} == {run: 3, running: 1}
     store.delete_run(running)
     summary = store.finish_run(run)
@@ -92,7 +94,7 @@ def test_run_lifecycle_and_summary(store_url):
     assert got["status"] == "finished" and got["config"]["name"] == "base" and got["n_done"] == 3
     assert got["config_hash"] == default_config().config_hash
     assert [i["id"] for i in store.items(run)] == ["a", "b", "c"]
-    store.add_item(run, {"id": "c", "position": 2, "status": "ok"})  # a resumed run replaces a failed item
+    store.add_items(run, [{"id": "c", "position": 2, "status": "ok"}])  # a resumed run replaces a failed item
     assert store.item_statuses(run) == {"a": "ok", "b": "ok", "c": "ok"}
     assert store.list_runs()[0]["id"] == run and store.list_runs(limit=1)[0]["n_done"] == 3
     store.delete_run(run)
@@ -115,7 +117,7 @@ def test_bad_records_are_rejected(store_url):
     store = RunStore(store_url)
     run = store.create_run(default_config())
     with pytest.raises(ValueError, match="id"):
-        store.add_item(run, {"status": "ok"})
+        store.add_items(run, [{"status": "ok"}])
     with pytest.raises(ValueError, match="run status"):
         store.finish_run(run, status="done")
 
@@ -131,8 +133,8 @@ def test_secrets_never_reach_the_database(store_url, monkeypatch, request):
     store = RunStore(store_url)
     password = store._password or FAKE_KEY  # the PostgreSQL URL's password is a secret too
     run = store.create_run(default_config(), meta={"note": f"key {FAKE_KEY}"})
-    store.add_item(run, {"id": "a", "status": "provider_error",
-                         "error": f"401 for key {FAKE_KEY}", "raw": f"Bearer {FAKE_KEY} db {password}"})
+    store.add_items(run, [{"id": "a", "status": "provider_error",
+                         "error": f"401 for key {FAKE_KEY}", "raw": f"Bearer {FAKE_KEY} db {password}"}])
     store.finish_run(run, error=f"failed with {FAKE_KEY} and {password}")
     store.close()
     dump = _dump(store_url, request.getfixturevalue("postgres_server") if "://" in store_url else None)

@@ -69,7 +69,7 @@ def test_the_summary_keeps_the_agreement_with_ground_truth(generated):
 def test_a_run_without_truth_stores_no_agreement(store_url):
     store = RunStore(store_url)
     run_id = store.create_run({"name": "plain", "config_hash": "abc"})
-    store.add_item(run_id, {"id": "1", "status": "ok", "scores": {"adherence": 1.0}})
+    store.add_items(run_id, [{"id": "1", "status": "ok", "scores": {"adherence": 1.0}}])
     assert store.finish_run(run_id)["agreement"] == []
     store.close()
 
@@ -88,7 +88,7 @@ def test_migration_6_indexes_items_by_position(store_url):
 def test_add_to_summary_merges_into_a_finished_runs_summary_only(store_url):
     store = RunStore(store_url)
     done = store.create_run({"name": "done", "config_hash": "abc"})
-    store.add_item(done, {"id": "1", "status": "ok", "scores": {"adherence": 1.0}})
+    store.add_items(done, [{"id": "1", "status": "ok", "scores": {"adherence": 1.0}}])
     store.finish_run(done)
     store.add_to_summary(done, agreement=[{"statistic": "consistency", "value": 0.9}])
     summary = store.get_run(done)["summary"]

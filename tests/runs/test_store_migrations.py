@@ -28,7 +28,7 @@ def test_a_store_written_by_the_old_code_opens_with_its_rows(tmp_path):
     path = tmp_path / "old.sqlite"
     load_dump(path)
     store = RunStore(path)
-    assert store.schema_version() == SCHEMA_VERSION and "alembic_version" in store.table_names()
+    assert store.schema_version() == SCHEMA_VERSION and "alembic_version" in inspect(store.engine).get_table_names()
     finished = store.get_run("old-finished")
     assert finished["status"] == "finished" and finished["tags"] == ["baseline"] and finished["n_done"] == 3
     assert finished["summary"]["status_counts"] == {"ok": 2, "timeout": 1}
@@ -43,7 +43,7 @@ def test_a_store_written_by_the_old_code_opens_with_its_rows(tmp_path):
     interrupted = store.get_run("old-interrupted")
     assert interrupted["status"] == "interrupted"  # its process is long gone
     store.claim_run(interrupted["id"])  # and it can be resumed
-    store.add_item(interrupted["id"], {"id": "b", "position": 1, "status": "ok"})
+    store.add_items(interrupted["id"], [{"id": "b", "position": 1, "status": "ok"}])
     assert store.finish_run(interrupted["id"])["n_items"] == 2
     store.close()
     assert RunStore(path).schema_version() == SCHEMA_VERSION  # reopened: nothing applied twice
@@ -55,7 +55,7 @@ def test_an_old_store_at_any_step_is_stamped_and_upgraded(store_url, version):
     store = RunStore(store_url)
     assert store.schema_version() == SCHEMA_VERSION
     run = store.create_run(default_config(), name="new")
-    store.add_item(run, {"id": "a", "status": "ok"})
+    store.add_items(run, [{"id": "a", "status": "ok"}])
     store.annotate_run(run, tags=["t"], note="n")
     assert store.get_run("new")["tags"] == ["t"]
     store.close()
@@ -117,6 +117,6 @@ def test_a_revision_added_by_a_later_feature_runs_on_both_backends(store_url, tm
     RunStore(store_url).close()  # a store at today's head first
     monkeypatch.setattr(migrate, "VERSION_LOCATIONS", [*migrate.VERSION_LOCATIONS, extra])
     store = RunStore(store_url)
-    assert store.schema_version() == SCHEMA_VERSION + 1 and "label_sets" in store.table_names()
+    assert store.schema_version() == SCHEMA_VERSION + 1 and "label_sets" in inspect(store.engine).get_table_names()
     assert {"id", "run_id", "name", "weight"} == set(store.columns("label_sets"))
     store.close()

@@ -46,8 +46,8 @@ def test_escaped_markdown_renders_as_the_same_text(text):
 def test_run_names_and_row_ids_render_as_text(rag_eval_home):
     store = RunStore()
     run_id = store.create_run({"name": "x"}, name=HOSTILE, n_items=1)
-    store.add_item(run_id, {"id": HOSTILE, "status": "invalid_input", "error": "no question",
-                            "question": HOSTILE, "position": 0})
+    store.add_items(run_id, [{"id": HOSTILE, "status": "invalid_input", "error": "no question",
+                            "question": HOSTILE, "position": 0}])
     store.finish_run(run_id)
     at = _app()
     at.switch_page("pages/batch.py")

@@ -164,8 +164,8 @@ def test_a_deployed_dashboard_shows_no_server_path(rag_eval_home, monkeypatch):
 
     store = RunStore()
     run_id = store.create_run({"name": "x"}, name="a run", n_items=1)
-    store.add_item(run_id, {"id": "r1", "status": "invalid_input", "error": f"no file {rag_eval_home}/x.csv",
-                            "question": "q", "position": 0})
+    store.add_items(run_id, [{"id": "r1", "status": "invalid_input", "error": f"no file {rag_eval_home}/x.csv",
+                            "question": "q", "position": 0}])
     store.finish_run(run_id)
     store.close()
     at = _app()

@@ -39,7 +39,7 @@ def test_a_killed_run_shows_as_interrupted(tmp_path):
             proc.kill()
     assert store.get_run(run_id)["status"] == "interrupted"
     assert [r["status"] for r in store.list_runs()] == ["interrupted"]
-    store.set_status(run_id, "running")  # resumed here: running again
+    store.claim_run(run_id, lease_s=-1)  # resumed here (its holder is dead: no lease to wait out)
     assert store.get_run(run_id)["status"] == "running"
     store.finish_run(run_id)
     assert store.get_run(run_id)["status"] == "finished"
@@ -88,7 +88,7 @@ def test_a_killed_run_shows_interrupted_with_its_silence_on_both_backends(store_
     for run in (store.get_run(run_id), store.list_runs()[0]):
         assert run["status"] == "interrupted"
         assert re.search(r"no heartbeat for (9\d|1\d\d) s$", run["status_detail"]), run["status_detail"]
-    store.claim_run(run_id)  # resumed here: running again, whatever the old heartbeat said
+    store.claim_run(run_id, lease_s=-1)  # resumed here (its holder is dead: no lease to wait out), whatever the old heartbeat said
     assert store.get_run(run_id)["status"] == "running" and "status_detail" not in store.get_run(run_id)
     store.finish_run(run_id)
     assert store.get_run(run_id)["status"] == "finished"

@@ -16,9 +16,9 @@ APP = str(Path(__file__).resolve().parents[2] / "dashboard.py")
 
 def _add_three_items(store, run_id):
     for i in range(3):
-        store.add_item(run_id, {"id": str(i), "position": i, "status": "ok", "question": f"q{i}",
+        store.add_items(run_id, [{"id": str(i), "position": i, "status": "ok", "question": f"q{i}",
                                 "scores": {"context_relevance": 0.2 * i, "context_utilization": 0.1,
-                                           "completeness": 0.5, "adherence": 1.0}})
+                                           "completeness": 0.5, "adherence": 1.0}}])
 
 
 def _store_runs() -> list[str]:

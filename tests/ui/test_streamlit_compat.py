@@ -9,12 +9,61 @@ import ast
 from pathlib import Path
 
 from rag_eval.ui import streamlit_compat
+from rag_eval.ui.streamlit_compat import (
+    INDEX_HTML,
+    JS_DIR,
+    MODULE_IMPORT,
+    PAGE_SCRIPT,
+    TABLE_ELEMENT,
+    _pages_manager,
+    element_files,
+    static_dir,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def moved_internals() -> list[str]:
+    """One line per internal of streamlit_compat that the installed Streamlit no longer has
+    where that module expects it; empty when all are in place."""
+    problems: list[str] = []
+    try:
+        _pages_manager()
+    except (ImportError, AttributeError) as err:
+        problems.append(f"streamlit.runtime.pages_manager.PagesManager.uses_pages_directory: {err}")
+    checks = (("streamlit.elements.vega_charts", "_convert_altair_to_vega_lite_spec"),
+              ("streamlit.delta_generator", "_maybe_print_use_warning"))
+    for module_name, name in checks:
+        try:
+            module = __import__(module_name, fromlist=[name])
+        except ImportError as err:
+            problems.append(f"{module_name}: {err}")
+            continue
+        if not callable(getattr(module, name, None)):
+            problems.append(f"{module_name}.{name}: gone")
+    import streamlit
+
+    if not callable(getattr(streamlit, "App", None)):
+        problems.append("streamlit.App (app.py's server with lifespan and middleware): gone")
+    static = static_dir()
+    try:
+        index = (static / INDEX_HTML).read_text(encoding="utf-8")
+    except OSError as err:
+        problems.append(f"frontend {static / INDEX_HTML}: {err}")
+        return problems
+    if not PAGE_SCRIPT.search(index):
+        problems.append(f"frontend {INDEX_HTML} no longer loads ./{JS_DIR}/*.js")
+    for kind in ("js", "css"):
+        found = element_files(static, TABLE_ELEMENT, kind)
+        if len(found) != 1:
+            problems.append(f"frontend {TABLE_ELEMENT}.*.{kind} under {static}: {len(found)} files, expected 1")
+        elif kind == "js" and not MODULE_IMPORT.search(found[0].read_text(encoding="utf-8", errors="replace")):
+            problems.append(f"frontend {found[0].name} imports no sibling module the way preload.py reads them")
+    return problems
+
+
 def test_every_streamlit_internal_the_dashboard_uses_is_in_place():
-    moved = streamlit_compat.moved_internals()
+    moved = moved_internals()
     assert not moved, "Streamlit moved internals the dashboard uses:\n  " + "\n  ".join(moved)
 
 
@@ -25,7 +74,7 @@ def test_a_moved_pages_flag_is_logged_and_the_page_goes_on(monkeypatch, caplog):
     monkeypatch.setattr(streamlit_compat, "_warned", set())
     assert streamlit_compat.leave_legacy_pages_mode() is False
     assert "pages folder flag" in caplog.text
-    assert any("uses_pages_directory" in line for line in streamlit_compat.moved_internals())
+    assert any("uses_pages_directory" in line for line in moved_internals())
 
 
 def _private_streamlit_uses(path: Path) -> list[str]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-BLOCK_KINDS = ("heading", "paragraph", "list_item", "table", "code")
 _SPACES = re.compile(r"[ \t\r\n\f\v\u00a0]+")
 
 
@@ -25,7 +24,7 @@ def collapse(text: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Block:
-    kind: str  # one of BLOCK_KINDS
+    kind: str  # heading, paragraph, list_item, table or code
     text: str
     heading_path: tuple[str, ...] = ()
     page: int | None = None  # 1-based, PDFs only

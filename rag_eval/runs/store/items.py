@@ -196,13 +196,9 @@ class ItemQueries:
     db: Database
     _password: str | None
 
-    def add_item(self, run_id: str, record: dict[str, Any]) -> None:
-        """Insert or replace one item record (needs ``id``, ``status``; ``position``
-        keeps dataset order). Replacing lets a resumed run retry a failed item."""
-        self.add_items(run_id, [record])
-
     def add_items(self, run_id: str, records: Sequence[dict[str, Any]]) -> None:
-        """Insert or replace several item records in one transaction."""
+        """Insert or replace item records in one transaction (each needs ``id``, ``status``;
+        ``position`` keeps dataset order). Replacing lets a resumed run retry a failed item."""
         self.write_encoded_items(self.encode_items(run_id, records))
 
     def encode_items(self, run_id: str, records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

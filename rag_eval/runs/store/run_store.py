@@ -66,16 +66,6 @@ class RunStore(RunQueries, ItemQueries, HumanLabelQueries):
         with self.db.transaction(write=False) as conn:
             return version_number(current_revision(conn))
 
-    @property
-    def journal_mode(self) -> str:
-        if self.backend != "sqlite":
-            return "n/a"
-        with self.engine.connect() as conn:
-            return str(conn.exec_driver_sql("PRAGMA journal_mode").scalar())
-
-    def table_names(self) -> list[str]:
-        return sorted(inspect(self.engine).get_table_names())
-
     def columns(self, table: str) -> list[str]:
         return [c["name"] for c in inspect(self.engine).get_columns(table)]
 

@@ -173,19 +173,6 @@ class RunQueries:
             out.append(run)
         return out
 
-    def _release(self, run_id: str, status: str) -> None:
-        if status != "running":
-            self.holdings.release(run_id)
-
-    def set_status(self, run_id: str, status: str, error: str | None = None) -> None:
-        _check_status(status)
-        if status == "running":
-            self.holdings.lock(run_id)
-        else:
-            self.holdings.unlock(run_id)
-        self.db.write(update(runs).where(runs.c.id == run_id).values(status=status, error=clean(error, self._secrets())))
-        self._release(run_id, status)
-
     def finish_run(self, run_id: str, status: str = "finished", error: str | None = None) -> dict[str, Any]:
         """Store the summary statistics of the run's items and its final status."""
         _check_status(status)
