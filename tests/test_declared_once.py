@@ -1,5 +1,5 @@
 """A metric is declared once (issue 42): no module lists metric names again; one plugin registry
-class, CLI functions under 8 parameters and a line budget for rag_eval/ (issue 46 item 7).
+class, functions under 8 parameters (a few listed exceptions) and a line budget for rag_eval/ (issue 46 item 7).
 
 Every output reads its metric names from the registry (rag_eval/metrics/registry.py), by
 family. This test reads the source of rag_eval/, pages/ and app.py and fails on a literal
@@ -96,19 +96,39 @@ def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     return [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if a.arg not in ("self", "cls")]
 
 
-def test_no_cli_function_takes_eight_parameters():
-    """A command with many flags takes one options object (rag_eval.cli.options.takes), built
-    once by the click layer, instead of a parameter per flag."""
+#: Functions that keep 8+ parameters, and why. Everywhere else a function with that many takes one
+#: options object (rag_eval.cli.options for commands, runs.engine.RunHooks, runs.judge_stream.JudgeStream,
+#: labels.calibrate.DecisionRule), built once by its caller.
+MANY_PARAMETERS = {
+    ("rag_eval/api.py", "evaluate"): "the public notebook API: ragas-style keywords a user passes by name",
+    ("rag_eval/api.py", "__init__"): "Evaluation's own state, built only by evaluate() and load_run() beside it",
+    ("rag_eval/metrics/registry.py", "metric"): "a metric's declaration: its keywords are the declared fields",
+    ("rag_eval/rag/edge.py", "query_points"): "mirrors qdrant-client's query_points, so one call serves both stores",
+    ("rag_eval/text/sentences.py", "item_from_texts"): "an EvalItem's optional parts, passed by name",
+    ("rag_eval/traces/importer.py", "import_phoenix"): "the import window's optional bounds, passed by name",
+    ("rag_eval/judges/features.py", "_doc_matrix"): "the document half of row_features, on the local judge's "
+                                                    "hot path: it reads arrays row_features has just built",
+}
+
+
+def test_functions_with_eight_parameters_take_an_options_object():
+    """A command with many flags, or a loop with many knobs, takes one options object built once
+    by its caller, instead of a parameter per knob; the few exceptions are listed with a reason."""
     found = [f"{rel}:{node.lineno} {node.name}: {len(_parameters(node))} parameters"
-             for rel, tree in _package_trees() if rel.startswith("rag_eval/cli/")
+             for rel, tree in _package_trees()
              for node in ast.walk(tree)
-             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and len(_parameters(node)) >= 8]
+             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and len(_parameters(node)) >= 8
+             and (rel, node.name) not in MANY_PARAMETERS]
     assert not found, "\n".join(found)
+    stale = {key for key in MANY_PARAMETERS
+             if not any(isinstance(n, ast.FunctionDef) and n.name == key[1] and len(_parameters(n)) >= 8
+                        for n in ast.walk(ast.parse((ROOT / key[0]).read_text(encoding="utf-8"))))}
+    assert not stale, f"listed but no longer with 8+ parameters (remove them from MANY_PARAMETERS): {stale}"
 
 
 #: A ratchet: today's size plus a little room. Issue 46 item 7 asks for fewer than 30,500 lines,
-#: not reached yet (31,950 when this was set): lower it as code goes, never raise it.
-LINE_BUDGET = 32_000
+#: not reached yet (31,818 when this was set): lower it as code goes, never raise it.
+LINE_BUDGET = 31_850
 
 
 def test_the_package_stays_under_its_line_budget():
