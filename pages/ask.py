@@ -39,7 +39,7 @@ def render_inputs(names: list[str]):
     config = settings.chosen_config(base).with_changes(**{"retrieval.mode": mode, "retrieval.k": int(k)})
     config = settings.choose_judge(config, f"{PAGE}.judge")  # every installed kind, with what it needs
     st.caption(
-        f"Configuration `{config.config_hash}`: {config.retrieval.mode} top-{config.retrieval.k} · "
+        f"Configuration `{config.config_hash}`: {data.retrieval_mode(config, collection)} top-{config.retrieval.k} · "
         f"generator {config.generator.kind} · judge {config.judge.kind} · scoring {config.scoring_mode.value}"
     )
     examples = data.demo_questions() if collection == data.DEMO_COLLECTION else []

@@ -208,7 +208,8 @@ def render_setup() -> None:
         config = settings.chosen_config(base).with_changes(**{"retrieval.mode": retrieval, "retrieval.k": int(k)})
     config = settings.choose_judge(config, f"{PAGE}.judge")  # every installed kind, with what it needs
     if mode == MODE_RAG:
-        st.caption(f"Configuration `{config.config_hash}`: {config.retrieval.mode} top-{config.retrieval.k} · "
+        st.caption(f"Configuration `{config.config_hash}`: {data.retrieval_mode(config, collection)} "
+                   f"top-{config.retrieval.k} · "
                    f"generator {config.generator.kind} · judge {config.judge.kind}")
     extra = data.per_item_metrics()
     if extra:  # installed rubrics and plugins' metrics: computed for every row, beside TRACe

@@ -100,9 +100,13 @@ def resolve_mode(config: RagConfig, meta: dict[str, Any]) -> str:
     """The mode a retrieval runs in: the configured one, or for ``auto`` dense unless the
     collection's main language is one the embedder does not cover."""
     mode = config.retrieval.mode
-    if mode != "auto":
-        return mode
-    return UNCOVERED_MODE if uncovered_languages(meta, config.embedder.covered_languages) else "dense"
+    return mode if mode != "auto" else auto_mode(meta, config.embedder.covered_languages)
+
+
+def auto_mode(meta: dict[str, Any], covered: frozenset[str] | None) -> str:
+    """What ``auto`` runs as on a collection (``meta``) for an embedder covering ``covered``
+    (None: every language)."""
+    return UNCOVERED_MODE if uncovered_languages(meta, covered) else "dense"
 
 
 def query_language(question: str, meta: dict[str, Any]) -> str:

@@ -282,11 +282,29 @@ JUDGE_ONLY = "judge-given-responses"
 
 def _acting(run: Mapping[str, Any]) -> tuple[bool, dict[str, Any]]:
     """Whether ``run`` judged given responses, and the part of its configuration that acted:
-    a judge-only run stores the whole configuration, but only its judge did anything."""
+    a judge-only run stores the whole configuration, but only its judge did anything; a
+    retrieval in mode ``auto`` is named with the mode it ran in (``auto (bm25)``), recorded
+    when the run started, since the collection decides it."""
     config = dict(run.get("config") or {})
-    if (run.get("meta") or {}).get("kind") == JUDGE_ONLY:
+    meta = run.get("meta") or {}
+    if meta.get("kind") == JUDGE_ONLY:
         return True, {"judge": config.get("judge") or {}}
+    retrieval = config.get("retrieval") or {}
+    if retrieval:
+        config["retrieval"] = {**retrieval, "mode": mode_ran(retrieval.get("mode"), meta.get("retrieval_mode"))}
     return False, config
+
+
+def mode_ran(configured: Any, used: str | None) -> Any:
+    """A retrieval mode as a run shows it: ``auto (bm25)`` when ``auto`` resolved to BM25."""
+    return f"{configured} ({used})" if configured == "auto" and used else configured
+
+
+def run_configuration(run: Mapping[str, Any]) -> str:
+    """What a run's configuration did, in a few words (:func:`config_summary` of what acted);
+    a judge-only run (responses given by the dataset) had no retrieval or generation."""
+    judge_only, acting = _acting(run)
+    return ("judge given responses · " if judge_only else "") + config_summary(acting)
 
 
 def run_diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[dict[str, Any]]:

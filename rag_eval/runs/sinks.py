@@ -60,7 +60,8 @@ class StoreSink:
         self.run_id = self.store.create_run(
             self.config, collection=info.collection, dataset_fingerprint=info.fingerprint,
             dataset_path=info.dataset_path, name=self.name, n_items=info.n_items,
-            meta={"kind": info.kind} if info.kind else None)
+            meta={key: value for key, value in (("kind", info.kind), ("retrieval_mode", info.retrieval_mode)) if value}
+            or None)
         return {}
 
     def write(self, record: ItemRecord) -> None:

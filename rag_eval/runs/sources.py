@@ -72,6 +72,7 @@ class SourceInfo:
     dataset_path: str | None
     collection: str | None = None
     kind: str | None = None  # "judge-given-responses" for rows that carry responses
+    retrieval_mode: str | None = None  # the mode retrieval runs in (what ``auto`` resolved to)
 
 
 class _Ids:
@@ -181,6 +182,7 @@ class RowsSource:
         self.row_cache = row_cache
         self.language = language
         self.answer_matcher: Any = None  # set by the engine when an LLM is configured
+        self.retrieval_mode: str | None = None  # what the configured mode resolves to here (set by open())
 
     def open(self) -> None:
         """Nothing to check: a file that cannot be read fails as the rows are read."""
@@ -367,6 +369,7 @@ class RagSource:
         self.label = label or "dataset"
         self.client, self.llm_client = client, llm_client
         self.answer_matcher: Any = None  # set by the engine when an LLM is configured
+        self.retrieval_mode: str | None = None  # what the configured mode resolves to here (set by open())
         self.questions = [parse_row(v, n, self.label, pos) for pos, (n, v) in enumerate(self.rows)]
         ids = _Ids()
         for q in self.questions:
@@ -377,16 +380,19 @@ class RagSource:
 
     def open(self) -> None:
         """Check the collection before anything is stored (``ValueError`` when unusable)."""
-        from rag_eval.rag.store import open_qdrant, require_collection
+        from rag_eval.rag.retrieve import resolve_mode
+        from rag_eval.rag.store import collection_metadata, open_qdrant, require_collection
 
         self.client = self.client or open_qdrant()
         require_collection(self.client, self.collection, self.config.embedder)
+        self.retrieval_mode = resolve_mode(self.config, collection_metadata(self.client, self.collection) or {})
 
     def describe(self) -> SourceInfo:
         from rag_eval.datasets.fingerprint import fingerprint
 
         return SourceInfo(len(self.rows), fingerprint([v for _, v in self.rows if isinstance(v, dict)]),
-                          self.label if self.label != "dataset" else None, collection=self.collection)
+                          self.label if self.label != "dataset" else None, collection=self.collection,
+                          retrieval_mode=self.retrieval_mode)
 
     def items(self, skip: frozenset[str] = frozenset(), cancel: threading.Event | None = None
               ) -> Iterator[SourceItem]:

@@ -44,7 +44,6 @@ _TOKEN = regex.compile(
     rf"|(?P<word>[\p{{L}}\p{{M}}\p{{N}}]+(?:['’][\p{{L}}\p{{M}}\p{{N}}]+)*)"
 )
 _GRAPHEME = regex.compile(r"\X")
-_SPACELESS_CHAR = regex.compile(rf"[{_SPACELESS_CLASS}]")
 # The English fast path: ASCII text needs none of the above (same tokens, a third of the CPU).
 _ASCII_WORD = re.compile(r"[a-z0-9]+(?:'[a-z0-9]+)*")
 _TURKIC = frozenset({"tr", "az"})
@@ -114,11 +113,6 @@ def spaceless_runs(text: str, language: str | None = None) -> list[list[str]]:
     if folded.isascii():
         return []
     return [_GRAPHEME.findall(m["run"]) for m in _TOKEN.finditer(folded) if m["run"] is not None]
-
-
-def has_spaceless_script(text: str) -> bool:
-    """True when ``text`` holds a character of a script written without spaces between words."""
-    return _SPACELESS_CHAR.search(text) is not None
 
 
 @cache

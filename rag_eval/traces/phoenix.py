@@ -16,7 +16,7 @@ never logged and never part of an error message.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -30,7 +30,6 @@ from rag_eval.traces.spans import Span, iso
 
 PAGE_SIZE = 1000
 ANNOTATION_BATCH = 500
-IDS_PER_QUERY = 100
 
 
 class PhoenixError(RuntimeError):
@@ -129,25 +128,6 @@ class PhoenixClient:
             self._request("POST", "/v1/span_annotations", params={"sync": "true"},
                           json={"data": list(annotations[i:i + ANNOTATION_BATCH])})
         return len(annotations)
-
-    def span_annotations(self, project: str, span_ids: Iterable[str]) -> list[dict[str, Any]]:
-        """Every annotation on ``span_ids`` (queried in groups, paged)."""
-        ids = list(dict.fromkeys(span_ids))
-        out: list[dict[str, Any]] = []
-        for i in range(0, len(ids), IDS_PER_QUERY):
-            cursor: str | None = None
-            while True:
-                params: list[tuple[str, str | int]] = [("span_ids", s) for s in ids[i:i + IDS_PER_QUERY]]
-                params.append(("limit", 1000))
-                if cursor:
-                    params.append(("cursor", cursor))
-                body = self._request("GET", f"/v1/projects/{quote(project, safe='')}/span_annotations",
-                                     params=params) or {}
-                out.extend(body.get("data") or [])
-                cursor = body.get("next_cursor")
-                if not cursor:
-                    break
-        return out
 
 
 def trace_url(base_url: str, trace_id: str) -> str:

@@ -111,6 +111,26 @@ def collections(location: str) -> list[dict[str, Any]]:
     return [asdict(c) for c in list_collections()]
 
 
+def retrieval_mode(config: Any, collection: str | None) -> str:
+    """The mode a retrieval with ``config`` runs in on ``collection``, as a run shows it
+    (``auto (bm25)``): what ``auto`` resolves to depends on the collection's languages."""
+    from rag_eval.runs.compare import mode_ran
+
+    mode = config.retrieval.mode
+    if mode != "auto" or not collection:
+        return str(mode)
+    covered = config.embedder.covered_languages
+    return str(mode_ran(mode, _auto_mode(where(), collection, None if covered is None else tuple(sorted(covered)))))
+
+
+@st.cache_data(ttl=RUNS_TTL, show_spinner=False)
+def _auto_mode(location: str, collection: str, covered: tuple[str, ...] | None) -> str:
+    from rag_eval.rag.retrieve import auto_mode
+    from rag_eval.rag.store import collection_metadata, open_qdrant
+
+    return auto_mode(collection_metadata(open_qdrant(), collection) or {}, None if covered is None else frozenset(covered))
+
+
 def collection_names() -> list[str]:
     return [c["name"] for c in collections(where())]
 

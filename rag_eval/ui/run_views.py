@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from rag_eval.metrics.registry import TRACE_METRICS, TRACE_SCORES
-from rag_eval.runs.compare import JUDGE_ONLY, config_summary, format_diff, run_diff
+from rag_eval.runs.compare import format_diff, run_configuration, run_diff
 from rag_eval.runs.summary import family_means
 
 NO_DATASET = "(no fingerprint)"
@@ -45,15 +45,6 @@ def datasets(runs: Sequence[Mapping[str, Any]]) -> dict[str, str]:
         if labels.count(label) > 1 and key != NO_DATASET:
             out[key] = f"{label} ({key[:12]})"
     return out
-
-
-def run_configuration(run: Mapping[str, Any]) -> str:
-    """What a run's configuration does; a judge-only run (responses given by the
-    dataset) has no retrieval or generation of its own."""
-    config = run.get("config") or {}
-    if (run.get("meta") or {}).get("kind") == JUDGE_ONLY:
-        return "judge given responses · " + config_summary({"judge": config.get("judge") or {}})
-    return config_summary(config)
 
 
 def configurations(runs: Sequence[Mapping[str, Any]]) -> dict[str, str]:

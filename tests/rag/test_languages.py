@@ -89,3 +89,24 @@ def test_a_collection_of_an_older_tokenizer_is_refused_never_mixed(corpus_dir):
     with pytest.raises(CollectionMismatch, match="older tokenizer"):
         ingest_paths([corpus_dir], "old", default_config())
     assert retrieve("vector database", "old", default_config())  # English: dense, its vectors are unaffected
+
+
+def test_a_run_records_the_mode_auto_ran_in_and_says_it(chinese, tmp_path):
+    """``auto`` is decided by the collection, so a stored run says what it ran: the Runs and
+    Compare pages name it ``auto (bm25)``, and two auto runs that retrieved differently differ."""
+    from rag_eval.runs.compare import run_configuration, run_diff
+    from rag_eval.runs.engine import evaluate
+    from rag_eval.runs.sinks import StoreSink
+    from rag_eval.runs.sources import RagSource
+    from rag_eval.runs.store import RunStore
+    from tests.runs.conftest import OverlapJudge
+
+    store, config = RunStore(tmp_path / "runs.sqlite"), default_config()
+    rows = [{"id": doc_id, "question": question} for doc_id, question in QUESTIONS.items()]
+    run_id = evaluate(RagSource(rows, config, "zh-manual"), OverlapJudge(), StoreSink(store, config),
+                      config=config).run_id
+    run = store.get_run(run_id)
+    assert run["config"]["retrieval"]["mode"] == "auto" and run["meta"]["retrieval_mode"] == UNCOVERED_MODE
+    assert run_configuration(run).startswith(f"auto ({UNCOVERED_MODE}) top-{config.retrieval.k} · ")
+    dense = {**run, "meta": {**run["meta"], "retrieval_mode": "dense"}}
+    assert {"path": "retrieval.mode", "before": "auto (dense)", "after": f"auto ({UNCOVERED_MODE})"} in run_diff(dense, run)

@@ -1,7 +1,7 @@
 """The one word tokenizer: every script's words, numbers of every script, case folding
 that keeps German and Turkish words whole."""
 
-from rag_eval.text.words import content_words, has_spaceless_script, normalize, words
+from rag_eval.text.words import content_words, normalize, words
 
 
 def test_german_words_are_whole():
@@ -15,7 +15,6 @@ def test_devanagari_keeps_its_vowel_signs():
 def test_chinese_is_character_bigrams():
     assert words("北京是中国的首都。") == ["北京", "京是", "是中", "中国", "国的", "的首", "首都"]
     assert words("我") == ["我"]
-    assert has_spaceless_script("テレビ") and not has_spaceless_script("television")
 
 
 def test_digits_of_every_script_and_full_width_forms_are_numbers():

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
@@ -14,6 +15,29 @@ from rag_eval.metrics.registry import TRACE_METRICS
 from rag_eval.runs.store import RunStore
 from rag_eval.traces.phoenix import PhoenixClient
 from tests.traces.conftest import PAGING_TRACES, PROJECT, export_parquet, rag_eval, run_traced_app, wait_for_traces
+
+IDS_PER_QUERY = 100  # span ids per annotations query
+
+
+def span_annotations(client: PhoenixClient, project: str, span_ids) -> list[dict]:
+    """Every annotation on ``span_ids``, read back through Phoenix's REST API (queried in
+    groups, paged): what ``rag-eval traces annotate`` wrote."""
+    ids = list(dict.fromkeys(span_ids))
+    out: list[dict] = []
+    for i in range(0, len(ids), IDS_PER_QUERY):
+        cursor = None
+        while True:
+            params: list[tuple[str, str | int]] = [("span_ids", s) for s in ids[i:i + IDS_PER_QUERY]]
+            params.append(("limit", 1000))
+            if cursor:
+                params.append(("cursor", cursor))
+            body = client._request("GET", f"/v1/projects/{quote(project, safe='')}/span_annotations",
+                                   params=params) or {}
+            out.extend(body.get("data") or [])
+            cursor = body.get("next_cursor")
+            if not cursor:
+                break
+    return out
 
 APP_KINDS = {"chain", "no_retriever", "json_input", "llm_fallback", "bad_json"}
 PAGE_SIZE = 100  # spans a page: the paging traces fill a dozen
@@ -148,7 +172,7 @@ def test_judged_as_a_run_and_annotated_back_idempotently(imported, traced, phoen
         assert done.returncode == 0, done.stderr
     span_of = {r["id"]: r["metadata"]["trace"]["span_id"] for r in keep}
     with PhoenixClient(phoenix_server.url) as client:  # Phoenix's own API, read back
-        annotations = client.span_annotations(PROJECT, span_of.values())
+        annotations = span_annotations(client, PROJECT, span_of.values())
     per = Counter((a["span_id"], a["name"]) for a in annotations)
     assert set(per.values()) == {1}  # annotating twice updated, never duplicated
     by_key = {(a["span_id"], a["name"]): a for a in annotations}

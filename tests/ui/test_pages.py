@@ -74,6 +74,7 @@ def test_full_offline_flow(dashboard_backend, demo_home, local_judge_ready):
     labels = {m.label for m in at.metric}
     assert {"Context relevance", "Context utilization", "Completeness", "Adherence"} <= labels
     assert any("judge **local:" in c.value for c in at.caption)
+    assert any("auto (dense) top-" in c.value for c in at.caption)  # what auto runs as on this collection
     assert any("hallucination AUROC" in c.value and "triage" in c.value for c in at.caption)
     assert at.dataframe, "the retrieved chunks table is missing"
     retrieved = at.dataframe[0].value
