@@ -279,6 +279,9 @@ def _show_run(run: dict[str, Any], items: Callable[[], Iterable[dict[str, Any]]]
     click.echo(f"Run {run['id']}  name={run['name']}  status={status}  config={run['config_name']} "
                f"({run['config_hash']})  collection={run.get('collection')}")
     click.echo(f"dataset={run.get('dataset_path')}  fingerprint={run.get('dataset_fingerprint')}  created={run['created_at']}")
+    from rag_eval.runs.compare import run_configuration
+
+    click.echo(f"what it did: {run_configuration(run)}")  # as the Runs page says it (auto: the mode it ran in)
     if not summary:
         click.echo(f"{run.get('n_done', 0)}/{run.get('n_items', 0)} items stored; no summary yet")
         return
@@ -420,7 +423,7 @@ def compare(run_refs, metrics, cutoff, top, as_json, db) -> None:
     compared at one cut-off k every run reaches (hit@2 of a top-2 run is never set beside
     hit@5 of a top-5 run), as on the Compare page."""
     from rag_eval.labels.store import reviewed_scores
-    from rag_eval.runs.compare import compare_at_cutoff, differences_message, judge_error_notes
+    from rag_eval.runs.compare import compare_at_cutoff, differences_message, format_diff, judge_error_notes, run_diff
 
     if len(run_refs) < 2:
         raise click.ClickException("compare needs at least two runs")
@@ -438,6 +441,8 @@ def compare(run_refs, metrics, cutoff, top, as_json, db) -> None:
         return
     label = result["labels"]
     click.echo(f"Baseline: {label[ids[0]]}")
+    for run in runs[1:]:  # what changed, as the Compare page says it
+        click.echo(f"{label[run['id']]}: {', '.join(format_diff(run_diff(runs[0], run))) or 'same configuration'}")
     if result.get("k") is not None:
         click.echo(f"Retrieval metrics at k = {result['k']} (cut-offs every run reaches: "
                    f"{', '.join(map(str, result['cutoffs']))})")

@@ -100,12 +100,6 @@ def _paired_rows(run_id: str, baseline: str, differences: Sequence[Mapping[str, 
     return rows
 
 
-def paired_languages(base: Sequence[Mapping[str, Any]], other: Sequence[Mapping[str, Any]]) -> Counter[str]:
-    """The languages of the questions both runs hold (paired by id, scored or not), counted."""
-    base_by_id = {i["id"]: i for i in base}
-    return Counter(_language(base_by_id[i["id"]], i) for i in other if i["id"] in base_by_id)
-
-
 def paired_by_language(base: Sequence[Mapping[str, Any]], other: Sequence[Mapping[str, Any]],
                        differences: Sequence[Mapping[str, Any]], metrics: Sequence[str], run_id: str,
                        baseline: str) -> list[dict[str, Any]]:
@@ -113,7 +107,8 @@ def paired_by_language(base: Sequence[Mapping[str, Any]], other: Sequence[Mappin
     each row; most questions first), when they span more than one language: a difference
     that holds in one language may not in another. ``differences``: :func:`question_differences`
     of ``other`` against ``base``. A language whose questions no metric pairs shows n 0."""
-    languages = paired_languages(base, other)
+    base_by_id = {i["id"]: i for i in base}  # the questions both runs hold, scored or not
+    languages = Counter(_language(base_by_id[i["id"]], i) for i in other if i["id"] in base_by_id)
     if len(languages) < 2:
         return []
     return [row for language, _ in sorted(languages.items(), key=lambda kv: (-kv[1], kv[0]))

@@ -106,8 +106,8 @@ def _metadata(value: Any) -> dict[str, Any]:
     tokenized and judged in)."""
     meta = value.get("metadata") if isinstance(value, dict) else None
     out = dict(meta) if isinstance(meta, dict) else {}
-    if _named_language(value):
-        out["language"] = _named_language(value)
+    if language := _named_language(value):
+        out["language"] = language
     return out
 
 
@@ -182,7 +182,6 @@ class RowsSource:
         self.row_cache = row_cache
         self.language = language
         self.answer_matcher: Any = None  # set by the engine when an LLM is configured
-        self.retrieval_mode: str | None = None  # what the configured mode resolves to here (set by open())
 
     def open(self) -> None:
         """Nothing to check: a file that cannot be read fails as the rows are read."""

@@ -110,3 +110,15 @@ def test_a_run_records_the_mode_auto_ran_in_and_says_it(chinese, tmp_path):
     assert run_configuration(run).startswith(f"auto ({UNCOVERED_MODE}) top-{config.retrieval.k} · ")
     dense = {**run, "meta": {**run["meta"], "retrieval_mode": "dense"}}
     assert {"path": "retrieval.mode", "before": "auto (dense)", "after": f"auto ({UNCOVERED_MODE})"} in run_diff(dense, run)
+    # the CLI says it as the pages do: `runs show`, and `compare`'s line of what changed
+    from click.testing import CliRunner
+
+    from rag_eval.cli import cli
+
+    forced = config.with_changes(**{"retrieval.mode": "dense"})
+    other = evaluate(RagSource(rows, forced, "zh-manual"), OverlapJudge(), StoreSink(store, forced),
+                     config=forced).run_id
+    shown = CliRunner().invoke(cli, ["runs", "show", run_id, "--db", str(store.path)])
+    assert f"what it did: {run_configuration(run)}" in shown.output
+    compared = CliRunner().invoke(cli, ["compare", run_id, other, "--db", str(store.path)])
+    assert f"retrieval.mode: auto ({UNCOVERED_MODE}) → dense" in compared.output, compared.output
