@@ -519,6 +519,12 @@ RUNNING_JS = ("(() => { const a = document.querySelector('[data-testid=stApp]');
               ".includes(a.getAttribute('data-test-script-state')); })()")
 # Number of Vega-Lite charts Vega has drawn on the page.
 CHARTS_DRAWN_JS = f"document.querySelectorAll('{CHART_DRAWN}').length"
+# True once the page has charts and Vega has drawn every one of them. The script finishing
+# does not mean that: each chart is embedded asynchronously after its element arrives, so
+# a page read right after ``idle`` can hold three drawn trend panels and a fourth still empty.
+ALL_CHARTS_DRAWN_JS = ("(() => { const c = document.querySelectorAll('[data-testid=stVegaLiteChart]'); "
+                       "return c.length > 0 && Array.from(c).every(e => e.querySelector('svg, canvas') "
+                       "&& e.querySelector('svg path, canvas')); })()")
 # For each line Vega drew on the page (one path per series and panel, in SVG), the value of
 # its field titled %s (json-quoted), read from the path's ARIA label ("field: value; …").
 LINE_SERIES_JS = ("Array.from(document.querySelectorAll('[data-testid=stVegaLiteChart] "

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -66,9 +67,20 @@ def _clean(session: browser.BrowserSession) -> None:
 
 
 def _trend_names(session: browser.BrowserSession) -> list[str]:
-    """The dataset of every line Vega drew (the trend chart's lines carry a "dataset" field)."""
+    """The dataset of every line Vega drew (the trend chart's lines carry a "dataset" field).
+
+    Read only once every chart on the page is drawn, and twice in a row with the same result:
+    Vega draws each panel on its own after the script ends (CI once read three of four)."""
     query = browser.LINE_SERIES_JS % json.dumps("dataset")
-    return list(session.wait_for(f"(() => {{ const n = {query}; return n.length ? n : null; }})()", WAIT_S))
+    session.wait_for(browser.ALL_CHARTS_DRAWN_JS, WAIT_S)
+    previous: object = None
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        names = session.wait_for(f"(() => {{ const n = {query}; return n.length ? n : null; }})()", WAIT_S)
+        if names == previous or time.monotonic() > deadline:
+            return list(names)  # type: ignore[call-overload]
+        previous = names
+        time.sleep(0.5)
 
 
 def test_runs_draws_one_trend_series_per_dataset(site):
