@@ -49,7 +49,10 @@ class Embedder:
     def dimension(self) -> int:
         if self._packaged is not None:
             return DIMENSION
-        return int(load_sentence_model(self.model_name).get_sentence_embedding_dimension())
+        model = load_sentence_model(self.model_name)
+        # sentence-transformers 6 renamed the method (the old name warns); 3–5 have only the old one
+        dimension = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        return int(dimension())
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         spec = self._packaged

@@ -49,7 +49,8 @@ def _tiny_sentence_transformer(folder):
     """A sentence-transformers model built here (no model hub): a one-layer BERT over a
     vocabulary of Chinese characters and English words, mean pooling, saved to ``folder``."""
     import torch
-    from sentence_transformers import SentenceTransformer, models
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer import modules as models  # v6's home of the modules
     from transformers import BertConfig, BertModel, BertTokenizerFast
 
     torch.manual_seed(0)
