@@ -427,11 +427,22 @@ class BrowserSession:
     def main_text(self) -> str:
         return str(self.evaluate("(document.querySelector('[data-testid=stMain]') || {innerText: ''}).innerText") or "")
 
+    # How long a click or typing waits for its element. Streamlit loads some widgets' code on
+    # first use, so a widget can mount a moment after the script has ended and the text around
+    # it is shown; a person would wait for it too.
+    FIND_TIMEOUT_S = 60.0
+
+    def _find_and(self, expression: str) -> bool:
+        """Poll ``expression`` (which acts on the element and returns true once it is found)."""
+        try:
+            return bool(self.wait_for(expression, self.FIND_TIMEOUT_S))
+        except TimeoutError:
+            return False
+
     def type_into(self, selector: str, text: str) -> None:
         """Replace the value of the input matching ``selector`` as a user typing would."""
-        found = self.evaluate(f"(() => {{ const e = document.querySelector({json.dumps(selector)}); "
-                              "if (!e) return false; e.focus(); e.select(); return true; })()")
-        if not found:
+        if not self._find_and(f"(() => {{ const e = document.querySelector({json.dumps(selector)}); "
+                              "if (!e) return false; e.focus(); e.select(); return true; })()"):
             raise LookupError(f"no element {selector}")
         self.tools.call("Input.insertText", text=text)
 
@@ -444,11 +455,10 @@ class BrowserSession:
         self._click("[data-testid=stTab]", label, "tab")
 
     def _click(self, selector: str, label: str, kind: str) -> None:
-        clicked = self.evaluate(
-            f"(() => {{ const b = Array.from(document.querySelectorAll({json.dumps(selector)}))"
-            f".find(b => b.innerText.trim() === {json.dumps(label)}); "
-            "if (!b) return false; b.click(); return true; })()")
-        if not clicked:
+        if not self._find_and(
+                f"(() => {{ const b = Array.from(document.querySelectorAll({json.dumps(selector)}))"
+                f".find(b => b.innerText.trim() === {json.dumps(label)}); "
+                "if (!b) return false; b.click(); return true; })()"):
             raise LookupError(f"no {kind} '{label}'")
 
     def watch_console(self) -> None:
@@ -572,11 +582,21 @@ def choose(session: BrowserSession, label: str, option_prefix: str, timeout_s: f
                          f".find(o => o.innerText.trim().startsWith({json.dumps(option_prefix)}))", timeout_s)
 
 
+SETTLE_S = 10.0  # how long a widget that mounted empty may take to show its value
+
+
 def selectbox_value(session: BrowserSession, label: str) -> str:
     """What the select box labelled ``label`` shows as chosen (the text of its combo box)."""
-    value = session.evaluate(f"(() => {{ const w = {widget_js('stSelectbox', label)}; if (!w) return null; "
-                             "const v = w.querySelector('input[role=combobox]'); return v ? v.value : null; })()")
-    return str(value or "").strip()
+    # Waited for: Streamlit can mount a widget about a second after the script ends and the text
+    # around it is shown (its code loads on first use), empty at first and with its value a
+    # moment later (seen on a busy machine). An empty box is returned only once it stays so.
+    try:
+        found = session.wait_for(f"(() => {{ const w = {widget_js('stSelectbox', label)}; if (!w) return null; "
+                                 "const v = w.querySelector('input[role=combobox]'); return v && v.value; })()",
+                                 SETTLE_S)
+    except TimeoutError:
+        return ""
+    return str(found).strip()
 
 
 # What a visitor can type into and press, for a walk over a page (the egress test): the

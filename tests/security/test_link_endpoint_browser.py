@@ -81,9 +81,11 @@ def test_a_crafted_link_then_ask_sends_nothing_to_the_links_address(unlocked_sit
     # the key named is the dashboard's, never credited to the link (which said key_env=HOME)
     assert "with the key in OPENAI_API_KEY (this dashboard's; a link never chooses the key)" in text, text[:2000]
     assert "as the link says" not in text and "HOME" not in text
-    base_url_field = session.evaluate("(() => { const e = Array.from(document.querySelectorAll('input'))"
+    # waited for: on a busy machine the text input mounts about a second after the text around it
+    # (its code loads on first use), empty at first and with its value a moment later
+    base_url_field = session.wait_for("(() => { const e = Array.from(document.querySelectorAll('input'))"
                                       ".find(i => i.getAttribute('aria-label') === 'Base URL'); "
-                                      "return e ? e.value : null; })()")
+                                      "return e && e.value; })()", browser.SETTLE_S)
     assert base_url_field == owner.base_url  # the form holds the owner's endpoint, not the link's
 
     _sidebar(session, "/ask", "Ask")

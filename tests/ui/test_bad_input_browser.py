@@ -61,8 +61,9 @@ def test_a_missing_column_is_named_once_and_run_is_disabled(batch_page):
     errors = _errors_after_upload(session, files / "missing.csv", "missing column 'documents'")
     assert errors == ["missing.csv: missing column 'documents' (or contexts, retrieved_contexts, retrieval_context, "
                       "documents_sentences); found: id, question, response"], errors
-    run = session.evaluate("Array.from(document.querySelectorAll('[data-testid=stMain] button'))"
-                           ".filter(b => b.innerText.trim() === 'Run').map(b => b.disabled)")
+    run = session.wait_for("(() => { const r = Array.from(document.querySelectorAll('[data-testid=stMain] button'))"
+                           ".filter(b => b.innerText.trim() === 'Run').map(b => b.disabled); "
+                           "return r.length ? r : null; })()", WAIT_S)  # a widget can mount after the text
     assert run and all(run), run  # every Run button the page shows is disabled
     assert "with problems" not in session.main_text()
 
