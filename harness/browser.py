@@ -397,7 +397,8 @@ class BrowserSession:
         raise TimeoutError(f"still false after {timeout_s:.0f}s: {expression[:120]}")
 
     def idle(self, timeout_s: float = 120.0, quiet_s: float = 1.5) -> None:
-        """Wait until Streamlit has no script running (no 'Running…' status) for ``quiet_s``."""
+        """Wait until Streamlit has no script running (no 'Running…' status) for ``quiet_s``,
+        then for its widgets to mount (see ``MOUNTING_JS``; at most ``MOUNT_WAIT_S`` more)."""
         deadline = time.perf_counter() + timeout_s
         quiet_since: float | None = None
         while time.perf_counter() < deadline:
@@ -408,6 +409,8 @@ class BrowserSession:
             elif quiet_since is None:
                 quiet_since = now
             elif now - quiet_since >= quiet_s:
+                with contextlib.suppress(TimeoutError):
+                    self.wait_for(f"!({MOUNTING_JS})", min(MOUNT_WAIT_S, max(deadline - now, 0.5)), interval_s=0.1)
                 return
             time.sleep(0.2)
         raise TimeoutError("the Streamlit script kept running")
@@ -524,6 +527,11 @@ class BrowserSession:
 
 # True until Streamlit's app root says its script is not running (``data-test-script-state``
 # is "initial" before the first run, "running" / "rerunRequested" while one is under way).
+# True while an element's code is still loading: Streamlit loads a widget's code on first use and
+# shows a skeleton in its place until then, on a busy machine for a second or more after the
+# script has ended (seen: every input of Settings a skeleton for 0.7 s, the text around them shown).
+MOUNTING_JS = "!!document.querySelector('[data-testid=stMain] [data-testid=stSkeleton], [data-testid=stSidebar] [data-testid=stSkeleton]')"
+MOUNT_WAIT_S = 15.0  # bounded: a skeleton a page kept for good would cost each wait this much, never fail it
 RUNNING_JS = ("(() => { const a = document.querySelector('[data-testid=stApp]'); "
               "return !a || !['notRunning', 'compilationError']"
               ".includes(a.getAttribute('data-test-script-state')); })()")
